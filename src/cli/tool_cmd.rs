@@ -1,0 +1,87 @@
+//! `versus tool NAME --args JSON [--dir DIR]`: one tool call, as a model would make it.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use versus::tools::{ToolContext, ToolRegistry};
+use versus::workspace::DirectView;
+
+/// Arguments of `versus tool`.
+#[derive(Debug, Args)]
+pub struct ToolArgs {
+    /// Tool name (read_file, write_file, edit_file, apply_patch, list_directory, search_files,
+    /// search_code, bash, web_fetch). Omit to list the tools.
+    pub name: Option<String>,
+
+    /// The tool's arguments as one JSON object, exactly as a model would send them.
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    pub args: String,
+
+    /// Directory the tool acts on (default: -C or the current directory). Writes land here.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Allow web_fetch to reach loopback and private addresses.
+    #[arg(long)]
+    pub allow_local_fetch: bool,
+
+    /// Restrict bash to these command prefixes (repeatable), like a recipe's `bash(...)`.
+    #[arg(long = "bash-allow", value_name = "PREFIX")]
+    pub bash_allow: Vec<String>,
+}
+
+/// Runs the tool and prints its result on stdout.
+pub fn run(args: ToolArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let registry = ToolRegistry::builtin();
+    let Some(name) = args.name else {
+        let mut out = std::io::stdout().lock();
+        for spec in registry.specs() {
+            writeln!(out, "{:<16} {}", spec.name, spec.guidance)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    if registry.get(&name).is_none() {
+        bail!(
+            "unknown tool `{name}`; available tools: {}",
+            registry.names().join(", ")
+        );
+    }
+    let dir = match args.dir.or(project) {
+        Some(d) => d,
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    let view = DirectView::new(&dir).with_context(|| format!("opening {}", dir.display()))?;
+    let mut ctx = ToolContext::new(Arc::new(view));
+    ctx.limits.allow_local_fetch = args.allow_local_fetch;
+    if !args.bash_allow.is_empty() {
+        ctx.limits.bash_allowlist = Some(args.bash_allow);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let output = runtime.block_on(registry.dispatch(&name, &args.args, &ctx));
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(output.text.as_bytes())?;
+    if !output.text.ends_with('\n') {
+        stdout.write_all(b"\n")?;
+    }
+    stdout.flush()?;
+    if let Some(image) = &output.image {
+        eprintln!(
+            "[an image part ({}, {} bytes) goes to providers that accept images]",
+            image.media_type,
+            image.data.len()
+        );
+    }
+    Ok(if output.is_error {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,9 @@
+//! versus: one prompt, several models, each in its own workspace; the user keeps the best change.
+//!
+//! The library is layered so that every arrow points down (see docs/ARCHITECTURE.md):
+//! `tools` act on a [`workspace::FileView`] and know nothing of providers or UI; the binary in
+//! `src/main.rs` is thin glue that maps errors to exit codes.
+
+pub mod fsutil;
+pub mod tools;
+pub mod workspace;

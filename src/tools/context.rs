@@ -1,0 +1,98 @@
+//! Everything a tool call runs with: the model's file view, its limits, its cancellation.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::workspace::FileView;
+
+/// Limits that spec/tools.md gives as defaults; a recipe may change them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// read_file: lines shown per call.
+    pub read_max_lines: usize,
+    /// read_file: bytes of output per call (never a partial line).
+    pub read_max_bytes: usize,
+    /// read_file: characters per line before it is cut.
+    pub read_max_line_chars: usize,
+    /// bash: timeout when the model gives none.
+    pub bash_default_timeout: Duration,
+    /// bash: the longest timeout a model may ask for.
+    pub bash_max_timeout: Duration,
+    /// bash: bytes of output returned to the model (head and tail kept).
+    pub bash_output_max_bytes: usize,
+    /// bash: lines of output returned to the model (head and tail kept).
+    pub bash_output_max_lines: usize,
+    /// bash: allowed command prefixes (`None`: any command).
+    pub bash_allowlist: Option<Vec<String>>,
+    /// web_fetch: allow loopback, private and link-local addresses.
+    pub allow_local_fetch: bool,
+    /// web_fetch: whole-request timeout.
+    pub fetch_timeout: Duration,
+    /// web_fetch: bytes read from the server at most.
+    pub fetch_max_download: usize,
+    /// web_fetch: bytes of text returned to the model.
+    pub fetch_max_return: usize,
+    /// search_code: matches returned.
+    pub search_max_matches: usize,
+    /// search_code: characters per printed line.
+    pub search_max_line_chars: usize,
+    /// search_files: paths returned.
+    pub search_max_files: usize,
+    /// list_directory: entries returned.
+    pub list_max_entries: usize,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        Self {
+            read_max_lines: 2000,
+            read_max_bytes: 50 * 1024,
+            read_max_line_chars: 2000,
+            bash_default_timeout: Duration::from_secs(120),
+            bash_max_timeout: Duration::from_secs(600),
+            bash_output_max_bytes: 50 * 1024,
+            bash_output_max_lines: 2000,
+            bash_allowlist: None,
+            allow_local_fetch: false,
+            fetch_timeout: Duration::from_secs(30),
+            fetch_max_download: 5 * 1024 * 1024,
+            fetch_max_return: 100 * 1024,
+            search_max_matches: 100,
+            search_max_line_chars: 500,
+            search_max_files: 1000,
+            list_max_entries: 500,
+        }
+    }
+}
+
+/// The context of one tool call.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The calling model's view of the project.
+    pub view: Arc<dyn FileView>,
+    /// Limits in force for this run.
+    pub limits: ToolLimits,
+    /// The provider's id for this call (proposal provenance).
+    pub call_id: String,
+    /// Fires when the user cancels the model or the run; long tools stop promptly.
+    pub cancel: CancellationToken,
+    /// Folder where bash saves full outputs that were too long to return.
+    pub spill_dir: PathBuf,
+}
+
+impl ToolContext {
+    /// A context with default limits, a fresh cancellation token and spill files in the
+    /// system temp folder.
+    pub fn new(view: Arc<dyn FileView>) -> Self {
+        Self {
+            view,
+            limits: ToolLimits::default(),
+            call_id: String::new(),
+            cancel: CancellationToken::new(),
+            spill_dir: std::env::temp_dir().join("versus-tool-output"),
+        }
+    }
+}

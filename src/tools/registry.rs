@@ -1,0 +1,201 @@
+//! The registry: tool lookup by name, schema validation, typed parsing, dispatch.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{ToolContext, ToolError, ToolOutput, ToolSpec, args};
+
+/// A tool as the agent loop sees it: a spec and a call on raw JSON arguments.
+pub trait Tool: Send + Sync {
+    /// The canonical definition.
+    fn spec(&self) -> &ToolSpec;
+    /// Validates `args` against the schema, runs the tool, and turns every failure into an
+    /// error result (a tool never fails the loop).
+    fn call<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// A tool with typed arguments. The adapter below does validation and parsing once for all.
+pub(crate) trait Handler: Send + Sync + 'static {
+    /// Arguments, parsed after the schema check passed.
+    type Args: DeserializeOwned + Send + 'static;
+    /// Runs the tool.
+    fn run<'a>(
+        &'a self,
+        args: Self::Args,
+        ctx: &'a ToolContext,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'a;
+}
+
+struct Typed<H> {
+    spec: ToolSpec,
+    handler: H,
+}
+
+impl<H: Handler> Tool for Typed<H> {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let name = self.spec.name;
+            if let Err(reason) = args::validate(&self.spec.parameters, args) {
+                return ToolOutput::error(
+                    ToolError::InvalidArgs { tool: name, reason }.to_string(),
+                );
+            }
+            let parsed: H::Args = match serde_json::from_value(strip_nulls(args)) {
+                Ok(a) => a,
+                Err(e) => {
+                    return ToolOutput::error(
+                        ToolError::InvalidArgs {
+                            tool: name,
+                            reason: e.to_string(),
+                        }
+                        .to_string(),
+                    );
+                }
+            };
+            match self.handler.run(parsed, ctx).await {
+                Ok(out) => out,
+                Err(e) => ToolOutput::error(e.to_string()),
+            }
+        })
+    }
+}
+
+/// `null` for an optional field means "use the default"; serde's `default` only covers absence.
+fn strip_nulls(args: &Value) -> Value {
+    match args {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+pub(crate) fn typed<H: Handler>(spec: ToolSpec, handler: H) -> Arc<dyn Tool> {
+    Arc::new(Typed { spec, handler })
+}
+
+/// The set of tools offered to a model, in a stable order, with recipe overrides of
+/// descriptions and guidance applied.
+#[derive(Clone)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+    overrides: BTreeMap<&'static str, (Option<String>, Option<String>)>,
+}
+
+impl ToolRegistry {
+    /// Every built-in tool.
+    pub fn builtin() -> Self {
+        Self {
+            tools: vec![
+                super::read_file::tool(),
+                super::write_file::tool(),
+                super::edit_file::tool(),
+                super::apply_patch::tool(),
+                super::list_directory::tool(),
+                super::search_files::tool(),
+                super::search_code::tool(),
+                super::bash::tool(),
+                super::web_fetch::tool(),
+            ],
+            overrides: BTreeMap::new(),
+        }
+    }
+
+    /// Keeps only the named tools (a recipe's Tools section). Unknown names are returned so the
+    /// caller can report them instead of silently dropping them.
+    pub fn retain(&mut self, names: &[&str]) -> Vec<String> {
+        let unknown = names
+            .iter()
+            .filter(|n| self.get(n).is_none())
+            .map(|n| n.to_string())
+            .collect();
+        self.tools.retain(|t| names.contains(&t.spec().name));
+        unknown
+    }
+
+    /// Replaces a tool's description and/or guidance. Returns false for an unknown tool.
+    pub fn override_text(
+        &mut self,
+        name: &str,
+        description: Option<String>,
+        guidance: Option<String>,
+    ) -> bool {
+        let Some(tool) = self.get(name) else {
+            return false;
+        };
+        let key = tool.spec().name;
+        let entry = self.overrides.entry(key).or_default();
+        if description.is_some() {
+            entry.0 = description;
+        }
+        if guidance.is_some() {
+            entry.1 = guidance;
+        }
+        true
+    }
+
+    /// Looks a tool up by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.spec().name == name)
+    }
+
+    /// Tool names in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.spec().name).collect()
+    }
+
+    /// The effective specs (overrides applied), for provider translation and the system prompt.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| {
+                let mut spec = t.spec().clone();
+                if let Some((d, g)) = self.overrides.get(spec.name) {
+                    if let Some(d) = d {
+                        spec.description = d.clone();
+                    }
+                    if let Some(g) = g {
+                        spec.guidance = g.clone();
+                    }
+                }
+                spec
+            })
+            .collect()
+    }
+
+    /// Runs the named tool on raw arguments. Unknown tools and invalid JSON are error results.
+    pub async fn dispatch(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> ToolOutput {
+        let Some(tool) = self.get(name) else {
+            return ToolOutput::error(format!(
+                "unknown tool `{name}`; available tools: {}",
+                self.names().join(", ")
+            ));
+        };
+        let trimmed = raw_args.trim();
+        let args: Value = if trimmed.is_empty() {
+            Value::Object(Default::default())
+        } else {
+            match serde_json::from_str(trimmed) {
+                Ok(v) => v,
+                Err(e) => {
+                    return ToolOutput::error(format!(
+                        "invalid arguments for {name}: not valid JSON ({e}); send one JSON object"
+                    ));
+                }
+            }
+        };
+        tool.call(&args, ctx).await
+    }
+}
