@@ -12,14 +12,14 @@ pub const EXIT_USAGE: u8 = 2;
 
 /// Fan one coding prompt out to several AI models, compare what each proposes, keep the best.
 #[derive(Debug, Parser)]
-#[command(name = "versus", version, about, arg_required_else_help = true)]
+#[command(name = "versus", version, about)]
 pub struct Cli {
     /// Project directory (default: the current directory).
     #[arg(short = 'C', global = true, value_name = "DIR")]
     pub project: Option<PathBuf>,
 
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 /// Subcommands.
@@ -32,11 +32,20 @@ pub enum Command {
     Tool(tool_cmd::ToolArgs),
 }
 
+fn print_overview() -> anyhow::Result<ExitCode> {
+    use clap::CommandFactory;
+    Cli::command().print_long_help()?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Parses the command line, runs the subcommand, maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Tool(args) => tool_cmd::run(args, cli.project),
+        Some(Command::Tool(args)) => tool_cmd::run(args, cli.project),
+        // The interactive TUI is not built yet (docs/ARCHITECTURE.md); until it is, the bare
+        // command shows what is available instead of failing.
+        None => print_overview(),
     };
     match result {
         Ok(code) => code,
