@@ -20,7 +20,11 @@ fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
         return Err(if at.is_empty() {
             format!("expected a JSON {ty} of arguments, got {}", describe(value))
         } else {
-            format!("field `{at}` must be {}, got {}", article(ty), describe(value))
+            format!(
+                "field `{at}` must be {}, got {}",
+                article(ty),
+                describe(value)
+            )
         });
     }
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
@@ -55,10 +59,7 @@ fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
         if let Some(required) = schema.get("required").and_then(Value::as_array) {
             for name in required.iter().filter_map(Value::as_str) {
                 if obj.get(name).is_none_or(Value::is_null) {
-                    return Err(format!(
-                        "missing required field `{}`",
-                        join_path(at, name)
-                    ));
+                    return Err(format!("missing required field `{}`", join_path(at, name)));
                 }
             }
         }
@@ -175,7 +176,10 @@ mod tests {
     fn names_unknown_field() {
         let e = validate(&schema(), &json!({"path": "a", "file_path": "b"})).unwrap_err();
         assert!(e.contains("unknown field `file_path`"), "{e}");
-        assert!(e.contains("path, offset, flag") || e.contains("flag"), "{e}");
+        assert!(
+            e.contains("path, offset, flag") || e.contains("flag"),
+            "{e}"
+        );
     }
 
     #[test]

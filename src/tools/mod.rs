@@ -13,6 +13,7 @@ mod registry;
 mod spec;
 mod suggest;
 pub mod text;
+mod walk;
 
 mod apply_patch;
 mod bash;

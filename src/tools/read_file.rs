@@ -39,8 +39,9 @@ pub(crate) fn tool() -> Arc<dyn Tool> {
                 "required": ["path"],
                 "additionalProperties": false
             }),
-            guidance: "read_file: read a file before editing it; page long files with offset/limit."
-                .to_string(),
+            guidance:
+                "read_file: read a file before editing it; page long files with offset/limit."
+                    .to_string(),
             class: ToolClass::ReadOnly,
         },
         ReadFile,
@@ -110,10 +111,19 @@ fn read(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         return Ok(binary(&path, meta.len, ctx));
     }
     let offset = args.offset.unwrap_or(1).max(1);
-    let limit = args.limit.unwrap_or(ctx.limits.read_max_lines as u64).max(1);
+    let limit = args
+        .limit
+        .unwrap_or(ctx.limits.read_max_lines as u64)
+        .max(1);
     let limit = limit.min(ctx.limits.read_max_lines as u64);
-    let page = Page::collect(reader, offset, limit, ctx, meta.len <= COUNT_ALL_LINES_UP_TO)
-        .map_err(|e| ToolError::io("reading", path.display(), e))?;
+    let page = Page::collect(
+        reader,
+        offset,
+        limit,
+        ctx,
+        meta.len <= COUNT_ALL_LINES_UP_TO,
+    )
+    .map_err(|e| ToolError::io("reading", path.display(), e))?;
     page.render(&path, offset, meta.len)
 }
 
@@ -204,7 +214,12 @@ impl Page {
         Ok(page)
     }
 
-    fn render(self, path: &ProjectPath, offset: u64, file_len: u64) -> Result<ToolOutput, ToolError> {
+    fn render(
+        self,
+        path: &ProjectPath,
+        offset: u64,
+        file_len: u64,
+    ) -> Result<ToolOutput, ToolError> {
         if self.lines.is_empty() {
             let total = self.total.unwrap_or(0);
             return Err(ToolError::failed(format!(
@@ -216,21 +231,29 @@ impl Page {
         let last = offset + self.lines.len() as u64 - 1;
         let mut text = String::new();
         if self.invalid_utf8 {
-            text.push_str("[note: the file is not valid UTF-8; invalid bytes are shown as \u{FFFD}]\n");
+            text.push_str(
+                "[note: the file is not valid UTF-8; invalid bytes are shown as \u{FFFD}]\n",
+            );
         }
         text.push_str(&self.lines.join("\n"));
         let of_total = match self.total {
             Some(t) => format!("of {t}"),
             None => format!("of a {} file", human_size(file_len)),
         };
-        let cap = if self.stopped_by_bytes { " (output size cap reached)" } else { "" };
+        let cap = if self.stopped_by_bytes {
+            " (output size cap reached)"
+        } else {
+            ""
+        };
         if self.more {
             text.push_str(&format!(
                 "\n\n[lines {first}-{last} {of_total}{cap}; use offset={} to continue]",
                 last + 1
             ));
         } else if first > 1 {
-            text.push_str(&format!("\n\n[lines {first}-{last} {of_total}; end of file]"));
+            text.push_str(&format!(
+                "\n\n[lines {first}-{last} {of_total}; end of file]"
+            ));
         }
         Ok(ToolOutput::ok(text))
     }

@@ -30,8 +30,9 @@ pub(crate) fn tool() -> Arc<dyn Tool> {
                 "required": ["path", "content"],
                 "additionalProperties": false
             }),
-            guidance: "write_file: for new files or full rewrites; use edit_file for targeted changes."
-                .to_string(),
+            guidance:
+                "write_file: for new files or full rewrites; use edit_file for targeted changes."
+                    .to_string(),
             class: ToolClass::Proposal,
         },
         WriteFile,

@@ -208,9 +208,19 @@ mod tests {
     #[test]
     fn refuses_escapes() {
         let (_d, r) = root();
-        for bad in ["..", "../x", "a/../../x", "/etc/passwd", ".git/config", "a/.git/HEAD"] {
+        for bad in [
+            "..",
+            "../x",
+            "a/../../x",
+            "/etc/passwd",
+            ".git/config",
+            "a/.git/HEAD",
+        ] {
             let e = ProjectPath::resolve(&r, bad).unwrap_err();
-            assert!(e.to_string().starts_with("path escapes the project"), "{bad}: {e}");
+            assert!(
+                e.to_string().starts_with("path escapes the project"),
+                "{bad}: {e}"
+            );
         }
     }
 

@@ -1,0 +1,287 @@
+//! bash: run a shell command in the model's workspace and report its output and exit status.
+//!
+//! The pieces, each in its own module: [`allowlist`] decides whether a recipe allows the line,
+//! [`env`] removes credentials from the inherited environment, [`process`] runs `bash -c` in
+//! its own process group, [`group`] signals that group and makes sure nothing of it survives
+//! the call, [`output`] keeps the
+//! merged output within the model's budget and spills the full text to a file.
+//!
+//! Result kinds: a command that ran to its end is a normal result whatever its exit code or
+//! signal (a failing test is information for the model, not a tool failure). A refused line, a
+//! shell that could not start, a timeout and a cancellation are error results; the last two still
+//! carry the output captured so far.
+
+mod allowlist;
+mod env;
+mod group;
+mod output;
+mod process;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::registry::{Handler, Tool, typed};
+use super::{ToolClass, ToolContext, ToolError, ToolLimits, ToolOutput, ToolSpec};
+use output::{Budget, Collector, Rendered, SpillPlace};
+use process::{Ending, Finished, Job};
+
+/// The bash tool, for the registry.
+pub(crate) fn tool() -> Arc<dyn Tool> {
+    typed(
+        ToolSpec {
+            name: "bash",
+            description: "Run a shell command with `bash -c` in the project root and get its \
+                combined stdout and stderr, in order, followed by its exit status. stdin is \
+                closed, so interactive programs get end-of-file. Background processes are killed \
+                when the command ends. Default timeout 120 s (timeout_secs, at most 600). Long \
+                output keeps its beginning and end; the full output is saved to a file whose \
+                path is given. Use it to build, test, and run project tools; use the file tools \
+                to read, search and edit files."
+                .to_string(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command line, run with `bash -c` in the project root."},
+                    "description": {"type": "string", "description": "A few words on what the command does, shown to the user."},
+                    "timeout_secs": {"type": "integer", "minimum": 1, "description": "Seconds before the command is stopped. Default 120, at most 600."}
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+            guidance: "bash: build and run tests here; read, search and edit files with the file \
+                tools rather than cat, grep or sed."
+                .to_string(),
+            class: ToolClass::WorkspaceEffect,
+        },
+        Bash,
+    )
+}
+
+/// The arguments. `description` is accepted by the schema for the user's benefit only and is
+/// not needed to run the command, so it is not parsed.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Args {
+    command: String,
+    timeout_secs: Option<u64>,
+}
+
+struct Bash;
+
+impl Handler for Bash {
+    type Args = Args;
+
+    async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if args.command.trim().is_empty() {
+            return Err(ToolError::failed(
+                "bash needs a command: `command` is empty; give the command line to run",
+            ));
+        }
+        if let Some(allowed) = &ctx.limits.bash_allowlist {
+            allowlist::check(&args.command, allowed)
+                .map_err(|refusal| ToolError::failed(refusal.to_string()))?;
+        }
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::failed(
+                "bash was not run: the call was cancelled before it started",
+            ));
+        }
+        let timeout = effective_timeout(args.timeout_secs, &ctx.limits);
+        let mut collector = Collector::new(
+            Budget {
+                max_bytes: ctx.limits.bash_output_max_bytes,
+                max_lines: ctx.limits.bash_output_max_lines,
+            },
+            SpillPlace {
+                dir: ctx.spill_dir.clone(),
+                call_id: ctx.call_id.clone(),
+            },
+        );
+        let job = Job {
+            command: &args.command,
+            cwd: ctx.view.root(),
+            remove_env: env::secrets_in_current_env(),
+            timeout,
+            cancel: &ctx.cancel,
+        };
+        let finished = process::run(job, |chunk| collector.push(chunk))
+            .await
+            .map_err(|e| {
+                ToolError::failed(format!(
+                    "could not run bash: {e}; check that bash is installed and on PATH and that \
+                     the project folder exists"
+                ))
+            })?;
+        let text = compose(
+            &collector.finish(),
+            finished,
+            timeout,
+            ctx.limits.bash_max_timeout,
+        );
+        Ok(match finished.ending {
+            Ending::TimedOut | Ending::Cancelled => ToolOutput::error(text),
+            Ending::Exited(_) | Ending::Signaled(_) => ToolOutput::ok(text),
+        })
+    }
+}
+
+/// The model's timeout, or the default, never above the maximum.
+fn effective_timeout(requested: Option<u64>, limits: &ToolLimits) -> Duration {
+    let wanted = requested.map_or(limits.bash_default_timeout, |s| {
+        Duration::from_secs(s.max(1))
+    });
+    wanted.min(limits.bash_max_timeout)
+}
+
+/// `30 s`, or `0.5 s` for limits below a second.
+fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// The output, notes on what was cut or abandoned, and the exit status on the last line.
+fn compose(rendered: &Rendered, finished: Finished, timeout: Duration, max: Duration) -> String {
+    let mut text = if rendered.text.is_empty() {
+        "(no output)\n".to_string()
+    } else {
+        rendered.text.clone()
+    };
+    match &rendered.full {
+        None => {}
+        Some(Ok(path)) => {
+            let _ = writeln!(
+                text,
+                "[output cut: full output ({} lines, {} bytes) saved to {}]",
+                rendered.total_lines,
+                rendered.total_bytes,
+                path.display()
+            );
+        }
+        Some(Err(reason)) => {
+            let _ = writeln!(
+                text,
+                "[output cut; the full output ({} lines, {} bytes) could not be saved: {reason}]",
+                rendered.total_lines, rendered.total_bytes
+            );
+        }
+    }
+    if finished.output_abandoned {
+        let _ = writeln!(
+            text,
+            "[stopped reading output: a process that left the command's process group still \
+             holds it open]"
+        );
+    }
+    if finished.ending == Ending::TimedOut {
+        let hint = if timeout < max {
+            format!("pass a larger timeout_secs (at most {}) or ", max.as_secs())
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            text,
+            "[the command did not finish in time: {hint}run a smaller part of the work, e.g. \
+             one test target]"
+        );
+    }
+    let status = match finished.ending {
+        Ending::Exited(code) => format!("[exit code: {code}]"),
+        Ending::Signaled(signal) => match nix::sys::signal::Signal::try_from(signal) {
+            Ok(sig) => format!("[killed by signal {signal} ({})]", sig.as_str()),
+            Err(_) => format!("[killed by signal {signal}]"),
+        },
+        Ending::TimedOut => format!("[killed: timed out after {}]", seconds(timeout)),
+        Ending::Cancelled => "[killed: cancelled]".to_string(),
+    };
+    text.push_str(&status);
+    text
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::workspace::DirectView;
+
+    fn context(dir: &std::path::Path) -> ToolContext {
+        let mut ctx = ToolContext::new(Arc::new(DirectView::new(dir).unwrap()));
+        ctx.spill_dir = dir.join("spill");
+        ctx
+    }
+
+    #[test]
+    fn timeout_is_defaulted_and_clamped() {
+        let limits = ToolLimits::default();
+        assert_eq!(effective_timeout(None, &limits), Duration::from_secs(120));
+        assert_eq!(effective_timeout(Some(5), &limits), Duration::from_secs(5));
+        assert_eq!(
+            effective_timeout(Some(5000), &limits),
+            Duration::from_secs(600)
+        );
+    }
+
+    #[tokio::test]
+    async fn cancellation_stops_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let cancel = ctx.cancel.clone();
+        let canceller = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            cancel.cancel();
+        });
+        let out = tool()
+            .call(&json!({"command": "echo begun; sleep 30"}), &ctx)
+            .await;
+        canceller.await.unwrap();
+        assert!(out.is_error, "{out:?}");
+        assert_eq!(out.text, "begun\n[killed: cancelled]");
+    }
+
+    #[tokio::test]
+    async fn non_zero_exit_is_a_normal_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tool()
+            .call(&json!({"command": "exit 1"}), &context(dir.path()))
+            .await;
+        assert!(!out.is_error);
+        assert_eq!(out.text, "(no output)\n[exit code: 1]");
+    }
+
+    #[tokio::test]
+    async fn empty_command_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tool()
+            .call(&json!({"command": "  "}), &context(dir.path()))
+            .await;
+        assert!(out.is_error);
+        assert!(out.text.contains("`command` is empty"), "{}", out.text);
+    }
+
+    #[tokio::test]
+    async fn small_limits_cut_and_spill() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = context(dir.path());
+        ctx.limits.bash_output_max_lines = 4;
+        ctx.call_id = "call_7".to_string();
+        let out = tool().call(&json!({"command": "seq 1 10"}), &ctx).await;
+        let lines: Vec<&str> = out.text.lines().collect();
+        assert_eq!(
+            lines[..5],
+            ["1", "2", "[... 6 lines omitted ...]", "9", "10"]
+        );
+        let saved = lines[5]
+            .strip_prefix("[output cut: full output (10 lines, 21 bytes) saved to ")
+            .and_then(|rest| rest.strip_suffix(']'))
+            .unwrap();
+        assert!(saved.contains("bash-call_7-"), "{saved}");
+        let expected: String = (1..=10).map(|i| format!("{i}\n")).collect();
+        assert_eq!(std::fs::read_to_string(saved).unwrap(), expected);
+        assert_eq!(lines[6], "[exit code: 0]");
+    }
+}

@@ -1,0 +1,266 @@
+//! Running `bash -c` in its own process group, with a timeout, cancellation and a clean end.
+//!
+//! stdout and stderr are the two ends of one pipe, so their lines arrive in the order the
+//! command wrote them. The pipe is created close-on-exec (so a process that other models spawn
+//! at the same moment cannot inherit it and keep it open), and versus's copies of the write end
+//! are dropped right after the spawn, so end-of-file means "every process holding the output
+//! has gone".
+//!
+//! The command is the leader of a new process group; every signal goes to the whole group:
+//! - timeout or cancellation: SIGTERM, then SIGKILL 2 s later (sooner if the group is already
+//!   empty), then output is read for at most 2 s more: a process that left the group (setsid)
+//!   and still holds the pipe cannot stall the call;
+//! - normal end: as soon as the shell exits, SIGKILL to the group. A model's background servers
+//!   and stray `sleep 1000 &` do not outlive its call, so nothing leaks between calls or models;
+//! - the call's future dropped (the run was aborted): a guard sends SIGKILL to the group.
+//!
+//! After the final SIGKILL the call waits (at most 1 s) until no member is left alive, so when
+//! it returns, no process of the command is still running (see [`super::group`]).
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+use tokio::time::{Instant, sleep_until};
+use tokio_util::sync::CancellationToken;
+
+use super::group::Group;
+
+/// Time between SIGTERM and SIGKILL.
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
+/// Time output is still read after the group was killed.
+pub(crate) const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
+
+/// Time the call waits, after the final SIGKILL, for the group's members to be gone.
+const REAP_WAIT: Duration = Duration::from_secs(1);
+
+/// What to run.
+pub(crate) struct Job<'a> {
+    /// The command line given to `bash -c`.
+    pub command: &'a str,
+    /// Working directory (the workspace root).
+    pub cwd: &'a Path,
+    /// Variables removed from the inherited environment.
+    pub remove_env: Vec<OsString>,
+    /// Time after which the group is stopped.
+    pub timeout: Duration,
+    /// Stops the group when fired.
+    pub cancel: &'a CancellationToken,
+}
+
+/// How the command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// The shell exited with this code.
+    Exited(i32),
+    /// The shell was killed by this signal (not by versus).
+    Signaled(i32),
+    /// versus stopped it at the timeout.
+    TimedOut,
+    /// versus stopped it because the call was cancelled.
+    Cancelled,
+}
+
+/// The end of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Finished {
+    /// How the command ended.
+    pub ending: Ending,
+    /// Reading stopped while some process outside the group still held the output open.
+    pub output_abandoned: bool,
+}
+
+enum Phase {
+    Running,
+    Terminating { kill_at: Instant },
+    Draining { until: Instant },
+}
+
+/// Runs the job, handing every chunk of merged output to `on_output`. An `Err` means bash could
+/// not be started at all.
+pub(crate) async fn run(job: Job<'_>, mut on_output: impl FnMut(&[u8])) -> io::Result<Finished> {
+    let (mut child, mut output, mut group) = spawn(&job)?;
+    let deadline = Instant::now() + job.timeout;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut status: Option<ExitStatus> = None;
+    let mut eof = false;
+    let mut stopped: Option<Ending> = None;
+    let mut phase = Phase::Running;
+    let mut output_abandoned = false;
+
+    loop {
+        if status.is_some() && eof {
+            match phase {
+                Phase::Terminating { .. } if group.has_live_members() => {}
+                _ => break,
+            }
+        }
+        match phase {
+            Phase::Running => tokio::select! {
+                read = output.read(&mut buf), if !eof => {
+                    eof = consume(read, &buf, &mut on_output);
+                }
+                exited = child.wait(), if status.is_none() => {
+                    status = Some(exited?);
+                    group.signal(Signal::SIGKILL);
+                    phase = Phase::Draining { until: Instant::now() + DRAIN_AFTER_KILL };
+                }
+                () = sleep_until(deadline) => {
+                    stopped = Some(Ending::TimedOut);
+                    group.signal(Signal::SIGTERM);
+                    phase = Phase::Terminating { kill_at: Instant::now() + KILL_GRACE };
+                }
+                () = job.cancel.cancelled() => {
+                    stopped = Some(Ending::Cancelled);
+                    group.signal(Signal::SIGTERM);
+                    phase = Phase::Terminating { kill_at: Instant::now() + KILL_GRACE };
+                }
+            },
+            Phase::Terminating { kill_at } => tokio::select! {
+                read = output.read(&mut buf), if !eof => {
+                    eof = consume(read, &buf, &mut on_output);
+                }
+                exited = child.wait(), if status.is_none() => {
+                    status = Some(exited?);
+                }
+                () = sleep_until(kill_at) => {
+                    group.signal(Signal::SIGKILL);
+                    phase = Phase::Draining { until: Instant::now() + DRAIN_AFTER_KILL };
+                }
+            },
+            Phase::Draining { until } => tokio::select! {
+                read = output.read(&mut buf), if !eof => {
+                    eof = consume(read, &buf, &mut on_output);
+                }
+                exited = child.wait(), if status.is_none() => {
+                    status = Some(exited?);
+                }
+                () = sleep_until(until), if !eof => {
+                    output_abandoned = true;
+                    break;
+                }
+                () = job.cancel.cancelled(), if !eof && stopped.is_none() => {
+                    output_abandoned = true;
+                    break;
+                }
+            },
+        }
+    }
+    group.kill_and_disarm();
+    let status = match status {
+        Some(s) => s,
+        // The shell got SIGKILL above; reaping it cannot take long.
+        None => child.wait().await?,
+    };
+    group.wait_until_gone(REAP_WAIT).await;
+    let ending = stopped.unwrap_or_else(|| ending_of(status));
+    Ok(Finished {
+        ending,
+        output_abandoned,
+    })
+}
+
+/// Handles one read; returns whether the output is finished.
+fn consume(read: io::Result<usize>, buf: &[u8], on_output: &mut impl FnMut(&[u8])) -> bool {
+    match read {
+        Ok(0) | Err(_) => true,
+        Ok(n) => {
+            on_output(&buf[..n]);
+            false
+        }
+    }
+}
+
+fn ending_of(status: ExitStatus) -> Ending {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ending::Exited(code),
+        (None, Some(signal)) => Ending::Signaled(signal),
+        (None, None) => Ending::Exited(-1),
+    }
+}
+
+fn spawn(job: &Job<'_>) -> io::Result<(Child, tokio::net::unix::pipe::Receiver, Group)> {
+    let (sender, receiver) = tokio::net::unix::pipe::pipe()?;
+    let stdout = sender.into_blocking_fd()?;
+    let stderr = stdout.try_clone()?;
+    let mut command = Command::new("bash");
+    command
+        .arg("-c")
+        .arg(job.command)
+        .current_dir(job.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr))
+        .process_group(0);
+    for name in &job.remove_env {
+        command.env_remove(name);
+    }
+    let child = command.spawn()?;
+    // The command holds our copies of the write end; without them end-of-file can arrive.
+    drop(command);
+    let pid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .ok_or_else(|| io::Error::other("the started shell has no process id"))?;
+    Ok((child, receiver, Group::new(pid)))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    async fn run_collect(command: &str, timeout: Duration) -> (Finished, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = CancellationToken::new();
+        let mut out = Vec::new();
+        let finished = run(
+            Job {
+                command,
+                cwd: dir.path(),
+                remove_env: Vec::new(),
+                timeout,
+                cancel: &cancel,
+            },
+            |chunk| out.extend_from_slice(chunk),
+        )
+        .await
+        .unwrap();
+        (finished, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    #[tokio::test]
+    async fn exit_codes_and_signals() {
+        let (f, out) = run_collect("echo hi; exit 3", Duration::from_secs(5)).await;
+        assert_eq!(f.ending, Ending::Exited(3));
+        assert_eq!(out, "hi\n");
+        let (f, _) = run_collect("kill -TERM $$", Duration::from_secs(5)).await;
+        assert_eq!(f.ending, Ending::Signaled(15));
+    }
+
+    #[tokio::test]
+    async fn a_process_that_left_the_group_cannot_hold_the_call() {
+        // setsid puts the sleep in a new session, out of reach of the group kill; it keeps the
+        // output pipe open, so reading must stop on its own 2 s after the shell ended.
+        let command = "setsid sh -c 'echo $$ > started; exec sleep 20' & \
+            while [ ! -s started ]; do sleep 0.05; done; cat started";
+        let (f, out) = run_collect(command, Duration::from_secs(10)).await;
+        assert_eq!(f.ending, Ending::Exited(0));
+        assert!(f.output_abandoned);
+        let pid: i32 = out.trim().parse().unwrap();
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+    }
+
+    #[tokio::test]
+    async fn timeout_ends_a_group_that_ignores_sigterm() {
+        let (f, out) = run_collect("trap '' TERM; echo up; sleep 30", Duration::from_secs(1)).await;
+        assert_eq!(f.ending, Ending::TimedOut);
+        assert_eq!(out, "up\n");
+    }
+}

@@ -1,0 +1,427 @@
+//! search_code: regex search in file contents with ripgrep's own libraries.
+//!
+//! `ignore` walks the tree on every core (the shared walk of `tools::walk`), `grep-regex`
+//! compiles the pattern once (cloned per thread, which shares the compiled program), and
+//! each thread reuses one `grep-searcher` [`Searcher`] for all its files, so the work per file is
+//! an open, buffered reads and the regex scan, as in `rg`. Files with a NUL byte are skipped
+//! (the searcher's binary detection quits on it), as are known binary extensions without being
+//! read. Results are collected per file and sorted by path, so output does not depend on thread
+//! timing; the match cap stops the walk early (see [`collect::Budget`]). The model's in-memory
+//! changes are merged: files it deleted are not searched, files it wrote are searched from
+//! memory.
+
+mod collect;
+mod render;
+
+use std::sync::Arc;
+
+use globset::GlobMatcher;
+use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use ignore::WalkState;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::registry::{Handler, Tool, typed};
+use super::text;
+use super::walk::{Located, Overlay, Walk, compile_glob, locate, not_found};
+use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
+use crate::workspace::ProjectPath;
+use collect::{Budget, Collector, FileHits};
+
+/// Context lines beyond this are clamped: more would flood the model's context window.
+const MAX_CONTEXT_LINES: i64 = 10;
+
+/// The search_code tool, for the registry.
+pub(crate) fn tool() -> Arc<dyn Tool> {
+    typed(
+        ToolSpec {
+            name: "search_code",
+            description: "Search file contents with a regular expression (Rust regex syntax, \
+                like ripgrep). Output is grep format: `path:line:text` for matches, \
+                `path-line-text` for context lines, `--` between groups. Searches the project \
+                (or `path`, a folder or one file) in parallel, skipping binary files and files \
+                ignored by .gitignore/.ignore. `file_glob` limits the files searched (\"*.rs\", \
+                \"src/**/*.ts\"). Set literal=true to search for text as written, ignore_case \
+                for case-insensitive matching. At most 100 matches; long lines are cut at 500 \
+                characters."
+                .to_string(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "Regular expression (or plain text with literal=true). Matches within one line."},
+                    "path": {"type": "string", "description": "Folder or file to search, relative to the project root. Default \".\"."},
+                    "file_glob": {"type": "string", "description": "Only search files matching this glob, e.g. \"*.py\" or \"src/**/*.rs\"."},
+                    "context_lines": {"type": "integer", "description": "Lines of context before and after each match (0-10). Default 0."},
+                    "ignore_case": {"type": "boolean", "description": "Match case-insensitively. Default false."},
+                    "literal": {"type": "boolean", "description": "Treat pattern as plain text, not a regex. Default false."}
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+            guidance: "search_code: find definitions and usages by regex across the project \
+                (narrow with path or file_glob; literal=true for exact text)."
+                .to_string(),
+            class: ToolClass::ReadOnly,
+        },
+        SearchCode,
+    )
+}
+
+/// Arguments as the model sends them.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Args {
+    pattern: String,
+    path: Option<String>,
+    file_glob: Option<String>,
+    context_lines: Option<i64>,
+    ignore_case: Option<bool>,
+    literal: Option<bool>,
+}
+
+struct SearchCode;
+
+impl Handler for SearchCode {
+    type Args = Args;
+
+    async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || search(&args, &ctx))
+            .await
+            .map_err(|e| ToolError::failed(format!("search_code stopped unexpectedly: {e}")))?
+    }
+}
+
+/// Everything one search needs, shared read-only by all threads.
+struct Plan<'a> {
+    matcher: RegexMatcher,
+    context: usize,
+    glob: Option<GlobMatcher>,
+    budget: Budget,
+    overlay: Overlay,
+    ctx: &'a ToolContext,
+}
+
+impl Plan<'_> {
+    /// A searcher for one thread: line numbers on, context as asked, quit on a NUL byte.
+    /// Buffered reads, no memory maps (they need `unsafe`, and rg does not use them when
+    /// walking folders either).
+    fn searcher(&self) -> Searcher {
+        SearcherBuilder::new()
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(0))
+            .before_context(self.context)
+            .after_context(self.context)
+            .build()
+    }
+}
+
+fn search(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let view = ctx.view.as_ref();
+    let literal = args.literal.unwrap_or(false);
+    let ignore_case = args.ignore_case.unwrap_or(false);
+    let matcher = build_matcher(&args.pattern, literal, ignore_case)?;
+    let glob = args.file_glob.as_deref().map(compile_glob).transpose()?;
+    let context = args.context_lines.unwrap_or(0).clamp(0, MAX_CONTEXT_LINES) as usize;
+    let path = view.resolve(args.path.as_deref().unwrap_or("."))?;
+    let plan = Plan {
+        matcher,
+        context,
+        glob,
+        budget: Budget::new(ctx.limits.search_max_matches),
+        overlay: Overlay::from_view(view),
+        ctx,
+    };
+    let located = locate(view, &plan.overlay, &path)?;
+    let is_file = matches!(located, Located::File(_));
+    let mut files = match located {
+        Located::Dir { on_disk } => {
+            let mut files = if on_disk {
+                search_disk(&plan, &path)?
+            } else {
+                Vec::new()
+            };
+            files.extend(search_written(&plan, &path));
+            files
+        }
+        Located::File(Some(content)) => search_one(&plan, &path, Source::Memory(&content))
+            .into_iter()
+            .collect(),
+        Located::File(None) => search_one(&plan, &path, Source::Disk).into_iter().collect(),
+        Located::Other => {
+            return Err(ToolError::failed(format!(
+                "{path} is not a regular file (socket, pipe or device); search a folder or a \
+                 file instead"
+            )));
+        }
+        Located::Missing => return Err(not_found(view, &path, "path")),
+    };
+    if files.is_empty() {
+        return Ok(ToolOutput::ok(no_matches(args, &path, &plan, is_file)));
+    }
+    files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(ToolOutput::ok(render::render(
+        &files,
+        context > 0,
+        plan.budget.overflowed(),
+    )))
+}
+
+/// Compiles the pattern the way rg does for line-oriented search (no match spans a newline).
+fn build_matcher(
+    pattern: &str,
+    literal: bool,
+    ignore_case: bool,
+) -> Result<RegexMatcher, ToolError> {
+    if pattern.is_empty() {
+        return Err(ToolError::failed(
+            "the pattern is empty; give a regex or text to search for",
+        ));
+    }
+    RegexMatcherBuilder::new()
+        .case_insensitive(ignore_case)
+        .fixed_strings(literal)
+        .line_terminator(Some(b'\n'))
+        .build(pattern)
+        .map_err(|e| match e.kind() {
+            ErrorKind::NotAllowed(_) => ToolError::failed(format!(
+                "invalid pattern: {e}; search_code matches within one line, so search for a \
+                 single line of the text (or use \\s instead of a line break)"
+            )),
+            _ if literal => ToolError::failed(format!("invalid pattern: {e}")),
+            _ => ToolError::failed(format!(
+                "invalid regex: {}\nfix the regex (escape special characters with \\), or set \
+                 literal=true to search for the text as written",
+                syntax_error(pattern).unwrap_or_else(|| e.to_string())
+            )),
+        })
+}
+
+/// The syntax error of `pattern` as regex-syntax words it, caret under the position in the
+/// pattern the model wrote (grep-regex reports it inside its own wrapping of the pattern).
+fn syntax_error(pattern: &str) -> Option<String> {
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .err()
+        .map(|e| e.to_string())
+}
+
+/// Where a file's content comes from.
+enum Source<'c> {
+    /// Read from disk by the searcher.
+    Disk,
+    /// The model's in-memory version.
+    Memory(&'c [u8]),
+}
+
+/// Searches one file named by the model (ignore rules and file_glob do not apply to it).
+fn search_one(plan: &Plan<'_>, path: &ProjectPath, source: Source<'_>) -> Option<FileHits> {
+    if text::is_binary(path.rel(), &[]) {
+        plan.budget.skipped_binary();
+        return None;
+    }
+    let mut searcher = plan.searcher();
+    search_file(
+        plan,
+        &mut searcher,
+        path.rel().to_string(),
+        path.abs(),
+        source,
+    )
+}
+
+/// Runs the searcher on one file and keeps its lines when something matched.
+fn search_file(
+    plan: &Plan<'_>,
+    searcher: &mut Searcher,
+    rel: String,
+    abs: &std::path::Path,
+    source: Source<'_>,
+) -> Option<FileHits> {
+    let max_chars = plan.ctx.limits.search_max_line_chars;
+    let mut sink = Collector::new(&plan.budget, &plan.matcher, max_chars);
+    plan.budget.searched_one();
+    let result = match source {
+        Source::Disk => searcher.search_path(&plan.matcher, abs, &mut sink),
+        Source::Memory(bytes) => searcher.search_slice(&plan.matcher, bytes, &mut sink),
+    };
+    // An unreadable file (permissions, vanished meanwhile) is skipped, as rg does.
+    result.ok()?;
+    if sink.was_binary() {
+        plan.budget.skipped_binary();
+    }
+    let lines = sink.finish()?;
+    Some(FileHits { rel, lines })
+}
+
+/// Searches the folder on disk, in parallel, skipping what the overlay shadows.
+fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, ToolError> {
+    let ctx = plan.ctx;
+    let walk = Walk::new(ctx.view.root(), dir)?;
+    let builder = walk.builder(None);
+    let check_overlay = !plan.overlay.is_empty();
+    let found = walk.collect(
+        &builder,
+        || plan.searcher(),
+        |searcher, entry, out| {
+            if plan.budget.overflowed() || ctx.cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let path = entry.path();
+            if path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|name| text::is_binary(name, &[]))
+            {
+                return WalkState::Continue;
+            }
+            if let Some(glob) = &plan.glob {
+                let below = path.strip_prefix(walk.start()).unwrap_or(path);
+                let from_root = path.strip_prefix(walk.root()).unwrap_or(path);
+                if !glob.is_match(below) && !glob.is_match(from_root) {
+                    return WalkState::Continue;
+                }
+            }
+            let Some(rel) = walk.rel_to_root(path) else {
+                return WalkState::Continue;
+            };
+            if check_overlay && plan.overlay.shadows(&rel) {
+                return WalkState::Continue;
+            }
+            if let Some(hits) = search_file(plan, searcher, rel, path, Source::Disk) {
+                out.push(hits);
+            }
+            WalkState::Continue
+        },
+    );
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::failed("search_code was cancelled"));
+    }
+    Ok(found)
+}
+
+/// Searches the files the model wrote in memory below `dir`.
+fn search_written(plan: &Plan<'_>, dir: &ProjectPath) -> Vec<FileHits> {
+    let mut searcher = plan.searcher();
+    let prefix = dir.rel();
+    let mut found = Vec::new();
+    for (rel, content) in plan.overlay.writes_under(prefix) {
+        if plan.budget.overflowed() {
+            break;
+        }
+        if text::is_binary(rel, &[]) {
+            continue;
+        }
+        if let Some(glob) = &plan.glob {
+            let below = if prefix.is_empty() {
+                rel
+            } else {
+                rel.get(prefix.len() + 1..).unwrap_or_default()
+            };
+            if !glob.is_match(below) && !glob.is_match(rel) {
+                continue;
+            }
+        }
+        let abs = plan.ctx.view.root().join(rel);
+        let source = Source::Memory(content.as_slice());
+        if let Some(hits) = search_file(plan, &mut searcher, rel.to_string(), &abs, source) {
+            found.push(hits);
+        }
+    }
+    found
+}
+
+/// The text for a search that found nothing, with the likely reasons.
+fn no_matches(args: &Args, path: &ProjectPath, plan: &Plan<'_>, is_file: bool) -> String {
+    if is_file && plan.budget.binary_files() > 0 {
+        return format!(
+            "{path} is a binary file; search_code skips binary files (read_file reports its size)"
+        );
+    }
+    let searched = plan.budget.files_searched();
+    let mut text = format!(
+        "no matches for `{}` in {path} ({searched} file{} searched",
+        args.pattern,
+        if searched == 1 { "" } else { "s" }
+    );
+    if let Some(glob) = &args.file_glob {
+        text.push_str(&format!(" matching `{glob}`"));
+    }
+    text.push_str("; binary files and files ignored by .gitignore/.ignore are skipped)");
+    let literal = args.literal.unwrap_or(false);
+    if !literal
+        && args.pattern.contains([
+            '(', ')', '[', ']', '{', '}', '.', '*', '+', '?', '|', '\\', '^', '$',
+        ])
+    {
+        text.push_str(
+            "; the pattern is a regex: set literal=true to search for the text as written",
+        );
+    }
+    if !args.ignore_case.unwrap_or(false) && args.pattern.chars().any(char::is_alphabetic) {
+        text.push_str("; set ignore_case=true to ignore case");
+    }
+    text
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use grep_matcher::Matcher as _;
+
+    use super::super::walk::testing::{delete, overlay_ctx, write};
+    use super::*;
+
+    #[tokio::test]
+    async fn searches_the_models_in_memory_changes_instead_of_disk() {
+        let (_dir, ctx) = overlay_ctx(
+            &[
+                ("a.txt", "needle on disk\n"),
+                ("gone.txt", "needle deleted\n"),
+                ("same.txt", "needle untouched\n"),
+            ],
+            vec![
+                write("a.txt", "first\nneedle in memory\n"),
+                delete("gone.txt"),
+                write("new/n.rs", "// needle new\n"),
+                write("new/blob.dat", "needle\0binary"),
+            ],
+        );
+        let out = tool().call(&json!({"pattern": "needle"}), &ctx).await;
+        assert_eq!(
+            out.text,
+            "a.txt:2:needle in memory\nnew/n.rs:1:// needle new\nsame.txt:1:needle untouched"
+        );
+        let folder = tool()
+            .call(&json!({"pattern": "needle", "path": "new"}), &ctx)
+            .await;
+        assert_eq!(folder.text, "new/n.rs:1:// needle new");
+        let file = tool()
+            .call(&json!({"pattern": "memory", "path": "a.txt"}), &ctx)
+            .await;
+        assert_eq!(file.text, "a.txt:2:needle in memory");
+        let globbed = tool()
+            .call(&json!({"pattern": "needle", "file_glob": "*.rs"}), &ctx)
+            .await;
+        assert_eq!(globbed.text, "new/n.rs:1:// needle new");
+        let deleted = tool()
+            .call(&json!({"pattern": "needle", "path": "gone.txt"}), &ctx)
+            .await;
+        assert!(deleted.is_error, "{}", deleted.text);
+    }
+
+    #[test]
+    fn literal_escapes_and_case_folds() {
+        let m = build_matcher("a.b(", true, false).unwrap();
+        assert!(m.is_match(b"xa.b(y").unwrap());
+        assert!(!m.is_match(b"axb(").unwrap());
+        let m = build_matcher("HeLLo", false, true).unwrap();
+        assert!(m.is_match(b"hello").unwrap());
+        assert!(build_matcher("", false, false).is_err());
+    }
+}
