@@ -213,7 +213,10 @@ fn bench_edit(rt: &tokio::runtime::Runtime, reg: &ToolRegistry) {
     }
     let target = i - 10;
     let path = dir.path().join("big.rs");
-    let c = ctx(dir.path());
+    // A model's private workspace skips fsync (DirectView::scratch); `versus tool` on the
+    // user's own folder syncs (DirectView::new). Both are measured.
+    let scratch = ToolContext::new(Arc::new(DirectView::scratch(dir.path()).unwrap()));
+    let synced = ctx(dir.path());
     println!("\nedit_file on a 10 MB file ({i} lines)\n");
     println!("| case | versus | reference | reference time | ratio |\n|---|---|---|---|---|");
     let exact_old = format!("    let value_{target} = compute(\"item {target}\", {target});");
@@ -224,10 +227,16 @@ fn bench_edit(rt: &tokio::runtime::Runtime, reg: &ToolRegistry) {
         format!("    let value_{target} = compute(\u{201C}item {target}\u{201D}, {target});   ");
     let fuzzy =
         json!({"path": "big.rs", "old_string": fuzzy_old, "new_string": "    let changed = 2;"});
-    for (label, args) in [("exact", &exact), ("fuzzy", &fuzzy)] {
+    let cases = [
+        ("exact, workspace", &exact, &scratch),
+        ("fuzzy, workspace", &fuzzy, &scratch),
+        ("exact, fsync", &exact, &synced),
+        ("fuzzy, fsync", &fuzzy, &synced),
+    ];
+    for (label, args, c) in cases {
         let restore = || std::fs::write(&path, &content).unwrap();
         let ours = time_with_setup(restore, || {
-            call(rt, reg, &c, "edit_file", args);
+            call(rt, reg, c, "edit_file", args);
         });
         // Reference: the least work any edit needs: read the file, replace, write it back.
         let reference = time_with_setup(restore, || {

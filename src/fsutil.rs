@@ -8,11 +8,26 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
 
+/// Whether a write must reach the disk before it is renamed into place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// fsync before rename: the user's own files, snapshots, journals. Survives a power cut.
+    Synced,
+    /// No fsync: private scratch trees (model workspaces) that a crash throws away anyway.
+    /// Still atomic for every reader; an fsync of a 10 MB file can cost more than the edit.
+    Unsynced,
+}
+
 /// Writes `content` to `path` atomically (temp file in the same folder, fsync, rename).
 ///
 /// Parent folders are created. An existing file's permission bits are kept, so an executable
 /// script stays executable after a model rewrites it.
 pub fn atomic_write(path: &Path, content: &[u8]) -> io::Result<()> {
+    atomic_write_with(path, content, Durability::Synced)
+}
+
+/// [`atomic_write`] with a chosen [`Durability`].
+pub fn atomic_write_with(path: &Path, content: &[u8], durability: Durability) -> io::Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -30,7 +45,9 @@ pub fn atomic_write(path: &Path, content: &[u8]) -> io::Result<()> {
             .create_new(true)
             .open(&tmp_path)?;
         tmp.write_all(content)?;
-        tmp.sync_all()?;
+        if durability == Durability::Synced {
+            tmp.sync_all()?;
+        }
         if let Some(perms) = existing_perms {
             fs::set_permissions(&tmp_path, perms)?;
         }

@@ -27,6 +27,10 @@ pub struct ToolLimits {
     pub bash_output_max_lines: usize,
     /// bash: allowed command prefixes (`None`: any command).
     pub bash_allowlist: Option<Vec<String>>,
+    /// bash: further variable names to keep from commands, beyond the built-in list of provider
+    /// keys and `*_API_KEY` / `*_TOKEN` / `*_SECRET` names (a custom provider's `api_key_env`
+    /// can be named anything).
+    pub bash_extra_secret_env: Vec<String>,
     /// web_fetch: allow loopback, private and link-local addresses.
     pub allow_local_fetch: bool,
     /// web_fetch: whole-request timeout.
@@ -56,6 +60,7 @@ impl Default for ToolLimits {
             bash_output_max_bytes: 50 * 1024,
             bash_output_max_lines: 2000,
             bash_allowlist: None,
+            bash_extra_secret_env: Vec::new(),
             allow_local_fetch: false,
             fetch_timeout: Duration::from_secs(30),
             fetch_max_download: 5 * 1024 * 1024,

@@ -175,6 +175,16 @@ impl ToolRegistry {
             .collect()
     }
 
+    /// The system-prompt guidance, one line per active tool (overrides applied). Only active
+    /// tools get a line: a model is never told about a tool it cannot call.
+    pub fn guidance(&self) -> String {
+        self.specs()
+            .iter()
+            .map(|s| format!("- {}", s.guidance))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Runs the named tool on raw arguments. Unknown tools and invalid JSON are error results.
     pub async fn dispatch(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> ToolOutput {
         let Some(tool) = self.get(name) else {
@@ -197,5 +207,100 @@ impl ToolRegistry {
             }
         };
         tool.call(&args, ctx).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::DirectView;
+
+    #[test]
+    fn every_builtin_has_a_complete_definition() {
+        let reg = ToolRegistry::builtin();
+        assert_eq!(
+            reg.names(),
+            [
+                "read_file",
+                "write_file",
+                "edit_file",
+                "apply_patch",
+                "list_directory",
+                "search_files",
+                "search_code",
+                "bash",
+                "web_fetch"
+            ]
+        );
+        for spec in reg.specs() {
+            assert!(
+                !spec.description.is_empty(),
+                "{} has no description",
+                spec.name
+            );
+            assert!(!spec.guidance.is_empty(), "{} has no guidance", spec.name);
+            assert!(
+                !spec.guidance.contains('\n'),
+                "{} guidance is not one line",
+                spec.name
+            );
+            assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+            assert_eq!(
+                spec.parameters["additionalProperties"],
+                serde_json::Value::Bool(false),
+                "{} accepts unknown fields",
+                spec.name
+            );
+            for required in spec.parameters["required"].as_array().into_iter().flatten() {
+                let name = required.as_str().unwrap();
+                assert!(
+                    spec.parameters["properties"].get(name).is_some(),
+                    "{}: required `{name}` is not a property",
+                    spec.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn retain_and_overrides_shape_what_the_model_sees() {
+        let mut reg = ToolRegistry::builtin();
+        let unknown = reg.retain(&["read_file", "bash", "teleport"]);
+        assert_eq!(unknown, ["teleport"]);
+        assert_eq!(reg.names(), ["read_file", "bash"]);
+        assert!(reg.override_text(
+            "bash",
+            Some("Run tests only.".into()),
+            Some("bash: only cargo test".into())
+        ));
+        assert!(!reg.override_text("write_file", None, Some("x".into())));
+        let bash = reg.specs().into_iter().find(|s| s.name == "bash").unwrap();
+        assert_eq!(bash.description, "Run tests only.");
+        let guidance = reg.guidance();
+        assert_eq!(guidance.lines().count(), 2);
+        assert!(guidance.contains("- bash: only cargo test"));
+        assert!(!guidance.contains("write_file"));
+    }
+
+    #[tokio::test]
+    async fn unknown_tools_and_bad_json_are_error_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(std::sync::Arc::new(DirectView::new(dir.path()).unwrap()));
+        let reg = ToolRegistry::builtin();
+        let out = reg.dispatch("teleport", "{}", &ctx).await;
+        assert!(out.is_error);
+        assert!(
+            out.text
+                .starts_with("unknown tool `teleport`; available tools: read_file")
+        );
+        let out = reg.dispatch("read_file", "{\"path\": ", &ctx).await;
+        assert!(out.is_error);
+        assert!(out.text.contains("not valid JSON"), "{}", out.text);
+        // Empty arguments mean an empty object: the schema check names the missing field.
+        let out = reg.dispatch("read_file", "  ", &ctx).await;
+        assert_eq!(
+            out.text,
+            "invalid arguments for read_file: missing required field `path`"
+        );
     }
 }

@@ -11,18 +11,30 @@ use std::sync::Mutex;
 
 use super::path::ProjectPath;
 use super::view::{EntryKind, EntryMeta, FileView, WriteOrigin};
-use crate::fsutil::atomic_write;
+use crate::fsutil::{Durability, atomic_write_with};
 
 /// A [`FileView`] backed directly by a directory on disk.
 #[derive(Debug)]
 pub struct DirectView {
     root: PathBuf,
+    durability: Durability,
     written: Mutex<HashSet<String>>,
 }
 
 impl DirectView {
-    /// Opens `root` (canonicalised, so symlink checks compare like with like).
+    /// Opens `root` (canonicalised, so symlink checks compare like with like). Writes are
+    /// synced to disk: this is the view for a directory the user owns.
     pub fn new(root: &Path) -> io::Result<Self> {
+        Self::with_durability(root, Durability::Synced)
+    }
+
+    /// A view of a private scratch tree (a model's workspace copy): writes stay atomic for
+    /// readers but skip fsync, since a crash discards the workspace anyway.
+    pub fn scratch(root: &Path) -> io::Result<Self> {
+        Self::with_durability(root, Durability::Unsynced)
+    }
+
+    fn with_durability(root: &Path, durability: Durability) -> io::Result<Self> {
         let root = root.canonicalize()?;
         if !root.is_dir() {
             return Err(io::Error::new(
@@ -32,6 +44,7 @@ impl DirectView {
         }
         Ok(Self {
             root,
+            durability,
             written: Mutex::new(HashSet::new()),
         })
     }
@@ -72,7 +85,7 @@ impl FileView for DirectView {
     }
 
     fn write(&self, path: &ProjectPath, content: &[u8], _origin: &WriteOrigin) -> io::Result<()> {
-        atomic_write(path.abs(), content)?;
+        atomic_write_with(path.abs(), content, self.durability)?;
         self.remember(path, true);
         Ok(())
     }

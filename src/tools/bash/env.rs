@@ -68,14 +68,27 @@ pub(crate) fn secrets_among(names: impl IntoIterator<Item = OsString>) -> Vec<Os
         .collect()
 }
 
-/// The names to remove from versus's current environment.
-pub(crate) fn secrets_in_current_env() -> Vec<OsString> {
-    secrets_among(std::env::vars_os().map(|(name, _)| name))
+/// The names to remove from versus's current environment: the secret-looking ones plus
+/// `extra` (names configured elsewhere, such as a custom provider's key variable).
+pub(crate) fn secrets_in_current_env(extra: &[String]) -> Vec<OsString> {
+    let mut names = secrets_among(std::env::vars_os().map(|(name, _)| name));
+    names.extend(extra.iter().map(OsString::from));
+    names
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn configured_extra_names_are_removed_too() {
+        let names = secrets_in_current_env(&["MY_LLM_CREDENTIAL".to_string()]);
+        assert!(names.iter().any(|n| n == "MY_LLM_CREDENTIAL"));
+        assert!(
+            !is_secret("MY_LLM_CREDENTIAL"),
+            "only removed because it was configured"
+        );
+    }
 
     #[test]
     fn provider_keys_are_secret() {

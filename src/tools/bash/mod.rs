@@ -103,7 +103,7 @@ impl Handler for Bash {
         let job = Job {
             command: &args.command,
             cwd: ctx.view.root(),
-            remove_env: env::secrets_in_current_env(),
+            remove_env: env::secrets_in_current_env(&ctx.limits.bash_extra_secret_env),
             timeout,
             cancel: &ctx.cancel,
         };
