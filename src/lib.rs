@@ -4,6 +4,7 @@
 //! `tools` act on a [`workspace::FileView`] and know nothing of providers or UI; the binary in
 //! `src/main.rs` is thin glue that maps errors to exit codes.
 
+pub mod apply;
 pub mod fsutil;
 pub mod tools;
 pub mod workspace;

@@ -1,0 +1,479 @@
+//! The apply engine: decide per path, preview, then snapshot, journal and write.
+//!
+//! Deciding is pure reading, so [`ApplyEngine::preview`] and [`ApplyEngine::apply`] share it
+//! and the preview the user saw is exactly what apply does (unless the tree changes between the
+//! two calls, in which case apply decides again from the fresh state). Nothing is written until
+//! every path has been decided and snapshotted: a refused path fails the whole apply up front.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::journal::{self, Record};
+use super::merge3::{ConflictRegion, MergeOutcome, line_delta, merge3};
+use super::recover::{self, PendingApply, RecoveryReport};
+use super::rewind::{self, RewindPreview, RewindReport};
+use super::snapshot::{self, PendingChange};
+use super::{ApplyError, ApplyPlan, PlannedWrite, Resolution, Result, now_secs};
+use crate::fsutil::atomic_write;
+use crate::workspace::ProjectPath;
+
+/// Applies change sets to one project root, keeping snapshots and the journal in one session
+/// folder. Holds no state beyond the two folders, so a fresh instance after a restart sees
+/// everything a previous one did.
+#[derive(Debug, Clone)]
+pub struct ApplyEngine {
+    root: PathBuf,
+    session: PathBuf,
+    fail_after_writes: Option<usize>,
+}
+
+/// How a path will be (or was) handled, before resolutions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileStatus {
+    /// The user's file is still as at base: the proposal is written as is.
+    Clean,
+    /// The user changed the file since base and the three-way merge is clean.
+    Merged,
+    /// The user's changes and the proposal overlap; nothing is written without a resolution.
+    Conflict {
+        /// Why it conflicts.
+        reason: ConflictReason,
+        /// Conflicting regions (line numbers), empty for whole-file conflicts.
+        regions: Vec<ConflictRegion>,
+        /// Whether [`Resolution::Markers`] can be honoured (not for binary files or deletions).
+        markers_available: bool,
+    },
+    /// The file already holds what the proposal wants: nothing to write.
+    AlreadyApplied,
+}
+
+/// Why a path conflicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConflictReason {
+    /// Both sides changed the same lines differently.
+    Lines,
+    /// Both sides changed a binary file.
+    Binary,
+    /// The user deleted the file the model changed.
+    DeletedByYou,
+    /// The model deletes a file the user changed.
+    DeletedByModel,
+}
+
+/// Preview of one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePreview {
+    /// Relative path.
+    pub path: String,
+    /// What apply will do with it.
+    pub status: FileStatus,
+    /// Lines added to the user's current file (for a conflict: if overwritten).
+    pub added: usize,
+    /// Lines removed from the user's current file (for a conflict: if overwritten).
+    pub removed: usize,
+}
+
+/// What apply would do, path by path, in plan order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preview {
+    /// One entry per planned path.
+    pub files: Vec<FilePreview>,
+}
+
+impl Preview {
+    /// Paths that need a [`Resolution`] before apply writes them.
+    pub fn conflicts(&self) -> Vec<&str> {
+        self.files
+            .iter()
+            .filter(|f| matches!(f.status, FileStatus::Conflict { .. }))
+            .map(|f| f.path.as_str())
+            .collect()
+    }
+}
+
+/// What apply did with one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppliedAs {
+    /// Written as proposed (unchanged since base).
+    Written,
+    /// Deleted as proposed.
+    Deleted,
+    /// The clean three-way merge was written.
+    Merged,
+    /// Conflict resolved with [`Resolution::Overwrite`].
+    Overwritten,
+    /// Conflict resolved with [`Resolution::Markers`]: the file now holds conflict markers.
+    MarkersWritten,
+    /// Already as proposed; nothing written.
+    AlreadyApplied,
+    /// Conflict the user chose to skip; nothing written.
+    Skipped,
+    /// Conflict with no resolution given; nothing written.
+    Unresolved,
+    /// Markers were asked for but cannot be written (binary or deletion); nothing written.
+    MarkersUnavailable,
+}
+
+/// Outcome of one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileOutcome {
+    /// Relative path.
+    pub path: String,
+    /// What happened.
+    pub applied_as: AppliedAs,
+}
+
+/// Result of an apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyReport {
+    /// Journal id of the apply; `None` when nothing needed writing (no journal entry made).
+    pub apply_id: Option<String>,
+    /// One outcome per planned path, in plan order.
+    pub files: Vec<FileOutcome>,
+}
+
+impl ApplyReport {
+    /// Paths whose content changed on disk.
+    pub fn written(&self) -> Vec<&str> {
+        self.files
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.applied_as,
+                    AppliedAs::Written
+                        | AppliedAs::Deleted
+                        | AppliedAs::Merged
+                        | AppliedAs::Overwritten
+                        | AppliedAs::MarkersWritten
+                )
+            })
+            .map(|f| f.path.as_str())
+            .collect()
+    }
+}
+
+/// New content of a path, or its deletion.
+type Target = Option<Vec<u8>>;
+
+/// The decision for one path, shared by preview and apply.
+struct Decision {
+    path: ProjectPath,
+    current: Option<(Vec<u8>, u32)>,
+    status: FileStatus,
+    /// What a clean/merged path writes.
+    write: Option<Target>,
+    /// What Overwrite writes for a conflict.
+    overwrite: Target,
+    /// What Markers writes for a conflict, when possible.
+    markers: Option<Vec<u8>>,
+    mode: Option<u32>,
+}
+
+impl ApplyEngine {
+    /// An engine for `root` (the user's project) recording into `session` (created if needed).
+    pub fn new(root: &Path, session: &Path) -> Result<Self> {
+        let root = root
+            .canonicalize()
+            .map_err(|e| ApplyError::io("open the project root", root, e))?;
+        fs::create_dir_all(session).map_err(|e| ApplyError::io("create", session, e))?;
+        Ok(Self {
+            root,
+            session: session.to_path_buf(),
+            fail_after_writes: None,
+        })
+    }
+
+    /// Test hook: stop an apply after `n` user-file writes, without a commit record, exactly
+    /// as a crash at that point would leave things.
+    #[doc(hidden)]
+    pub fn fail_after_writes(mut self, n: usize) -> Self {
+        self.fail_after_writes = Some(n);
+        self
+    }
+
+    /// The canonical project root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The session folder.
+    pub fn session(&self) -> &Path {
+        &self.session
+    }
+
+    /// What [`ApplyEngine::apply`] would do, without writing anything.
+    pub fn preview(&self, plan: &ApplyPlan) -> Result<Preview> {
+        let decisions = self.decide_all(plan)?;
+        Ok(Preview {
+            files: decisions
+                .iter()
+                .map(|d| {
+                    let cur = d.current.as_ref().map(|c| c.0.as_slice()).unwrap_or(b"");
+                    let target = match &d.write {
+                        Some(t) => t,
+                        None => &d.overwrite,
+                    };
+                    let (added, removed) = if d.status == FileStatus::AlreadyApplied {
+                        (0, 0)
+                    } else {
+                        line_delta(cur, target.as_deref().unwrap_or(b""))
+                    };
+                    FilePreview {
+                        path: d.path.rel().to_string(),
+                        status: d.status.clone(),
+                        added,
+                        removed,
+                    }
+                })
+                .collect(),
+        })
+    }
+
+    /// Applies `plan`: clean and merged paths are written; conflicting paths only as
+    /// `resolutions` says (keyed by relative path); a conflict with no resolution is skipped.
+    pub fn apply(
+        &self,
+        plan: &ApplyPlan,
+        resolutions: &BTreeMap<String, Resolution>,
+    ) -> Result<ApplyReport> {
+        if let Some(p) = recover::pending_recovery(&self.session)? {
+            return Err(ApplyError::PendingRecovery {
+                apply_id: p.apply_id,
+            });
+        }
+        let decisions = self.decide_all(plan)?;
+        let mut outcomes = Vec::with_capacity(decisions.len());
+        let mut actions: Vec<(usize, Target)> = Vec::new();
+        for (i, d) in decisions.iter().enumerate() {
+            let (applied_as, target) = match (&d.status, &d.write) {
+                (FileStatus::AlreadyApplied, _) => (AppliedAs::AlreadyApplied, None),
+                (FileStatus::Clean, Some(t)) => {
+                    let how = if t.is_some() {
+                        AppliedAs::Written
+                    } else {
+                        AppliedAs::Deleted
+                    };
+                    (how, Some(t.clone()))
+                }
+                (FileStatus::Merged, Some(t)) => (AppliedAs::Merged, Some(t.clone())),
+                _ => match resolutions.get(d.path.rel()) {
+                    Some(Resolution::Overwrite) => {
+                        (AppliedAs::Overwritten, Some(d.overwrite.clone()))
+                    }
+                    Some(Resolution::Markers) => match &d.markers {
+                        Some(m) => (AppliedAs::MarkersWritten, Some(Some(m.clone()))),
+                        None => (AppliedAs::MarkersUnavailable, None),
+                    },
+                    Some(Resolution::Skip) => (AppliedAs::Skipped, None),
+                    None => (AppliedAs::Unresolved, None),
+                },
+            };
+            outcomes.push(FileOutcome {
+                path: d.path.rel().to_string(),
+                applied_as,
+            });
+            if let Some(t) = target
+                && t.as_deref() != d.current.as_ref().map(|c| c.0.as_slice())
+            {
+                actions.push((i, t));
+            }
+        }
+        if actions.is_empty() {
+            return Ok(ApplyReport {
+                apply_id: None,
+                files: outcomes,
+            });
+        }
+        let apply_id = new_apply_id();
+        let changes: Vec<PendingChange<'_>> = actions
+            .iter()
+            .map(|(i, t)| PendingChange {
+                path: &decisions[*i].path,
+                current: decisions[*i]
+                    .current
+                    .as_ref()
+                    .map(|(b, m)| (b.as_slice(), *m)),
+                new: t.as_deref(),
+            })
+            .collect();
+        snapshot::create(&self.root, &self.session, &apply_id, &changes)?;
+        journal::append(
+            &self.session,
+            &Record::Begin {
+                apply_id: apply_id.clone(),
+                time: now_secs(),
+                label: plan.label.clone(),
+                models: plan.models.clone(),
+                hunks: plan.hunks.clone(),
+                paths: changes.iter().map(|c| c.path.rel().to_string()).collect(),
+                snapshot: apply_id.clone(),
+            },
+        )?;
+        for (done, (i, target)) in actions.iter().enumerate() {
+            if self.fail_after_writes == Some(done) {
+                return Err(ApplyError::InjectedFailure { after: done });
+            }
+            let d = &decisions[*i];
+            // Re-check at write time: a symlink created since deciding must not redirect us.
+            let written = ProjectPath::resolve(&self.root, d.path.rel())
+                .map_err(ApplyError::from)
+                .and_then(|path| {
+                    write_target(&path, target.as_deref(), d.current.is_none(), d.mode)
+                });
+            if let Err(e) = written {
+                // A real failure (disk full, a path turned into a folder): undo what was
+                // written so far now. If even that fails, the journal still shows the apply
+                // as interrupted and recovery offers the rollback at the next start.
+                let _ = recover::rollback_incomplete(&self.root, &self.session, &apply_id);
+                return Err(e);
+            }
+        }
+        journal::append(
+            &self.session,
+            &Record::Commit {
+                apply_id: apply_id.clone(),
+                time: now_secs(),
+            },
+        )?;
+        Ok(ApplyReport {
+            apply_id: Some(apply_id),
+            files: outcomes,
+        })
+    }
+
+    /// The latest interrupted apply of this session, if a crash left one.
+    pub fn pending_recovery(&self) -> Result<Option<PendingApply>> {
+        recover::pending_recovery(&self.session)
+    }
+
+    /// Rolls back the interrupted apply `apply_id` to its snapshot.
+    pub fn rollback_incomplete(&self, apply_id: &str) -> Result<RecoveryReport> {
+        recover::rollback_incomplete(&self.root, &self.session, apply_id)
+    }
+
+    /// What the next rewind would change; `None` when nothing is left to rewind.
+    pub fn rewind_preview(&self) -> Result<Option<RewindPreview>> {
+        rewind::rewind_preview(&self.root, &self.session)
+    }
+
+    /// Undoes the latest apply still in effect. Files edited after that apply are kept unless
+    /// `force_edited`.
+    pub fn rewind(&self, force_edited: bool) -> Result<RewindReport> {
+        rewind::rewind(&self.root, &self.session, force_edited)
+    }
+
+    fn decide_all(&self, plan: &ApplyPlan) -> Result<Vec<Decision>> {
+        let mut seen = BTreeSet::new();
+        plan.writes
+            .iter()
+            .map(|w| {
+                let d = self.decide(w)?;
+                if !seen.insert(d.path.rel().to_string()) {
+                    return Err(ApplyError::DuplicatePath {
+                        path: d.path.rel().to_string(),
+                    });
+                }
+                Ok(d)
+            })
+            .collect()
+    }
+
+    fn decide(&self, w: &PlannedWrite) -> Result<Decision> {
+        let path = ProjectPath::resolve(&self.root, &w.path)?;
+        let current = snapshot::read_current(&path)?;
+        let cur_bytes = current.as_ref().map(|c| c.0.as_slice());
+        let proposed = w.proposed.clone();
+        let mut d = Decision {
+            path,
+            current: current.clone(),
+            status: FileStatus::Clean,
+            write: None,
+            overwrite: proposed.clone(),
+            markers: None,
+            mode: w.mode,
+        };
+        if cur_bytes == proposed.as_deref() {
+            d.status = FileStatus::AlreadyApplied;
+            return Ok(d);
+        }
+        if cur_bytes == w.base.as_deref() {
+            d.write = Some(proposed);
+            return Ok(d);
+        }
+        let whole = |reason| FileStatus::Conflict {
+            reason,
+            regions: Vec::new(),
+            markers_available: false,
+        };
+        match (&w.base, cur_bytes, &proposed) {
+            (_, Some(_), None) => d.status = whole(ConflictReason::DeletedByModel),
+            (Some(_), None, Some(_)) => d.status = whole(ConflictReason::DeletedByYou),
+            (_, ours, Some(theirs)) => {
+                let base = w.base.as_deref().unwrap_or(b"");
+                match merge3(base, ours.unwrap_or(b""), theirs) {
+                    MergeOutcome::Clean(merged) => {
+                        d.status = FileStatus::Merged;
+                        d.write = Some(Some(merged));
+                    }
+                    MergeOutcome::Conflict {
+                        regions,
+                        with_markers,
+                    } => {
+                        d.status = FileStatus::Conflict {
+                            reason: if with_markers.is_some() {
+                                ConflictReason::Lines
+                            } else {
+                                ConflictReason::Binary
+                            },
+                            regions,
+                            markers_available: with_markers.is_some(),
+                        };
+                        d.markers = with_markers;
+                    }
+                }
+            }
+            // Proposed deletion of a file that is already gone: handled as AlreadyApplied above.
+            (_, None, None) => d.status = FileStatus::AlreadyApplied,
+        }
+        Ok(d)
+    }
+}
+
+/// Writes (temp + rename) or deletes one user file; a new file gets `mode` if given.
+fn write_target(
+    path: &ProjectPath,
+    target: Option<&[u8]>,
+    is_new: bool,
+    mode: Option<u32>,
+) -> Result<()> {
+    let abs = path.abs();
+    match target {
+        Some(bytes) => {
+            atomic_write(abs, bytes).map_err(|e| ApplyError::io("write", abs, e))?;
+            if is_new && let Some(m) = mode {
+                fs::set_permissions(abs, fs::Permissions::from_mode(m & 0o7777))
+                    .map_err(|e| ApplyError::io("set the mode of", abs, e))?;
+            }
+        }
+        None => match fs::remove_file(abs) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(ApplyError::io("remove", abs, e)),
+        },
+    }
+    Ok(())
+}
+
+/// A sortable, unique id: milliseconds, process id and a counter.
+fn new_apply_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{millis:013}-{}-{n}", std::process::id())
+}

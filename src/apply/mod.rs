@@ -1,0 +1,165 @@
+//! Applying a composed change set to the user's tree, and undoing it exactly.
+//!
+//! The input is already composed: final content (or deletion) per path plus the base it was
+//! computed from. The engine then works in a fixed order so that a crash at any point leaves
+//! something recoverable:
+//!
+//! 1. decide per path (unchanged since base: write; changed: three-way merge, see [`merge3`]);
+//! 2. snapshot every path about to change (bytes, mode, existence, folders about to be created)
+//!    into the session folder, fsynced ([`snapshot`]);
+//! 3. append a `begin` record to the append-only journal, fsynced ([`journal`]);
+//! 4. write each file with [`crate::fsutil::atomic_write`] (temp + rename: never half-written);
+//! 5. append `commit`.
+//!
+//! A `begin` without `commit` is an interrupted apply ([`recover`]); rewind reads the journal
+//! and snapshots from disk only, so it works after a restart ([`rewind`]).
+
+pub mod engine;
+pub mod journal;
+pub mod merge3;
+pub mod recover;
+pub mod rewind;
+pub mod snapshot;
+
+use std::io;
+use std::path::PathBuf;
+
+pub use engine::{
+    AppliedAs, ApplyEngine, ApplyReport, ConflictReason, FileOutcome, FilePreview, FileStatus,
+    Preview,
+};
+pub use merge3::{ConflictRegion, LineSpan, MergeOutcome, merge3};
+pub use recover::{PendingApply, RecoveryReport};
+pub use rewind::{RewindAction, RewindFile, RewindPreview, RewindReport};
+
+/// One path of a composed change set: what it was at run start and what should be there now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedWrite {
+    /// `/`-separated path relative to the project root.
+    pub path: String,
+    /// Content at run start; `None` when the file did not exist then.
+    pub base: Option<Vec<u8>>,
+    /// Content to write; `None` deletes the file.
+    pub proposed: Option<Vec<u8>>,
+    /// Permission bits for a file the apply creates (ignored when the file exists).
+    pub mode: Option<u32>,
+}
+
+/// Everything one apply writes, with the provenance the journal records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApplyPlan {
+    /// The paths to change, each at most once.
+    pub writes: Vec<PlannedWrite>,
+    /// Model entries whose changes are in this apply (e.g. `openai/gpt-5#2`).
+    pub models: Vec<String>,
+    /// Provenance ids of the hunks taken (opaque to this module).
+    pub hunks: Vec<String>,
+    /// The turn's prompt or a short label, shown by rewind.
+    pub label: String,
+}
+
+/// What to do with a path whose merge conflicted. A conflicting path with no resolution is
+/// skipped: nothing is written to it unless the user chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Resolution {
+    /// Replace the user's file with the model's proposal (or delete it, if proposed).
+    Overwrite,
+    /// Leave the user's file as it is.
+    Skip,
+    /// Write the merge with git-style conflict markers for the user to edit.
+    Markers,
+}
+
+/// Why an apply, rewind or recovery could not proceed. Each text says what to do instead.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// A filesystem operation failed.
+    #[error("could not {op} {}: {source}; check the path exists and is writable", path.display())]
+    Io {
+        /// What was being done (e.g. "read", "write", "remove").
+        op: &'static str,
+        /// The file or folder involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// A path in the plan or a snapshot resolves outside the project (e.g. via a new symlink).
+    #[error("refused path: {0}")]
+    Path(#[from] crate::workspace::PathError),
+    /// The path exists but is not a regular file, so it cannot be snapshotted and replaced.
+    #[error(
+        "{path} is a folder or symlink, not a regular file; apply only replaces regular files: move it aside and try again"
+    )]
+    NotAFile {
+        /// The relative path.
+        path: String,
+    },
+    /// The same path appears twice in one plan.
+    #[error(
+        "{path} appears more than once in the plan; compose the change set so each path occurs once"
+    )]
+    DuplicatePath {
+        /// The relative path.
+        path: String,
+    },
+    /// A snapshot manifest or blob is missing or unreadable.
+    #[error(
+        "snapshot of apply {apply_id} is damaged: {why}; the session folder was modified outside versus, restore it from a backup"
+    )]
+    Snapshot {
+        /// The apply whose snapshot is damaged.
+        apply_id: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// An earlier apply was interrupted and must be rolled back first.
+    #[error(
+        "apply {apply_id} was interrupted before it finished; roll it back (rollback_incomplete) before applying or rewinding"
+    )]
+    PendingRecovery {
+        /// The interrupted apply.
+        apply_id: String,
+    },
+    /// Rewind was asked for but every apply of the session is already undone.
+    #[error("nothing to rewind: no applied change is left in this session")]
+    NothingToRewind,
+    /// The recovery asked for names an apply that is not interrupted.
+    #[error("apply {apply_id} is not an interrupted apply; use pending_recovery to find one")]
+    NotPending {
+        /// The apply id given.
+        apply_id: String,
+    },
+    /// Test hook: the apply stopped on purpose after this many writes, like a crash.
+    #[error("apply stopped on purpose after {after} writes (failure injection for tests)")]
+    InjectedFailure {
+        /// Writes done before stopping.
+        after: usize,
+    },
+}
+
+impl ApplyError {
+    /// Shorthand for [`ApplyError::Io`].
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Self::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Result type of this module.
+pub type Result<T> = std::result::Result<T, ApplyError>;
+
+/// Content hash used by snapshots, the journal and edit detection (blake3, hex).
+pub fn content_hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// Seconds since the Unix epoch, for journal records.
+pub(crate) fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}

@@ -1,0 +1,86 @@
+//! Recovery of an apply a crash interrupted between its `begin` and `commit` records.
+//!
+//! Because `begin` is only written once the snapshot is durable, and every user-file write is a
+//! temp + rename, an interrupted apply leaves each path either exactly as before or exactly as
+//! the apply meant it. Rolling back therefore restores every snapshotted path unconditionally
+//! (restoring an untouched path is a no-op) and removes the folders the apply created.
+
+use std::path::Path;
+
+use super::journal::{self, Record};
+use super::snapshot;
+use super::{ApplyError, Result, now_secs};
+
+/// An apply that began but never committed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingApply {
+    /// Its id (pass it to `rollback_incomplete`).
+    pub apply_id: String,
+    /// Label or prompt of the turn.
+    pub label: String,
+    /// Models whose changes it carried.
+    pub models: Vec<String>,
+    /// Paths it was changing.
+    pub paths: Vec<String>,
+    /// Unix seconds at begin.
+    pub time: u64,
+}
+
+/// What a rollback restored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// The apply rolled back.
+    pub apply_id: String,
+    /// Paths put back to their pre-apply state.
+    pub restored: Vec<String>,
+}
+
+/// Finds the latest interrupted apply in `session`'s journal, if any.
+pub fn pending_recovery(session: &Path) -> Result<Option<PendingApply>> {
+    let records = journal::read(session)?;
+    Ok(journal::entries(&records)
+        .into_iter()
+        .rev()
+        .find(journal::ApplyEntry::is_interrupted)
+        .map(|e| PendingApply {
+            apply_id: e.apply_id,
+            label: e.label,
+            models: e.models,
+            paths: e.paths,
+            time: e.time,
+        }))
+}
+
+/// Restores every path of the interrupted apply `apply_id` from its snapshot, removes folders
+/// it created, and records a `rollback` in the journal.
+pub fn rollback_incomplete(root: &Path, session: &Path, apply_id: &str) -> Result<RecoveryReport> {
+    let root = root
+        .canonicalize()
+        .map_err(|e| ApplyError::io("open the project root", root, e))?;
+    let records = journal::read(session)?;
+    let entry = journal::entries(&records)
+        .into_iter()
+        .find(|e| e.apply_id == apply_id && e.is_interrupted())
+        .ok_or_else(|| ApplyError::NotPending {
+            apply_id: apply_id.to_string(),
+        })?;
+    let manifest = snapshot::load(session, &entry.snapshot)?;
+    let mut restored = Vec::with_capacity(manifest.entries.len());
+    for e in &manifest.entries {
+        snapshot::restore_entry(&root, session, &entry.snapshot, e)?;
+        restored.push(e.path.clone());
+    }
+    snapshot::remove_created_dirs(&root, &manifest);
+    journal::append(
+        session,
+        &Record::Rollback {
+            apply_id: apply_id.to_string(),
+            time: now_secs(),
+            restored: restored.clone(),
+        },
+    )?;
+    Ok(RecoveryReport {
+        apply_id: apply_id.to_string(),
+        restored,
+    })
+}

@@ -1,0 +1,618 @@
+//! Apply and rewind on real folders and git repositories: exact restore (bytes, modes, created
+//! and deleted files and folders), staleness merges and conflict resolutions, crash recovery,
+//! and rewinds that walk back across engine restarts.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use versus::apply::{
+    AppliedAs, ApplyEngine, ApplyError, ApplyPlan, ConflictReason, FileStatus, PlannedWrite,
+    Resolution, RewindAction, journal,
+};
+
+/// A project root plus a separate session folder, both temporary.
+struct Setup {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    session: PathBuf,
+}
+
+impl Setup {
+    fn plain() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("project");
+        let session = base.join("session");
+        fs::create_dir_all(&root).unwrap();
+        Self {
+            _tmp: tmp,
+            root,
+            session,
+        }
+    }
+
+    /// A git repository with committed files, a staged change, an unstaged edit and an
+    /// untracked file: the kinds of state a base captures.
+    fn git_repo() -> Self {
+        let s = Self::plain();
+        s.git(&["init", "-q"]);
+        s.write("run.sh", "#!/bin/sh\necho hi\n");
+        s.chmod("run.sh", 0o755);
+        s.write("src/lib.rs", "fn a() {}\nfn b() {}\nfn c() {}\n");
+        s.write("old.txt", "to be deleted\n");
+        s.write("README.md", "readme\n");
+        s.git(&["add", "-A"]);
+        s.git(&["commit", "-q", "-m", "init"]);
+        s.write("README.md", "readme, staged\n");
+        s.git(&["add", "README.md"]);
+        s.write(
+            "src/lib.rs",
+            "fn a() {}\nfn b() {}\nfn c() {}\n// unstaged\n",
+        );
+        s.write("notes.txt", "untracked\n");
+        s
+    }
+
+    fn git(&self, args: &[&str]) {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(&self.root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    fn engine(&self) -> ApplyEngine {
+        ApplyEngine::new(&self.root, &self.session).unwrap()
+    }
+
+    fn write(&self, rel: &str, content: &str) {
+        let p = self.root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, content).unwrap();
+    }
+
+    fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.root.join(rel)).unwrap()
+    }
+
+    fn mode(&self, rel: &str) -> u32 {
+        fs::metadata(self.root.join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    }
+
+    fn chmod(&self, rel: &str, mode: u32) {
+        fs::set_permissions(self.root.join(rel), fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// Every file and folder under the root except `.git`: path -> (bytes, mode). Folders
+    /// appear with a trailing `/` and no bytes, so created folders show up in comparisons.
+    fn tree(&self) -> BTreeMap<String, (Vec<u8>, u32)> {
+        fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (Vec<u8>, u32)>) {
+            for entry in fs::read_dir(dir).unwrap() {
+                let entry = entry.unwrap();
+                let path = entry.path();
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                if rel == ".git" {
+                    continue;
+                }
+                let meta = fs::symlink_metadata(&path).unwrap();
+                let mode = meta.permissions().mode() & 0o7777;
+                if meta.file_type().is_symlink() {
+                    let target = fs::read_link(&path).unwrap();
+                    out.insert(rel, (target.to_string_lossy().as_bytes().to_vec(), 0));
+                } else if meta.is_dir() {
+                    out.insert(format!("{rel}/"), (Vec::new(), mode));
+                    walk(root, &path, out);
+                } else {
+                    out.insert(rel, (fs::read(&path).unwrap(), mode));
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(&self.root, &self.root, &mut out);
+        out
+    }
+}
+
+fn change(path: &str, base: Option<&str>, proposed: Option<&str>) -> PlannedWrite {
+    PlannedWrite {
+        path: path.into(),
+        base: base.map(|b| b.as_bytes().to_vec()),
+        proposed: proposed.map(|p| p.as_bytes().to_vec()),
+        mode: None,
+    }
+}
+
+fn plan(writes: Vec<PlannedWrite>) -> ApplyPlan {
+    ApplyPlan {
+        writes,
+        models: vec!["openai/gpt-5".into()],
+        hunks: vec!["openai/gpt-5:src/lib.rs:1".into()],
+        label: "make it better".into(),
+    }
+}
+
+fn no_resolutions() -> BTreeMap<String, Resolution> {
+    BTreeMap::new()
+}
+
+/// The git fixture's full change: modify, keep-executable, delete, create in new folders.
+fn big_plan() -> ApplyPlan {
+    let mut new_tool = change("bin/tools/tool.sh", None, Some("#!/bin/sh\nexit 0\n"));
+    new_tool.mode = Some(0o755);
+    plan(vec![
+        change(
+            "run.sh",
+            Some("#!/bin/sh\necho hi\n"),
+            Some("#!/bin/sh\necho hello\n"),
+        ),
+        change(
+            "src/lib.rs",
+            Some("fn a() {}\nfn b() {}\nfn c() {}\n// unstaged\n"),
+            Some("fn a() {}\nfn b2() {}\nfn c() {}\n// unstaged\n"),
+        ),
+        change("old.txt", Some("to be deleted\n"), None),
+        change("new/deep/file.txt", None, Some("brand new\n")),
+        new_tool,
+    ])
+}
+
+#[test]
+fn apply_then_rewind_restores_the_whole_tree_with_modes() {
+    let s = Setup::git_repo();
+    let before = s.tree();
+    let engine = s.engine();
+    let preview = engine.preview(&big_plan()).unwrap();
+    assert!(preview.files.iter().all(|f| f.status == FileStatus::Clean));
+    let report = engine.apply(&big_plan(), &no_resolutions()).unwrap();
+    assert!(report.apply_id.is_some());
+    assert_eq!(report.written().len(), 5);
+
+    assert_eq!(s.read("run.sh"), "#!/bin/sh\necho hello\n");
+    assert_eq!(s.mode("run.sh"), 0o755, "rewritten script stays executable");
+    assert_eq!(s.mode("bin/tools/tool.sh"), 0o755, "new file gets its mode");
+    assert!(!s.root.join("old.txt").exists());
+    assert_eq!(s.read("new/deep/file.txt"), "brand new\n");
+    assert_ne!(s.tree(), before);
+
+    let rp = engine.rewind_preview().unwrap().unwrap();
+    assert_eq!(rp.files.len(), 5);
+    assert!(rp.edited().is_empty());
+    assert_eq!(rp.summary(), "5 files, +3 -5");
+    let action = |p: &str| rp.files.iter().find(|f| f.path == p).unwrap().action;
+    assert_eq!(action("old.txt"), RewindAction::Recreate);
+    assert_eq!(action("new/deep/file.txt"), RewindAction::Remove);
+    assert_eq!(action("run.sh"), RewindAction::Restore);
+
+    let r = engine.rewind(false).unwrap();
+    assert_eq!(r.restored.len(), 5);
+    assert!(r.kept.is_empty());
+    assert_eq!(
+        s.tree(),
+        before,
+        "tree (bytes, modes, folders) back exactly"
+    );
+    assert!(matches!(
+        engine.rewind(false),
+        Err(ApplyError::NothingToRewind)
+    ));
+}
+
+#[test]
+fn rewind_restores_an_unusual_mode_on_a_deleted_file() {
+    let s = Setup::plain();
+    s.write("secret.txt", "x\n");
+    s.chmod("secret.txt", 0o600);
+    let before = s.tree();
+    let engine = s.engine();
+    engine
+        .apply(
+            &plan(vec![change("secret.txt", Some("x\n"), None)]),
+            &no_resolutions(),
+        )
+        .unwrap();
+    assert!(!s.root.join("secret.txt").exists());
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+    assert_eq!(s.mode("secret.txt"), 0o600);
+}
+
+#[test]
+fn non_overlapping_user_edit_merges_cleanly() {
+    let s = Setup::git_repo();
+    let base = "fn a() {}\nfn b() {}\nfn c() {}\n// unstaged\n";
+    // The user edits the first line after the run started; the model changed the third.
+    s.write(
+        "src/lib.rs",
+        "fn a_user() {}\nfn b() {}\nfn c() {}\n// unstaged\n",
+    );
+    let p = plan(vec![change(
+        "src/lib.rs",
+        Some(base),
+        Some("fn a() {}\nfn b() {}\nfn c_model() {}\n// unstaged\n"),
+    )]);
+    let engine = s.engine();
+    let preview = engine.preview(&p).unwrap();
+    assert_eq!(preview.files[0].status, FileStatus::Merged);
+    assert_eq!((preview.files[0].added, preview.files[0].removed), (1, 1));
+    let report = engine.apply(&p, &no_resolutions()).unwrap();
+    assert_eq!(report.files[0].applied_as, AppliedAs::Merged);
+    assert_eq!(
+        s.read("src/lib.rs"),
+        "fn a_user() {}\nfn b() {}\nfn c_model() {}\n// unstaged\n"
+    );
+    engine.rewind(false).unwrap();
+    assert_eq!(
+        s.read("src/lib.rs"),
+        "fn a_user() {}\nfn b() {}\nfn c() {}\n// unstaged\n"
+    );
+}
+
+#[test]
+fn overlapping_edits_conflict_and_each_resolution_is_honoured() {
+    let s = Setup::plain();
+    let base = "one\ntwo\nthree\n";
+    let user = "one\nTWO (user)\nthree\n";
+    let model = "one\nTWO (model)\nthree\n";
+    for f in ["over.txt", "skip.txt", "mark.txt", "none.txt"] {
+        s.write(f, user);
+    }
+    let p = plan(
+        ["over.txt", "skip.txt", "mark.txt", "none.txt"]
+            .iter()
+            .map(|f| change(f, Some(base), Some(model)))
+            .collect(),
+    );
+    let engine = s.engine();
+    let preview = engine.preview(&p).unwrap();
+    assert_eq!(preview.conflicts().len(), 4);
+    match &preview.files[0].status {
+        FileStatus::Conflict {
+            reason,
+            regions,
+            markers_available,
+        } => {
+            assert_eq!(*reason, ConflictReason::Lines);
+            assert!(*markers_available);
+            assert_eq!(regions.len(), 1);
+            assert_eq!(regions[0].ours.start, 2);
+            assert_eq!(regions[0].ours.len, 1);
+        }
+        other => panic!("expected conflict, got {other:?}"),
+    }
+    let before = s.tree();
+
+    // Without resolutions nothing at all is written and no apply is journaled.
+    let report = engine.apply(&p, &no_resolutions()).unwrap();
+    assert!(report.apply_id.is_none());
+    assert!(
+        report
+            .files
+            .iter()
+            .all(|f| f.applied_as == AppliedAs::Unresolved)
+    );
+    assert_eq!(s.tree(), before);
+
+    let resolutions = BTreeMap::from([
+        ("over.txt".to_string(), Resolution::Overwrite),
+        ("skip.txt".to_string(), Resolution::Skip),
+        ("mark.txt".to_string(), Resolution::Markers),
+    ]);
+    let report = engine.apply(&p, &resolutions).unwrap();
+    let how: Vec<AppliedAs> = report.files.iter().map(|f| f.applied_as).collect();
+    assert_eq!(
+        how,
+        vec![
+            AppliedAs::Overwritten,
+            AppliedAs::Skipped,
+            AppliedAs::MarkersWritten,
+            AppliedAs::Unresolved
+        ]
+    );
+    assert_eq!(s.read("over.txt"), model);
+    assert_eq!(s.read("skip.txt"), user);
+    assert_eq!(
+        s.read("mark.txt"),
+        "one\n<<<<<<< yours\nTWO (user)\n=======\nTWO (model)\n>>>>>>> model\nthree\n"
+    );
+    assert_eq!(s.read("none.txt"), user);
+
+    // Only the written paths are snapshotted, and rewind gives the user's versions back.
+    let rp = engine.rewind_preview().unwrap().unwrap();
+    let paths: Vec<&str> = rp.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, vec!["over.txt", "mark.txt"]);
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+}
+
+#[test]
+fn deleting_a_file_the_user_changed_is_a_conflict() {
+    let s = Setup::plain();
+    s.write("a.txt", "user changed\n");
+    let p = plan(vec![change("a.txt", Some("original\n"), None)]);
+    let engine = s.engine();
+    let preview = engine.preview(&p).unwrap();
+    assert!(matches!(
+        preview.files[0].status,
+        FileStatus::Conflict {
+            reason: ConflictReason::DeletedByModel,
+            markers_available: false,
+            ..
+        }
+    ));
+    let markers = BTreeMap::from([("a.txt".to_string(), Resolution::Markers)]);
+    let report = engine.apply(&p, &markers).unwrap();
+    assert_eq!(report.files[0].applied_as, AppliedAs::MarkersUnavailable);
+    assert_eq!(s.read("a.txt"), "user changed\n");
+    let over = BTreeMap::from([("a.txt".to_string(), Resolution::Overwrite)]);
+    engine.apply(&p, &over).unwrap();
+    assert!(!s.root.join("a.txt").exists());
+}
+
+#[test]
+fn already_applied_content_is_not_rewritten_or_journaled() {
+    let s = Setup::plain();
+    s.write("a.txt", "new\n");
+    let report = s
+        .engine()
+        .apply(
+            &plan(vec![change("a.txt", Some("old\n"), Some("new\n"))]),
+            &no_resolutions(),
+        )
+        .unwrap();
+    assert_eq!(report.files[0].applied_as, AppliedAs::AlreadyApplied);
+    assert!(report.apply_id.is_none());
+    assert!(journal::read(&s.session).unwrap().is_empty());
+}
+
+#[test]
+fn crash_between_snapshot_and_commit_is_rolled_back_exactly() {
+    let s = Setup::git_repo();
+    let mut writes = Vec::new();
+    for i in 0..30 {
+        let rel = format!("gen/{}/f{i}.txt", i % 3);
+        writes.push(change(&rel, None, Some(&format!("generated {i}\n"))));
+    }
+    writes.extend(big_plan().writes);
+    let p = plan(writes);
+    let before = s.tree();
+    let err = s
+        .engine()
+        .fail_after_writes(20)
+        .apply(&p, &no_resolutions())
+        .unwrap_err();
+    assert!(matches!(err, ApplyError::InjectedFailure { after: 20 }));
+    assert_ne!(s.tree(), before, "the crash left a half-applied tree");
+
+    // Next start: a fresh engine finds the interrupted apply.
+    let engine = s.engine();
+    let pending = engine
+        .pending_recovery()
+        .unwrap()
+        .expect("interrupted apply");
+    assert_eq!(pending.paths.len(), 35);
+    assert_eq!(pending.models, vec!["openai/gpt-5".to_string()]);
+    assert!(matches!(
+        engine.apply(&p, &no_resolutions()),
+        Err(ApplyError::PendingRecovery { .. })
+    ));
+    assert!(matches!(
+        engine.rewind(false),
+        Err(ApplyError::PendingRecovery { .. })
+    ));
+    let report = engine.rollback_incomplete(&pending.apply_id).unwrap();
+    assert_eq!(report.restored.len(), 35);
+    assert_eq!(
+        s.tree(),
+        before,
+        "rollback restores the exact pre-apply tree"
+    );
+    assert!(engine.pending_recovery().unwrap().is_none());
+    assert!(matches!(
+        engine.rollback_incomplete(&pending.apply_id),
+        Err(ApplyError::NotPending { .. })
+    ));
+    // A rolled-back apply is not something rewind can undo again.
+    assert!(matches!(
+        engine.rewind(false),
+        Err(ApplyError::NothingToRewind)
+    ));
+}
+
+#[test]
+fn crash_before_any_write_leaves_the_tree_and_rolls_back_cleanly() {
+    let s = Setup::plain();
+    s.write("a.txt", "a\n");
+    let before = s.tree();
+    let p = plan(vec![
+        change("a.txt", Some("a\n"), Some("A\n")),
+        change("x/y.txt", None, Some("y\n")),
+    ]);
+    assert!(
+        s.engine()
+            .fail_after_writes(0)
+            .apply(&p, &no_resolutions())
+            .is_err()
+    );
+    assert_eq!(s.tree(), before);
+    let engine = s.engine();
+    let pending = engine.pending_recovery().unwrap().unwrap();
+    engine.rollback_incomplete(&pending.apply_id).unwrap();
+    assert_eq!(s.tree(), before);
+}
+
+#[test]
+fn two_applies_then_two_rewinds_across_restarts_walk_back_to_the_original() {
+    let s = Setup::git_repo();
+    let original = s.tree();
+    s.engine().apply(&big_plan(), &no_resolutions()).unwrap();
+    let after_first = s.tree();
+    let second = plan(vec![
+        change(
+            "run.sh",
+            Some("#!/bin/sh\necho hello\n"),
+            Some("#!/bin/sh\necho bye\n"),
+        ),
+        change("new/deep/file.txt", Some("brand new\n"), None),
+        change("new/other.txt", None, Some("other\n")),
+    ]);
+    let mut second = second;
+    second.label = "second turn".into();
+    s.engine().apply(&second, &no_resolutions()).unwrap();
+    assert_eq!(s.read("run.sh"), "#!/bin/sh\necho bye\n");
+
+    // Each rewind uses a fresh engine: state comes from the journal and snapshots on disk.
+    let r = s.engine().rewind(false).unwrap();
+    assert_eq!(r.label, "second turn");
+    assert_eq!(s.tree(), after_first);
+    let r = s.engine().rewind(false).unwrap();
+    assert_eq!(r.label, "make it better");
+    assert_eq!(s.tree(), original);
+    assert!(s.engine().rewind_preview().unwrap().is_none());
+
+    let recs = journal::read(&s.session).unwrap();
+    let kinds: Vec<&str> = recs
+        .iter()
+        .map(|r| match r {
+            journal::Record::Begin { .. } => "begin",
+            journal::Record::Commit { .. } => "commit",
+            journal::Record::Rewind { .. } => "rewind",
+            journal::Record::Rollback { .. } => "rollback",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec!["begin", "commit", "begin", "commit", "rewind", "rewind"]
+    );
+}
+
+#[test]
+fn file_edited_after_apply_is_reported_and_kept_unless_forced() {
+    for force in [false, true] {
+        let s = Setup::plain();
+        s.write("a.txt", "a\n");
+        s.write("b.txt", "b\n");
+        let p = plan(vec![
+            change("a.txt", Some("a\n"), Some("a by model\n")),
+            change("b.txt", Some("b\n"), Some("b by model\n")),
+        ]);
+        s.engine().apply(&p, &no_resolutions()).unwrap();
+        s.write("a.txt", "a by model\nand the user's later work\n");
+
+        let engine = s.engine();
+        let rp = engine.rewind_preview().unwrap().unwrap();
+        assert_eq!(rp.edited(), vec!["a.txt"]);
+        let r = engine.rewind(force).unwrap();
+        assert_eq!(s.read("b.txt"), "b\n");
+        if force {
+            assert_eq!(r.restored, vec!["a.txt", "b.txt"]);
+            assert_eq!(s.read("a.txt"), "a\n");
+        } else {
+            assert_eq!(r.kept, vec!["a.txt"]);
+            assert_eq!(s.read("a.txt"), "a by model\nand the user's later work\n");
+        }
+    }
+}
+
+#[test]
+fn symlink_escapes_are_refused_before_anything_is_written() {
+    let s = Setup::plain();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), s.root.join("link")).unwrap();
+    s.write("a.txt", "a\n");
+    let before = s.tree();
+    let p = plan(vec![
+        change("a.txt", Some("a\n"), Some("A\n")),
+        change("link/evil.txt", None, Some("x\n")),
+    ]);
+    let err = s.engine().apply(&p, &no_resolutions()).unwrap_err();
+    assert!(matches!(err, ApplyError::Path(_)), "{err}");
+    assert_eq!(s.tree(), before);
+    assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn crlf_file_with_user_edit_merges_keeping_line_endings() {
+    let s = Setup::plain();
+    let base = "a\r\nb\r\nc\r\nd\r\n";
+    s.write("w.txt", "A\r\nb\r\nc\r\nd\r\n");
+    let p = plan(vec![change("w.txt", Some(base), Some("a\r\nb\r\nc\r\nD"))]);
+    s.engine().apply(&p, &no_resolutions()).unwrap();
+    assert_eq!(s.read("w.txt"), "A\r\nb\r\nc\r\nD");
+}
+
+#[test]
+fn a_real_write_failure_half_way_rolls_back_at_once() {
+    let s = Setup::plain();
+    s.write("a.txt", "a\n");
+    let before = s.tree();
+    // "p" is written as a file first, so creating "p/q.txt" fails half-way through the apply.
+    let p = plan(vec![
+        change("a.txt", Some("a\n"), Some("A\n")),
+        change("p", None, Some("file\n")),
+        change("p/q.txt", None, Some("q\n")),
+    ]);
+    let engine = s.engine();
+    assert!(matches!(
+        engine.apply(&p, &no_resolutions()),
+        Err(ApplyError::Io { .. })
+    ));
+    assert_eq!(s.tree(), before);
+    assert!(engine.pending_recovery().unwrap().is_none());
+    let recs = journal::read(&s.session).unwrap();
+    assert!(matches!(
+        recs.last(),
+        Some(journal::Record::Rollback { .. })
+    ));
+}
+
+#[test]
+fn torn_journal_line_and_user_files_in_created_folders_are_tolerated() {
+    let s = Setup::plain();
+    s.engine()
+        .apply(
+            &plan(vec![change("gen/out.txt", None, Some("out\n"))]),
+            &no_resolutions(),
+        )
+        .unwrap();
+    // A crash while appending a later record leaves a torn last line.
+    let mut j = fs::OpenOptions::new()
+        .append(true)
+        .open(journal::journal_path(&s.session))
+        .unwrap();
+    std::io::Write::write_all(&mut j, br#"{"kind":"begin","apply_id":"tor"#).unwrap();
+    drop(j);
+    // The user put their own file in the folder the apply created.
+    s.write("gen/mine.txt", "mine\n");
+    let engine = s.engine();
+    assert!(engine.pending_recovery().unwrap().is_none());
+    let r = engine.rewind(false).unwrap();
+    assert_eq!(r.restored, vec!["gen/out.txt"]);
+    assert!(!s.root.join("gen/out.txt").exists());
+    assert_eq!(
+        s.read("gen/mine.txt"),
+        "mine\n",
+        "non-empty created folder is kept"
+    );
+    assert_eq!(journal::read(&s.session).unwrap().len(), 3);
+}
