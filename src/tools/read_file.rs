@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::registry::{Handler, Tool, typed};
+use super::registry::{Handler, Tool, run_blocking, typed};
 use super::suggest::did_you_mean;
 use super::text::{self, BOM};
 use super::{ImagePart, ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
@@ -61,10 +61,7 @@ impl Handler for ReadFile {
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || read(&args, &ctx))
-            .await
-            .map_err(|e| ToolError::failed(format!("read_file stopped unexpectedly: {e}")))?
+        run_blocking("read_file", args, ctx, read).await
     }
 }
 

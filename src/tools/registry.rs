@@ -82,6 +82,21 @@ fn strip_nulls(args: &Value) -> Value {
     }
 }
 
+/// Runs a synchronous tool body on the blocking pool, so file walks and large reads never stall
+/// the async runtime that streams other models' events. A panic in the body becomes an error
+/// result naming the tool instead of tearing down the loop.
+pub(crate) async fn run_blocking<A: Send + 'static>(
+    tool: &'static str,
+    args: A,
+    ctx: &ToolContext,
+    body: fn(&A, &ToolContext) -> Result<ToolOutput, ToolError>,
+) -> Result<ToolOutput, ToolError> {
+    let ctx = ctx.clone();
+    tokio::task::spawn_blocking(move || body(&args, &ctx))
+        .await
+        .map_err(|e| ToolError::failed(format!("{tool} stopped unexpectedly: {e}")))?
+}
+
 pub(crate) fn typed<H: Handler>(spec: ToolSpec, handler: H) -> Arc<dyn Tool> {
     Arc::new(Typed { spec, handler })
 }

@@ -13,7 +13,7 @@ use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::registry::{Handler, Tool, typed};
+use super::registry::{Handler, Tool, run_blocking, typed};
 use super::walk::{Located, Overlay, Walk, compile_glob, locate, not_found};
 use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
 
@@ -59,10 +59,7 @@ impl Handler for SearchFiles {
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || search(&args, &ctx))
-            .await
-            .map_err(|e| ToolError::failed(format!("search_files stopped unexpectedly: {e}")))?
+        run_blocking("search_files", args, ctx, search).await
     }
 }
 

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::registry::{Handler, Tool, typed};
+use super::registry::{Handler, Tool, run_blocking, typed};
 use super::suggest::did_you_mean;
 use super::text::{self, LineEnding};
 use super::{EditOutcome, ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
@@ -83,11 +83,7 @@ impl Handler for EditFile {
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let ctx = ctx.clone();
-        let result = tokio::task::spawn_blocking(move || edit(&args, &ctx))
-            .await
-            .map_err(|e| ToolError::failed(format!("edit_file stopped unexpectedly: {e}")))
-            .and_then(|r| r);
+        let result = run_blocking("edit_file", args, ctx, edit).await;
         // Every refusal is a failed edit in the run's statistics.
         Ok(result
             .unwrap_or_else(|e| ToolOutput::error(e.to_string()).with_edit(EditOutcome::Failed)))

@@ -13,7 +13,7 @@ use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::registry::{Handler, Tool, typed};
+use super::registry::{Handler, Tool, run_blocking, typed};
 use super::walk::{Located, Overlay, Walk, locate, not_found};
 use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
 use tree::{Kind, Tree};
@@ -65,10 +65,7 @@ impl Handler for ListDirectory {
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || list(&args, &ctx))
-            .await
-            .map_err(|e| ToolError::failed(format!("list_directory stopped unexpectedly: {e}")))?
+        run_blocking("list_directory", args, ctx, list).await
     }
 }
 
