@@ -3,10 +3,22 @@
 //! Tools never touch `std::fs` for writes directly; they go through [`FileView`], so the proposal
 //! layer (per-model workspaces, in-memory overlays) can sit behind the same tools unchanged.
 
+mod base;
+mod copy;
 mod direct;
+mod error;
+mod manager;
+mod overlay;
 mod path;
+mod recording;
 mod view;
+mod worktree;
 
+pub use base::{Base, BaseEntry, BaseKind, DirChange};
 pub use direct::DirectView;
+pub use error::WorkspaceError;
+pub use manager::{Isolation, Workspace, cleanup_leftovers, cleanup_leftovers_in, default_parent};
+pub use overlay::OverlayView;
 pub use path::{PathError, ProjectPath};
+pub use recording::{FileWrite, RecordingView};
 pub use view::{EntryKind, EntryMeta, FileView, PendingChange, WriteOrigin};

@@ -1,0 +1,79 @@
+//! [`WorkspaceError`]: why a base capture, a workspace creation, a setup command or a cleanup
+//! failed.
+//!
+//! Kept apart from the tools' `ToolError`: these errors are read by the user (and the agent
+//! loop), not by a model, so each one names the file, repository or command involved and what
+//! to do about it.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Everything that can go wrong while capturing a base or managing a workspace.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// A filesystem operation failed on a given path.
+    #[error("could not {op} {}: {source} (check that the path exists and is readable/writable)", path.display())]
+    Io {
+        /// What was being done (`read`, `copy`, `create folder`, ...).
+        op: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// A git operation on the project's repository failed.
+    #[error("git could not {op} in {}: {source}", repo.display())]
+    Git {
+        /// What was being done (`add a worktree`, `read the status`, ...).
+        op: &'static str,
+        /// The repository (or project) path.
+        repo: PathBuf,
+        /// The libgit2 error.
+        #[source]
+        source: git2::Error,
+    },
+    /// Walking the project tree failed (an unreadable folder, a broken ignore file).
+    #[error("could not walk {}: {message} (fix the permissions or the ignore file it names)", root.display())]
+    Walk {
+        /// Root of the walk.
+        root: PathBuf,
+        /// What the walker reported.
+        message: String,
+    },
+    /// The workspace setup command exited with a failure.
+    #[error(
+        "the setup command `{command}` failed in {} ({status}); fix the command in the recipe or config, or run it by hand there to see why. Output:\n{output}",
+        dir.display()
+    )]
+    Setup {
+        /// The command as configured.
+        command: String,
+        /// The folder it ran in.
+        dir: PathBuf,
+        /// `exit code N` or `killed by a signal`.
+        status: String,
+        /// Its combined stdout and stderr (tail kept if long).
+        output: String,
+    },
+}
+
+impl WorkspaceError {
+    /// Shorthand for [`WorkspaceError::Io`].
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Self::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Shorthand for [`WorkspaceError::Git`].
+    pub(crate) fn git(op: &'static str, repo: impl Into<PathBuf>, source: git2::Error) -> Self {
+        Self::Git {
+            op,
+            repo: repo.into(),
+            source,
+        }
+    }
+}

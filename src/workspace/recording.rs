@@ -1,0 +1,240 @@
+//! [`RecordingView`]: a view wrapper that turns every write into a proposal record.
+//!
+//! Tools already send every write and delete through a [`FileView`]; wrapping the workspace's
+//! view records each one, in order, with the tool and call that made it, so proposals need no
+//! help from the tools. Bash writes straight to disk, so its changes are found afterwards by
+//! [`RecordingView::bash_changes`], which compares the workspace with the base and with what
+//! the recorded writes should have left there.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use super::base::{Base, hash_bytes, scan};
+use super::error::WorkspaceError;
+use super::path::{PathError, ProjectPath};
+use super::view::{EntryMeta, FileView, PendingChange, WriteOrigin};
+
+/// One recorded change to one file, in the order the model made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileWrite {
+    /// `/`-separated path relative to the workspace root.
+    pub path: String,
+    /// The file's full new content; `None` for a delete.
+    pub content: Option<Arc<Vec<u8>>>,
+    /// Which tool call made the change (`bash` for changes found by comparison).
+    pub origin: WriteOrigin,
+    /// Position in this workspace's sequence of changes, from 0.
+    pub seq: u64,
+}
+
+/// Wraps a view and records every successful write and delete as a [`FileWrite`].
+#[derive(Debug)]
+pub struct RecordingView<V: FileView> {
+    inner: V,
+    log: Mutex<Vec<FileWrite>>,
+}
+
+impl<V: FileView> RecordingView<V> {
+    /// Starts recording over `inner`.
+    pub fn new(inner: V) -> Self {
+        Self {
+            inner,
+            log: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The wrapped view.
+    pub fn inner(&self) -> &V {
+        &self.inner
+    }
+
+    /// Every change recorded so far, in order.
+    pub fn writes(&self) -> Vec<FileWrite> {
+        self.log().clone()
+    }
+
+    /// The log, even after a panic elsewhere poisoned its lock (the entries stay valid, and
+    /// losing a proposal silently would be worse).
+    fn log(&self) -> MutexGuard<'_, Vec<FileWrite>> {
+        self.log.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Performs `op` on the inner view and records it, holding the log for both so the
+    /// recorded order is the order the changes reached the view.
+    fn apply(
+        &self,
+        path: &ProjectPath,
+        content: Option<Arc<Vec<u8>>>,
+        origin: &WriteOrigin,
+        op: impl FnOnce() -> io::Result<()>,
+    ) -> io::Result<()> {
+        let mut log = self.log();
+        op()?;
+        let seq = log.len() as u64;
+        log.push(FileWrite {
+            path: path.rel().to_string(),
+            content,
+            origin: origin.clone(),
+            seq,
+        });
+        Ok(())
+    }
+
+    /// Finds what bash changed in the workspace: every path whose state on disk (or in the
+    /// view's pending changes) differs from what the base plus the recorded writes predict.
+    /// Each becomes a [`FileWrite`] from tool `bash` (content read from the workspace, or
+    /// `None` when the file is gone), numbered after the recorded writes. The result is also
+    /// appended to the record, so calling this twice does not report the same change twice.
+    ///
+    /// Only content counts: a permission change alone is not reported (a `FileWrite` carries
+    /// no mode). A symlink bash created is reported with the content it points at.
+    pub fn bash_changes(&self, base: &Base) -> Result<Vec<FileWrite>, WorkspaceError> {
+        let root = self.inner.root().to_path_buf();
+        let on_disk = scan(&root)?;
+        let mut actual: BTreeMap<String, Option<String>> = on_disk
+            .into_iter()
+            .map(|(path, entry)| (path, Some(entry.hash)))
+            .collect();
+        for change in self.inner.pending() {
+            match change {
+                PendingChange::Write { rel, content } => {
+                    actual.insert(rel, Some(hash_bytes(&content)));
+                }
+                PendingChange::Delete { rel } => {
+                    actual.insert(rel, None);
+                }
+            }
+        }
+        let mut expected: BTreeMap<String, Option<String>> = base
+            .entries()
+            .iter()
+            .map(|(path, entry)| (path.clone(), Some(entry.hash.clone())))
+            .collect();
+        for write in self.writes() {
+            expected.insert(write.path, write.content.map(|c| hash_bytes(&c)));
+        }
+        let paths: BTreeSet<&String> = actual.keys().chain(expected.keys()).collect();
+        let origin = WriteOrigin::new("bash", "");
+        let mut found = Vec::new();
+        for path in paths {
+            let now = actual.get(path).cloned().flatten();
+            let predicted = expected.get(path).cloned().flatten();
+            if now == predicted {
+                continue;
+            }
+            let content = match now {
+                Some(_) => Some(Arc::new(read_current(&self.inner, &root, path)?)),
+                None => None,
+            };
+            found.push((path.clone(), content));
+        }
+        let mut log = self.log();
+        let mut out = Vec::with_capacity(found.len());
+        for (path, content) in found {
+            let write = FileWrite {
+                path,
+                content,
+                origin: origin.clone(),
+                seq: log.len() as u64,
+            };
+            log.push(write.clone());
+            out.push(write);
+        }
+        Ok(out)
+    }
+}
+
+/// Reads `rel` as the view sees it, falling back to the disk for paths the view refuses
+/// (a symlink pointing outside is still the workspace's content).
+fn read_current<V: FileView>(view: &V, root: &Path, rel: &str) -> Result<Vec<u8>, WorkspaceError> {
+    if let Ok(path) = view.resolve(rel)
+        && let Ok(bytes) = view.read(&path)
+    {
+        return Ok(bytes);
+    }
+    let abs = root.join(rel);
+    fs::read(&abs).map_err(|e| WorkspaceError::io("read", abs, e))
+}
+
+impl<V: FileView> FileView for RecordingView<V> {
+    fn root(&self) -> &Path {
+        self.inner.root()
+    }
+
+    fn resolve(&self, raw: &str) -> Result<ProjectPath, PathError> {
+        self.inner.resolve(raw)
+    }
+
+    fn metadata(&self, path: &ProjectPath) -> io::Result<EntryMeta> {
+        self.inner.metadata(path)
+    }
+
+    fn open(&self, path: &ProjectPath) -> io::Result<Box<dyn Read + Send>> {
+        self.inner.open(path)
+    }
+
+    fn read(&self, path: &ProjectPath) -> io::Result<Vec<u8>> {
+        self.inner.read(path)
+    }
+
+    fn write(&self, path: &ProjectPath, content: &[u8], origin: &WriteOrigin) -> io::Result<()> {
+        let recorded = Some(Arc::new(content.to_vec()));
+        self.apply(path, recorded, origin, || {
+            self.inner.write(path, content, origin)
+        })
+    }
+
+    fn delete(&self, path: &ProjectPath, origin: &WriteOrigin) -> io::Result<()> {
+        self.apply(path, None, origin, || self.inner.delete(path, origin))
+    }
+
+    fn written_by_model(&self, path: &ProjectPath) -> bool {
+        self.inner.written_by_model(path)
+    }
+
+    fn pending(&self) -> Vec<PendingChange> {
+        self.inner.pending()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::workspace::DirectView;
+
+    #[test]
+    fn records_in_order_and_finds_bash_changes() {
+        let d = tempfile::tempdir().unwrap();
+        fs::write(d.path().join("keep.txt"), "k").unwrap();
+        fs::write(d.path().join("gone.txt"), "g").unwrap();
+        let base = Base::capture(d.path()).unwrap();
+        let v = RecordingView::new(DirectView::scratch(d.path()).unwrap());
+        let a = v.resolve("a.txt").unwrap();
+        v.write(&a, b"1", &WriteOrigin::new("write_file", "c1"))
+            .unwrap();
+        v.write(&a, b"2", &WriteOrigin::new("edit_file", "c2"))
+            .unwrap();
+        let w = v.writes();
+        assert_eq!(w.len(), 2);
+        assert_eq!((w[1].seq, w[1].origin.tool.as_str()), (1, "edit_file"));
+        assert_eq!(w[1].content.as_deref().map(Vec::as_slice), Some(&b"2"[..]));
+        assert!(v.bash_changes(&base).unwrap().is_empty());
+
+        // "bash": a new file, a deletion, and an overwrite of the model's own file.
+        fs::write(d.path().join("new.txt"), "x").unwrap();
+        fs::remove_file(d.path().join("gone.txt")).unwrap();
+        fs::write(d.path().join("a.txt"), "3").unwrap();
+        let found = v.bash_changes(&base).unwrap();
+        let paths: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, vec!["a.txt", "gone.txt", "new.txt"]);
+        assert!(found.iter().all(|f| f.origin.tool == "bash"));
+        assert_eq!(found[1].content, None);
+        assert_eq!(found[0].seq, 2);
+        // Already recorded: a second look finds nothing new.
+        assert!(v.bash_changes(&base).unwrap().is_empty());
+    }
+}
