@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::path::{PathError, ProjectPath};
 
 /// Which tool call produced a write, so a proposal can say where each change came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WriteOrigin {
     /// Tool name (`write_file`, `edit_file`, `apply_patch`, `bash`).
     pub tool: String,
