@@ -198,6 +198,12 @@ impl<'a> Scanner<'a> {
         self.word.push(c);
     }
 
+    /// Keeps `c` in the current word and moves past it: the scanner's most common step.
+    fn take(&mut self, c: char) {
+        self.push_char(c);
+        self.pos += 1;
+    }
+
     fn end_word(&mut self) {
         if !self.word.is_empty() {
             self.words.push(std::mem::take(&mut self.word));
@@ -228,8 +234,7 @@ impl<'a> Scanner<'a> {
                         self.pos += 2;
                     }
                     None => {
-                        self.push_char(c);
-                        self.pos += 1;
+                        self.take(c);
                     }
                 },
                 '\'' => self.single_quoted()?,
@@ -259,8 +264,7 @@ impl<'a> Scanner<'a> {
                     self.pos += 1;
                 }
                 c => {
-                    self.push_char(c);
-                    self.pos += 1;
+                    self.take(c);
                 }
             }
         }
@@ -274,19 +278,16 @@ impl<'a> Scanner<'a> {
 
     /// `'...'`: everything literal up to the next quote.
     fn single_quoted(&mut self) -> Result<(), String> {
-        self.push_char('\'');
-        self.pos += 1;
+        self.take('\'');
         loop {
             match self.peek(0) {
                 None => return Err("unterminated single quote `'`".to_string()),
                 Some('\'') => {
-                    self.push_char('\'');
-                    self.pos += 1;
+                    self.take('\'');
                     return Ok(());
                 }
                 Some(c) => {
-                    self.push_char(c);
-                    self.pos += 1;
+                    self.take(c);
                 }
             }
         }
@@ -301,21 +302,17 @@ impl<'a> Scanner<'a> {
             match self.peek(0) {
                 None => return Err("unterminated quote `$'`".to_string()),
                 Some('\\') => {
-                    self.push_char('\\');
-                    self.pos += 1;
+                    self.take('\\');
                     if let Some(next) = self.peek(0) {
-                        self.push_char(next);
-                        self.pos += 1;
+                        self.take(next);
                     }
                 }
                 Some('\'') => {
-                    self.push_char('\'');
-                    self.pos += 1;
+                    self.take('\'');
                     return Ok(());
                 }
                 Some(c) => {
-                    self.push_char(c);
-                    self.pos += 1;
+                    self.take(c);
                 }
             }
         }
@@ -323,22 +320,18 @@ impl<'a> Scanner<'a> {
 
     /// `"..."`: separators are literal, but `$(`, backticks and `${` still expand.
     fn double_quoted(&mut self) -> Result<(), String> {
-        self.push_char('"');
-        self.pos += 1;
+        self.take('"');
         loop {
             match self.peek(0) {
                 None => return Err("unterminated double quote `\"`".to_string()),
                 Some('"') => {
-                    self.push_char('"');
-                    self.pos += 1;
+                    self.take('"');
                     return Ok(());
                 }
                 Some('\\') => {
-                    self.push_char('\\');
-                    self.pos += 1;
+                    self.take('\\');
                     if let Some(next) = self.peek(0) {
-                        self.push_char(next);
-                        self.pos += 1;
+                        self.take(next);
                     }
                 }
                 Some('`') => {
@@ -346,8 +339,7 @@ impl<'a> Scanner<'a> {
                 }
                 Some('$') => self.dollar(true)?,
                 Some(c) => {
-                    self.push_char(c);
-                    self.pos += 1;
+                    self.take(c);
                 }
             }
         }
@@ -362,8 +354,7 @@ impl<'a> Scanner<'a> {
             Some('\'') if !in_double_quotes => self.ansi_c_quoted(),
             _ => {
                 // `$"..."` is a double-quoted string; a plain `$NAME` is a word character.
-                self.push_char('$');
-                self.pos += 1;
+                self.take('$');
                 Ok(())
             }
         }
