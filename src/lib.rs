@@ -4,7 +4,11 @@
 //! `tools` act on a [`workspace::FileView`] and know nothing of providers or UI; the binary in
 //! `src/main.rs` is thin glue that maps errors to exit codes.
 
+pub mod agent;
 pub mod apply;
 pub mod fsutil;
+pub mod model;
+pub mod provider;
+pub mod runner;
 pub mod tools;
 pub mod workspace;

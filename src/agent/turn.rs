@@ -1,0 +1,450 @@
+//! The loop itself: one [`Agent::run_turn`] per user prompt.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::model::{
+    AgentEvent, Completion, Message, ModelRequest, Part, Reasoning, Role, RunStats, RunStop,
+    StopReason, StreamEvent, ToolDef, Usage,
+};
+use crate::provider::{ModelClient, ProviderError};
+use crate::tools::{EditOutcome, ToolContext, ToolLimits, ToolRegistry};
+use crate::workspace::FileView;
+
+/// Prices a run's usage; `None` when the price is unknown (shown as unknown, never $0).
+pub type CostFn = Arc<dyn Fn(&Usage) -> Option<f64> + Send + Sync>;
+
+/// Where a run's events go (the runner tags them with the model entry).
+pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;
+
+/// Limits and sampling settings of one model's run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentSettings {
+    /// Requests to the model at most in one turn.
+    pub max_steps: u32,
+    /// Wall time for the turn.
+    pub timeout: Duration,
+    /// Stop once the run's cost reaches this many USD.
+    pub max_cost: Option<f64>,
+    /// Output cap per request.
+    pub max_output_tokens: Option<u32>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Thinking effort.
+    pub reasoning: Reasoning,
+    /// The full system prompt (see [`super::system_prompt`]).
+    pub system: String,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        Self {
+            max_steps: 50,
+            timeout: Duration::from_secs(20 * 60),
+            max_cost: None,
+            max_output_tokens: None,
+            temperature: None,
+            reasoning: Reasoning::Default,
+            system: String::new(),
+        }
+    }
+}
+
+/// What the tools of this model act on.
+#[derive(Clone)]
+pub struct ToolEnv {
+    /// The model's workspace view (records proposals).
+    pub view: Arc<dyn FileView>,
+    /// Tool limits.
+    pub limits: ToolLimits,
+    /// Where bash spills long outputs.
+    pub spill_dir: PathBuf,
+}
+
+/// One model, ready to run turns.
+#[derive(Clone)]
+pub struct Agent {
+    /// The provider connection.
+    pub client: Arc<dyn ModelClient>,
+    /// Model name on the wire.
+    pub model: String,
+    /// Tools offered.
+    pub tools: Arc<ToolRegistry>,
+    /// Limits and sampling.
+    pub settings: AgentSettings,
+    /// Pricing.
+    pub cost: Option<CostFn>,
+}
+
+/// How a turn ended, with everything needed to show, score or continue it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentOutcome {
+    /// The whole conversation: the history given, the prompt, and this turn's messages.
+    pub messages: Vec<Message>,
+    /// Why it ended.
+    pub stop: RunStop,
+    /// The error text when `stop` is `Error` (or a timeout/cancel note).
+    pub error: Option<String>,
+    /// The model's last visible text.
+    pub final_text: String,
+    /// Counters.
+    pub stats: RunStats,
+}
+
+/// Result of streaming one response.
+enum StepResult {
+    Done(Completion),
+    /// Stopped by cancellation; the partial text streamed so far.
+    Interrupted(String),
+    Failed(ProviderError),
+}
+
+struct Run<'a> {
+    agent: &'a Agent,
+    env: &'a ToolEnv,
+    emit: &'a EventSink,
+    cancel: CancellationToken,
+    timed_out: Arc<AtomicBool>,
+    started: Instant,
+    stats: RunStats,
+    messages: Vec<Message>,
+}
+
+impl Agent {
+    /// Runs one turn: `prompt` after `history`. Never panics on provider or tool failures;
+    /// they end up in the outcome and the event stream (which always ends with `Finished`).
+    pub async fn run_turn(
+        &self,
+        history: Vec<Message>,
+        prompt: Message,
+        env: &ToolEnv,
+        emit: &EventSink,
+        cancel: CancellationToken,
+    ) -> AgentOutcome {
+        let run_cancel = cancel.child_token();
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let timer = {
+            let token = run_cancel.clone();
+            let flag = Arc::clone(&timed_out);
+            let timeout = self.settings.timeout;
+            tokio::spawn(async move {
+                tokio::time::sleep(timeout).await;
+                flag.store(true, Ordering::SeqCst);
+                token.cancel();
+            })
+        };
+        let mut messages = history;
+        messages.push(prompt);
+        let mut run = Run {
+            agent: self,
+            env,
+            emit,
+            cancel: run_cancel,
+            timed_out,
+            started: Instant::now(),
+            stats: RunStats::default(),
+            messages,
+        };
+        let (stop, error) = run.drive().await;
+        timer.abort();
+        run.stats.elapsed_ms = millis(run.started.elapsed());
+        if let Some(message) = &error {
+            if stop == RunStop::Error {
+                // Already emitted as an Error event with its kind.
+            } else {
+                emit(AgentEvent::Error {
+                    message: message.clone(),
+                    context_overflow: false,
+                });
+            }
+        }
+        emit(AgentEvent::Finished { stop });
+        let final_text = run
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant && !m.text().trim().is_empty())
+            .map(Message::text)
+            .unwrap_or_default();
+        AgentOutcome {
+            messages: run.messages,
+            stop,
+            error,
+            final_text,
+            stats: run.stats,
+        }
+    }
+}
+
+impl Run<'_> {
+    async fn drive(&mut self) -> (RunStop, Option<String>) {
+        let settings = &self.agent.settings;
+        loop {
+            if self.cancel.is_cancelled() {
+                return self.interrupted();
+            }
+            self.stats.steps += 1;
+            let step = self.stats.steps;
+            (self.emit)(AgentEvent::StepStarted { step });
+            let completion = match self.stream_step().await {
+                StepResult::Done(completion) => completion,
+                StepResult::Interrupted(partial) => {
+                    if !partial.is_empty() {
+                        self.messages.push(Message {
+                            role: Role::Assistant,
+                            parts: vec![Part::text(partial)],
+                        });
+                    }
+                    return self.interrupted();
+                }
+                StepResult::Failed(err) => {
+                    let message = err.to_string();
+                    (self.emit)(AgentEvent::Error {
+                        message: message.clone(),
+                        context_overflow: err.is_context_overflow(),
+                    });
+                    return (RunStop::Error, Some(message));
+                }
+            };
+            self.stats.usage.add(&completion.usage);
+            self.stats.cost = self.agent.cost.as_ref().and_then(|f| f(&self.stats.usage));
+            (self.emit)(AgentEvent::Usage {
+                step: completion.usage,
+                total: self.stats.usage,
+                cost: self.stats.cost,
+            });
+            let has_calls = completion.message.tool_calls().next().is_some();
+            let stop = if has_calls {
+                StopReason::ToolUse
+            } else {
+                completion.stop.clone()
+            };
+            (self.emit)(AgentEvent::StepFinished { step, stop });
+            self.messages.push(completion.message);
+            if !has_calls {
+                return (RunStop::Completed, None);
+            }
+            // The calls of a step run even when a limit is reached now: they were asked for
+            // within budget, and an edit made here is a proposal the user may still want.
+            self.run_tools().await;
+            if self.cancel.is_cancelled() {
+                return self.interrupted();
+            }
+            if let (Some(max), Some(cost)) = (settings.max_cost, self.stats.cost)
+                && cost >= max
+            {
+                return (
+                    RunStop::MaxCost,
+                    Some(format!(
+                        "stopped: cost ${cost:.4} reached the limit of ${max:.4}"
+                    )),
+                );
+            }
+            if step >= settings.max_steps {
+                return (
+                    RunStop::MaxSteps,
+                    Some(format!("stopped after {step} steps (max_steps)")),
+                );
+            }
+        }
+    }
+
+    fn interrupted(&self) -> (RunStop, Option<String>) {
+        if self.timed_out.load(Ordering::SeqCst) {
+            let secs = self.agent.settings.timeout.as_secs_f64();
+            (
+                RunStop::Timeout,
+                Some(format!("stopped: the {secs:.0} s timeout was reached")),
+            )
+        } else {
+            (RunStop::Cancelled, Some("cancelled".to_string()))
+        }
+    }
+
+    fn request(&self) -> ModelRequest {
+        let settings = &self.agent.settings;
+        ModelRequest {
+            model: self.agent.model.clone(),
+            system: settings.system.clone(),
+            messages: self.messages.clone(),
+            tools: self
+                .agent
+                .tools
+                .specs()
+                .iter()
+                .map(|spec| ToolDef {
+                    name: spec.name.to_string(),
+                    description: spec.description.clone(),
+                    parameters: spec.parameters.clone(),
+                })
+                .collect(),
+            max_output_tokens: settings.max_output_tokens,
+            temperature: settings.temperature,
+            reasoning: settings.reasoning,
+        }
+    }
+
+    async fn stream_step(&mut self) -> StepResult {
+        let mut stream = self
+            .agent
+            .client
+            .stream(self.request(), self.cancel.clone());
+        let mut ids: Vec<String> = Vec::new();
+        let mut partial = String::new();
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => return StepResult::Interrupted(partial),
+                next = stream.next() => next,
+            };
+            let event = match next {
+                Some(Ok(event)) => event,
+                Some(Err(ProviderError::Cancelled)) => return StepResult::Interrupted(partial),
+                Some(Err(err)) => return StepResult::Failed(err),
+                None => {
+                    return StepResult::Failed(ProviderError::Network {
+                        provider: self.agent.client.provider().to_string(),
+                        message: "the response ended without completing".to_string(),
+                    });
+                }
+            };
+            self.note_first_token(&event);
+            match event {
+                StreamEvent::TextDelta { text } => {
+                    partial.push_str(&text);
+                    (self.emit)(AgentEvent::TextDelta { text });
+                }
+                StreamEvent::ThinkingDelta { text } => {
+                    (self.emit)(AgentEvent::ThinkingDelta { text });
+                }
+                StreamEvent::ToolCallStart { index, id, name } => {
+                    if ids.len() <= index {
+                        ids.resize(index + 1, String::new());
+                    }
+                    ids[index] = id.clone();
+                    (self.emit)(AgentEvent::ToolCallStarted { id, name });
+                }
+                StreamEvent::ToolCallDelta { index, delta } => {
+                    let id = ids.get(index).cloned().unwrap_or_default();
+                    (self.emit)(AgentEvent::ToolCallArgs { id, delta });
+                }
+                StreamEvent::Retrying {
+                    attempt,
+                    delay_ms,
+                    reason,
+                } => {
+                    self.stats.retries += 1;
+                    partial.clear();
+                    ids.clear();
+                    (self.emit)(AgentEvent::Retrying {
+                        attempt,
+                        delay_ms,
+                        reason,
+                    });
+                }
+                StreamEvent::Completed(completion) => return StepResult::Done(completion),
+            }
+        }
+    }
+
+    fn note_first_token(&mut self, event: &StreamEvent) {
+        if self.stats.first_token_ms.is_none()
+            && matches!(
+                event,
+                StreamEvent::TextDelta { .. }
+                    | StreamEvent::ThinkingDelta { .. }
+                    | StreamEvent::ToolCallStart { .. }
+                    | StreamEvent::Completed(_)
+            )
+        {
+            self.stats.first_token_ms = Some(millis(self.started.elapsed()));
+        }
+    }
+
+    /// Runs every call of the last assistant message in order and appends one user message
+    /// with all results (calls not run because of cancellation get a result saying so, so the
+    /// conversation stays valid for the next turn).
+    async fn run_tools(&mut self) {
+        let calls: Vec<(String, String, String)> = self
+            .messages
+            .last()
+            .map(|m| {
+                m.tool_calls()
+                    .map(|(id, name, args)| (id.to_string(), name.to_string(), args.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut results = Vec::with_capacity(calls.len());
+        for (id, name, arguments) in calls {
+            (self.emit)(AgentEvent::ToolCallReady {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+            });
+            if self.cancel.is_cancelled() {
+                results.push(Part::ToolResult {
+                    call_id: id,
+                    name,
+                    content: "not run: the run was stopped before this call".to_string(),
+                    is_error: true,
+                });
+                continue;
+            }
+            let ctx = ToolContext {
+                view: Arc::clone(&self.env.view),
+                limits: self.env.limits.clone(),
+                call_id: id.clone(),
+                cancel: self.cancel.clone(),
+                spill_dir: self.env.spill_dir.clone(),
+            };
+            let started = Instant::now();
+            let output = self.agent.tools.dispatch(&name, &arguments, &ctx).await;
+            let failed_edit = output.edit == Some(EditOutcome::Failed);
+            self.stats.tool_calls += 1;
+            *self.stats.tools.entry(name.clone()).or_default() += 1;
+            if output.is_error {
+                self.stats.tool_errors += 1;
+            }
+            if failed_edit {
+                self.stats.failed_edits += 1;
+            }
+            (self.emit)(AgentEvent::ToolResult {
+                id: id.clone(),
+                name: name.clone(),
+                is_error: output.is_error,
+                bytes: output.text.len(),
+                summary: first_line(&output.text),
+                duration_ms: millis(started.elapsed()),
+                failed_edit,
+            });
+            results.push(Part::ToolResult {
+                call_id: id,
+                name,
+                content: output.text,
+                is_error: output.is_error,
+            });
+        }
+        self.messages.push(Message {
+            role: Role::User,
+            parts: results,
+        });
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    let mut cut: String = line.chars().take(160).collect();
+    if cut.len() < line.len() {
+        cut.push('…');
+    }
+    cut
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

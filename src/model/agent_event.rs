@@ -1,0 +1,163 @@
+//! What one model's run looks like from outside: the event stream every frontend (TUI panels,
+//! `versus ask` progress, headless reports, session logs) is built from, and the run's summary.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::stream::{StopReason, Usage};
+
+/// Why a model's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStop {
+    /// The model finished on its own (no more tool calls).
+    Completed,
+    /// It reached `max_steps`.
+    MaxSteps,
+    /// It ran out of time.
+    Timeout,
+    /// Its cost reached `max_cost`.
+    MaxCost,
+    /// The user (or the runner) cancelled it.
+    Cancelled,
+    /// The provider failed (after retries) or the context overflowed.
+    Error,
+}
+
+impl RunStop {
+    /// A short word for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            RunStop::Completed => "done",
+            RunStop::MaxSteps => "max steps",
+            RunStop::Timeout => "timeout",
+            RunStop::MaxCost => "max cost",
+            RunStop::Cancelled => "cancelled",
+            RunStop::Error => "error",
+        }
+    }
+}
+
+/// One event of a model's run, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A request to the model begins (1-based).
+    StepStarted {
+        /// Step number.
+        step: u32,
+    },
+    /// Visible text.
+    TextDelta {
+        /// New text.
+        text: String,
+    },
+    /// Thinking text.
+    ThinkingDelta {
+        /// New text.
+        text: String,
+    },
+    /// The model began a tool call.
+    ToolCallStarted {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+    },
+    /// More argument text for a call.
+    ToolCallArgs {
+        /// Call id.
+        id: String,
+        /// New argument text.
+        delta: String,
+    },
+    /// A tool call is complete and about to run.
+    ToolCallReady {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Full argument text.
+        arguments: String,
+    },
+    /// A tool finished.
+    ToolResult {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Whether it failed.
+        is_error: bool,
+        /// Bytes of text returned to the model.
+        bytes: usize,
+        /// The first line of the result (for compact display).
+        summary: String,
+        /// Run time.
+        duration_ms: u64,
+        /// For edit tools: whether the edit failed.
+        failed_edit: bool,
+    },
+    /// Token usage after a step.
+    Usage {
+        /// This step.
+        step: Usage,
+        /// Whole run so far.
+        total: Usage,
+        /// Cost so far in USD (`None` when the price is unknown).
+        cost: Option<f64>,
+    },
+    /// The provider request is being retried: partial output of this step is void.
+    Retrying {
+        /// Attempt about to start.
+        attempt: u32,
+        /// Wait in milliseconds.
+        delay_ms: u64,
+        /// Why.
+        reason: String,
+    },
+    /// The model's response ended (provider stop reason).
+    StepFinished {
+        /// Step number.
+        step: u32,
+        /// Provider stop reason.
+        stop: StopReason,
+    },
+    /// A failure (provider error, context overflow).
+    Error {
+        /// Message (no secrets).
+        message: String,
+        /// Whether the context window overflowed.
+        context_overflow: bool,
+    },
+    /// The run ended; nothing follows.
+    Finished {
+        /// Why.
+        stop: RunStop,
+    },
+}
+
+/// Counters of one run, for tables and reports.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunStats {
+    /// Requests made.
+    pub steps: u32,
+    /// Tool calls made.
+    pub tool_calls: u32,
+    /// Tool calls per tool name.
+    pub tools: BTreeMap<String, u32>,
+    /// Tool calls that returned an error.
+    pub tool_errors: u32,
+    /// Edit calls that did not apply.
+    pub failed_edits: u32,
+    /// Tokens over all steps.
+    pub usage: Usage,
+    /// USD (`None`: unknown price).
+    pub cost: Option<f64>,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+    /// Time to the first streamed token in milliseconds.
+    pub first_token_ms: Option<u64>,
+    /// Retries the provider layer made.
+    pub retries: u32,
+}

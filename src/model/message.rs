@@ -1,0 +1,176 @@
+//! The canonical conversation: one shape for every provider, translated by each adapter.
+//!
+//! Provider-specific state that must be replayed unchanged to the *same* model (Anthropic
+//! thinking signatures, Gemini `thoughtSignature`s, OpenAI encrypted reasoning) travels in a
+//! [`Replay`] tagged with the model that produced it. An adapter sends a replay back only when
+//! the tag names the model it is talking to; otherwise it drops it (thinking text may become
+//! plain text), which is how a history crosses providers safely.
+
+use serde::{Deserialize, Serialize};
+
+/// Who said a message. System text is not a message: it is [`ModelRequest::system`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The user, and tool results (which every provider treats as input to the model).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// Opaque provider state kept for the model that produced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replay {
+    /// `api-kind/model` of the producer, e.g. `anthropic/claude-sonnet-4-5`; see [`replay_tag`].
+    pub origin: String,
+    /// Whatever the adapter needs to send back (signature string, encrypted blob, item id...).
+    pub data: serde_json::Value,
+}
+
+/// The tag adapters compare to decide whether a [`Replay`] may be sent back.
+pub fn replay_tag(api_kind: &str, model: &str) -> String {
+    format!("{api_kind}/{model}")
+}
+
+/// One piece of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    /// Visible text.
+    Text {
+        /// The text.
+        text: String,
+        /// Provider state attached to this text (e.g. a Gemini thought signature).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replay: Option<Replay>,
+    },
+    /// Reasoning the model showed (or summarised), with what is needed to replay it.
+    Thinking {
+        /// Readable thinking text (may be empty when only an encrypted form exists).
+        text: String,
+        /// Signature / encrypted content / redacted data for the same model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replay: Option<Replay>,
+    },
+    /// A tool call made by the model.
+    ToolCall {
+        /// Provider call id (normalised by adapters when a history crosses providers).
+        id: String,
+        /// Tool name as the model wrote it.
+        name: String,
+        /// Arguments exactly as streamed (JSON text, possibly invalid).
+        arguments: String,
+        /// Provider state attached to the call (e.g. a Gemini thought signature).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replay: Option<Replay>,
+    },
+    /// The result of a tool call, sent back as user input.
+    ToolResult {
+        /// The id of the call this answers.
+        call_id: String,
+        /// The tool's name (Gemini matches results by name).
+        name: String,
+        /// What the model reads.
+        content: String,
+        /// Whether the tool failed (the model should correct itself).
+        is_error: bool,
+    },
+}
+
+impl Part {
+    /// Plain text without provider state.
+    pub fn text(text: impl Into<String>) -> Self {
+        Part::Text {
+            text: text.into(),
+            replay: None,
+        }
+    }
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Speaker.
+    pub role: Role,
+    /// Content, in order.
+    pub parts: Vec<Part>,
+}
+
+impl Message {
+    /// A user message with one text part.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            parts: vec![Part::text(text)],
+        }
+    }
+
+    /// The concatenated visible text (for summaries and final answers).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            if let Part::Text { text, .. } = part {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The tool calls in this message, in order: `(id, name, arguments)`.
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &str)> {
+        self.parts.iter().filter_map(|part| match part {
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => Some((id.as_str(), name.as_str(), arguments.as_str())),
+            _ => None,
+        })
+    }
+}
+
+/// A tool as offered to the model: the canonical spec reduced to what goes on the wire.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDef {
+    /// Tool name.
+    pub name: String,
+    /// What the tool does.
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// How much the model may think, for providers that take a budget or an effort level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Reasoning {
+    /// Provider default (nothing sent).
+    #[default]
+    Default,
+    /// Low effort / small budget.
+    Low,
+    /// Medium effort.
+    Medium,
+    /// High effort / large budget.
+    High,
+}
+
+/// One request to a model: everything an adapter needs to build its wire body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelRequest {
+    /// Model name as the provider knows it (no provider prefix, no `#N`).
+    pub model: String,
+    /// System prompt.
+    pub system: String,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// Tools offered.
+    pub tools: Vec<ToolDef>,
+    /// Cap on output tokens (`None`: adapter default; Anthropic requires one).
+    pub max_output_tokens: Option<u32>,
+    /// Sampling temperature (`None`: provider default).
+    pub temperature: Option<f32>,
+    /// Thinking effort.
+    pub reasoning: Reasoning,
+}

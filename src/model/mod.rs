@@ -1,0 +1,11 @@
+//! Pure data shared by every layer above it: the canonical conversation, what a model streams
+//! back, and token usage. Nothing here does I/O or imports the rest of the crate, so providers,
+//! the agent loop, sessions and both frontends can all speak it.
+
+pub mod agent_event;
+pub mod message;
+pub mod stream;
+
+pub use agent_event::{AgentEvent, RunStats, RunStop};
+pub use message::{Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef, replay_tag};
+pub use stream::{Completion, StopReason, StreamEvent, Usage};

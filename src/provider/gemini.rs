@@ -1,0 +1,1 @@
+//! Gemini generateContent adapter.

@@ -1,0 +1,530 @@
+//! The shared HTTP transport: one implementation of sending, streaming, retrying and error
+//! classification, with a thin [`Wire`] per API that only builds bodies and decodes events.
+//!
+//! Keeping retries here (not in each adapter) is what makes "a stream cut after content has
+//! arrived is retried as a new request for that step" hold for every provider alike.
+
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::client::{EventStream, ModelClient};
+use super::error::{ProviderError, classify_status, error_message_from_body};
+use super::redact::Redactor;
+use super::sse::{SseEvent, SseParser};
+use crate::model::{Completion, ModelRequest, StreamEvent};
+
+/// Where and how to reach one provider; every [`Wire`] is built from one.
+#[derive(Clone, Default)]
+pub struct WireConfig {
+    /// Name in messages: `openai`, `openrouter`, `ollama`, or a configured provider's name.
+    pub provider: String,
+    /// API base the adapter appends its endpoint to, without trailing slash:
+    /// `{base}/chat/completions`, `{base}/responses`, `{base}/v1/messages`,
+    /// `{base}/v1beta/models/{model}:streamGenerateContent?alt=sse`. (For Ollama the config
+    /// layer passes `OLLAMA_BASE_URL` + `/v1`.)
+    pub base_url: String,
+    /// The key, if the provider needs one.
+    pub api_key: Option<String>,
+    /// Where the key comes from (a variable name), for error hints.
+    pub key_hint: String,
+    /// Extra headers from the config file (e.g. OpenRouter's `HTTP-Referer`).
+    pub headers: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for WireConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key must never reach a log line, even through Debug.
+        f.debug_struct("WireConfig")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("key_hint", &self.key_hint)
+            .field(
+                "headers",
+                &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl WireConfig {
+    /// `base_url` without trailing slashes (users paste them).
+    pub fn base(&self) -> &str {
+        self.base_url.trim_end_matches('/')
+    }
+
+    /// The values to scrub from texts: the key and extra header values that look secret.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.api_key.iter().cloned().collect();
+        for (name, value) in &self.headers {
+            let lower = name.to_ascii_lowercase();
+            if lower.contains("key") || lower.contains("auth") || lower.contains("token") {
+                out.push(value.clone());
+            }
+        }
+        out
+    }
+}
+
+/// A request ready to send.
+#[derive(Debug, Clone)]
+pub struct WireRequest {
+    /// Full URL (may carry a `key=` parameter; it is redacted in every message).
+    pub url: String,
+    /// Headers, secrets included.
+    pub headers: Vec<(String, String)>,
+    /// JSON body.
+    pub body: serde_json::Value,
+}
+
+/// What the transport needs from one API format.
+pub trait Wire: Send + Sync + 'static {
+    /// Provider name for messages (`openai`, `anthropic`, a configured name...).
+    fn provider(&self) -> &str;
+    /// Where the key comes from, for auth error hints (e.g. `OPENAI_API_KEY`).
+    fn key_hint(&self) -> &str;
+    /// Secret values to scrub from every text (the API key).
+    fn secrets(&self) -> Vec<String>;
+    /// Builds the HTTP request for a conversation.
+    fn build(&self, request: &ModelRequest) -> Result<WireRequest, ProviderError>;
+    /// A fresh decoder for one response.
+    fn decoder(&self, request: &ModelRequest) -> Box<dyn Decoder>;
+    /// The error for a non-2xx answer; the default handles the common statuses and the
+    /// `{"error":{"message"}}` body shapes.
+    fn classify(&self, status: u16, retry_after: Option<Duration>, body: &str) -> ProviderError {
+        classify_status(
+            self.provider(),
+            status,
+            error_message_from_body(body),
+            retry_after,
+            self.key_hint(),
+        )
+    }
+}
+
+/// Whether the stream goes on after an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep reading.
+    Continue,
+    /// The response is complete (e.g. `data: [DONE]`, `message_stop`).
+    Done,
+}
+
+/// Turns one response's SSE events into stream events and finally a [`Completion`].
+pub trait Decoder: Send {
+    /// Handles one SSE event; live deltas go to `out`. An error event inside a 200 stream is
+    /// returned as `Err` (classified: overloaded is retryable, overflow is overflow).
+    fn event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<Flow, ProviderError>;
+    /// The assembled response once the stream ended. Returns a retryable
+    /// [`ProviderError::Network`] when the stream stopped before the response was complete.
+    fn finish(&mut self) -> Result<Completion, ProviderError>;
+}
+
+/// Retry timing. Tests shorten the delays; the defaults follow providers' guidance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in total, the first included.
+    pub max_tries: u32,
+    /// Delay before the first retry; doubles each time (with +-25% jitter).
+    pub base_delay: Duration,
+    /// Upper bound for computed delays.
+    pub max_delay: Duration,
+    /// Upper bound for a server's `retry-after`.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_tries: 5,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(120),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before attempt `next` (2 = first retry).
+    pub fn delay(&self, next: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(wait) = retry_after {
+            return wait.min(self.max_retry_after);
+        }
+        let exponent = next.saturating_sub(2).min(16);
+        let raw = self.base_delay.saturating_mul(1u32 << exponent);
+        let capped = raw.min(self.max_delay);
+        jitter(capped)
+    }
+}
+
+/// +-25% so that many models retrying together do not hit the server in lockstep.
+fn jitter(delay: Duration) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let factor = 0.75 + f64::from(nanos % 1000) / 2000.0;
+    delay.mul_f64(factor)
+}
+
+static CRYPTO: Once = Once::new();
+
+/// reqwest is built without a default TLS crypto provider; install ring once per process.
+fn ensure_crypto_provider() {
+    CRYPTO.call_once(|| {
+        // Err means a provider is already installed, which is all we need.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// A shared HTTP client for providers: long streams, no whole-request timeout (the agent loop
+/// owns the run's timeout), but a read timeout so a silent connection does not hang forever.
+pub fn default_client() -> Result<reqwest::Client, ProviderError> {
+    ensure_crypto_provider();
+    reqwest::Client::builder()
+        .user_agent(concat!("versus/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(30))
+        .read_timeout(Duration::from_secs(300))
+        .build()
+        .map_err(|err| ProviderError::Config {
+            provider: "http".to_string(),
+            message: format!("could not start the HTTP client: {err}"),
+        })
+}
+
+/// A model served over HTTP by one [`Wire`].
+#[derive(Clone)]
+pub struct HttpModel {
+    client: reqwest::Client,
+    wire: Arc<dyn Wire>,
+    retry: RetryPolicy,
+}
+
+impl HttpModel {
+    /// A model using `wire` over `client`.
+    pub fn new(client: reqwest::Client, wire: Arc<dyn Wire>, retry: RetryPolicy) -> Self {
+        Self {
+            client,
+            wire,
+            retry,
+        }
+    }
+}
+
+impl ModelClient for HttpModel {
+    fn provider(&self) -> &str {
+        self.wire.provider()
+    }
+
+    fn stream(&self, request: ModelRequest, cancel: CancellationToken) -> EventStream {
+        let (tx, rx) = mpsc::channel(256);
+        let this = self.clone();
+        tokio::spawn(async move {
+            let outcome = tokio::select! {
+                outcome = this.run(&request, &tx) => outcome,
+                () = cancel.cancelled() => Err(ProviderError::Cancelled),
+            };
+            if let Err(err) = outcome {
+                let _ = tx.send(Err(err)).await;
+            }
+        });
+        receiver_stream(rx)
+    }
+}
+
+/// Adapts a channel receiver into an [`EventStream`].
+pub(crate) fn receiver_stream(
+    mut rx: mpsc::Receiver<Result<StreamEvent, ProviderError>>,
+) -> EventStream {
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
+}
+
+type Sender = mpsc::Sender<Result<StreamEvent, ProviderError>>;
+
+impl HttpModel {
+    async fn run(&self, request: &ModelRequest, tx: &Sender) -> Result<(), ProviderError> {
+        let redactor = Redactor::new(self.wire.secrets());
+        let mut attempt = 1;
+        loop {
+            match self.attempt(request, tx, &redactor).await {
+                Ok(completion) => {
+                    let _ = tx.send(Ok(StreamEvent::Completed(completion))).await;
+                    return Ok(());
+                }
+                Err(err) if err.is_retryable() && attempt < self.retry.max_tries => {
+                    attempt += 1;
+                    let delay = self.retry.delay(attempt, err.retry_after());
+                    let event = StreamEvent::Retrying {
+                        attempt,
+                        delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                        reason: err.to_string(),
+                    };
+                    if tx.send(Ok(event)).await.is_err() {
+                        return Ok(());
+                    }
+                    tokio::time::sleep(delay).await;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        request: &ModelRequest,
+        tx: &Sender,
+        redactor: &Redactor,
+    ) -> Result<Completion, ProviderError> {
+        let provider = self.wire.provider().to_string();
+        let wire_request = self.wire.build(request)?;
+        let mut builder = self
+            .client
+            .post(&wire_request.url)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(wire_request.body.to_string());
+        for (name, value) in &wire_request.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        let network = |err: reqwest::Error| ProviderError::Network {
+            provider: provider.clone(),
+            message: redactor.scrub(&describe(&err)),
+        };
+        let response = builder.send().await.map_err(network)?;
+        let status = response.status().as_u16();
+        if !(200..300).contains(&status) {
+            let retry_after = retry_after(response.headers());
+            let body = response.text().await.unwrap_or_default();
+            return Err(self
+                .wire
+                .classify(status, retry_after, &redactor.scrub(&body)));
+        }
+        let mut decoder = self.wire.decoder(request);
+        let mut parser = SseParser::new();
+        let mut frames = Vec::new();
+        let mut events = Vec::new();
+        let mut body = response.bytes_stream();
+        let scrub = |err: ProviderError| scrub_error(err, redactor);
+        'read: loop {
+            let chunk = match body.next().await {
+                Some(chunk) => chunk.map_err(network)?,
+                None => {
+                    parser.finish(&mut frames);
+                    for frame in frames.drain(..) {
+                        if decoder.event(&frame, &mut events).map_err(scrub)? == Flow::Done {
+                            break;
+                        }
+                    }
+                    forward(tx, &mut events).await;
+                    break 'read;
+                }
+            };
+            parser.feed(&chunk, &mut frames);
+            for frame in frames.drain(..) {
+                let flow = decoder.event(&frame, &mut events).map_err(scrub)?;
+                forward(tx, &mut events).await;
+                if flow == Flow::Done {
+                    break 'read;
+                }
+            }
+        }
+        decoder.finish().map_err(scrub)
+    }
+}
+
+async fn forward(tx: &Sender, events: &mut Vec<StreamEvent>) {
+    for event in events.drain(..) {
+        let _ = tx.send(Ok(event)).await;
+    }
+}
+
+/// A reqwest error with its causes (reqwest's Display alone hides "connection reset").
+fn describe(err: &reqwest::Error) -> String {
+    let mut text = if err.is_timeout() {
+        "timed out".to_string()
+    } else if err.is_connect() {
+        "could not connect".to_string()
+    } else if err.is_body() || err.is_decode() {
+        "the response stream was cut".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn scrub_error(err: ProviderError, redactor: &Redactor) -> ProviderError {
+    use ProviderError as E;
+    let s = |text: String| redactor.scrub(&text);
+    match err {
+        E::Auth {
+            provider,
+            status,
+            message,
+            hint,
+        } => E::Auth {
+            provider,
+            status,
+            message: s(message),
+            hint,
+        },
+        E::RateLimited {
+            provider,
+            message,
+            retry_after,
+        } => E::RateLimited {
+            provider,
+            message: s(message),
+            retry_after,
+        },
+        E::Server {
+            provider,
+            status,
+            message,
+            retry_after,
+        } => E::Server {
+            provider,
+            status,
+            message: s(message),
+            retry_after,
+        },
+        E::ContextOverflow { provider, message } => E::ContextOverflow {
+            provider,
+            message: s(message),
+        },
+        E::BadRequest {
+            provider,
+            status,
+            message,
+        } => E::BadRequest {
+            provider,
+            status,
+            message: s(message),
+        },
+        E::Network { provider, message } => E::Network {
+            provider,
+            message: s(message),
+        },
+        E::Decode { provider, message } => E::Decode {
+            provider,
+            message: s(message),
+        },
+        E::Stream { provider, message } => E::Stream {
+            provider,
+            message: s(message),
+        },
+        E::Config { provider, message } => E::Config {
+            provider,
+            message: s(message),
+        },
+        E::Cancelled => E::Cancelled,
+    }
+}
+
+/// `retry-after-ms` (OpenAI), else `retry-after` in seconds or as an HTTP date.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+    {
+        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+    }
+    let value = headers.get("retry-after")?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return Some(Duration::from_secs_f64(seconds.max(0.0)));
+    }
+    parse_http_date(value).map(|when| {
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO)
+    })
+}
+
+/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the only form servers send today.
+fn parse_http_date(value: &str) -> Option<std::time::SystemTime> {
+    let parts: Vec<&str> = value.split_whitespace().collect();
+    if parts.len() != 6 || parts[5] != "GMT" {
+        return None;
+    }
+    let day: i64 = parts[1].parse().ok()?;
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| *m == parts[2])? as i64
+        + 1;
+    let year: i64 = parts[3].parse().ok()?;
+    let hms: Vec<i64> = parts[4]
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<Vec<_>>>()?;
+    if hms.len() != 3 {
+        return None;
+    }
+    // Days from civil date (Howard Hinnant's algorithm).
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hms[0] * 3600 + hms[1] * 60 + hms[2];
+    let secs = u64::try_from(secs).ok()?;
+    Some(std::time::UNIX_EPOCH + Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_honours_retry_after() {
+        let policy = RetryPolicy {
+            base_delay: Duration::from_millis(100),
+            ..RetryPolicy::default()
+        };
+        let first = policy.delay(2, None);
+        let third = policy.delay(4, None);
+        assert!(first >= Duration::from_millis(75) && first <= Duration::from_millis(125));
+        assert!(third >= Duration::from_millis(300) && third <= Duration::from_millis(500));
+        assert_eq!(
+            policy.delay(2, Some(Duration::from_secs(3))),
+            Duration::from_secs(3)
+        );
+        assert_eq!(
+            policy.delay(2, Some(Duration::from_secs(9999))),
+            policy.max_retry_after
+        );
+    }
+
+    #[test]
+    fn retry_after_headers() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", "150".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(std::time::UNIX_EPOCH + Duration::from_secs(784_111_777))
+        );
+    }
+}

@@ -1,0 +1,19 @@
+//! Talking to models: one transport ([`http`]) with retries, SSE framing and redaction, and one
+//! thin format module per API. Adapters only translate the canonical conversation
+//! ([`crate::model`]) to a wire body and decode events back; the agent loop does the rest.
+
+pub mod anthropic;
+pub mod client;
+pub mod demo;
+pub mod error;
+pub mod gemini;
+pub mod http;
+pub mod ids;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod redact;
+pub mod sse;
+
+pub use client::{EventStream, ModelClient};
+pub use error::ProviderError;
+pub use http::{Decoder, Flow, HttpModel, RetryPolicy, Wire, WireConfig, WireRequest};

@@ -1,0 +1,1 @@
+//! OpenAI Chat Completions adapter (also OpenRouter, Ollama and OpenAI-compatible servers).

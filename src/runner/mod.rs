@@ -1,0 +1,283 @@
+//! The fan-out: one prompt to N model entries at once, each in its own workspace, each result
+//! delivered as soon as that model ends.
+//!
+//! The runner owns workspaces and cancellation; it knows nothing of how results are shown.
+//! Everything it learns goes out as [`RunEvent`]s on one channel, tagged with the entry's
+//! position, so the TUI, `versus ask` and headless reports consume the same stream.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Agent, AgentOutcome, EventSink, ToolEnv};
+use crate::model::{AgentEvent, Message};
+use crate::tools::ToolLimits;
+use crate::workspace::{Base, FileWrite, Isolation, Workspace, WorkspaceError};
+
+/// One model entry of a run (the same model may appear twice, as `openai/gpt-5#2`).
+#[derive(Clone)]
+pub struct ModelEntry {
+    /// Label shown everywhere (`openai/gpt-5#2`).
+    pub label: String,
+    /// The configured model.
+    pub agent: Agent,
+    /// This entry's conversation before the prompt (empty on the first turn).
+    pub history: Vec<Message>,
+}
+
+/// How workspaces are made and tools limited.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Isolation mode.
+    pub isolation: Isolation,
+    /// Tool limits.
+    pub limits: ToolLimits,
+    /// Setup command run once in each new workspace (`npm ci`).
+    pub setup: Option<String>,
+    /// Folder workspaces are created under (default: the system temp folder).
+    pub workspace_parent: Option<PathBuf>,
+    /// Folder for bash's spilled outputs.
+    pub spill_dir: PathBuf,
+}
+
+/// What the runner reports.
+#[derive(Debug)]
+pub enum RunEvent {
+    /// The entry's workspace exists (its root, for "open workspace").
+    WorkspaceReady {
+        /// Entry position.
+        entry: usize,
+        /// Workspace root.
+        root: PathBuf,
+        /// Mode actually used (worktree may fall back to copy).
+        mode: Isolation,
+    },
+    /// An event of the entry's agent.
+    Agent {
+        /// Entry position.
+        entry: usize,
+        /// The event.
+        event: AgentEvent,
+    },
+    /// The entry ended; its result is ready to review.
+    Finished {
+        /// Entry position.
+        entry: usize,
+        /// Everything about its run.
+        result: Box<ModelResult>,
+    },
+}
+
+/// One entry's finished run.
+#[derive(Debug)]
+pub struct ModelResult {
+    /// Entry label.
+    pub label: String,
+    /// The agent's outcome (`None` when the workspace could not be prepared).
+    pub outcome: Option<AgentOutcome>,
+    /// The workspace (kept alive for review, checks and "open workspace"; dropped = removed).
+    pub workspace: Option<Workspace>,
+    /// Recorded writes in order, then the changes bash made (found after the run).
+    pub writes: Vec<FileWrite>,
+    /// A failure outside the agent: workspace creation, setup command, bash-change scan.
+    pub error: Option<String>,
+}
+
+/// Handle to a running fan-out: cancel one entry or all.
+#[derive(Debug, Clone)]
+pub struct RunHandle {
+    all: CancellationToken,
+    entries: Vec<CancellationToken>,
+}
+
+impl RunHandle {
+    /// Cancels every model (their bash children are killed).
+    pub fn cancel_all(&self) {
+        self.all.cancel();
+    }
+
+    /// Cancels one entry; false if there is no such entry.
+    pub fn cancel(&self, entry: usize) -> bool {
+        match self.entries.get(entry) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Starts every entry on `prompt` and returns the event channel plus a handle. The channel
+/// closes after the last `Finished`.
+pub fn fan_out(
+    base: Arc<Base>,
+    entries: Vec<ModelEntry>,
+    prompt: Message,
+    options: RunOptions,
+) -> (mpsc::UnboundedReceiver<RunEvent>, RunHandle) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let all = CancellationToken::new();
+    let mut tokens = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.into_iter().enumerate() {
+        let token = all.child_token();
+        tokens.push(token.clone());
+        let tx = tx.clone();
+        let base = Arc::clone(&base);
+        let prompt = prompt.clone();
+        let options = options.clone();
+        tokio::spawn(async move {
+            let result = run_entry(index, entry, base, prompt, options, token, tx.clone()).await;
+            let _ = tx.send(RunEvent::Finished {
+                entry: index,
+                result: Box::new(result),
+            });
+        });
+    }
+    (
+        rx,
+        RunHandle {
+            all,
+            entries: tokens,
+        },
+    )
+}
+
+async fn run_entry(
+    index: usize,
+    entry: ModelEntry,
+    base: Arc<Base>,
+    prompt: Message,
+    options: RunOptions,
+    cancel: CancellationToken,
+    tx: mpsc::UnboundedSender<RunEvent>,
+) -> ModelResult {
+    let label = entry.label.clone();
+    let failed = |error: String| ModelResult {
+        label: label.clone(),
+        outcome: None,
+        workspace: None,
+        writes: Vec::new(),
+        error: Some(error),
+    };
+    let workspace = match prepare(&entry.label, &base, &options).await {
+        Ok(workspace) => workspace,
+        Err(err) => {
+            let message = format!("{}: {err}", entry.label);
+            let _ = tx.send(RunEvent::Agent {
+                entry: index,
+                event: AgentEvent::Error {
+                    message: message.clone(),
+                    context_overflow: false,
+                },
+            });
+            let _ = tx.send(RunEvent::Agent {
+                entry: index,
+                event: AgentEvent::Finished {
+                    stop: crate::model::RunStop::Error,
+                },
+            });
+            return failed(message);
+        }
+    };
+    let _ = tx.send(RunEvent::WorkspaceReady {
+        entry: index,
+        root: workspace.root().to_path_buf(),
+        mode: workspace.mode(),
+    });
+    let env = ToolEnv {
+        view: workspace.view(),
+        limits: options.limits.clone(),
+        spill_dir: options.spill_dir.clone(),
+    };
+    let sink_tx = tx.clone();
+    let emit: EventSink = Arc::new(move |event| {
+        let _ = sink_tx.send(RunEvent::Agent {
+            entry: index,
+            event,
+        });
+    });
+    let outcome = run_agent(&entry.agent, entry.history, prompt, &env, &emit, cancel).await;
+    let recorded = workspace.writes();
+    let (workspace, found) = collect_bash_changes(workspace, Arc::clone(&base)).await;
+    let mut writes = recorded;
+    let mut error = None;
+    match found {
+        Ok(changes) => writes.extend(changes),
+        Err(err) => {
+            error = Some(format!(
+                "could not scan the workspace for bash changes: {err}"
+            ))
+        }
+    }
+    ModelResult {
+        label,
+        outcome: Some(outcome),
+        workspace,
+        writes,
+        error,
+    }
+}
+
+async fn run_agent(
+    agent: &Agent,
+    history: Vec<Message>,
+    prompt: Message,
+    env: &ToolEnv,
+    emit: &EventSink,
+    cancel: CancellationToken,
+) -> AgentOutcome {
+    agent.run_turn(history, prompt, env, emit, cancel).await
+}
+
+async fn prepare(
+    label: &str,
+    base: &Arc<Base>,
+    options: &RunOptions,
+) -> Result<Workspace, WorkspaceError> {
+    let base = Arc::clone(base);
+    let label = label.to_string();
+    let options = options.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        let workspace = match &options.workspace_parent {
+            Some(parent) => Workspace::create_in(parent, options.isolation, &base, &label)?,
+            None => Workspace::create(options.isolation, &base, &label)?,
+        };
+        if let Some(command) = &options.setup {
+            workspace.run_setup(command)?;
+        }
+        Ok(workspace)
+    })
+    .await;
+    joined.unwrap_or_else(|join| {
+        Err(WorkspaceError::io(
+            "prepare the workspace in",
+            std::path::Path::new("."),
+            std::io::Error::other(join.to_string()),
+        ))
+    })
+}
+
+async fn collect_bash_changes(
+    workspace: Workspace,
+    base: Arc<Base>,
+) -> (Option<Workspace>, Result<Vec<FileWrite>, WorkspaceError>) {
+    let joined = tokio::task::spawn_blocking(move || {
+        let found = workspace.bash_changes(&base);
+        (workspace, found)
+    })
+    .await;
+    match joined {
+        Ok((workspace, found)) => (Some(workspace), found),
+        Err(join) => (
+            None,
+            Err(WorkspaceError::io(
+                "scan",
+                std::path::Path::new("."),
+                std::io::Error::other(join.to_string()),
+            )),
+        ),
+    }
+}
