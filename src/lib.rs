@@ -10,5 +10,6 @@ pub mod fsutil;
 pub mod model;
 pub mod provider;
 pub mod runner;
+pub mod session;
 pub mod tools;
 pub mod workspace;

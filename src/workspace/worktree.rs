@@ -59,26 +59,39 @@ pub(crate) fn create_worktree(
     let prefix = project.strip_prefix(&workdir).unwrap_or(Path::new(""));
     let git_dir = repo.commondir().to_path_buf();
 
-    repo.worktree(name, tree, None)
-        .map_err(|e| WorkspaceError::git("add a worktree", project, e))?;
     let created = CreatedWorktree {
         git_dir: git_dir.clone(),
         name: name.to_string(),
         project_root: tree.join(prefix),
     };
-    if let Err(err) = detach_and_fill(&repo, base, tree, prefix, name, head.id()) {
+    {
+        // libgit2 reads every worktree's HEAD while adding one; two adds racing in the same
+        // repository make it see a half-written HEAD ("already checked out"). Adding and
+        // detaching are quick; the copying below runs in parallel.
+        let _serial = ADD_LOCK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        repo.worktree(name, tree, None)
+            .map_err(|e| WorkspaceError::git("add a worktree", project, e))?;
+        if let Err(err) = detach(&repo, tree, name, head.id()) {
+            let _ = remove_worktree(&created.git_dir, name);
+            return Err(err);
+        }
+    }
+    if let Err(err) = fill(&repo, base, tree, prefix) {
         let _ = remove_worktree(&created.git_dir, name);
         return Err(err);
     }
     Ok(Some(created))
 }
 
-/// Detaches the new worktree's HEAD, drops the temporary branch, and copies the user's state.
-fn detach_and_fill(
+/// Serialises worktree additions within this process (see [`create_worktree`]).
+static ADD_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Detaches the new worktree's HEAD and drops the temporary branch.
+fn detach(
     repo: &Repository,
-    base: &Base,
     tree: &Path,
-    prefix: &Path,
     name: &str,
     head: git2::Oid,
 ) -> Result<(), WorkspaceError> {
@@ -92,7 +105,12 @@ fn detach_and_fill(
             .delete()
             .map_err(|e| WorkspaceError::git("delete the temporary branch", tree, e))?;
     }
+    Ok(())
+}
 
+/// Lays the user's uncommitted state (staged, unstaged, untracked-not-ignored, deletions) on
+/// the new worktree.
+fn fill(repo: &Repository, base: &Base, tree: &Path, prefix: &Path) -> Result<(), WorkspaceError> {
     let mut opts = StatusOptions::new();
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)

@@ -1,1 +1,0 @@
-//! Gemini generateContent adapter.

@@ -1,1 +1,0 @@
-//! OpenAI Chat Completions adapter (also OpenRouter, Ollama and OpenAI-compatible servers).

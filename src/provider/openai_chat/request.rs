@@ -1,0 +1,422 @@
+//! The Chat Completions request body from the canonical [`ModelRequest`].
+//!
+//! Choices that depend on the server, decided from the provider name (and the base URL for
+//! configured providers pointing at OpenAI or OpenRouter):
+//! - token cap: `max_completion_tokens` for OpenAI (and Azure OpenAI), whose reasoning models
+//!   reject `max_tokens`; `max_tokens` everywhere else, since many compatible servers do not
+//!   know the newer name;
+//! - effort: `reasoning: {effort}` for OpenRouter, `reasoning_effort` elsewhere; nothing at all
+//!   for [`Reasoning::Default`], so servers without the parameter never see it;
+//! - thinking: sent back only to the model that produced it, in the field it arrived in.
+//!   `reasoning_content` always (DeepSeek rejects tool-call histories without it);
+//!   `reasoning` only to OpenRouter and Ollama and `reasoning_details` only to OpenRouter,
+//!   because strict servers (Groq, Mistral) reject unknown message fields. Thinking from another model is
+//!   dropped, not turned into text: the model would read it as something it said aloud.
+//!
+//! Tool results have no error flag in this format: a failed tool's text already says so.
+
+use serde_json::{Map, Value, json};
+
+use super::history::{CallIds, is_ours, wire_arguments};
+use crate::model::{Message, ModelRequest, Part, Reasoning, Role, ToolDef};
+use crate::provider::WireConfig;
+
+/// What differs between servers speaking this format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Dialect {
+    openai: bool,
+    openrouter: bool,
+    ollama: bool,
+}
+
+impl Dialect {
+    /// The dialect of the server `config` points at.
+    pub(crate) fn of(config: &WireConfig) -> Self {
+        let provider = config.provider.to_ascii_lowercase();
+        let base = config.base().to_ascii_lowercase();
+        Self {
+            openai: provider == "openai"
+                || base.contains("api.openai.com")
+                || base.contains(".openai.azure.com"),
+            openrouter: provider == "openrouter" || base.contains("openrouter.ai"),
+            ollama: provider == "ollama",
+        }
+    }
+
+    fn max_tokens_field(self) -> &'static str {
+        if self.openai {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        }
+    }
+
+    /// Whether thinking that arrived in `field` may be sent back in that field.
+    fn echoes(self, field: &str) -> bool {
+        match field {
+            "reasoning_content" => true,
+            "reasoning" => self.openrouter || self.ollama,
+            _ => false,
+        }
+    }
+}
+
+/// The JSON body for `request`; `tag` is this model's replay tag.
+pub(crate) fn body(config: &WireConfig, request: &ModelRequest, tag: &str) -> Value {
+    let dialect = Dialect::of(config);
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert(
+        "messages".into(),
+        Value::Array(messages(request, tag, dialect)),
+    );
+    if !request.tools.is_empty() {
+        body.insert(
+            "tools".into(),
+            Value::Array(request.tools.iter().map(tool).collect()),
+        );
+    }
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({ "include_usage": true }));
+    if let Some(cap) = request.max_output_tokens {
+        body.insert(dialect.max_tokens_field().into(), json!(cap));
+    }
+    if let Some(temperature) = request.temperature {
+        body.insert("temperature".into(), json!(temperature));
+    }
+    if let Some(effort) = effort(request.reasoning) {
+        if dialect.openrouter {
+            body.insert("reasoning".into(), json!({ "effort": effort }));
+        } else {
+            body.insert("reasoning_effort".into(), json!(effort));
+        }
+    }
+    Value::Object(body)
+}
+
+fn effort(reasoning: Reasoning) -> Option<&'static str> {
+    match reasoning {
+        Reasoning::Default => None,
+        Reasoning::Low => Some("low"),
+        Reasoning::Medium => Some("medium"),
+        Reasoning::High => Some("high"),
+    }
+}
+
+fn tool(def: &ToolDef) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": def.name,
+            "description": def.description,
+            "parameters": def.parameters,
+        }
+    })
+}
+
+fn messages(request: &ModelRequest, tag: &str, dialect: Dialect) -> Vec<Value> {
+    let ids = CallIds::from_history(&request.messages, tag);
+    let mut out = Vec::new();
+    if !request.system.trim().is_empty() {
+        out.push(json!({ "role": "system", "content": request.system }));
+    }
+    for message in &request.messages {
+        match message.role {
+            Role::User => user(message, &ids, &mut out),
+            Role::Assistant => assistant(message, &ids, tag, dialect, &mut out),
+        }
+    }
+    out
+}
+
+/// Tool results first (each its own `role: tool` message, right after the assistant's calls,
+/// as the format requires), then the user's text.
+fn user(message: &Message, ids: &CallIds, out: &mut Vec<Value>) {
+    let mut texts = Vec::new();
+    for part in &message.parts {
+        match part {
+            Part::ToolResult {
+                call_id, content, ..
+            } => {
+                // Some servers reject empty tool messages.
+                let content = if content.is_empty() {
+                    "(no output)"
+                } else {
+                    content
+                };
+                out.push(json!({
+                    "role": "tool",
+                    "tool_call_id": ids.wire_id(call_id),
+                    "content": content,
+                }));
+            }
+            Part::Text { text, .. } if !text.is_empty() => texts.push(text.as_str()),
+            _ => {}
+        }
+    }
+    if !texts.is_empty() {
+        out.push(json!({ "role": "user", "content": texts.join("\n\n") }));
+    }
+}
+
+fn assistant(message: &Message, ids: &CallIds, tag: &str, dialect: Dialect, out: &mut Vec<Value>) {
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    let mut thinking = String::new();
+    let mut field: Option<String> = None;
+    let mut details = Vec::new();
+    for part in &message.parts {
+        match part {
+            Part::Text { text: piece, .. } => text.push_str(piece),
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => calls.push(json!({
+                "id": ids.wire_id(id),
+                "type": "function",
+                "function": { "name": name, "arguments": wire_arguments(arguments) },
+            })),
+            Part::Thinking {
+                text: piece,
+                replay,
+            } if is_ours(replay.as_ref(), tag) => {
+                let Some(replay) = replay else { continue };
+                let Some(name) = replay.data.get("field").and_then(Value::as_str) else {
+                    continue;
+                };
+                if !dialect.echoes(name) {
+                    continue;
+                }
+                thinking.push_str(piece);
+                field.get_or_insert_with(|| name.to_string());
+                if let Some(Value::Array(items)) = replay.data.get("details") {
+                    details.extend(items.iter().cloned());
+                }
+            }
+            _ => {}
+        }
+    }
+    let reasoning = field.filter(|_| !thinking.is_empty() || !details.is_empty());
+    if text.is_empty() && calls.is_empty() && reasoning.is_none() {
+        return;
+    }
+    let mut entry = Map::new();
+    entry.insert("role".into(), json!("assistant"));
+    let content = if text.is_empty() && !calls.is_empty() {
+        Value::Null
+    } else {
+        Value::String(text)
+    };
+    entry.insert("content".into(), content);
+    if !calls.is_empty() {
+        entry.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if let Some(field) = reasoning {
+        if !thinking.is_empty() {
+            entry.insert(field, Value::String(thinking));
+        }
+        if dialect.openrouter && !details.is_empty() {
+            entry.insert("reasoning_details".into(), Value::Array(details));
+        }
+    }
+    out.push(Value::Object(entry));
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::{Replay, replay_tag};
+
+    const TAG: &str = "openai-chat/m";
+
+    fn config(provider: &str) -> WireConfig {
+        WireConfig {
+            provider: provider.into(),
+            base_url: "http://127.0.0.1:1/v1/".into(),
+            ..WireConfig::default()
+        }
+    }
+
+    fn request(messages: Vec<Message>) -> ModelRequest {
+        ModelRequest {
+            model: "m".into(),
+            system: "Be brief.".into(),
+            messages,
+            tools: vec![ToolDef {
+                name: "read_file".into(),
+                description: "Reads a file".into(),
+                parameters: json!({"type":"object","properties":{"path":{"type":"string"}}}),
+            }],
+            max_output_tokens: Some(1000),
+            temperature: Some(0.5),
+            reasoning: Reasoning::High,
+        }
+    }
+
+    fn thinking(text: &str, origin: &str, data: Value) -> Part {
+        Part::Thinking {
+            text: text.into(),
+            replay: Some(Replay {
+                origin: origin.into(),
+                data,
+            }),
+        }
+    }
+
+    fn call(id: &str, args: &str, origin: &str) -> Part {
+        Part::ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: args.into(),
+            replay: Some(Replay {
+                origin: origin.into(),
+                data: Value::Null,
+            }),
+        }
+    }
+
+    fn result(id: &str) -> Part {
+        Part::ToolResult {
+            call_id: id.into(),
+            name: "read_file".into(),
+            content: "hello".into(),
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn conversation_translates_to_messages() {
+        let messages = vec![
+            Message::user("Read a.txt"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![
+                    thinking("let me see", TAG, json!({"field": "reasoning_content"})),
+                    Part::text("Reading."),
+                    call("call_1", r#"{"path":"a.txt"}"#, TAG),
+                    call("call_2", "", TAG),
+                ],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![result("call_1"), result("call_2"), Part::text("go on")],
+            },
+        ];
+        let body = body(&config("deepseek"), &request(messages), TAG);
+        let msgs = body["messages"].as_array().unwrap();
+        assert_eq!(msgs[0], json!({"role":"system","content":"Be brief."}));
+        assert_eq!(msgs[1], json!({"role":"user","content":"Read a.txt"}));
+        assert_eq!(msgs[2]["content"], "Reading.");
+        assert_eq!(msgs[2]["reasoning_content"], "let me see");
+        assert_eq!(msgs[2]["tool_calls"][0]["id"], "call_1");
+        assert_eq!(msgs[2]["tool_calls"][0]["type"], "function");
+        assert_eq!(
+            msgs[2]["tool_calls"][0]["function"]["arguments"],
+            r#"{"path":"a.txt"}"#
+        );
+        assert_eq!(msgs[2]["tool_calls"][1]["function"]["arguments"], "{}");
+        assert_eq!(
+            msgs[3],
+            json!({"role":"tool","tool_call_id":"call_1","content":"hello"})
+        );
+        assert_eq!(msgs[4]["tool_call_id"], "call_2");
+        assert_eq!(msgs[5], json!({"role":"user","content":"go on"}));
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        assert_eq!(body["max_tokens"], 1000);
+        assert!(body.get("max_completion_tokens").is_none());
+        assert_eq!(body["temperature"], 0.5);
+        assert_eq!(body["reasoning_effort"], "high");
+        assert_eq!(
+            body["tools"][0],
+            json!({"type":"function","function":{"name":"read_file","description":"Reads a file",
+                "parameters":{"type":"object","properties":{"path":{"type":"string"}}}}})
+        );
+    }
+
+    #[test]
+    fn openai_and_openrouter_differences() {
+        let req = request(vec![Message::user("hi")]);
+        let openai = body(&config("openai"), &req, TAG);
+        assert_eq!(openai["max_completion_tokens"], 1000);
+        assert!(openai.get("max_tokens").is_none());
+        let router = body(&config("openrouter"), &req, TAG);
+        assert_eq!(router["reasoning"], json!({"effort": "high"}));
+        assert!(router.get("reasoning_effort").is_none());
+        let mut plain = req.clone();
+        plain.reasoning = Reasoning::Default;
+        plain.tools.clear();
+        plain.max_output_tokens = None;
+        plain.temperature = None;
+        plain.system.clear();
+        let minimal = body(&config("vllm"), &plain, TAG);
+        let mut keys: Vec<&String> = minimal.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["messages", "model", "stream", "stream_options"]);
+        assert_eq!(minimal["messages"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn foreign_state_is_dropped_and_ids_normalised() {
+        let foreign = replay_tag("anthropic", "claude");
+        let messages = vec![
+            Message {
+                role: Role::Assistant,
+                parts: vec![
+                    thinking("secret plan", &foreign, json!({"signature": "abc"})),
+                    call("toolu:1/x", r#"{"path": "#, &foreign),
+                ],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![result("toolu:1/x")],
+            },
+        ];
+        let body = body(&config("openai"), &request(messages), TAG);
+        let msgs = body["messages"].as_array().unwrap();
+        let assistant = &msgs[1];
+        assert!(assistant["content"].is_null());
+        assert!(assistant.get("reasoning_content").is_none());
+        assert!(!body.to_string().contains("secret plan"));
+        let id = assistant["tool_calls"][0]["id"].as_str().unwrap();
+        assert_ne!(id, "toolu:1/x");
+        assert_eq!(msgs[2]["tool_call_id"], id);
+        let args = assistant["tool_calls"][0]["function"]["arguments"]
+            .as_str()
+            .unwrap();
+        let args: Value = serde_json::from_str(args).unwrap();
+        assert_eq!(args["raw_arguments"], r#"{"path": "#);
+    }
+
+    #[test]
+    fn reasoning_field_echo_depends_on_the_server() {
+        let parts = vec![
+            thinking(
+                "hmm",
+                TAG,
+                json!({"field": "reasoning", "details": [{"type":"reasoning.text","text":"hmm"}]}),
+            ),
+            Part::text("ok"),
+        ];
+        let messages = vec![Message {
+            role: Role::Assistant,
+            parts,
+        }];
+        let req = request(messages);
+        let router = body(&config("openrouter"), &req, TAG);
+        assert_eq!(router["messages"][1]["reasoning"], "hmm");
+        assert_eq!(
+            router["messages"][1]["reasoning_details"][0]["type"],
+            "reasoning.text"
+        );
+        let ollama = body(&config("ollama"), &req, TAG);
+        assert_eq!(ollama["messages"][1]["reasoning"], "hmm");
+        assert!(ollama["messages"][1].get("reasoning_details").is_none());
+        let groq = body(&config("groq"), &req, TAG);
+        assert!(groq["messages"][1].get("reasoning").is_none());
+        assert_eq!(groq["messages"][1]["content"], "ok");
+    }
+}

@@ -1,0 +1,75 @@
+//! The session's event log: one JSON object per line, appended and flushed as events happen.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// An append-only JSON Lines file. Each line is written with one `write` call on a file opened
+/// in append mode, so a crash leaves at worst one incomplete last line, which readers skip.
+#[derive(Debug)]
+pub struct EventLog {
+    path: PathBuf,
+    file: File,
+}
+
+impl EventLog {
+    /// Opens (creating) the log at `path`.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record.
+    pub fn append<T: Serialize>(&mut self, record: &T) -> io::Result<()> {
+        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
+        line.push(b'\n');
+        self.file.write_all(&line)
+    }
+}
+
+/// Reads a JSON Lines file, skipping lines that do not parse (a torn last line after a crash).
+pub(crate) fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> io::Result<Vec<T>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    Ok(text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_and_reads_back_skipping_a_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut log = EventLog::open(&path).unwrap();
+        log.append(&serde_json::json!({"n": 1})).unwrap();
+        log.append(&serde_json::json!({"n": 2})).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"n\": 3")
+            .unwrap();
+        let read: Vec<serde_json::Value> = read_lines(&path).unwrap();
+        assert_eq!(read.len(), 2);
+    }
+}
