@@ -6,6 +6,8 @@
 
 pub mod agent;
 pub mod apply;
+pub mod config;
+pub mod example;
 pub mod fsutil;
 pub mod model;
 pub mod provider;

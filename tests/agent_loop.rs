@@ -399,3 +399,67 @@ async fn two_models_on_the_same_file_never_see_each_other() {
         "alpha\nbeta\ngamma\n"
     );
 }
+
+/// A client that always answers with the same made-up call id, as providers without ids do.
+struct RepeatingIds {
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl versus::provider::ModelClient for RepeatingIds {
+    fn provider(&self) -> &str {
+        "test"
+    }
+
+    fn stream(
+        &self,
+        _request: versus::model::ModelRequest,
+        _cancel: tokio_util::sync::CancellationToken,
+    ) -> versus::provider::EventStream {
+        use futures::StreamExt;
+        use versus::model::{Completion, StopReason, StreamEvent, Usage};
+        let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let parts = if n < 2 {
+            vec![Part::ToolCall {
+                id: "call_0_read_file".into(),
+                name: "read_file".into(),
+                arguments: r#"{"path": "notes.txt"}"#.into(),
+                replay: None,
+            }]
+        } else {
+            vec![Part::text("done")]
+        };
+        let completion = Completion {
+            message: Message {
+                role: Role::Assistant,
+                parts,
+            },
+            usage: Usage::default(),
+            stop: StopReason::EndTurn,
+        };
+        futures::stream::iter(vec![Ok(StreamEvent::Completed(completion))]).boxed()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_call_ids_are_made_unique_in_the_conversation() {
+    let (_tmp, root) = project();
+    let scratch = tempfile::tempdir().unwrap();
+    let mut model = entry("x", "", AgentSettings::default(), None);
+    model.agent.client = Arc::new(RepeatingIds {
+        calls: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let run = run_all(&root, scratch.path(), vec![model], None).await;
+    let outcome = run.results[0].outcome.as_ref().unwrap();
+    assert_eq!(outcome.stop, RunStop::Completed);
+    let ids: Vec<String> = outcome
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_calls().map(|(id, _, _)| id.to_string()))
+        .collect();
+    assert_eq!(ids, ["call_0_read_file", "call_0_read_file_s2"]);
+    let results: Vec<String> = tool_results(&outcome.messages)
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(results, ids, "each result answers its own call");
+}

@@ -63,7 +63,26 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "tui",
         ],
     ),
+    (
+        "config",
+        &[
+            "tools",
+            "workspace",
+            "agent",
+            "runner",
+            "session",
+            "apply",
+            "recipe",
+            "headless",
+            "tui",
+        ],
+    ),
     ("agent", &["runner", "session", "recipe", "headless", "tui"]),
+    ("runner", &["session", "recipe", "headless", "tui"]),
+    (
+        "session",
+        &["runner", "agent", "provider", "recipe", "headless", "tui"],
+    ),
     ("tui", &["headless"]),
     ("headless", &["tui"]),
 ];

@@ -152,6 +152,14 @@ impl Agent {
         };
         let (stop, error) = run.drive().await;
         timer.abort();
+        tracing::info!(
+            model = %self.model,
+            stop = stop.label(),
+            steps = run.stats.steps,
+            tool_calls = run.stats.tool_calls,
+            error = error.as_deref().unwrap_or(""),
+            "turn ended"
+        );
         run.stats.elapsed_ms = millis(run.started.elapsed());
         if let Some(message) = &error {
             if stop == RunStop::Error {
@@ -211,6 +219,8 @@ impl Run<'_> {
                     return (RunStop::Error, Some(message));
                 }
             };
+            let mut completion = completion;
+            self.make_call_ids_unique(&mut completion.message, step);
             self.stats.usage.add(&completion.usage);
             self.stats.cost = self.agent.cost.as_ref().and_then(|f| f(&self.stats.usage));
             (self.emit)(AgentEvent::Usage {
@@ -251,6 +261,31 @@ impl Run<'_> {
                     Some(format!("stopped after {step} steps (max_steps)")),
                 );
             }
+        }
+    }
+
+    /// Providers that send no call id get one made up per response (`call_0_read_file`), so
+    /// two responses can repeat an id. Ids must be unique in a conversation (results are
+    /// matched by id, Anthropic rejects duplicates, proposals record them), so a repeated id
+    /// gets the step number appended.
+    fn make_call_ids_unique(&self, message: &mut Message, step: u32) {
+        let used: std::collections::HashSet<&str> = self
+            .messages
+            .iter()
+            .flat_map(|m| m.tool_calls().map(|(id, _, _)| id))
+            .collect();
+        let mut renamed = Vec::new();
+        for part in &mut message.parts {
+            if let Part::ToolCall { id, .. } = part
+                && used.contains(id.as_str())
+            {
+                let fresh = crate::provider::ids::normalize_call_id(&format!("{id}_s{step}"));
+                renamed.push((id.clone(), fresh.clone()));
+                *id = fresh;
+            }
+        }
+        for (old, new) in renamed {
+            tracing::debug!(model = %self.agent.model, old = %old, new = %new, "renamed a repeated call id");
         }
     }
 
@@ -404,6 +439,14 @@ impl Run<'_> {
             };
             let started = Instant::now();
             let output = self.agent.tools.dispatch(&name, &arguments, &ctx).await;
+            tracing::debug!(
+                model = %self.agent.model,
+                tool = %name,
+                call_id = %id,
+                is_error = output.is_error,
+                ms = started.elapsed().as_millis() as u64,
+                "tool call"
+            );
             let failed_edit = output.edit == Some(EditOutcome::Failed);
             self.stats.tool_calls += 1;
             *self.stats.tools.entry(name.clone()).or_default() += 1;

@@ -27,6 +27,7 @@ pub struct ApplyEngine {
     root: PathBuf,
     session: PathBuf,
     fail_after_writes: Option<usize>,
+    pause_after_writes: Option<(usize, PathBuf)>,
 }
 
 /// How a path will be (or was) handled, before resolutions.
@@ -182,6 +183,7 @@ impl ApplyEngine {
             root,
             session: session.to_path_buf(),
             fail_after_writes: None,
+            pause_after_writes: None,
         })
     }
 
@@ -190,6 +192,15 @@ impl ApplyEngine {
     #[doc(hidden)]
     pub fn fail_after_writes(mut self, n: usize) -> Self {
         self.fail_after_writes = Some(n);
+        self
+    }
+
+    /// Test hook: after `n` user-file writes, create the file `ready_marker` and then sleep
+    /// forever, so a test can kill the process (SIGKILL) at a known point in the middle of an
+    /// apply, as a real crash would.
+    #[doc(hidden)]
+    pub fn pause_after_writes(mut self, n: usize, ready_marker: PathBuf) -> Self {
+        self.pause_after_writes = Some((n, ready_marker));
         self
     }
 
@@ -314,6 +325,14 @@ impl ApplyEngine {
         for (done, (i, target)) in actions.iter().enumerate() {
             if self.fail_after_writes == Some(done) {
                 return Err(ApplyError::InjectedFailure { after: done });
+            }
+            if let Some((n, marker)) = &self.pause_after_writes
+                && *n == done
+            {
+                let _ = fs::write(marker, done.to_string());
+                loop {
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                }
             }
             let d = &decisions[*i];
             // Re-check at write time: a symlink created since deciding must not redirect us.

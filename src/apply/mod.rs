@@ -14,6 +14,7 @@
 //! A `begin` without `commit` is an interrupted apply ([`recover`]); rewind reads the journal
 //! and snapshots from disk only, so it works after a restart ([`rewind`]).
 
+pub mod compose;
 pub mod engine;
 pub mod journal;
 pub mod merge3;
@@ -24,6 +25,7 @@ pub mod snapshot;
 use std::io;
 use std::path::PathBuf;
 
+pub use compose::{ComposeError, Conflict, ConflictSide, Pick, Selection, compose};
 pub use engine::{
     AppliedAs, ApplyEngine, ApplyReport, ConflictReason, FileOutcome, FilePreview, FileStatus,
     Preview,

@@ -1,5 +1,10 @@
 //! Command-line parsing (clap) and dispatch to one module per subcommand.
 
+mod ask;
+mod completions_cmd;
+mod demo_cmd;
+mod models_cmd;
+mod rewind_cmd;
 mod tool_cmd;
 
 use std::path::PathBuf;
@@ -18,6 +23,15 @@ pub struct Cli {
     #[arg(short = 'C', global = true, value_name = "DIR")]
     pub project: Option<PathBuf>,
 
+    /// Config file to read instead of the user config (~/.config/versus/config.toml); the
+    /// project's .versus/config.toml is still layered over it.
+    #[arg(long = "config", global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Write structured logs (requests, retries, tool calls, applies; never keys) to FILE.
+    #[arg(long = "log", global = true, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -30,6 +44,51 @@ pub enum Command {
     /// Exit code 0 for a normal result, 1 for an error result, 2 for bad usage.
     /// Without NAME, lists the tools.
     Tool(tool_cmd::ToolArgs),
+    /// List providers (API, base URL, whether the key is set), known models with prices and
+    /// context windows, and the default models from the config.
+    Models(models_cmd::ModelsArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions_cmd::CompletionsArgs),
+    /// One turn without the TUI: send PROMPT to every model, print the comparison table and
+    /// each model's diff; `--pick SPEC` applies that model's changes (undo: `versus rewind`).
+    ///
+    /// Exit code 0 when done, 1 when --pick left conflicting files unwritten, 2 for bad usage,
+    /// 130 when interrupted (Ctrl+C stops every model and changes no file).
+    Ask(ask::AskArgs),
+    /// Undo the latest applied change (or roll back an apply that was interrupted).
+    Rewind(rewind_cmd::RewindArgs),
+    /// Try versus offline: write the example project and run the demo models on its bug.
+    Demo(demo_cmd::DemoArgs),
+}
+
+/// Sends tracing output to `path` (appended; `VERSUS_LOG` sets the filter, default `debug` for
+/// versus and `warn` for libraries). Never to the terminal: a TUI may own it.
+fn start_log(path: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("open the log file {}", path.display()))?;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("VERSUS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,versus=debug"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init()
+        .map_err(|e| anyhow::anyhow!("start logging: {e}"))
+}
+
+/// The project folder: `-C DIR` or the current directory, made absolute.
+pub(crate) fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    use anyhow::Context;
+    let dir = match project {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("find the current directory")?,
+    };
+    dir.canonicalize()
+        .with_context(|| format!("open the project folder {}", dir.display()))
 }
 
 fn print_overview() -> anyhow::Result<ExitCode> {
@@ -41,8 +100,19 @@ fn print_overview() -> anyhow::Result<ExitCode> {
 /// Parses the command line, runs the subcommand, maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(path) = &cli.log
+        && let Err(err) = start_log(path)
+    {
+        eprintln!("versus: {err:#}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     let result = match cli.command {
         Some(Command::Tool(args)) => tool_cmd::run(args, cli.project),
+        Some(Command::Models(args)) => models_cmd::run(args, cli.project, cli.config),
+        Some(Command::Completions(args)) => completions_cmd::run(args),
+        Some(Command::Ask(args)) => ask::run(args, cli.project, cli.config),
+        Some(Command::Rewind(args)) => rewind_cmd::run(args, cli.project),
+        Some(Command::Demo(args)) => demo_cmd::run(args, cli.project),
         // The interactive TUI is not built yet (docs/ARCHITECTURE.md); until it is, the bare
         // command shows what is available instead of failing.
         None => print_overview(),

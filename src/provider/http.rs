@@ -263,6 +263,14 @@ impl HttpModel {
                 Err(err) if err.is_retryable() && attempt < self.retry.max_tries => {
                     attempt += 1;
                     let delay = self.retry.delay(attempt, err.retry_after());
+                    tracing::warn!(
+                        provider = self.wire.provider(),
+                        model = %request.model,
+                        attempt,
+                        delay_ms = delay.as_millis() as u64,
+                        error = %err,
+                        "retrying request"
+                    );
                     let event = StreamEvent::Retrying {
                         attempt,
                         delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
@@ -273,7 +281,15 @@ impl HttpModel {
                     }
                     tokio::time::sleep(delay).await;
                 }
-                Err(err) => return Err(err),
+                Err(err) => {
+                    tracing::error!(
+                        provider = self.wire.provider(),
+                        model = %request.model,
+                        error = %err,
+                        "request failed"
+                    );
+                    return Err(err);
+                }
             }
         }
     }
@@ -299,8 +315,16 @@ impl HttpModel {
             provider: provider.clone(),
             message: redactor.scrub(&describe(&err)),
         };
+        tracing::debug!(
+            provider = %provider,
+            model = %request.model,
+            url = %redactor.scrub(&wire_request.url),
+            messages = request.messages.len(),
+            "sending request"
+        );
         let response = builder.send().await.map_err(network)?;
         let status = response.status().as_u16();
+        tracing::debug!(provider = %provider, status, "response started");
         if !(200..300).contains(&status) {
             let retry_after = retry_after(response.headers());
             let body = response.text().await.unwrap_or_default();

@@ -30,22 +30,28 @@ impl SseParser {
         Self::default()
     }
 
-    /// Feeds bytes; complete events are appended to `out`.
-    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
-        for &byte in bytes {
+    /// Feeds bytes; complete events are appended to `out`. Line ends are found with memchr,
+    /// so long `data:` lines are copied in one go, not byte by byte.
+    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
+        while !bytes.is_empty() {
             if self.skip_lf {
                 self.skip_lf = false;
-                if byte == b'\n' {
+                if bytes[0] == b'\n' {
+                    bytes = &bytes[1..];
                     continue;
                 }
             }
-            match byte {
-                b'\n' => self.end_line(out),
-                b'\r' => {
+            match memchr::memchr2(b'\n', b'\r', bytes) {
+                Some(pos) => {
+                    self.buffer.extend_from_slice(&bytes[..pos]);
+                    self.skip_lf = bytes[pos] == b'\r';
                     self.end_line(out);
-                    self.skip_lf = true;
+                    bytes = &bytes[pos + 1..];
                 }
-                _ => self.buffer.push(byte),
+                None => {
+                    self.buffer.extend_from_slice(bytes);
+                    break;
+                }
             }
         }
     }
@@ -59,29 +65,35 @@ impl SseParser {
     }
 
     fn end_line(&mut self, out: &mut Vec<SseEvent>) {
-        let line = std::mem::take(&mut self.buffer);
-        if line.is_empty() {
+        if self.buffer.is_empty() {
             self.dispatch(out);
             return;
         }
-        let line = String::from_utf8_lossy(&line);
-        if line.starts_with(':') {
+        // Reuse the line buffer's allocation for the next line.
+        let mut line = std::mem::take(&mut self.buffer);
+        self.field(&line);
+        line.clear();
+        self.buffer = line;
+    }
+
+    fn field(&mut self, line: &[u8]) {
+        if line.first() == Some(&b':') {
             return;
         }
-        let (field, value) = match line.find(':') {
+        let (field, value) = match memchr::memchr(b':', line) {
             Some(colon) => {
                 let value = &line[colon + 1..];
-                (&line[..colon], value.strip_prefix(' ').unwrap_or(value))
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
             }
-            None => (line.as_ref(), ""),
+            None => (line, &[][..]),
         };
         match field {
-            "event" => self.event = value.to_string(),
-            "data" => {
+            b"event" => self.event = String::from_utf8_lossy(value).into_owned(),
+            b"data" => {
                 if self.has_data {
                     self.data.push('\n');
                 }
-                self.data.push_str(value);
+                self.data.push_str(&String::from_utf8_lossy(value));
                 self.has_data = true;
             }
             _ => {}

@@ -5,11 +5,15 @@
 //! Everything it learns goes out as [`RunEvent`]s on one channel, tagged with the entry's
 //! position, so the TUI, `versus ask` and headless reports consume the same stream.
 
+mod entries;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+pub use entries::{client_for, entry_for};
 
 use crate::agent::{Agent, AgentOutcome, EventSink, ToolEnv};
 use crate::model::{AgentEvent, Message};
@@ -166,6 +170,7 @@ async fn run_entry(
         Ok(workspace) => workspace,
         Err(err) => {
             let message = format!("{}: {err}", entry.label);
+            tracing::error!(model = %entry.label, error = %err, "workspace could not be prepared");
             let _ = tx.send(RunEvent::Agent {
                 entry: index,
                 event: AgentEvent::Error {
@@ -182,6 +187,12 @@ async fn run_entry(
             return failed(message);
         }
     };
+    tracing::info!(
+        model = %entry.label,
+        root = %workspace.root().display(),
+        mode = ?workspace.mode(),
+        "workspace ready"
+    );
     let _ = tx.send(RunEvent::WorkspaceReady {
         entry: index,
         root: workspace.root().to_path_buf(),

@@ -4,6 +4,7 @@
 //! layer (per-model workspaces, in-memory overlays) can sit behind the same tools unchanged.
 
 mod base;
+pub mod changeset;
 mod copy;
 mod direct;
 mod error;
@@ -15,6 +16,7 @@ mod view;
 mod worktree;
 
 pub use base::{Base, BaseEntry, BaseKind, DirChange};
+pub use changeset::{ChangeKind, ChangeSet, ChangeSetError, FileChange, Hunk};
 pub use direct::DirectView;
 pub use error::WorkspaceError;
 pub use manager::{Isolation, Workspace, cleanup_leftovers, cleanup_leftovers_in, default_parent};

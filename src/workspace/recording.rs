@@ -17,12 +17,15 @@ use super::error::WorkspaceError;
 use super::path::{PathError, ProjectPath};
 use super::view::{EntryMeta, FileView, PendingChange, WriteOrigin};
 
-/// One recorded change to one file, in the order the model made it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One recorded change to one file, in the order the model made it. Serializable so a session
+/// can save a model's writes and rebuild its change set after a restart; the content is a JSON
+/// string when it is valid UTF-8 and an array of byte values otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileWrite {
     /// `/`-separated path relative to the workspace root.
     pub path: String,
     /// The file's full new content; `None` for a delete.
+    #[serde(with = "content_serde")]
     pub content: Option<Arc<Vec<u8>>>,
     /// Which tool call made the change (`bash` for changes found by comparison).
     pub origin: WriteOrigin,
@@ -157,6 +160,46 @@ fn read_current<V: FileView>(view: &V, root: &Path, rel: &str) -> Result<Vec<u8>
     }
     let abs = root.join(rel);
     fs::read(&abs).map_err(|e| WorkspaceError::io("read", abs, e))
+}
+
+/// Serde for [`FileWrite::content`]: text stays readable in a saved session, bytes stay exact.
+mod content_serde {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// The two shapes content takes on the wire.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Wire {
+        Text(String),
+        Bytes(Vec<u8>),
+    }
+
+    pub(super) fn serialize<S: Serializer>(
+        content: &Option<Arc<Vec<u8>>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match content.as_deref() {
+            None => serializer.serialize_none(),
+            Some(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => serializer.serialize_some(text),
+                Err(_) => serializer.serialize_some(bytes.as_slice()),
+            },
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Arc<Vec<u8>>>, D::Error> {
+        let wire = Option::<Wire>::deserialize(deserializer)?;
+        Ok(wire.map(|w| {
+            Arc::new(match w {
+                Wire::Text(text) => text.into_bytes(),
+                Wire::Bytes(bytes) => bytes,
+            })
+        }))
+    }
 }
 
 impl<V: FileView> FileView for RecordingView<V> {

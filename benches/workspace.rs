@@ -1,0 +1,363 @@
+//! Workspace and apply benchmarks, each against a reference measured in the same run.
+//!
+//! `cargo bench --bench workspace [-- create|base|changeset|apply]`. A git repository of
+//! `VERSUS_BENCH_FILES` files (default 10,000) totalling `VERSUS_BENCH_MB` megabytes (default
+//! 200) is generated in a temporary folder (`VERSUS_BENCH_DIR` to put it elsewhere);
+//! `VERSUS_BENCH_APPLY_FILES` (default 1,000) files form the change set that is applied and
+//! rewound; `VERSUS_BENCH_RUNS` (default 5) timed runs follow one warm-up, and the median is
+//! reported. docs/benchmarks.md explains the method and records the latest run.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    missing_docs
+)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use versus::apply::{ApplyEngine, Selection, compose};
+use versus::workspace::changeset::BaseReader;
+use versus::workspace::{Base, ChangeSet, Isolation, Workspace, WriteOrigin};
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn runs() -> usize {
+    env_or("VERSUS_BENCH_RUNS", 5)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// One warm-up, then the median of the timed runs; `run` does its own setup and returns the
+/// time of the measured part only.
+fn measure<F: FnMut() -> Duration>(mut run: F) -> Duration {
+    run();
+    median((0..runs()).map(|_| run()).collect())
+}
+
+fn timed<F: FnOnce()>(f: F) -> Duration {
+    let t = Instant::now();
+    f();
+    t.elapsed()
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn row(name: &str, ours: Duration, reference_name: &str, reference: Duration) {
+    println!(
+        "| {name} | {} | {reference_name} | {} | {:.2}x |",
+        ms(ours),
+        ms(reference),
+        ours.as_secs_f64() / reference.as_secs_f64()
+    );
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args([
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.com",
+        ])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?} failed");
+}
+
+fn rel(i: usize) -> String {
+    format!("src/d{:03}/file{i:05}.txt", i % 100)
+}
+
+/// Writes `files` distinct text files of about `bytes_each` bytes, commits them.
+fn generate(root: &Path, files: usize, bytes_each: usize) {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 0..files {
+        let path = root.join(rel(i));
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut f = std::io::BufWriter::new(fs::File::create(&path).unwrap());
+        let mut written = 0;
+        let mut line = 0;
+        while written < bytes_each {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let text = format!("{i:05}:{line:05} let value = compute({state:016x});\n");
+            f.write_all(text.as_bytes()).unwrap();
+            written += text.len();
+            line += 1;
+        }
+    }
+    fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "generated"]);
+}
+
+/// The user's uncommitted state: `n` modified tracked files and `n / 4` untracked ones.
+fn make_dirty(root: &Path, n: usize, files: usize) {
+    for i in 0..n {
+        let path = root.join(rel(i * (files / n.max(1)).max(1) % files));
+        let mut f = fs::OpenOptions::new().append(true).open(path).unwrap();
+        f.write_all(b"// uncommitted edit\n").unwrap();
+    }
+    for i in 0..n / 4 {
+        fs::write(root.join(format!("src/untracked{i}.txt")), "new\n").unwrap();
+    }
+}
+
+fn bench_create(root: &Path, scratch: &Path, label: &str) {
+    let base = Base::capture(root).unwrap();
+    let parent = scratch.join("workspaces");
+    let ours = measure(|| {
+        let mut all = Vec::new();
+        let t = timed(|| {
+            for i in 0..4 {
+                all.push(
+                    Workspace::create_in(&parent, Isolation::Worktree, &base, &format!("m{i}"))
+                        .unwrap(),
+                );
+            }
+        });
+        assert!(all.iter().all(|w| w.mode() == Isolation::Worktree));
+        drop(all);
+        t
+    });
+    let cli_parent = scratch.join("cli-worktrees");
+    let reference = measure(|| {
+        let dirs: Vec<PathBuf> = (0..4).map(|i| cli_parent.join(format!("wt{i}"))).collect();
+        let t = timed(|| {
+            for d in &dirs {
+                let d = d.to_str().unwrap();
+                git(root, &["worktree", "add", "-q", "--detach", d, "HEAD"]);
+            }
+        });
+        for d in &dirs {
+            git(
+                root,
+                &["worktree", "remove", "--force", d.to_str().unwrap()],
+            );
+        }
+        t
+    });
+    row(
+        &format!("4 workspaces (worktree), {label}"),
+        ours,
+        "4 x `git worktree add --detach`",
+        reference,
+    );
+}
+
+fn bench_base(root: &Path) {
+    let ours = measure(|| timed(|| drop(Base::capture(root).unwrap())));
+    let reference = measure(|| {
+        timed(|| {
+            Command::new("git")
+                .args(["status", "--porcelain", "--untracked-files=all"])
+                .current_dir(root)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+        })
+    });
+    row(
+        "base capture (blake3 of every file)",
+        ours,
+        "`git status --porcelain -uall`",
+        reference,
+    );
+}
+
+/// A finished model that rewrote `n` files (one line appended to each) in a worktree.
+fn model_workspace(root: &Path, scratch: &Path, base: &Base, n: usize, files: usize) -> Workspace {
+    let ws =
+        Workspace::create_in(&scratch.join("model"), Isolation::Worktree, base, "model").unwrap();
+    let view = ws.view();
+    let step = (files / n).max(1);
+    for k in 0..n {
+        let path = view.resolve(&rel((k * step) % files)).unwrap();
+        let mut content = fs::read(root.join(path.rel())).unwrap();
+        content.extend_from_slice(b"// changed by the model\n");
+        view.write(
+            &path,
+            &content,
+            &WriteOrigin::new("edit_file", format!("c{k}")),
+        )
+        .unwrap();
+    }
+    ws
+}
+
+fn bench_changeset(ws: &Workspace, base: &Base, n: usize) -> ChangeSet {
+    let mut cs = None;
+    let ours =
+        measure(|| timed(|| cs = Some(ChangeSet::from_workspace("model", base, ws).unwrap())));
+    let reference = measure(|| {
+        timed(|| {
+            Command::new("git")
+                .args(["status", "--porcelain", "--untracked-files=all"])
+                .current_dir(ws.root())
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+        })
+    });
+    let cs = cs.unwrap();
+    assert_eq!(cs.files_changed(), n);
+    // The same without the workspace scan: folding the recorded writes into hunks.
+    let writes = ws.writes();
+    let reader = BaseReader::new(base);
+    let build = measure(|| {
+        timed(|| drop(ChangeSet::build("model", base, &writes, &reader, Some(ws.root())).unwrap()))
+    });
+    row(
+        &format!("change set of a finished model ({n} files written; scans the workspace)"),
+        ours,
+        "`git status` in the workspace",
+        reference,
+    );
+    row(
+        &format!("  of which: diffs and hunks of the {n} files"),
+        build,
+        "`git status` in the workspace",
+        reference,
+    );
+    cs
+}
+
+fn bench_apply(root: &Path, scratch: &Path, cs: &ChangeSet, n: usize) {
+    let selection = Selection::new().change_set("model");
+    let sets = std::slice::from_ref(cs);
+    let compose_time = measure(|| timed(|| drop(compose(sets, &selection, "bench").unwrap())));
+    let plan = compose(sets, &selection, "bench").unwrap();
+    let engine = ApplyEngine::new(root, &scratch.join("session")).unwrap();
+    let preview = measure(|| timed(|| drop(engine.preview(&plan).unwrap())));
+    let mut rewinds = Vec::new();
+    let apply = measure(|| {
+        let t = timed(|| {
+            let report = engine.apply(&plan, &BTreeMap::new()).unwrap();
+            assert_eq!(report.written().len(), n);
+        });
+        rewinds.push(timed(|| {
+            let r = engine.rewind(false).unwrap();
+            assert_eq!(r.restored.len(), n);
+        }));
+        t
+    });
+    rewinds.remove(0); // the warm-up
+    let rewind = median(rewinds);
+    // Reference: the least a durable write of the same files costs: write + fsync each.
+    let originals: Vec<(PathBuf, Vec<u8>, Vec<u8>)> = plan
+        .writes
+        .iter()
+        .map(|w| {
+            (
+                root.join(&w.path),
+                w.base.clone().unwrap(),
+                w.proposed.clone().unwrap(),
+            )
+        })
+        .collect();
+    let reference = measure(|| {
+        let t = timed(|| {
+            for (path, _, new) in &originals {
+                let mut f = fs::File::create(path).unwrap();
+                f.write_all(new).unwrap();
+                f.sync_all().unwrap();
+            }
+        });
+        for (path, old, _) in &originals {
+            fs::write(path, old).unwrap();
+        }
+        t
+    });
+    println!(
+        "| compose (whole change set, {n} files) | {} | - | - | - |",
+        ms(compose_time)
+    );
+    println!(
+        "| preview (the decisions apply makes first; reads every file) | {} | - | - | - |",
+        ms(preview)
+    );
+    row(
+        &format!("apply, {n} files"),
+        apply,
+        "write + fsync each file",
+        reference,
+    );
+    row(
+        &format!("rewind, {n} files"),
+        rewind,
+        "write + fsync each file",
+        reference,
+    );
+}
+
+fn main() {
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let wants = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+    let files = env_or("VERSUS_BENCH_FILES", 10_000).max(4);
+    let mb = env_or("VERSUS_BENCH_MB", 200);
+    let apply_files = env_or("VERSUS_BENCH_APPLY_FILES", 1_000).clamp(1, files);
+    let scratch = match std::env::var("VERSUS_BENCH_DIR") {
+        Ok(dir) => tempfile::tempdir_in(dir).unwrap(),
+        Err(_) => tempfile::tempdir().unwrap(),
+    };
+    let scratch_path = scratch.path().canonicalize().unwrap();
+    let root = scratch_path.join("repo");
+    fs::create_dir_all(&root).unwrap();
+    let t = Instant::now();
+    generate(&root, files, mb * 1024 * 1024 / files);
+    println!(
+        "versus workspace benchmarks: {files} files, {mb} MB, median of {} runs after one warm-up \
+         (repository generated in {:.1} s)\n",
+        runs(),
+        t.elapsed().as_secs_f64()
+    );
+    println!("| case | versus | reference | reference time | ratio |\n|---|---|---|---|---|");
+    if wants("create") {
+        bench_create(&root, &scratch_path, "clean tree");
+    }
+    make_dirty(&root, 40, files);
+    if wants("create") {
+        bench_create(&root, &scratch_path, "40 modified + 10 untracked files");
+    }
+    if wants("base") {
+        bench_base(&root);
+    }
+    if wants("changeset") || wants("apply") {
+        let base = Base::capture(&root).unwrap();
+        let ws = model_workspace(&root, &scratch_path, &base, apply_files, files);
+        let cs = bench_changeset(&ws, &base, apply_files);
+        if wants("apply") {
+            bench_apply(&root, &scratch_path, &cs, apply_files);
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! What `versus ask` prints when the models are done: the comparison table, each model's
+//! diff, and the same facts as one JSON document for scripts.
+
+use serde::Serialize;
+
+use versus::model::{RunStop, Usage};
+use versus::workspace::changeset::ChangeSet;
+
+/// One model's row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// Entry label.
+    pub model: String,
+    /// How its run ended.
+    pub status: RunStop,
+    /// Error or stop note.
+    pub error: Option<String>,
+    /// Files in the change set.
+    pub files: usize,
+    /// Lines added.
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
+    /// Tokens.
+    pub usage: Usage,
+    /// USD (`None`: unknown price).
+    pub cost: Option<f64>,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+    /// Requests made.
+    pub steps: u32,
+    /// Tool calls.
+    pub tool_calls: u32,
+    /// Edits that did not apply.
+    pub failed_edits: u32,
+    /// The model's last text.
+    pub final_text: String,
+    /// Unified diff of its change set.
+    pub diff: String,
+    /// Paths changed, with the tools that changed them.
+    pub changes: Vec<ChangedFile>,
+}
+
+/// One changed file in the JSON document.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangedFile {
+    /// Path.
+    pub path: String,
+    /// created / modified / deleted.
+    pub kind: String,
+    /// Lines added.
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
+    /// Tools that wrote it.
+    pub tools: Vec<String>,
+}
+
+impl ChangedFile {
+    /// The files of a change set.
+    pub fn all(set: &ChangeSet) -> Vec<Self> {
+        set.files
+            .iter()
+            .map(|f| ChangedFile {
+                path: f.path.clone(),
+                kind: format!("{:?}", f.kind).to_lowercase(),
+                added: f.added,
+                removed: f.removed,
+                tools: f.tools.clone(),
+            })
+            .collect()
+    }
+}
+
+/// The comparison table as aligned text.
+pub fn table(rows: &[Row]) -> String {
+    let header = [
+        "model",
+        "status",
+        "files",
+        "+/-",
+        "tokens in",
+        "out",
+        "cost",
+        "time",
+        "tools",
+        "failed edits",
+    ];
+    let mut cells: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    for row in rows {
+        cells.push(vec![
+            row.model.clone(),
+            row.status.label().to_string(),
+            row.files.to_string(),
+            format!("+{} -{}", row.added, row.removed),
+            tokens(row.usage.total_input()),
+            tokens(row.usage.output),
+            row.cost
+                .map_or_else(|| "unknown".to_string(), |c| format!("${c:.4}")),
+            format!("{:.1} s", row.elapsed_ms as f64 / 1000.0),
+            row.tool_calls.to_string(),
+            row.failed_edits.to_string(),
+        ]);
+    }
+    let columns = header.len();
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            cells
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (i, row) in cells.iter().enumerate() {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            let pad = widths[c] - cell.chars().count();
+            // Text columns left-aligned, numbers right-aligned.
+            if c <= 1 {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            }
+            if c + 1 < columns {
+                line.push_str("  ");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+        if i == 0 {
+            let total: usize = widths.iter().sum::<usize>() + 2 * (columns - 1);
+            out.push_str(&"-".repeat(total));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn tokens(n: u64) -> String {
+    if n >= 10_000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_aligns_and_shows_unknown_cost() {
+        let row = Row {
+            model: "demo/good".into(),
+            status: RunStop::Completed,
+            error: None,
+            files: 1,
+            added: 1,
+            removed: 1,
+            usage: Usage {
+                input: 12_345,
+                output: 50,
+                ..Usage::default()
+            },
+            cost: None,
+            elapsed_ms: 1500,
+            steps: 3,
+            tool_calls: 2,
+            failed_edits: 0,
+            final_text: String::new(),
+            diff: String::new(),
+            changes: Vec::new(),
+        };
+        let text = table(&[row]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("model"));
+        assert!(lines[2].contains("unknown"));
+        assert!(lines[2].contains("12.3k"));
+        assert!(lines[2].contains("+1 -1"));
+        assert!(lines[2].contains("1.5 s"));
+    }
+}

@@ -1,0 +1,182 @@
+//! `versus rewind [--session ID] [--yes] [--force]`: undo the latest applied change.
+//!
+//! The same engine as /rewind in the TUI: it reads the session's journal and snapshots from
+//! disk, shows what will change, asks, and restores. An apply that was interrupted half-way is
+//! rolled back first (that is what "the next start offers to roll it back" means here).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use versus::apply::journal::JOURNAL_FILE;
+use versus::apply::{ApplyEngine, RewindAction, RewindPreview};
+use versus::session::Store;
+
+/// A line on stdout; a closed stdout (e.g. `| head`) must not turn a finished rewind into an
+/// error, so write failures are ignored here.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// Arguments of `versus rewind`.
+#[derive(Debug, Args)]
+pub struct RewindArgs {
+    /// Session to rewind in (an id or a unique prefix; default: the latest session with an
+    /// apply still in effect).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+
+    /// Do not ask for confirmation.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+
+    /// Also restore files that were edited after the apply (their later edits are lost).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs the command.
+pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let project = super::project_dir(project)?;
+    if !project.join(".versus").is_dir() {
+        eprintln!("Nothing to rewind: versus has not applied anything in this project.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let store = Store::open(&project)?;
+    let Some((id, engine)) = find_target(&store, args.session.as_deref())? else {
+        eprintln!("Nothing to rewind: every applied change is already undone.");
+        return Ok(ExitCode::SUCCESS);
+    };
+    if let Some(pending) = engine.pending_recovery()? {
+        say!(
+            "Apply {} in session {id} was interrupted while writing {} file(s) ({}).",
+            pending.apply_id,
+            pending.paths.len(),
+            pending.models.join(", ")
+        );
+        if !confirm(args.yes, "Roll it back to the state before it started?")? {
+            say!("Left as it is.");
+            return Ok(ExitCode::SUCCESS);
+        }
+        let report = engine.rollback_incomplete(&pending.apply_id)?;
+        say!("Rolled back: {} file(s) restored.", report.restored.len());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(preview) = engine.rewind_preview()? else {
+        say!("Nothing to rewind in session {id}.");
+        return Ok(ExitCode::SUCCESS);
+    };
+    print_preview(&id, &preview);
+    if !confirm(args.yes, "Rewind?")? {
+        say!("Nothing changed.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let edited = preview.edited();
+    let mut force = args.force;
+    if !edited.is_empty() && !force && !args.yes {
+        force = confirm(
+            false,
+            &format!(
+                "{} file(s) were edited after the apply ({}). Overwrite them too?",
+                edited.len(),
+                edited.join(", ")
+            ),
+        )?;
+    }
+    let report = engine.rewind(force)?;
+    say!(
+        "Rewound: {} file(s) restored{}.",
+        report.restored.len(),
+        if report.kept.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; kept {} edited after the apply ({}); use --force to restore them too",
+                report.kept.len(),
+                report.kept.join(", ")
+            )
+        }
+    );
+    if !report.label.is_empty() {
+        say!("The prompt of that turn was: {}", report.label);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The session to act on: the one named, else the newest with something to undo (an
+/// interrupted apply or an apply in effect).
+fn find_target(
+    store: &Store,
+    session: Option<&str>,
+) -> anyhow::Result<Option<(String, ApplyEngine)>> {
+    if let Some(prefix) = session {
+        let (id, dir) = store.session(Some(prefix))?;
+        return Ok(Some((id, ApplyEngine::new(store.project(), &dir)?)));
+    }
+    for id in store.sessions()?.into_iter().rev() {
+        let dir = store.root().join("sessions").join(&id);
+        if !dir.join(JOURNAL_FILE).exists() {
+            continue;
+        }
+        let engine = ApplyEngine::new(store.project(), &dir)?;
+        if engine.pending_recovery()?.is_some() || engine.rewind_preview()?.is_some() {
+            return Ok(Some((id, engine)));
+        }
+    }
+    Ok(None)
+}
+
+fn print_preview(session: &str, preview: &RewindPreview) {
+    let models = if preview.models.is_empty() {
+        String::new()
+    } else {
+        format!(" from {}", preview.models.join(", "))
+    };
+    say!(
+        "Rewind apply {}{models} (session {session}): {}",
+        preview.apply_id,
+        preview.summary()
+    );
+    for file in &preview.files {
+        let action = match file.action {
+            RewindAction::Restore => "restore",
+            RewindAction::Recreate => "recreate",
+            RewindAction::Remove => "remove",
+        };
+        let edited = if file.edited_after_apply {
+            "  (edited after the apply)"
+        } else {
+            ""
+        };
+        say!(
+            "  {action:<8} {} +{} -{}{edited}",
+            file.path,
+            file.added,
+            file.removed
+        );
+    }
+}
+
+/// Asks a yes/no question on the terminal; `--yes` answers yes. Without a terminal and
+/// without `--yes`, refuses rather than guessing.
+pub(crate) fn confirm(yes: bool, question: &str) -> anyhow::Result<bool> {
+    if yes {
+        return Ok(true);
+    }
+    if !std::io::stdin().is_terminal() {
+        bail!("{question} Not asking without a terminal: add --yes to confirm");
+    }
+    write!(std::io::stdout(), "{question} [y/N] ").context("write to the terminal")?;
+    std::io::stdout().flush().context("write to the terminal")?;
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .context("read the answer")?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
+}

@@ -1,0 +1,279 @@
+//! Reading one config file: TOML text into a [`Layer`] whose every entry remembers the file
+//! and line it came from, so that errors found later (after layering) can still point there.
+//!
+//! Unknown keys are errors, not warnings: a misspelt `base_ulr` silently ignored would send
+//! requests somewhere the user did not mean. `[ui]` is kept as a raw table here and checked
+//! against [`super::UiConfig`], so new UI settings need no change to this file.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::ConfigError;
+use super::kind::ApiKind;
+use super::prices::PriceEntry;
+
+/// A place in a config file, for messages: `path:line`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+}
+
+impl Origin {
+    /// A place in a file.
+    pub fn new(path: impl Into<PathBuf>, line: Option<usize>) -> Origin {
+        Origin {
+            path: path.into(),
+            line,
+        }
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}", self.path.display()),
+            None => write!(f, "{}", self.path.display()),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    models: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    providers: BTreeMap<String, Spanned<ProviderBlock>>,
+    #[serde(default)]
+    prices: BTreeMap<String, Spanned<PriceEntry>>,
+    ui: Option<Spanned<toml::Table>>,
+}
+
+/// One `[providers.NAME]` block as written.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderBlock {
+    /// API format; required for names that are not built in.
+    pub kind: Option<ApiKind>,
+    /// Base URL (for Ollama the server root; `/v1` is added).
+    pub base_url: Option<String>,
+    /// Variable holding the key; replaces the built-in variable names.
+    pub api_key_env: Option<String>,
+    /// The key itself (allowed, discouraged: prefer `api_key_env`).
+    pub api_key: Option<String>,
+    /// Extra request headers.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Model names to list in `versus models`.
+    pub models: Option<Vec<String>>,
+}
+
+/// One file's settings, each with the place it was written.
+#[derive(Debug, Clone, Default)]
+pub struct Layer {
+    /// The file.
+    pub path: PathBuf,
+    /// `models = [...]`: each entry and where it is.
+    pub models: Option<Vec<(String, Origin)>>,
+    /// `[providers.NAME]` blocks in name order.
+    pub providers: Vec<(String, ProviderBlock, Origin)>,
+    /// `[prices."provider/model"]` blocks in key order.
+    pub prices: Vec<(String, PriceEntry, Origin)>,
+    /// `[ui]`, unchecked.
+    pub ui: Option<(toml::Table, Origin)>,
+}
+
+/// Reads and parses a config file.
+pub fn read_layer(path: &Path) -> Result<Layer, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    parse_layer(&text, path)
+}
+
+/// Parses config text; `path` is used in messages only.
+pub fn parse_layer(text: &str, path: &Path) -> Result<Layer, ConfigError> {
+    let raw: RawFile = toml::from_str(text).map_err(|err| {
+        let (line, column) = match err.span() {
+            Some(span) => {
+                let (l, c) = line_col(text, span.start);
+                (Some(l), Some(c))
+            }
+            None => (None, None),
+        };
+        ConfigError::Syntax {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: friendly_message(err.message()),
+        }
+    })?;
+    let at = |offset: usize| Origin::new(path, Some(line_col(text, offset).0));
+    Ok(Layer {
+        path: path.to_path_buf(),
+        models: raw.models.map(|list| {
+            list.into_inner()
+                .into_iter()
+                .map(|entry| {
+                    let origin = at(entry.span().start);
+                    (entry.into_inner(), origin)
+                })
+                .collect()
+        }),
+        providers: raw
+            .providers
+            .into_iter()
+            .map(|(name, block)| {
+                let origin = at(block.span().start);
+                (name, block.into_inner(), origin)
+            })
+            .collect(),
+        prices: raw
+            .prices
+            .into_iter()
+            .map(|(key, entry)| {
+                let origin = at(entry.span().start);
+                (key, entry.into_inner(), origin)
+            })
+            .collect(),
+        ui: raw.ui.map(|table| {
+            let origin = at(table.span().start);
+            (table.into_inner(), origin)
+        }),
+    })
+}
+
+/// 1-based line and column of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" in the words of a config file.
+pub(crate) fn friendly_message(message: &str) -> String {
+    let message = message.trim();
+    let Some(rest) = message.strip_prefix("unknown field ") else {
+        return message
+            .replace("unknown variant", "unknown value")
+            .replace("expected f64", "expected a number")
+            .replace("expected u64", "expected a whole number 0 or more")
+            .replace("expected i64", "expected a whole number");
+    };
+    let (name, accepted) = match rest.split_once(", expected one of ") {
+        Some((name, accepted)) => (name, accepted.to_string()),
+        None => match rest.split_once(", expected ") {
+            Some((name, accepted)) => (name, accepted.to_string()),
+            None => match rest.split_once(", there are no fields") {
+                Some((name, _)) => (name, "none yet".to_string()),
+                None => (rest, String::new()),
+            },
+        },
+    };
+    if accepted.is_empty() {
+        format!("unknown key {name}")
+    } else {
+        format!("unknown key {name}; accepted keys here: {accepted}")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Layer, ConfigError> {
+        parse_layer(text, Path::new("/home/u/.config/versus/config.toml"))
+    }
+
+    #[test]
+    fn reads_every_section_with_lines() {
+        let layer = parse(
+            r#"
+models = ["openai/gpt-5",
+          "local/qwen"]
+
+[providers.local]
+kind = "openai-chat"
+base_url = "http://127.0.0.1:8000/v1"
+api_key_env = "LOCAL_KEY"
+headers = { "X-Team" = "core" }
+models = ["qwen"]
+
+[prices."local/qwen"]
+input = 0.1
+output = 0.2
+
+[ui]
+"#,
+        )
+        .unwrap();
+        let models = layer.models.unwrap();
+        assert_eq!(models[0].0, "openai/gpt-5");
+        assert_eq!(models[1].1.line, Some(3));
+        let (name, block, origin) = &layer.providers[0];
+        assert_eq!(name, "local");
+        assert_eq!(block.kind, Some(ApiKind::OpenAiChat));
+        assert_eq!(
+            block.headers.get("X-Team").map(String::as_str),
+            Some("core")
+        );
+        assert_eq!(origin.line, Some(5), "the [providers.local] header");
+        assert_eq!(layer.prices[0].1.input, Some(0.1));
+        assert!(layer.ui.is_some());
+    }
+
+    #[test]
+    fn unknown_keys_name_the_key_file_line_and_accepted_keys() {
+        let err = parse("[providers.openai]\nbase_ulr = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("config.toml:2"), "{err}");
+        assert!(err.contains("unknown key `base_ulr`"), "{err}");
+        assert!(err.contains("`base_url`"), "{err}");
+
+        let err = parse("model = []\n").unwrap_err().to_string();
+        assert!(err.contains(":1:"), "{err}");
+        assert!(err.contains("unknown key `model`"), "{err}");
+        assert!(err.contains("`models`"), "{err}");
+
+        let err = parse("[prices.\"openai/gpt-5\"]\ninput_price = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown key `input_price`"), "{err}");
+        assert!(err.contains("`cache_read`"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_and_syntax_are_located() {
+        let err = parse("[providers.x]\nkind = \"openai\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(":2:"), "{err}");
+        assert!(err.contains("openai-chat"), "{err}");
+        let err = parse("models = [\"a\"\n").unwrap_err().to_string();
+        assert!(err.contains("config.toml:"), "{err}");
+    }
+
+    #[test]
+    fn friendly_message_rewrites_serde_wording() {
+        assert_eq!(
+            friendly_message("unknown field `x`, there are no fields"),
+            "unknown key `x`; accepted keys here: none yet"
+        );
+        assert_eq!(friendly_message("invalid type"), "invalid type");
+        assert_eq!(
+            friendly_message("invalid type: string \"a\", expected f64"),
+            "invalid type: string \"a\", expected a number"
+        );
+    }
+}

@@ -1,0 +1,97 @@
+//! [`ApiKind`]: which wire format a provider speaks.
+//!
+//! Providers are names a user types (`openai`, `openrouter`, `local`); the kind is what the
+//! runner needs to pick an adapter. Keeping the two apart is what lets any OpenAI-compatible
+//! server be "one config block away": a new name, an existing kind.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// The API format a provider speaks, i.e. which adapter talks to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ApiKind {
+    /// OpenAI Chat Completions (`{base}/chat/completions`), also OpenRouter, Ollama, vLLM...
+    #[serde(rename = "openai-chat")]
+    OpenAiChat,
+    /// OpenAI Responses API (`{base}/responses`).
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    /// Anthropic Messages (`{base}/v1/messages`).
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// Gemini generateContent (`{base}/v1beta/models/{model}:streamGenerateContent`).
+    #[serde(rename = "gemini")]
+    Gemini,
+    /// The offline, scripted demo provider.
+    #[serde(rename = "demo")]
+    Demo,
+}
+
+impl ApiKind {
+    /// Every kind, in the order shown to users.
+    pub const ALL: [ApiKind; 5] = [
+        ApiKind::OpenAiResponses,
+        ApiKind::OpenAiChat,
+        ApiKind::Anthropic,
+        ApiKind::Gemini,
+        ApiKind::Demo,
+    ];
+
+    /// The name used in config files, JSON output and replay tags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiKind::OpenAiChat => "openai-chat",
+            ApiKind::OpenAiResponses => "openai-responses",
+            ApiKind::Anthropic => "anthropic",
+            ApiKind::Gemini => "gemini",
+            ApiKind::Demo => "demo",
+        }
+    }
+}
+
+impl fmt::Display for ApiKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An API kind name that is not one of [`ApiKind::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown API kind `{0}`; use one of: openai-responses, openai-chat, anthropic, gemini")]
+pub struct UnknownKind(pub String);
+
+impl FromStr for ApiKind {
+    type Err = UnknownKind;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ApiKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == s)
+            .ok_or_else(|| UnknownKind(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_through_serde_and_from_str() {
+        for kind in ApiKind::ALL {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", kind.as_str()));
+            assert_eq!(serde_json::from_str::<ApiKind>(&json).unwrap(), kind);
+            assert_eq!(kind.as_str().parse::<ApiKind>().unwrap(), kind);
+        }
+    }
+
+    #[test]
+    fn unknown_kind_lists_the_accepted_ones() {
+        let err = "openai".parse::<ApiKind>().unwrap_err().to_string();
+        assert!(err.contains("`openai`"), "{err}");
+        assert!(err.contains("openai-chat"), "{err}");
+    }
+}

@@ -1,0 +1,491 @@
+//! [`Config`]: built-ins plus config-file layers, merged and checked.
+//!
+//! Layering rules (later layers win): `models` is replaced as a whole; a `[providers.NAME]`
+//! block changes only the keys it sets (headers merge by name); a `[prices."p/m"]` block
+//! changes only the rates it sets, over the built-in entry. Problems found after merging still
+//! name the file and line of the setting involved. The block-level merging lives in
+//! [`super::merge`]; this module finds the files and answers questions about the result.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::ConfigError;
+use super::env::Env;
+use super::file::{Layer, read_layer};
+use super::merge::{invalid, merge_prices, merge_providers, merge_ui};
+use super::prices::{ModelInfo, Price, PriceTable};
+use super::providers::ProviderDef;
+use super::spec::{ModelSpec, SpecError};
+use super::ui::UiConfig;
+
+/// Where to look for config files.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// Project root: its `.versus/config.toml` is layered over the user config.
+    pub project_dir: Option<PathBuf>,
+    /// `--config FILE`: read instead of the user config; must exist.
+    pub config_file: Option<PathBuf>,
+}
+
+/// Which layer a config file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileRole {
+    /// The platform config dir (`~/.config/versus/config.toml`).
+    User,
+    /// Given with `--config` (replaces the user config).
+    Explicit,
+    /// The project's `.versus/config.toml`.
+    Project,
+}
+
+/// A config file that was looked for, for `versus models` and `/config`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ConfigFileInfo {
+    /// The path.
+    pub path: PathBuf,
+    /// Its layer.
+    pub role: FileRole,
+    /// Whether it existed and was read.
+    pub loaded: bool,
+}
+
+/// A model `versus models` can list: from the price table, a provider's `models` or the
+/// default models.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownModel {
+    /// `provider/model`.
+    pub spec: ModelSpec,
+    /// Price (free for demo and Ollama) and context window.
+    pub info: ModelInfo,
+}
+
+/// The merged configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `models = [...]`: models used when none are given with `-m` or a recipe.
+    pub default_models: Vec<ModelSpec>,
+    /// Built-in prices with config overrides.
+    pub prices: PriceTable,
+    /// `[ui]` settings.
+    pub ui: UiConfig,
+    /// Files looked for, in layer order.
+    pub files: Vec<ConfigFileInfo>,
+    providers: Vec<ProviderDef>,
+}
+
+/// The user config file: `$XDG_CONFIG_HOME/versus/config.toml` when that variable is set (on
+/// every platform), else `~/.config/versus/config.toml` on Linux and other Unix systems, else
+/// the platform config dir (`~/Library/Application Support`, `%APPDATA%`).
+pub fn user_config_path(env: &Env) -> Option<PathBuf> {
+    let rel = Path::new("versus").join("config.toml");
+    if let Some(xdg) = env.non_empty("XDG_CONFIG_HOME").map(PathBuf::from)
+        && xdg.is_absolute()
+    {
+        return Some(xdg.join(rel));
+    }
+    if cfg!(all(unix, not(target_os = "macos")))
+        && let Some(home) = env.non_empty("HOME")
+    {
+        return Some(Path::new(home).join(".config").join(rel));
+    }
+    dirs::config_dir().map(|dir| dir.join(rel))
+}
+
+impl Config {
+    /// Built-in providers and prices only, no files.
+    pub fn builtin() -> Result<Config, ConfigError> {
+        Config::from_layers(&[])
+    }
+
+    /// Reads the user (or `--config`) file and the project file, then merges them.
+    pub fn load(options: &LoadOptions, env: &Env) -> Result<Config, ConfigError> {
+        let mut layers = Vec::new();
+        let mut files = Vec::new();
+        match &options.config_file {
+            Some(path) => {
+                layers.push((read_layer(path)?, FileRole::Explicit));
+                files.push(ConfigFileInfo {
+                    path: path.clone(),
+                    role: FileRole::Explicit,
+                    loaded: true,
+                });
+            }
+            None => {
+                if let Some(path) = user_config_path(env) {
+                    let loaded = path.is_file();
+                    if loaded {
+                        layers.push((read_layer(&path)?, FileRole::User));
+                    }
+                    files.push(ConfigFileInfo {
+                        path,
+                        role: FileRole::User,
+                        loaded,
+                    });
+                }
+            }
+        }
+        if let Some(dir) = &options.project_dir {
+            let path = dir.join(".versus").join("config.toml");
+            let loaded = path.is_file();
+            if loaded {
+                layers.push((read_layer(&path)?, FileRole::Project));
+            }
+            files.push(ConfigFileInfo {
+                path,
+                role: FileRole::Project,
+                loaded,
+            });
+        }
+        let mut config = Config::from_layers(&layers)?;
+        config.files = files;
+        Ok(config)
+    }
+
+    /// Merges parsed layers (lowest first) over the built-ins and checks the result.
+    pub fn from_layers(layers: &[(Layer, FileRole)]) -> Result<Config, ConfigError> {
+        let providers = merge_providers(layers)?;
+        let mut config = Config {
+            default_models: Vec::new(),
+            prices: PriceTable::builtin()?,
+            ui: UiConfig::default(),
+            files: Vec::new(),
+            providers,
+        };
+        config.apply_models(layers)?;
+        merge_prices(layers, &config.providers, &mut config.prices)?;
+        config.ui = merge_ui(layers)?;
+        Ok(config)
+    }
+
+    fn apply_models(&mut self, layers: &[(Layer, FileRole)]) -> Result<(), ConfigError> {
+        let Some(models) = layers.iter().rev().find_map(|(l, _)| l.models.as_ref()) else {
+            return Ok(());
+        };
+        let mut specs = Vec::with_capacity(models.len());
+        for (text, origin) in models {
+            let spec = self
+                .parse_spec(text)
+                .map_err(|err| invalid(origin.clone(), format!("in `models`: {err}")))?;
+            specs.push(spec);
+        }
+        self.default_models = specs;
+        Ok(())
+    }
+
+    /// Every provider, built-ins first (in the providers-table order), then configured ones
+    /// by name.
+    pub fn providers(&self) -> &[ProviderDef] {
+        &self.providers
+    }
+
+    /// A provider by name.
+    pub fn provider(&self, name: &str) -> Option<&ProviderDef> {
+        self.providers.iter().find(|p| p.name == name)
+    }
+
+    /// Names of every provider, in listing order.
+    pub fn provider_names(&self) -> Vec<String> {
+        self.providers.iter().map(|p| p.name.clone()).collect()
+    }
+
+    /// Parses a spec and checks that its provider exists. A bare model name that the price
+    /// table knows gets a suggestion (`gpt-5` -> `openai/gpt-5`).
+    pub fn parse_spec(&self, text: &str) -> Result<ModelSpec, SpecError> {
+        let spec = match ModelSpec::parse(text) {
+            Ok(spec) => spec,
+            Err(SpecError::NoProvider { spec, .. }) => {
+                let suggestion = self.suggest_provider_for(&spec);
+                return Err(SpecError::NoProvider { spec, suggestion });
+            }
+            Err(other) => return Err(other),
+        };
+        self.check_provider(&spec, text)?;
+        Ok(spec)
+    }
+
+    /// `Err(UnknownProvider)` (with the known names and a close match) unless the spec's
+    /// provider is built in or configured; `text` is the spec as the user wrote it.
+    pub(crate) fn check_provider(&self, spec: &ModelSpec, text: &str) -> Result<(), SpecError> {
+        if self.provider(&spec.provider).is_some() {
+            return Ok(());
+        }
+        let known = self.provider_names();
+        let suggestion = known
+            .iter()
+            .map(|name| (strsim::damerau_levenshtein(name, &spec.provider), name))
+            .filter(|(distance, _)| *distance <= 2)
+            .min()
+            .map(|(_, name)| name.clone());
+        Err(SpecError::UnknownProvider {
+            spec: text.trim().to_string(),
+            provider: spec.provider.clone(),
+            known,
+            suggestion,
+        })
+    }
+
+    fn suggest_provider_for(&self, bare: &str) -> Option<String> {
+        let (model, sample) = match bare.rsplit_once('#') {
+            Some((m, n)) => (m, format!("#{n}")),
+            None => (bare, String::new()),
+        };
+        self.providers.iter().find_map(|p| {
+            let listed = p.models.iter().any(|m| m == model);
+            (listed || self.prices.has_builtin(&p.name, model))
+                .then(|| format!("{}/{model}{sample}", p.name))
+        })
+    }
+
+    /// Price and context window of a model; demo and Ollama models are free unless a price
+    /// is configured for them.
+    pub fn model_info(&self, spec: &ModelSpec) -> ModelInfo {
+        let mut info = self.prices.lookup(&spec.provider, &spec.model);
+        if info.price.is_none() && self.provider(&spec.provider).is_some_and(|p| p.free) {
+            info.price = Some(Price::FREE);
+        }
+        info
+    }
+
+    /// Models worth listing: price-table entries of known providers, each provider's
+    /// configured `models`, and the default models; grouped by provider in listing order.
+    pub fn known_models(&self) -> Vec<KnownModel> {
+        let mut bases: BTreeSet<(usize, String)> = BTreeSet::new();
+        let rank = |provider: &str| self.providers.iter().position(|p| p.name == provider);
+        for (key, _) in self.prices.entries() {
+            if let Some((provider, _)) = key.split_once('/')
+                && let Some(r) = rank(provider)
+            {
+                bases.insert((r, key));
+            }
+        }
+        for (r, def) in self.providers.iter().enumerate() {
+            for model in &def.models {
+                bases.insert((r, format!("{}/{model}", def.name)));
+            }
+        }
+        for spec in &self.default_models {
+            if let Some(r) = rank(&spec.provider) {
+                bases.insert((r, spec.base()));
+            }
+        }
+        bases
+            .into_iter()
+            .filter_map(|(_, base)| {
+                let spec = ModelSpec::parse(&base).ok()?;
+                let info = self.model_info(&spec);
+                Some(KnownModel { spec, info })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::config::file::parse_layer;
+    use crate::config::kind::ApiKind;
+
+    /// Parses config text as if read from `name`.
+    pub(crate) fn layer(text: &str, name: &str) -> Layer {
+        parse_layer(text, Path::new(name)).unwrap()
+    }
+
+    /// Merges texts as layers named `/layer0.toml`, `/layer1.toml`...
+    pub(crate) fn config(layers: &[(&str, FileRole)]) -> Result<Config, ConfigError> {
+        let parsed: Vec<(Layer, FileRole)> = layers
+            .iter()
+            .enumerate()
+            .map(|(i, (text, role))| (layer(text, &format!("/layer{i}.toml")), *role))
+            .collect();
+        Config::from_layers(&parsed)
+    }
+
+    /// [`config`] that must succeed.
+    pub(crate) fn ok(layers: &[(&str, FileRole)]) -> Config {
+        config(layers).unwrap()
+    }
+
+    /// [`config`] that must fail; its message.
+    pub(crate) fn err(layers: &[(&str, FileRole)]) -> String {
+        config(layers).unwrap_err().to_string()
+    }
+
+    /// Short names for the layer roles in tests.
+    pub(crate) const USER: FileRole = FileRole::User;
+    pub(crate) const PROJECT: FileRole = FileRole::Project;
+
+    #[test]
+    fn builtins_alone_know_six_providers() {
+        let c = Config::builtin().unwrap();
+        assert_eq!(
+            c.provider_names(),
+            [
+                "openai",
+                "anthropic",
+                "gemini",
+                "openrouter",
+                "ollama",
+                "demo"
+            ]
+        );
+        assert!(c.default_models.is_empty());
+    }
+
+    #[test]
+    fn project_layer_overrides_user_layer() {
+        let c = ok(&[
+            (
+                "models = [\"openai/gpt-5\"]\n[providers.openai]\nkind = \"openai-chat\"\nheaders = { A = \"1\", B = \"2\" }\n",
+                USER,
+            ),
+            (
+                "models = [\"anthropic/claude-sonnet-4-5\", \"demo/good#2\"]\n[providers.openai]\nmodels = [\"gpt-5\"]\n",
+                PROJECT,
+            ),
+        ]);
+        let labels: Vec<String> = c.default_models.iter().map(ToString::to_string).collect();
+        assert_eq!(labels, ["anthropic/claude-sonnet-4-5", "demo/good#2"]);
+        let openai = c.provider("openai").unwrap();
+        assert_eq!(openai.kind, ApiKind::OpenAiChat, "user setting kept");
+        assert_eq!(openai.models, ["gpt-5"], "project setting added");
+        assert_eq!(openai.headers.len(), 2);
+    }
+
+    #[test]
+    fn default_models_are_checked_with_their_line() {
+        let e = err(&[(
+            "\nmodels = [\n  \"openai/gpt-5\",\n  \"opneai/gpt-5\",\n]\n",
+            USER,
+        )]);
+        assert!(e.contains("/layer0.toml:4"), "{e}");
+        assert!(e.contains("did you mean `openai`"), "{e}");
+        // A provider defined in another layer counts.
+        ok(&[
+            (
+                "[providers.local]\nkind = \"openai-chat\"\nbase_url = \"http://x:1\"\n",
+                USER,
+            ),
+            ("models = [\"local/qwen\"]\n", PROJECT),
+        ]);
+    }
+
+    #[test]
+    fn parse_spec_suggests_a_provider_for_a_bare_model() {
+        let c = Config::builtin().unwrap();
+        let e = c.parse_spec("claude-sonnet-4-5").unwrap_err().to_string();
+        assert!(e.contains("`anthropic/claude-sonnet-4-5`"), "{e}");
+        let e = c.parse_spec("gpt-5#2").unwrap_err().to_string();
+        assert!(e.contains("`openai/gpt-5#2`"), "{e}");
+        let e = c.parse_spec("nope/x").unwrap_err().to_string();
+        assert!(e.contains("known providers: openai, anthropic"), "{e}");
+        assert!(c.parse_spec("ollama/qwen2.5-coder:7b").is_ok());
+    }
+
+    #[test]
+    fn known_models_cover_table_config_and_defaults() {
+        let c = ok(&[(
+            "models = [\"ollama/qwen2.5-coder:7b\"]\n[providers.local]\nkind = \"openai-chat\"\nbase_url = \"http://x:1\"\nmodels = [\"m1\"]\n",
+            USER,
+        )]);
+        let known: Vec<String> = c
+            .known_models()
+            .iter()
+            .map(|k| k.spec.to_string())
+            .collect();
+        assert!(known.contains(&"openai/gpt-5".to_string()));
+        assert!(known.contains(&"local/m1".to_string()));
+        assert!(known.contains(&"ollama/qwen2.5-coder:7b".to_string()));
+        let first_anthropic = known
+            .iter()
+            .position(|k| k.starts_with("anthropic/"))
+            .unwrap();
+        let last_openai = known
+            .iter()
+            .rposition(|k| k.starts_with("openai/"))
+            .unwrap();
+        assert!(last_openai < first_anthropic, "grouped in provider order");
+        let local = c
+            .known_models()
+            .into_iter()
+            .find(|k| k.spec.provider == "local")
+            .unwrap();
+        assert_eq!(local.info.price, None, "unknown, not free");
+    }
+
+    #[test]
+    fn user_config_path_honours_xdg_then_home() {
+        let env = Env::from_pairs([("XDG_CONFIG_HOME", "/xdg"), ("HOME", "/home/u")]);
+        assert_eq!(
+            user_config_path(&env).unwrap(),
+            Path::new("/xdg/versus/config.toml")
+        );
+        if cfg!(all(unix, not(target_os = "macos"))) {
+            let env = Env::from_pairs([("XDG_CONFIG_HOME", "relative"), ("HOME", "/home/u")]);
+            assert_eq!(
+                user_config_path(&env).unwrap(),
+                Path::new("/home/u/.config/versus/config.toml")
+            );
+        }
+    }
+
+    #[test]
+    fn load_reads_user_and_project_files_and_explicit_replaces_user() {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let env = Env::from_pairs([("XDG_CONFIG_HOME", home.path().to_str().unwrap())]);
+        std::fs::create_dir_all(home.path().join("versus")).unwrap();
+        std::fs::write(
+            home.path().join("versus/config.toml"),
+            "models = [\"openai/gpt-5\"]\n",
+        )
+        .unwrap();
+        let options = LoadOptions {
+            project_dir: Some(project.path().to_path_buf()),
+            config_file: None,
+        };
+        let c = Config::load(&options, &env).unwrap();
+        assert_eq!(c.default_models[0].to_string(), "openai/gpt-5");
+        assert_eq!(c.files.len(), 2);
+        assert!(c.files[0].loaded && !c.files[1].loaded);
+
+        std::fs::create_dir_all(project.path().join(".versus")).unwrap();
+        std::fs::write(
+            project.path().join(".versus/config.toml"),
+            "models = [\"demo/good\"]\n",
+        )
+        .unwrap();
+        let c = Config::load(&options, &env).unwrap();
+        assert_eq!(c.default_models[0].to_string(), "demo/good");
+
+        let explicit = project.path().join("other.toml");
+        std::fs::write(&explicit, "[providers.openai]\nkind = \"openai-chat\"\n").unwrap();
+        let c = Config::load(
+            &LoadOptions {
+                config_file: Some(explicit.clone()),
+                ..options.clone()
+            },
+            &env,
+        )
+        .unwrap();
+        assert_eq!(c.provider("openai").unwrap().kind, ApiKind::OpenAiChat);
+        assert_eq!(c.files[0].role, FileRole::Explicit);
+        assert_eq!(
+            c.default_models[0].to_string(),
+            "demo/good",
+            "project still layered"
+        );
+
+        let missing = Config::load(
+            &LoadOptions {
+                config_file: Some(project.path().join("missing.toml")),
+                ..options
+            },
+            &env,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(missing.contains("missing.toml"), "{missing}");
+    }
+}

@@ -1,0 +1,319 @@
+//! [`resolve`]: from a [`ModelSpec`] to everything needed to talk to that model.
+//!
+//! A pure function of `(spec, Config, Env)`: the runner, `versus ask` and tests all get the
+//! same answer for the same inputs. A missing key is its own error variant because callers
+//! treat it differently: the model is skipped with a one-line warning, the run goes on.
+
+use super::env::Env;
+use super::kind::ApiKind;
+use super::load::Config;
+use super::prices::Price;
+use super::providers::{KeyStatus, is_http_url};
+use super::spec::{ModelSpec, SpecError};
+use crate::provider::WireConfig;
+
+/// A model ready to be built into a client: which adapter, where, with which key, at what
+/// price. `Debug` shows no key (WireConfig redacts it).
+#[derive(Debug, Clone)]
+pub struct ResolvedModel {
+    /// The entry (`openai/gpt-5#2`).
+    pub spec: ModelSpec,
+    /// Which adapter to use.
+    pub kind: ApiKind,
+    /// Provider name, API base, key, headers. For demo models the base URL is empty.
+    pub wire: WireConfig,
+    /// USD per million tokens; `None` is unknown (show "unknown", never $0).
+    pub price: Option<Price>,
+    /// Context window in tokens, when known.
+    pub context_window: Option<u64>,
+}
+
+impl ResolvedModel {
+    /// Cost of a usage in USD, `None` when the price is unknown.
+    pub fn cost(&self, usage: &crate::model::Usage) -> Option<f64> {
+        self.price.map(|p| p.cost(usage))
+    }
+}
+
+/// Why a spec could not be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// The provider is unknown (lists the known ones).
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The provider needs a key and none is set. One line; callers skip the model with it.
+    #[error(
+        "{model}: no API key for {provider}; set {hint} (in the environment or the project's .env) to use it"
+    )]
+    MissingKey {
+        /// The entry label.
+        model: String,
+        /// Provider name.
+        provider: String,
+        /// What to set: `OPENAI_API_KEY`, `GEMINI_API_KEY or GOOGLE_API_KEY`...
+        hint: String,
+    },
+    /// The base URL in effect is not an http(s) URL.
+    #[error(
+        "{model}: the base URL for {provider} from {origin} is not an http:// or https:// URL; fix it (e.g. {example}) or unset it to use the default"
+    )]
+    BadBaseUrl {
+        /// The entry label.
+        model: String,
+        /// Provider name.
+        provider: String,
+        /// Where it came from (a variable name or a config file line).
+        origin: String,
+        /// A well-formed example.
+        example: String,
+    },
+}
+
+impl ResolveError {
+    /// Whether the caller should skip this model with a warning and go on (a missing key),
+    /// rather than stop (a typo in a spec or a broken URL).
+    pub fn is_skippable(&self) -> bool {
+        matches!(self, ResolveError::MissingKey { .. })
+    }
+}
+
+/// Resolves one spec: provider (built in or configured), kind, base URL and key from `env`,
+/// extra headers, price and context window.
+pub fn resolve(
+    spec: &ModelSpec,
+    config: &Config,
+    env: &Env,
+) -> Result<ResolvedModel, ResolveError> {
+    config.check_provider(spec, &spec.to_string())?;
+    let Some(provider) = config.provider(&spec.provider) else {
+        // check_provider has just said it exists; keep the error path anyway.
+        return Err(ResolveError::Spec(SpecError::UnknownProvider {
+            spec: spec.to_string(),
+            provider: spec.provider.clone(),
+            known: config.provider_names(),
+            suggestion: None,
+        }));
+    };
+    let base = match provider.base_url(env) {
+        Some(base) => {
+            let ok = is_http_url(&base.api_base);
+            if !ok {
+                return Err(ResolveError::BadBaseUrl {
+                    model: spec.to_string(),
+                    provider: provider.name.clone(),
+                    origin: base.source.to_string(),
+                    example: provider
+                        .default_base
+                        .clone()
+                        .unwrap_or_else(|| "http://127.0.0.1:8000/v1".to_string()),
+                });
+            }
+            base.api_base
+        }
+        None => String::new(),
+    };
+    let api_key = match provider.key_status(env) {
+        KeyStatus::NotNeeded => None,
+        KeyStatus::Missing => {
+            return Err(ResolveError::MissingKey {
+                model: spec.to_string(),
+                provider: provider.name.clone(),
+                hint: provider.key_hint(),
+            });
+        }
+        KeyStatus::Set(_) => provider.key_value(env),
+    };
+    let info = config.model_info(spec);
+    Ok(ResolvedModel {
+        spec: spec.clone(),
+        kind: provider.kind,
+        wire: WireConfig {
+            provider: provider.name.clone(),
+            base_url: base,
+            api_key,
+            key_hint: if provider.needs_key {
+                provider.key_hint()
+            } else {
+                String::new()
+            },
+            headers: provider.headers.clone(),
+        },
+        price: info.price,
+        context_window: info.context_window,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::config::file::parse_layer;
+    use crate::config::load::FileRole;
+
+    fn spec(s: &str) -> ModelSpec {
+        ModelSpec::parse(s).unwrap()
+    }
+
+    fn builtin() -> Config {
+        Config::builtin().unwrap()
+    }
+
+    #[test]
+    fn resolves_openai_with_key_price_and_window() {
+        let env = Env::from_pairs([("OPENAI_API_KEY", "sk-test-123")]);
+        let m = resolve(&spec("openai/gpt-5#2"), &builtin(), &env).unwrap();
+        assert_eq!(m.kind, ApiKind::OpenAiResponses);
+        assert_eq!(m.wire.provider, "openai");
+        assert_eq!(m.wire.base_url, "https://api.openai.com/v1");
+        assert_eq!(m.wire.api_key.as_deref(), Some("sk-test-123"));
+        assert_eq!(m.wire.key_hint, "OPENAI_API_KEY");
+        assert_eq!(m.spec.to_string(), "openai/gpt-5#2");
+        assert_eq!(m.price.unwrap().input, 1.25);
+        assert_eq!(m.context_window, Some(400_000));
+        assert!(
+            !format!("{m:?}").contains("sk-test-123"),
+            "Debug leaks the key"
+        );
+    }
+
+    #[test]
+    fn missing_key_is_a_skippable_one_line_error_naming_the_variable() {
+        let err = resolve(
+            &spec("anthropic/claude-sonnet-4-5"),
+            &builtin(),
+            &Env::empty(),
+        )
+        .unwrap_err();
+        assert!(err.is_skippable());
+        let text = err.to_string();
+        assert!(text.contains("ANTHROPIC_API_KEY"), "{text}");
+        assert!(!text.contains('\n'));
+        let err = resolve(&spec("gemini/gemini-2.5-pro"), &builtin(), &Env::empty()).unwrap_err();
+        assert!(
+            err.to_string().contains("GEMINI_API_KEY or GOOGLE_API_KEY"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn keyless_providers_resolve_without_env_and_are_free() {
+        let m = resolve(&spec("ollama/qwen2.5-coder:7b"), &builtin(), &Env::empty()).unwrap();
+        assert_eq!(m.kind, ApiKind::OpenAiChat);
+        assert_eq!(m.wire.base_url, "http://127.0.0.1:11434/v1");
+        assert_eq!(m.wire.api_key, None);
+        assert_eq!(m.price, Some(Price::FREE));
+        let d = resolve(
+            &spec("demo/path/to/script.jsonl"),
+            &builtin(),
+            &Env::empty(),
+        )
+        .unwrap();
+        assert_eq!(d.kind, ApiKind::Demo);
+        assert_eq!(d.wire.base_url, "");
+        assert_eq!(d.spec.model, "path/to/script.jsonl");
+        assert_eq!(d.price, Some(Price::FREE));
+    }
+
+    #[test]
+    fn env_base_urls_apply_and_bad_ones_are_reported_by_source() {
+        let env = Env::from_pairs([
+            ("OPENROUTER_API_KEY", "k"),
+            ("OPENROUTER_BASE_URL", "http://127.0.0.1:4000/api/v1/"),
+        ]);
+        let m = resolve(
+            &spec("openrouter/meta-llama/llama-3.3-70b-instruct"),
+            &builtin(),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(m.wire.base_url, "http://127.0.0.1:4000/api/v1");
+        assert_eq!(m.price.unwrap().output, 0.32);
+
+        let env = Env::from_pairs([
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_BASE_URL", "localhost:1"),
+        ]);
+        let err = resolve(&spec("anthropic/claude-haiku-4-5"), &builtin(), &env).unwrap_err();
+        assert!(!err.is_skippable());
+        assert!(err.to_string().contains("ANTHROPIC_BASE_URL"), "{err}");
+    }
+
+    #[test]
+    fn unknown_providers_list_the_known_ones() {
+        let err = resolve(&spec("azure/gpt-5"), &builtin(), &Env::empty()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("unknown provider `azure`"), "{text}");
+        assert!(
+            text.contains("openai, anthropic, gemini, openrouter, ollama, demo"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn configured_providers_resolve_like_builtins() {
+        let text = r#"
+[providers.openai]
+kind = "openai-chat"
+
+[providers.local]
+kind = "openai-chat"
+base_url = "http://127.0.0.1:8000/v1"
+api_key_env = "LOCAL_KEY"
+headers = { "X-Team" = "core" }
+
+[prices."local/qwen"]
+input = 0.5
+output = 1.0
+"#;
+        let layer = parse_layer(text, Path::new("/u/config.toml")).unwrap();
+        let config = Config::from_layers(&[(layer, FileRole::User)]).unwrap();
+        let env = Env::from_pairs([("LOCAL_KEY", "local-secret"), ("OPENAI_API_KEY", "sk")]);
+        let m = resolve(&spec("local/qwen"), &config, &env).unwrap();
+        assert_eq!(m.kind, ApiKind::OpenAiChat);
+        assert_eq!(m.wire.base_url, "http://127.0.0.1:8000/v1");
+        assert_eq!(m.wire.api_key.as_deref(), Some("local-secret"));
+        assert_eq!(
+            m.wire.headers,
+            vec![("X-Team".to_string(), "core".to_string())]
+        );
+        assert_eq!(
+            m.cost(&crate::model::Usage {
+                input: 2_000_000,
+                ..Default::default()
+            }),
+            Some(1.0)
+        );
+        let o = resolve(&spec("openai/gpt-5"), &config, &env).unwrap();
+        assert_eq!(
+            o.kind,
+            ApiKind::OpenAiChat,
+            "config selects Chat Completions"
+        );
+
+        let err = resolve(&spec("local/qwen"), &config, &Env::empty()).unwrap_err();
+        assert!(err.to_string().contains("set LOCAL_KEY"), "{err}");
+    }
+
+    #[test]
+    fn inline_config_keys_are_used_after_env_and_never_printed() {
+        let text = "[providers.openai]\napi_key = \"sk-inline-999\"\n";
+        let layer = parse_layer(text, Path::new("/u/config.toml")).unwrap();
+        let config = Config::from_layers(&[(layer, FileRole::User)]).unwrap();
+        let m = resolve(&spec("openai/gpt-5"), &config, &Env::empty()).unwrap();
+        assert_eq!(m.wire.api_key.as_deref(), Some("sk-inline-999"));
+        assert!(!format!("{m:?}{config:?}").contains("sk-inline-999"));
+        let env = Env::from_pairs([("OPENAI_API_KEY", "sk-env")]);
+        let m = resolve(&spec("openai/gpt-5"), &config, &env).unwrap();
+        assert_eq!(m.wire.api_key.as_deref(), Some("sk-env"));
+    }
+
+    #[test]
+    fn unknown_price_stays_unknown() {
+        let env = Env::from_pairs([("OPENAI_API_KEY", "k")]);
+        let m = resolve(&spec("openai/gpt-99"), &builtin(), &env).unwrap();
+        assert_eq!(m.price, None);
+        assert_eq!(m.cost(&crate::model::Usage::default()), None);
+    }
+}

@@ -1,0 +1,61 @@
+//! Turning configured models into runnable entries: the one place that maps an API kind to
+//! its adapter, so every frontend builds models the same way.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::agent::{Agent, AgentSettings, CostFn};
+use crate::config::{ApiKind, ResolvedModel};
+use crate::provider::anthropic::AnthropicWire;
+use crate::provider::demo::{DemoError, DemoModel};
+use crate::provider::gemini::GeminiWire;
+use crate::provider::openai_chat::ChatWire;
+use crate::provider::openai_responses::ResponsesWire;
+use crate::provider::{HttpModel, ModelClient, RetryPolicy, Wire};
+use crate::tools::ToolRegistry;
+
+use super::ModelEntry;
+
+/// The client for a resolved model. Demo scripts given as paths are read relative to
+/// `project`.
+pub fn client_for(
+    resolved: &ResolvedModel,
+    project: &Path,
+    http: &reqwest::Client,
+    retry: RetryPolicy,
+) -> Result<Arc<dyn ModelClient>, DemoError> {
+    let wire: Arc<dyn Wire> = match resolved.kind {
+        ApiKind::Demo => {
+            return Ok(Arc::new(DemoModel::load(&resolved.spec.model, project)?));
+        }
+        ApiKind::OpenAiChat => Arc::new(ChatWire::new(resolved.wire.clone())),
+        ApiKind::OpenAiResponses => Arc::new(ResponsesWire::new(resolved.wire.clone())),
+        ApiKind::Anthropic => Arc::new(AnthropicWire::new(resolved.wire.clone())),
+        ApiKind::Gemini => Arc::new(GeminiWire::new(resolved.wire.clone())),
+    };
+    Ok(Arc::new(HttpModel::new(http.clone(), wire, retry)))
+}
+
+/// A ready entry for a resolved model: client, tools, settings and pricing.
+pub fn entry_for(
+    resolved: &ResolvedModel,
+    client: Arc<dyn ModelClient>,
+    tools: Arc<ToolRegistry>,
+    settings: AgentSettings,
+) -> ModelEntry {
+    let cost: Option<CostFn> = resolved.price.map(|price| {
+        let f: CostFn = Arc::new(move |usage| Some(price.cost(usage)));
+        f
+    });
+    ModelEntry {
+        label: resolved.spec.to_string(),
+        agent: Agent {
+            client,
+            model: resolved.spec.model.clone(),
+            tools,
+            settings,
+            cost,
+        },
+        history: Vec::new(),
+    }
+}

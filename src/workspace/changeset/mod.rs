@@ -1,0 +1,453 @@
+//! Change sets: what one model proposes, as the net result per path against the base.
+//!
+//! A model's writes are a sequence ([`FileWrite`]s from write_file, edit_file, apply_patch, and
+//! the changes bash made, found when it finishes). Review wants the opposite view: per file,
+//! base against final content, split into [`Hunk`]s the user can pick, each still saying which
+//! tool call produced it. [`ChangeSet::build`] folds the sequence into that view: writes are
+//! grouped by path, a path whose final content equals its base (written and reverted, created
+//! and deleted) is dropped, and the hunks of the rest come from one diff with provenance from a
+//! replay of the writes ([`hunks`]).
+//!
+//! The base keeps only hashes; base bytes are fetched for changed paths only, through a
+//! [`BaseSource`] that checks them against the hash ([`source`]).
+//!
+//! Permission bits: a [`FileWrite`] carries no mode, so a change is about content. The change
+//! set records the mode the file has in the workspace, which apply gives to a file it
+//! *creates* (a new script made executable by bash is created executable), but a mode-only
+//! change to an existing file is not a proposal: it never appears here, and apply keeps the
+//! user's mode on every file it rewrites.
+//!
+//! Change sets are plain data (no I/O after build), serializable for reports; the bytes
+//! themselves are left out of the serialized form, which carries the hunks instead.
+
+pub mod hunks;
+pub mod source;
+mod udiff;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::ser::SerializeStruct;
+
+pub use hunks::{CONTEXT_LINES, Hunk, HunkLine, LineKind, LineRange, Origin};
+pub use source::{BaseReader, BaseSource};
+
+use super::base::hash_bytes;
+use super::{Base, BaseKind, FileWrite, Workspace, WorkspaceError};
+
+/// Why a change set could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeSetError {
+    /// Reading the workspace (to find bash changes or modes) failed.
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    /// A changed file's content at run start can no longer be found anywhere.
+    #[error(
+        "the content {path} had when the run started is no longer available (it changed in your tree, and neither git nor the fallback folders hold that version); pass another workspace of the same run as a fallback (BaseReader::with_fallback), or review the model's file in its workspace and copy it by hand"
+    )]
+    BaseUnavailable {
+        /// The path whose base is missing.
+        path: String,
+    },
+}
+
+/// Whether a file is created, modified or deleted by the change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// Not in the base; the model created it.
+    Created,
+    /// In the base with different content now.
+    Modified,
+    /// In the base; the model deleted it.
+    Deleted,
+}
+
+/// One model's net change to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileChange {
+    /// `/`-separated path relative to the project root.
+    pub path: String,
+    /// Created, modified or deleted.
+    pub kind: ChangeKind,
+    /// Content at run start; `None` when the file did not exist.
+    #[serde(skip)]
+    pub base: Option<Arc<Vec<u8>>>,
+    /// Content the model left; `None` when it deleted the file.
+    #[serde(skip)]
+    pub proposed: Option<Arc<Vec<u8>>>,
+    /// Permission bits at run start (`None`: the file did not exist).
+    pub base_mode: Option<u32>,
+    /// Permission bits of the file in the workspace, given to the file when apply creates it
+    /// (`None`: deleted, or not on disk as in overlay mode).
+    pub mode: Option<u32>,
+    /// Base or proposal holds a NUL byte: no hunks, shown as "Binary files differ".
+    pub binary: bool,
+    /// Tools that wrote the file, deduplicated, in order (`write_file`, `edit_file`,
+    /// `apply_patch`, `bash`).
+    pub tools: Vec<String>,
+    /// Every write to the file, in order.
+    pub origins: Vec<Origin>,
+    /// Lines added against base.
+    pub added: usize,
+    /// Lines removed against base.
+    pub removed: usize,
+    /// The hunks (empty for binary files and for an empty file created empty).
+    pub hunks: Vec<Hunk>,
+}
+
+impl FileChange {
+    /// The hunk with this id.
+    pub fn hunk(&self, id: &str) -> Option<&Hunk> {
+        self.hunks.iter().find(|h| h.id == id)
+    }
+
+    /// Why this file can only be taken whole (created, deleted or binary), or `None` when
+    /// single hunks of it can be picked.
+    pub fn whole_file_only(&self) -> Option<&'static str> {
+        match (self.kind, self.binary) {
+            (ChangeKind::Created, _) => Some("the model created it"),
+            (ChangeKind::Deleted, _) => Some("the model deleted it"),
+            (_, true) => Some("it is a binary file"),
+            _ => None,
+        }
+    }
+
+    /// The file's diff in git's unified format.
+    pub fn unified_diff(&self) -> String {
+        udiff::file_diff(self)
+    }
+}
+
+/// Everything one model proposes, one entry per changed path, sorted by path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeSet {
+    /// The model entry (e.g. `openai/gpt-5#2`).
+    pub model: String,
+    /// The changed files.
+    pub files: Vec<FileChange>,
+}
+
+impl ChangeSet {
+    /// The change set of a model that finished in `workspace`: records the changes bash made
+    /// (see [`Workspace::bash_changes`]), then builds from every write with a [`BaseReader`]
+    /// and the workspace's file modes.
+    pub fn from_workspace(
+        model: &str,
+        base: &Base,
+        workspace: &Workspace,
+    ) -> Result<Self, ChangeSetError> {
+        workspace.bash_changes(base)?;
+        let reader = BaseReader::new(base);
+        Self::build(
+            model,
+            base,
+            &workspace.writes(),
+            &reader,
+            Some(workspace.root()),
+        )
+    }
+
+    /// Folds `writes` (in any order; sorted by `seq`) into the net change per path against
+    /// `base`. Base bytes of changed paths come from `source`; modes of proposed files from
+    /// `mode_root` (the workspace root) when given.
+    pub fn build(
+        model: &str,
+        base: &Base,
+        writes: &[FileWrite],
+        source: &dyn BaseSource,
+        mode_root: Option<&Path>,
+    ) -> Result<Self, ChangeSetError> {
+        let mut by_path: BTreeMap<&str, Vec<&FileWrite>> = BTreeMap::new();
+        for w in writes {
+            by_path.entry(w.path.as_str()).or_default().push(w);
+        }
+        let mut files = Vec::new();
+        for (path, mut list) in by_path {
+            list.sort_by_key(|w| w.seq);
+            if let Some(change) = file_change(model, base, path, &list, source, mode_root)? {
+                files.push(change);
+            }
+        }
+        Ok(Self {
+            model: model.to_string(),
+            files,
+        })
+    }
+
+    /// The change to `path`, if the model changed it.
+    pub fn file(&self, path: &str) -> Option<&FileChange> {
+        self.files.iter().find(|f| f.path == path)
+    }
+
+    /// True when the model changed nothing.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Number of files changed.
+    pub fn files_changed(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Lines added over all files.
+    pub fn added(&self) -> usize {
+        self.files.iter().map(|f| f.added).sum()
+    }
+
+    /// Lines removed over all files.
+    pub fn removed(&self) -> usize {
+        self.files.iter().map(|f| f.removed).sum()
+    }
+
+    /// One-line summary such as `3 files, +42 -17`.
+    pub fn summary(&self) -> String {
+        let n = self.files.len();
+        let noun = if n == 1 { "file" } else { "files" };
+        format!("{n} {noun}, +{} -{}", self.added(), self.removed())
+    }
+
+    /// The whole change set in git's unified diff format (files in path order).
+    pub fn unified_diff(&self) -> String {
+        self.files.iter().map(FileChange::unified_diff).collect()
+    }
+}
+
+/// Serialized with its totals, so a report needs no arithmetic.
+impl Serialize for ChangeSet {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("ChangeSet", 5)?;
+        s.serialize_field("model", &self.model)?;
+        s.serialize_field("files_changed", &self.files_changed())?;
+        s.serialize_field("added", &self.added())?;
+        s.serialize_field("removed", &self.removed())?;
+        s.serialize_field("files", &self.files)?;
+        s.end()
+    }
+}
+
+/// The net change of one path from its writes (sorted by seq), or `None` when it nets out.
+fn file_change(
+    model: &str,
+    base: &Base,
+    path: &str,
+    writes: &[&FileWrite],
+    source: &dyn BaseSource,
+    mode_root: Option<&Path>,
+) -> Result<Option<FileChange>, ChangeSetError> {
+    let Some(last) = writes.last() else {
+        return Ok(None);
+    };
+    let proposed = last.content.clone();
+    let entry = base.get(path);
+    // Cheap checks first: most unchanged paths are decided by hash alone.
+    match (entry, &proposed) {
+        (None, None) => return Ok(None),
+        (Some(e), Some(p)) if e.kind == BaseKind::File && hash_bytes(p) == e.hash => {
+            return Ok(None);
+        }
+        _ => {}
+    }
+    let base_bytes = match entry {
+        Some(e) => Some(Arc::new(source.base_content(path, e).ok_or_else(|| {
+            ChangeSetError::BaseUnavailable {
+                path: path.to_string(),
+            }
+        })?)),
+        None => None,
+    };
+    if base_bytes == proposed {
+        return Ok(None);
+    }
+    let kind = match (&base_bytes, &proposed) {
+        (None, _) => ChangeKind::Created,
+        (Some(_), None) => ChangeKind::Deleted,
+        (Some(_), Some(_)) => ChangeKind::Modified,
+    };
+    let origins: Vec<Origin> = writes
+        .iter()
+        .map(|w| Origin {
+            seq: w.seq,
+            tool: w.origin.tool.clone(),
+            call_id: w.origin.call_id.clone(),
+        })
+        .collect();
+    let mut tools: Vec<String> = Vec::new();
+    for o in &origins {
+        if !tools.contains(&o.tool) {
+            tools.push(o.tool.clone());
+        }
+    }
+    let old: &[u8] = base_bytes.as_deref().map_or(&[], Vec::as_slice);
+    let binary = hunks::is_binary(old) || proposed.as_deref().is_some_and(|p| hunks::is_binary(p));
+    let hunks = if binary {
+        Vec::new()
+    } else {
+        let versions: Vec<hunks::Version<'_>> = writes
+            .iter()
+            .zip(&origins)
+            .map(|(w, origin)| hunks::Version {
+                content: w.content.as_deref().map(Vec::as_slice),
+                origin,
+            })
+            .collect();
+        hunks::compute(model, path, old, &versions)
+    };
+    let mode = match (&proposed, mode_root) {
+        (Some(_), Some(root)) => mode_of(&root.join(path)),
+        _ => None,
+    };
+    Ok(Some(FileChange {
+        path: path.to_string(),
+        kind,
+        added: hunks.iter().map(Hunk::added).sum(),
+        removed: hunks.iter().map(Hunk::removed).sum(),
+        base: base_bytes,
+        proposed,
+        base_mode: entry.map(|e| e.mode),
+        mode,
+        binary,
+        tools,
+        origins,
+        hunks,
+    }))
+}
+
+/// Permission bits of a regular file, `None` when there is none at `abs`.
+fn mode_of(abs: &Path) -> Option<u32> {
+    let meta = fs::symlink_metadata(abs).ok()?;
+    meta.is_file().then(|| meta.permissions().mode() & 0o7777)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::workspace::{BaseEntry, WriteOrigin};
+
+    fn base_of(files: &[(&str, &str)]) -> (tempfile::TempDir, Base) {
+        let d = tempfile::tempdir().unwrap();
+        for (p, c) in files {
+            let abs = d.path().join(p);
+            fs::create_dir_all(abs.parent().unwrap()).unwrap();
+            fs::write(abs, c).unwrap();
+        }
+        let base = Base::capture(d.path()).unwrap();
+        (d, base)
+    }
+
+    fn w(seq: u64, path: &str, content: Option<&str>, tool: &str) -> FileWrite {
+        FileWrite {
+            path: path.into(),
+            content: content.map(|c| Arc::new(c.as_bytes().to_vec())),
+            origin: WriteOrigin::new(tool, format!("call-{seq}")),
+            seq,
+        }
+    }
+
+    fn build(base: &Base, writes: &[FileWrite]) -> ChangeSet {
+        ChangeSet::build("m", base, writes, &BaseReader::new(base), None).unwrap()
+    }
+
+    #[test]
+    fn nets_out_reverted_and_short_lived_files_and_sorts_by_path() {
+        let (_d, base) = base_of(&[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")]);
+        let cs = build(
+            &base,
+            &[
+                w(0, "b.txt", Some("B\n"), "write_file"),
+                w(1, "a.txt", Some("A\n"), "write_file"),
+                w(2, "a.txt", Some("a\n"), "edit_file"),
+                w(3, "tmp.txt", Some("t\n"), "write_file"),
+                w(4, "tmp.txt", None, "bash"),
+                w(5, "c.txt", None, "bash"),
+                w(6, "new/n.txt", Some("n\n"), "apply_patch"),
+            ],
+        );
+        let got: Vec<(&str, ChangeKind)> =
+            cs.files.iter().map(|f| (f.path.as_str(), f.kind)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("b.txt", ChangeKind::Modified),
+                ("c.txt", ChangeKind::Deleted),
+                ("new/n.txt", ChangeKind::Created),
+            ]
+        );
+        assert_eq!(cs.summary(), "3 files, +2 -2");
+        assert_eq!(cs.file("c.txt").unwrap().tools, vec!["bash"]);
+        assert_eq!(
+            cs.file("c.txt").unwrap().whole_file_only(),
+            Some("the model deleted it")
+        );
+        assert_eq!(cs.file("b.txt").unwrap().whole_file_only(), None);
+    }
+
+    #[test]
+    fn unified_diff_has_git_headers_for_every_kind() {
+        let (_d, base) = base_of(&[("m.txt", "one\ntwo\n"), ("gone.txt", "bye\n")]);
+        let cs = build(
+            &base,
+            &[
+                w(0, "m.txt", Some("one\n2"), "edit_file"),
+                w(1, "gone.txt", None, "bash"),
+                w(2, "bin.dat", Some("\0\x01"), "bash"),
+            ],
+        );
+        assert_eq!(
+            cs.unified_diff(),
+            "diff --git a/bin.dat b/bin.dat\nnew file mode 100644\n\
+             Binary files /dev/null and b/bin.dat differ\n\
+             diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n\
+             --- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n\
+             diff --git a/m.txt b/m.txt\n--- a/m.txt\n+++ b/m.txt\n\
+             @@ -1,2 +1,2 @@\n one\n-two\n+2\n\\ No newline at end of file\n"
+        );
+        let bin = cs.file("bin.dat").unwrap();
+        assert!(bin.binary && bin.hunks.is_empty());
+    }
+
+    #[test]
+    fn a_base_that_cannot_be_found_is_an_error_naming_the_path() {
+        let (d, base) = base_of(&[("a.txt", "a\n")]);
+        fs::write(d.path().join("a.txt"), "user changed it\n").unwrap();
+        let err = ChangeSet::build(
+            "m",
+            &base,
+            &[w(0, "a.txt", Some("model\n"), "write_file")],
+            &BaseReader::new(&base),
+            None,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("a.txt"), "{err}");
+        // A source that still has it (verified by hash) makes it work.
+        let keep = |_: &str, e: &BaseEntry| (e.hash == hash_bytes(b"a\n")).then(|| b"a\n".to_vec());
+        let cs = ChangeSet::build(
+            "m",
+            &base,
+            &[w(0, "a.txt", Some("model\n"), "write_file")],
+            &keep,
+            None,
+        )
+        .unwrap();
+        assert_eq!(cs.files[0].base.as_deref().unwrap().as_slice(), b"a\n");
+    }
+
+    #[test]
+    fn serializes_totals_and_hunks_without_raw_bytes() {
+        let (_d, base) = base_of(&[("a.txt", "a\n")]);
+        let cs = build(&base, &[w(0, "a.txt", Some("b\n"), "write_file")]);
+        let json = serde_json::to_value(&cs).unwrap();
+        assert_eq!(json["files_changed"], 1);
+        assert_eq!(json["added"], 1);
+        assert_eq!(
+            json["files"][0]["hunks"][0]["origins"][0]["tool"],
+            "write_file"
+        );
+        assert!(json["files"][0].get("proposed").is_none());
+    }
+}
