@@ -11,6 +11,7 @@ pub mod example;
 pub mod fsutil;
 pub mod model;
 pub mod provider;
+pub mod recipe;
 pub mod runner;
 pub mod session;
 pub mod tools;

@@ -79,6 +79,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ),
     ("agent", &["runner", "session", "recipe", "headless", "tui"]),
     ("runner", &["session", "recipe", "headless", "tui"]),
+    ("recipe", &["runner", "session", "headless", "tui"]),
     (
         "session",
         &["runner", "agent", "provider", "recipe", "headless", "tui"],

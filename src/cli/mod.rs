@@ -4,6 +4,7 @@ mod ask;
 mod completions_cmd;
 mod demo_cmd;
 mod models_cmd;
+mod recipe_cmd;
 mod rewind_cmd;
 mod tool_cmd;
 
@@ -59,6 +60,9 @@ pub enum Command {
     Rewind(rewind_cmd::RewindArgs),
     /// Try versus offline: write the example project and run the demo models on its bug.
     Demo(demo_cmd::DemoArgs),
+    /// Check a recipe (`check FILE`: every problem as FILE:LINE: message) or write a
+    /// commented template (`new [FILE]`).
+    Recipe(recipe_cmd::RecipeArgs),
 }
 
 /// Sends tracing output to `path` (appended; `VERSUS_LOG` sets the filter, default `debug` for
@@ -113,6 +117,7 @@ pub fn main() -> ExitCode {
         Some(Command::Ask(args)) => ask::run(args, cli.project, cli.config),
         Some(Command::Rewind(args)) => rewind_cmd::run(args, cli.project),
         Some(Command::Demo(args)) => demo_cmd::run(args, cli.project),
+        Some(Command::Recipe(args)) => recipe_cmd::run(args, cli.project, cli.config),
         // The interactive TUI is not built yet (docs/ARCHITECTURE.md); until it is, the bare
         // command shows what is available instead of failing.
         None => print_overview(),

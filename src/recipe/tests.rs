@@ -1,0 +1,286 @@
+//! Unit tests of the module as a whole: the shipped defaults and template, layering, the
+//! engine settings a recipe produces.
+
+use std::time::Duration;
+
+use super::*;
+use crate::config::ModelSpec;
+use crate::model::Reasoning;
+use crate::tools::{ToolLimits, ToolRegistry};
+
+fn parse(text: &str) -> Recipe {
+    match Recipe::parse(text, "t.md") {
+        Ok(r) => r,
+        Err(e) => panic!("unexpected problems:\n{e}"),
+    }
+}
+
+fn problems(text: &str) -> Vec<Problem> {
+    Recipe::parse(text, "t.md").unwrap_err().problems
+}
+
+const MINIMAL: &str = "# Minimal\nversion: 1\n";
+
+#[test]
+fn defaults_read_cleanly_and_set_every_key() {
+    let d = Recipe::defaults().unwrap();
+    assert_eq!(d.name, "versus defaults");
+    assert_eq!(d.tools, ToolSet::All);
+    assert_eq!(d.constraints.timeout, Duration::from_secs(20 * 60));
+    assert_eq!(d.constraints.bash_timeout, Duration::from_secs(120));
+    assert_eq!(d.constraints.max_steps, 50);
+    assert_eq!(d.context.compact_threshold, 0.8);
+    assert_eq!(d.context.max_history_turns, 20);
+    assert_eq!(d.criteria, [Criterion::NoErrors]);
+    assert!(
+        d.summarization_prompt
+            .starts_with("Summarize the conversation")
+    );
+    // A recipe built from Rust defaults differs in every key the file sets, so a key missing
+    // from the file would show up here as an unchanged zero value.
+    assert_ne!(d.constraints.timeout, Duration::ZERO);
+    assert_ne!(d.constraints.bash_timeout, Duration::ZERO);
+    assert_ne!(d.context.compact_threshold, 0.0);
+}
+
+#[test]
+fn default_limits_are_the_tools_own_defaults() {
+    // The Output Processing defaults restate each tool's limits: they must agree, so a recipe
+    // without the section changes nothing.
+    let d = Recipe::defaults().unwrap();
+    assert_eq!(d.tool_limits(), ToolLimits::default());
+    for tool in ToolRegistry::builtin().names() {
+        assert!(d.output_filter(tool).is_none(), "{tool} would be filtered");
+    }
+}
+
+#[test]
+fn defaults_and_template_round_trip() {
+    let d = Recipe::defaults().unwrap();
+    assert_eq!(parse(&d.to_markdown()), d);
+    let t = parse(TEMPLATE_TEXT);
+    assert_eq!(parse(&t.to_markdown()), t);
+    assert_eq!(t.tasks.len(), 2);
+    assert_eq!(t.tasks[1].name, "add-a-flag");
+    assert!(t.tasks[1].prompt.contains("\n\nKeep the existing output"));
+}
+
+#[test]
+fn a_minimal_recipe_is_the_defaults_with_its_name() {
+    let r = parse(MINIMAL);
+    let mut d = Recipe::defaults().unwrap();
+    d.name = "Minimal".into();
+    assert_eq!(r, d);
+}
+
+#[test]
+fn key_sections_layer_key_by_key_and_lists_replace() {
+    let r = parse(
+        "# L\nversion: 1\n## Constraints\ntimeout: 5m\n## Success Criteria\n- has_writes\n\
+         ## Output Processing\n- bash: max_lines=10\n",
+    );
+    assert_eq!(r.constraints.timeout, Duration::from_secs(300));
+    assert_eq!(r.constraints.max_steps, 50, "kept from the defaults");
+    assert_eq!(
+        r.criteria,
+        [Criterion::HasWrites],
+        "the list replaced no_errors"
+    );
+    let bash = r.output_processing["bash"];
+    assert_eq!(bash.max_lines, Some(10));
+    assert_eq!(
+        bash.max_bytes,
+        Some(50 * 1024),
+        "kept from the default rule"
+    );
+    assert_eq!(bash.truncation, Truncation::HeadTail);
+    assert!(r.output_processing.contains_key("read_file"));
+}
+
+#[test]
+fn parse_over_uses_another_base() {
+    let base = parse("# Team\nversion: 1\n## Constraints\nmax_steps: 7\n");
+    let r = Recipe::parse_over(
+        base,
+        "# Mine\nversion: 1\n## Constraints\ntimeout: 1m\n",
+        "m.md",
+    )
+    .unwrap();
+    assert_eq!(r.name, "Mine");
+    assert_eq!(r.constraints.max_steps, 7);
+    assert_eq!(r.constraints.timeout, Duration::from_secs(60));
+}
+
+#[test]
+fn tool_registry_applies_selection_guidance_descriptions_and_sandbox() {
+    let r = parse(
+        "# T\nversion: 1\n## Tools\n- read_file: read before editing\n- bash(cargo test)\n\
+         ## Tool Descriptions\n- bash: Runs the tests.\n",
+    );
+    let reg = r.tool_registry();
+    assert_eq!(reg.names(), ["read_file", "bash"]);
+    let specs = reg.specs();
+    assert_eq!(specs[0].guidance, "read before editing");
+    assert_eq!(specs[1].description, "Runs the tests.");
+    assert_eq!(
+        r.tool_limits().bash_allowlist,
+        Some(vec!["cargo test".to_string()])
+    );
+    let prompt = r.full_system_prompt(&reg);
+    assert!(prompt.contains("- read before editing"));
+
+    let none = parse("# N\nversion: 1\n## Tools\n");
+    assert!(none.tool_registry().names().is_empty());
+
+    let sandboxed = parse("# S\nversion: 1\n## Sandbox\nnetwork: none\nfilesystem: read_only\n");
+    let names = sandboxed.tool_registry().names();
+    assert!(!names.contains(&"web_fetch"));
+    assert!(!names.contains(&"write_file") && !names.contains(&"apply_patch"));
+    assert!(names.contains(&"bash") && names.contains(&"read_file"));
+}
+
+#[test]
+fn tool_limits_follow_constraints_sandbox_and_rules() {
+    let r = parse(
+        "# T\nversion: 1\n## Constraints\nbash_timeout: 15m\n## Sandbox\nallow_local_fetch: true\n\
+         ## Output Processing\n- read_file: max_lines=300, max_bytes=none\n\
+         - bash: truncation=tail, max_lines=100\n- search_code: max_bytes=2KB\n",
+    );
+    let l = r.tool_limits();
+    assert_eq!(l.bash_default_timeout, Duration::from_secs(900));
+    assert_eq!(l.bash_max_timeout, Duration::from_secs(900));
+    assert!(l.allow_local_fetch);
+    assert_eq!(l.read_max_lines, 300);
+    assert_eq!(l.read_max_bytes, usize::MAX);
+    // bash cannot keep only the tail itself: it returns everything and the filter cuts.
+    assert!(l.bash_output_max_lines > 100_000);
+    let bash = r.output_filter("bash").unwrap();
+    assert_eq!(bash.truncation, Truncation::Tail);
+    assert!(r.output_filter("read_file").is_none());
+    assert_eq!(
+        r.output_filter("search_code").unwrap().max_bytes,
+        Some(2048)
+    );
+    assert_eq!(l.search_max_matches, 100);
+}
+
+#[test]
+fn agent_settings_merge_global_and_per_model_parameters() {
+    let r = parse(
+        "# P\nversion: 1\n## Constraints\nmax_steps: 0\nmax_cost: 0.25\ntimeout: 90s\n\
+         ## System Prompt\nBe brief.\n\
+         ## Model Parameters\ntemperature: 0.2\nreasoning_effort: low\nseed: 5\n\
+         - openai/o3: temperature=default, reasoning_effort=high\n\
+         - openai/o3#2: max_output_tokens=4000\n\
+         - ollama/qwen2.5-coder:7b: temperature=1.5\n",
+    );
+    let spec = |s: &str| ModelSpec::parse(s).unwrap();
+    let plain = r.agent_settings(&spec("anthropic/claude-sonnet-4-5"));
+    assert_eq!(plain.max_steps, u32::MAX);
+    assert_eq!(plain.max_cost, Some(0.25));
+    assert_eq!(plain.timeout, Duration::from_secs(90));
+    assert_eq!(plain.temperature, Some(0.2));
+    assert_eq!(plain.reasoning, Reasoning::Low);
+    assert_eq!(plain.system, "Be brief.");
+    let o3 = r.agent_settings(&spec("openai/o3"));
+    assert_eq!(o3.temperature, None);
+    assert_eq!(o3.reasoning, Reasoning::High);
+    assert_eq!(o3.max_output_tokens, None);
+    let o3_2 = r.agent_settings(&spec("openai/o3#2"));
+    assert_eq!(
+        o3_2.temperature, None,
+        "the plain line applies to every sample"
+    );
+    assert_eq!(o3_2.max_output_tokens, Some(4000));
+    assert_eq!(
+        r.agent_settings(&spec("ollama/qwen2.5-coder:7b"))
+            .temperature,
+        Some(1.5)
+    );
+    assert_eq!(r.sampling(&spec("openai/o3")).seed, Some(5));
+}
+
+#[test]
+fn isolation_and_project_root() {
+    let r = parse(
+        "# I\nversion: 1\n## Workspace\nisolation: overlay\n## Constraints\nproject_root: ../app\n",
+    );
+    assert_eq!(r.isolation(), Some(crate::workspace::Isolation::Overlay));
+    assert_eq!(
+        r.project_root(std::path::Path::new("/r/recipes/x.md")),
+        Some(std::path::PathBuf::from("/r/recipes/../app"))
+    );
+    let d = parse(MINIMAL);
+    assert_eq!(d.isolation(), None);
+    assert_eq!(d.project_root(std::path::Path::new("x.md")), None);
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        d.isolation_for(dir.path()),
+        crate::workspace::Isolation::Copy
+    );
+}
+
+#[test]
+fn missing_title_and_version_are_reported_together() {
+    let p = problems("## Models\n- a/b\n");
+    let kinds: Vec<ProblemKind> = p.iter().map(|p| p.kind).collect();
+    assert_eq!(
+        kinds,
+        [ProblemKind::MissingTitle, ProblemKind::MissingVersion]
+    );
+    assert_eq!(p[1].line, 1, "reported at the first section");
+}
+
+#[test]
+fn unreadable_files_are_one_problem() {
+    let err = Recipe::load(std::path::Path::new("/no/such/recipe.md")).unwrap_err();
+    assert!(err.is_unreadable());
+    assert_eq!(err.problems.len(), 1);
+    assert!(
+        err.to_string()
+            .starts_with("/no/such/recipe.md: cannot read the recipe")
+    );
+}
+
+#[test]
+fn the_defaults_file_sets_every_key() {
+    // Read the defaults over a base where every setting differs: a key the file forgot would
+    // keep the poisoned value and the two recipes would differ.
+    let poison = "# P\nversion: 1\n## Models\n- x/y\n## System Prompt\nP\n\
+        ## Tool Descriptions\n- bash: P\n## MCP Servers\n- p: p\n\
+        ## Constraints\ntimeout: 3s\nbash_timeout: 3s\nmax_steps: 3\nmax_cost: 3\nproject_root: p\n\
+        ## Context\ntask_mode: sequential\nmax_history_turns: 3\nstrategy: off\ncompact_threshold: 0.3\n\
+        ## Model Parameters\ntemperature: 0.3\nmax_output_tokens: 3\nreasoning_effort: high\nseed: 3\n\
+        ## Workspace\nisolation: overlay\nsetup: p\nkeep: true\n\
+        ## Sandbox\nfilesystem: project_only\nnetwork: none\nallow_local_fetch: true\n\
+        ## Review\nblind: true\ncheck: p\n## Tasks\n- p\n## Success Criteria\n- has_writes\n\
+        ## Context Summarization Prompt\nP\n## Output Processing\n\
+        - read_file: max_lines=3, max_bytes=3, truncation=tail\n\
+        - bash: max_lines=3, max_bytes=3, truncation=tail\n\
+        - search_code: max_lines=3, max_bytes=3, truncation=tail\n\
+        - search_files: max_lines=3, max_bytes=3, truncation=tail\n\
+        - list_directory: max_lines=3, max_bytes=3, truncation=tail\n\
+        - web_fetch: max_lines=3, max_bytes=3, truncation=tail\n\
+        ## Metadata\ndescription: p\ntags: p\nauthor: p\nname: p\nversion: p\n";
+    let base = Recipe::parse_over(Recipe::default(), poison, "poison.md").unwrap();
+    let over = Recipe::parse_over(base, DEFAULTS_TEXT, "defaults").unwrap();
+    assert_eq!(over, Recipe::defaults().unwrap());
+}
+
+#[test]
+fn with_a_config_unknown_providers_are_problems_at_their_line() {
+    let config = crate::config::Config::builtin().unwrap();
+    let text = "# C\nversion: 1\n## Models\n- openai/gpt-5\n- opnai/gpt-5\n\
+                ## Model Parameters\n- nosuch/m: seed=1\n";
+    assert!(Recipe::parse(text, "c.md").is_ok(), "syntax alone is fine");
+    let err = Recipe::parse_for(text, "c.md", &config).unwrap_err();
+    let lines: Vec<(usize, ProblemKind)> = err.problems.iter().map(|p| (p.line, p.kind)).collect();
+    assert_eq!(
+        lines,
+        [(5, ProblemKind::BadModel), (7, ProblemKind::BadModel)]
+    );
+    assert!(
+        err.problems[0].message.contains("did you mean `openai`"),
+        "{err}"
+    );
+}
