@@ -401,3 +401,57 @@ fn demo_writes_the_example_project_and_runs_the_demo_models() {
         "{stderr}"
     );
 }
+
+#[test]
+fn sessions_list_and_show_what_was_asked_done_and_chosen() {
+    let (_tmp, root) = project();
+    let out = ask(&root, &["--pick", "demo/scripts/b.jsonl", "--quiet"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    let list = versus()
+        .arg("-C")
+        .arg(&root)
+        .arg("sessions")
+        .output()
+        .unwrap();
+    let (stdout, _) = text(&list);
+    assert!(list.status.success());
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout.contains("1 turn(s), 2 model(s)  fix two"),
+        "{stdout}"
+    );
+
+    let show = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["sessions", "show"])
+        .output()
+        .unwrap();
+    let (stdout, _) = text(&show);
+    assert!(show.status.success());
+    assert!(stdout.contains("Turn 1"), "{stdout}");
+    assert!(stdout.contains("> fix two"), "{stdout}");
+    assert!(
+        stdout.contains("demo/scripts/a.jsonl: done, 3 proposal(s)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Fixed two and added notes."), "{stdout}");
+    assert!(stdout.contains("chosen: demo/scripts/b.jsonl"), "{stdout}");
+
+    let json = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["sessions", "show", "--json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["turns"][0]["complete"], true);
+    assert_eq!(doc["turns"][0]["models"][1]["writes"], 1);
+    // The session keeps each model's conversation, so it can be continued.
+    let id = doc["id"].as_str().unwrap();
+    let events =
+        std::fs::read_to_string(root.join(".versus/sessions").join(id).join("events.jsonl"))
+            .unwrap();
+    assert_eq!(events.matches("\"type\":\"conversation\"").count(), 2);
+    assert_eq!(events.matches("\"type\":\"choice\"").count(), 1);
+}

@@ -6,6 +6,8 @@ mod demo_cmd;
 mod models_cmd;
 mod recipe_cmd;
 mod rewind_cmd;
+mod sessions_cmd;
+mod stats_cmd;
 mod tool_cmd;
 
 use std::path::PathBuf;
@@ -60,6 +62,12 @@ pub enum Command {
     Rewind(rewind_cmd::RewindArgs),
     /// Try versus offline: write the example project and run the demo models on its bug.
     Demo(demo_cmd::DemoArgs),
+    /// List the sessions of this project, or show one turn by turn.
+    Sessions(sessions_cmd::SessionsArgs),
+    /// Wins, losses, ties, win rate, rating with a 95% interval, cost and latency per model,
+    /// from the project's choices (.versus/preferences.jsonl) and headless reports; then the
+    /// pass rates per recipe.
+    Stats(stats_cmd::StatsArgs),
     /// Check a recipe (`check FILE`: every problem as FILE:LINE: message) or write a
     /// commented template (`new [FILE]`).
     Recipe(recipe_cmd::RecipeArgs),
@@ -117,7 +125,9 @@ pub fn main() -> ExitCode {
         Some(Command::Ask(args)) => ask::run(args, cli.project, cli.config),
         Some(Command::Rewind(args)) => rewind_cmd::run(args, cli.project),
         Some(Command::Demo(args)) => demo_cmd::run(args, cli.project),
+        Some(Command::Sessions(args)) => sessions_cmd::run(args, cli.project),
         Some(Command::Recipe(args)) => recipe_cmd::run(args, cli.project, cli.config),
+        Some(Command::Stats(args)) => stats_cmd::run(args, cli.project),
         // The interactive TUI is not built yet (docs/ARCHITECTURE.md); until it is, the bare
         // command shows what is available instead of failing.
         None => print_overview(),

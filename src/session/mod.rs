@@ -7,10 +7,14 @@
 
 mod clock;
 mod events;
+mod log;
 mod preferences;
 mod store;
 
 pub use clock::{Timestamp, now};
 pub use events::EventLog;
+pub use log::{
+    EVENTS_FILE, Session, SessionLog, SessionRecord, TurnModel, TurnSummary, next_turn_note,
+};
 pub use preferences::{ModelRecord, Preference, append_preference, read_preferences};
 pub use store::{SessionError, Store};

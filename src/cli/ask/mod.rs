@@ -29,7 +29,9 @@ use versus::provider::http::default_client;
 use versus::runner::{
     ModelEntry, ModelResult, RunEvent, RunOptions, client_for, entry_for, fan_out,
 };
-use versus::session::{EventLog, ModelRecord, Preference, Store, append_preference, now};
+use versus::session::{
+    EventLog, ModelRecord, Preference, Session, SessionRecord, Store, append_preference, now,
+};
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::changeset::{BaseReader, ChangeSet};
 use versus::workspace::{Base, Isolation, cleanup_leftovers};
@@ -193,11 +195,10 @@ async fn ask(
         refuse_if_interrupted(&store)?;
     }
     let _ = cleanup_leftovers(&project);
-    let (session_id, session_dir) = store.new_session()?;
-    let mut log = EventLog::open(&session_dir.join("events.jsonl"))?;
-    log.append(&json!({
-        "type": "turn", "turn": 1, "time": now().rfc3339(), "prompt": args.prompt, "models": labels,
-    }))?;
+    let mut session = Session::create(&store)?;
+    let session_id = session.id().to_string();
+    let session_dir = session.dir().to_path_buf();
+    let turn = session.begin_turn(&args.prompt, &labels)?;
     EventLog::open(&store.history())?.append(&json!({
         "time": now().rfc3339(), "session": session_id, "prompt": args.prompt,
     }))?;
@@ -238,7 +239,7 @@ async fn ask(
         tokio::select! {
             event = rx.recv() => {
                 let Some(event) = event else { break };
-                record(&mut log, &labels, &event);
+                record(&mut session, turn, &labels, &event);
                 match event {
                     RunEvent::Agent { entry, event } => progress.event(entry, &event),
                     RunEvent::WorkspaceReady { .. } => {}
@@ -288,6 +289,7 @@ async fn ask(
         } else {
             vec![pick.clone()]
         };
+        let mut apply_id = None;
         if !chosen.is_empty() {
             let (report, conflicts) = apply_pick(
                 &project,
@@ -300,14 +302,20 @@ async fn ask(
             if conflicts > 0 {
                 exit = ExitCode::from(1);
             }
+            apply_id = report.apply_id.clone();
             pick_report = Some(report);
         }
+        session.append(&SessionRecord::Choice {
+            turn,
+            chosen: chosen.clone(),
+            apply_id,
+        })?;
         append_preference(
             &store.preferences(),
             &Preference {
                 time: now().rfc3339(),
                 session: session_id.clone(),
-                turn: 1,
+                turn,
                 prompt_hash: blake3::hash(args.prompt.as_bytes()).to_hex().to_string(),
                 models: rows
                     .iter()
@@ -524,25 +532,52 @@ fn print_results(
     Ok(())
 }
 
-/// Appends one runner event to the session log (model events with their entry label).
-fn record(log: &mut EventLog, labels: &[String], event: &RunEvent) {
-    let line = match event {
-        RunEvent::Agent { entry, event } => json!({
-            "type": "agent", "turn": 1, "entry": entry, "model": labels.get(*entry), "event": event,
+/// Appends one runner event to the session log (a finished model also gets its whole
+/// conversation recorded, so the session can be continued from it).
+fn record(session: &mut Session, turn: u32, labels: &[String], event: &RunEvent) {
+    let label = |entry: usize| labels.get(entry).cloned().unwrap_or_default();
+    let mut records = Vec::new();
+    match event {
+        RunEvent::Agent { entry, event } => records.push(SessionRecord::Agent {
+            turn,
+            entry: *entry,
+            model: label(*entry),
+            event: event.clone(),
         }),
-        RunEvent::WorkspaceReady { entry, root, mode } => json!({
-            "type": "workspace", "turn": 1, "entry": entry, "root": root, "mode": format!("{mode:?}").to_lowercase(),
+        RunEvent::WorkspaceReady { entry, root, mode } => records.push(SessionRecord::Workspace {
+            turn,
+            entry: *entry,
+            root: root.clone(),
+            mode: format!("{mode:?}").to_lowercase(),
         }),
-        RunEvent::Finished { entry, result } => json!({
-            "type": "finished", "turn": 1, "entry": entry, "model": result.label,
-            "stop": result.outcome.as_ref().map(|o| o.stop),
-            "stats": result.outcome.as_ref().map(|o| &o.stats),
-            "writes": result.writes.len(),
-            "error": result.error,
-        }),
-    };
-    // Logging must never stop a run; a full disk shows up in the apply step instead.
-    let _ = log.append(&line);
+        RunEvent::Finished { entry, result } => {
+            records.push(SessionRecord::Finished {
+                turn,
+                entry: *entry,
+                model: result.label.clone(),
+                stop: result.outcome.as_ref().map(|o| o.stop),
+                stats: result.outcome.as_ref().map(|o| o.stats.clone()),
+                writes: result.writes.len(),
+                error: result.error.clone(),
+                final_text: result
+                    .outcome
+                    .as_ref()
+                    .map(|o| o.final_text.clone())
+                    .unwrap_or_default(),
+            });
+            if let Some(outcome) = &result.outcome {
+                records.push(SessionRecord::Conversation {
+                    turn,
+                    model: result.label.clone(),
+                    messages: outcome.messages.clone(),
+                });
+            }
+        }
+    }
+    for record in records {
+        // Logging must never stop a run; a full disk shows up in the apply step instead.
+        let _ = session.append(&record);
+    }
 }
 
 fn one_line(text: &str) -> String {

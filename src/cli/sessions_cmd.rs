@@ -1,0 +1,150 @@
+//! `versus sessions [show ID] [--json]`: what was asked, what each model did, what was kept.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use versus::session::{SessionLog, Store, TurnSummary};
+
+/// Arguments of `versus sessions`.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub command: Option<SessionsCommand>,
+}
+
+/// `versus sessions` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Every turn of one session (an id or a unique prefix; default: the latest).
+    Show {
+        /// Session id or prefix.
+        id: Option<String>,
+    },
+}
+
+/// Runs the command.
+pub fn run(args: SessionsArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let project = super::project_dir(project)?;
+    let mut out = std::io::stdout().lock();
+    if !project.join(".versus").is_dir() {
+        if args.json {
+            writeln!(out, "[]")?;
+        } else {
+            writeln!(out, "No sessions yet in {}.", project.display())?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let store = Store::open(&project)?;
+    match args.command {
+        None => {
+            let mut rows = Vec::new();
+            for id in store.sessions()?.into_iter().rev() {
+                let (_, dir) = store.session(Some(&id))?;
+                let turns = SessionLog::read(&dir)?.turns();
+                rows.push((id, turns));
+            }
+            if args.json {
+                let doc: Vec<_> = rows
+                    .iter()
+                    .map(|(id, turns)| {
+                        json!({
+                            "id": id,
+                            "turns": turns.len(),
+                            "started": turns.first().map(|t| t.time.clone()),
+                            "first_prompt": turns.first().map(|t| t.prompt.clone()),
+                            "models": turns.last().map(|t| t.models.iter().map(|m| m.model.clone()).collect::<Vec<_>>()),
+                        })
+                    })
+                    .collect();
+                writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            if rows.is_empty() {
+                writeln!(out, "No sessions yet.")?;
+            }
+            for (id, turns) in rows {
+                let first = turns
+                    .first()
+                    .map(|t| one_line(&t.prompt, 60))
+                    .unwrap_or_else(|| "(no turn)".to_string());
+                let models = turns.last().map(|t| t.models.len()).unwrap_or_default();
+                writeln!(
+                    out,
+                    "{id}  {} turn(s), {models} model(s)  {first}",
+                    turns.len()
+                )?;
+            }
+        }
+        Some(SessionsCommand::Show { id }) => {
+            let (id, dir) = store.session(id.as_deref())?;
+            let turns = SessionLog::read(&dir)?.turns();
+            if args.json {
+                let doc = json!({"id": id, "turns": turns});
+                writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            writeln!(out, "Session {id}")?;
+            for turn in &turns {
+                show_turn(&mut out, turn)?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show_turn(out: &mut impl Write, turn: &TurnSummary) -> std::io::Result<()> {
+    let mut flags = Vec::new();
+    if !turn.complete {
+        flags.push("interrupted");
+    }
+    if turn.rewound {
+        flags.push("rewound");
+    }
+    let flags = if flags.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", flags.join(", "))
+    };
+    writeln!(out)?;
+    writeln!(out, "Turn {} ({}){flags}", turn.turn, turn.time)?;
+    writeln!(out, "> {}", turn.prompt.trim().replace('\n', "\n> "))?;
+    for model in &turn.models {
+        let status = model.stop.map_or("did not finish", |s| s.label());
+        let cost = model
+            .stats
+            .as_ref()
+            .and_then(|s| s.cost)
+            .map_or_else(String::new, |c| format!(", ${c:.4}"));
+        writeln!(
+            out,
+            "  {}: {status}, {} proposal(s){cost}",
+            model.model, model.writes
+        )?;
+        if !model.final_text.trim().is_empty() {
+            writeln!(out, "    {}", one_line(&model.final_text, 100))?;
+        }
+    }
+    match &turn.chosen {
+        Some(chosen) if chosen.is_empty() => writeln!(out, "  chosen: none of them")?,
+        Some(chosen) => writeln!(out, "  chosen: {}", chosen.join(", "))?,
+        None => {}
+    }
+    Ok(())
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or_default();
+    let mut cut: String = line.chars().take(max).collect();
+    if cut.len() < text.trim().len() {
+        cut.push('…');
+    }
+    cut
+}
