@@ -17,6 +17,31 @@ use crate::provider::http::{Decoder, Flow};
 use crate::provider::ids::synthesize_call_id;
 use crate::provider::sse::SseEvent;
 
+/// A `content_block_delta` event, borrowed from the event text where it has no escapes.
+#[derive(serde::Deserialize)]
+struct FastDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: std::borrow::Cow<'a, str>,
+    index: u64,
+    #[serde(borrow)]
+    delta: FastDeltaBody<'a>,
+}
+
+/// The `delta` object of a [`FastDelta`]; only the fields the decoder reads.
+#[derive(serde::Deserialize)]
+struct FastDeltaBody<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    partial_json: Option<std::borrow::Cow<'a, str>>,
+}
+
 /// One content block as it is being streamed.
 #[derive(Debug)]
 enum Block {
@@ -159,12 +184,40 @@ impl AnthropicDecoder {
         let Some(index) = event.get("index").and_then(Value::as_u64) else {
             return;
         };
+        let delta = event.get("delta").unwrap_or(&Value::Null);
+        let field = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
+        let kind = delta.get("type").and_then(Value::as_str);
+        self.apply_delta(index, kind, field, out);
+    }
+
+    /// Handles a `content_block_delta` read by the typed fast path: the bulk of every stream,
+    /// so it skips building a `serde_json::Value` tree (see docs/benchmarks.md).
+    fn fast_delta(&mut self, event: &FastDelta<'_>, out: &mut Vec<StreamEvent>) {
+        let body = &event.delta;
+        let field = |key: &str| {
+            let value = match key {
+                "text" => &body.text,
+                "thinking" => &body.thinking,
+                "signature" => &body.signature,
+                "partial_json" => &body.partial_json,
+                _ => &None,
+            };
+            value.as_deref().unwrap_or_default()
+        };
+        self.apply_delta(event.index, Some(&body.kind), field, out);
+    }
+
+    fn apply_delta<'f>(
+        &mut self,
+        index: u64,
+        kind: Option<&str>,
+        field: impl Fn(&str) -> &'f str,
+        out: &mut Vec<StreamEvent>,
+    ) {
         let Some(block) = self.blocks.get_mut(&index) else {
             return;
         };
-        let delta = event.get("delta").unwrap_or(&Value::Null);
-        let field = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
-        match (delta.get("type").and_then(Value::as_str), block) {
+        match (kind, block) {
             (Some("text_delta"), Block::Text(text)) => {
                 let piece = field("text");
                 if !piece.is_empty() {
@@ -254,6 +307,13 @@ impl Decoder for AnthropicDecoder {
         // Some proxies end every stream OpenAI-style; the content already said whether it
         // was complete.
         if data.is_empty() || data == "[DONE]" {
+            return Ok(Flow::Continue);
+        }
+        if event.event == "content_block_delta"
+            && let Ok(fast) = serde_json::from_str::<FastDelta<'_>>(data)
+            && fast.kind == "content_block_delta"
+        {
+            self.fast_delta(&fast, out);
             return Ok(Flow::Continue);
         }
         let value: Value = serde_json::from_str(data).map_err(|err| {

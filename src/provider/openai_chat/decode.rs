@@ -26,6 +26,48 @@ struct Thinking {
     details: Vec<Value>,
 }
 
+/// A chunk as the fast path reads it: fields it must see to decide, borrowed text.
+#[derive(serde::Deserialize)]
+struct FastChunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<FastChoice<'a>>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+/// One choice of a [`FastChunk`].
+#[derive(serde::Deserialize)]
+struct FastChoice<'a> {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default, borrow)]
+    delta: Option<FastDelta<'a>>,
+    #[serde(default)]
+    message: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    finish_reason: Option<serde::de::IgnoredAny>,
+}
+
+/// The delta of a [`FastChoice`]; a `content` that is not a string makes the parse fail, so
+/// typed content parts take the general path.
+#[derive(serde::Deserialize)]
+struct FastDelta<'a> {
+    #[serde(default, borrow)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    reasoning_details: Option<serde::de::IgnoredAny>,
+}
+
 /// Decoder for one Chat Completions response.
 pub(crate) struct ChatDecoder {
     provider: String,
@@ -57,6 +99,47 @@ impl ChatDecoder {
 
     fn error(&self, error: &Value) -> ProviderError {
         stream_error::classify(&self.provider, &self.key_hint, error)
+    }
+
+    /// The typed fast path for the bulk of a stream: chunks that only carry text or reasoning
+    /// text (no tool calls, usage, errors, typed parts). Returns false, having done nothing,
+    /// for anything else, which then takes the general path over a `serde_json::Value`.
+    fn fast_chunk(&mut self, chunk: &FastChunk<'_>, out: &mut Vec<StreamEvent>) -> bool {
+        if chunk.error.is_some() || chunk.usage.is_some() || chunk.choices.len() > 1 {
+            return false;
+        }
+        let Some(choice) = chunk.choices.first() else {
+            return false;
+        };
+        if choice.index.unwrap_or(0) != 0
+            || choice.message.is_some()
+            || choice.error.is_some()
+            || choice.finish_reason.is_some()
+        {
+            return false;
+        }
+        let Some(delta) = &choice.delta else {
+            return true;
+        };
+        if delta.tool_calls.is_some() || delta.reasoning_details.is_some() {
+            return false;
+        }
+        if let Some(text) = &delta.content {
+            self.push_text(text, out);
+        }
+        for (field, value) in [
+            ("reasoning_content", &delta.reasoning_content),
+            ("reasoning", &delta.reasoning),
+        ] {
+            if let Some(text) = value
+                && !text.is_empty()
+            {
+                self.thinking.field.get_or_insert(field);
+                self.push_thinking(text, out);
+                break;
+            }
+        }
+        true
     }
 
     fn choice(&mut self, choice: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
@@ -172,6 +255,11 @@ impl Decoder for ChatDecoder {
         if data == "[DONE]" {
             self.done = true;
             return Ok(Flow::Done);
+        }
+        if let Ok(fast) = serde_json::from_str::<FastChunk<'_>>(data)
+            && self.fast_chunk(&fast, out)
+        {
+            return Ok(Flow::Continue);
         }
         let chunk: Value = match serde_json::from_str(data) {
             Ok(chunk) => chunk,
