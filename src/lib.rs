@@ -12,6 +12,7 @@ pub mod fsutil;
 pub mod model;
 pub mod provider;
 pub mod recipe;
+pub mod review;
 pub mod runner;
 pub mod session;
 pub mod tools;

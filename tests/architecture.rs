@@ -81,6 +81,12 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("runner", &["session", "recipe", "headless", "tui"]),
     ("recipe", &["runner", "session", "headless", "tui"]),
     (
+        "review",
+        &[
+            "provider", "agent", "runner", "session", "recipe", "headless", "tui",
+        ],
+    ),
+    (
         "session",
         &["runner", "agent", "provider", "recipe", "headless", "tui"],
     ),

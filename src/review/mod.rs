@@ -1,0 +1,14 @@
+//! What the review view needs, as plain data and pure functions, so the TUI only renders and
+//! the rules are tested without a terminal: side-by-side rows of a hunk, word-level highlights
+//! inside changed lines, the basket of picked change sets / files / hunks (with conflicts from
+//! [`crate::apply::compose`] marked before anything is written), and blind-mode names.
+
+pub mod basket;
+pub mod blind;
+pub mod side;
+pub mod words;
+
+pub use basket::{Basket, BasketState};
+pub use blind::BlindNames;
+pub use side::{Cell, SideRow, side_by_side};
+pub use words::{Highlight, word_highlights};
