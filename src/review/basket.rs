@@ -80,9 +80,9 @@ impl Basket {
         if self.remove(&file) {
             return;
         }
-        self.picks.retain(|p| {
-            !matches!(p, Pick::Hunk { model: m, path: f, .. } if m == model && f == path)
-        });
+        self.picks.retain(
+            |p| !matches!(p, Pick::Hunk { model: m, path: f, .. } if m == model && f == path),
+        );
         self.picks.push(file);
     }
 
@@ -171,11 +171,7 @@ mod tests {
         assert_eq!(basket.state(&[], "p"), BasketState::Empty);
     }
 
-    fn change_set(
-        base: &crate::workspace::Base,
-        model: &str,
-        content: &str,
-    ) -> ChangeSet {
+    fn change_set(base: &crate::workspace::Base, model: &str, content: &str) -> ChangeSet {
         use crate::workspace::{FileWrite, WriteOrigin};
         let write = FileWrite {
             path: "f.txt".into(),
@@ -216,7 +212,9 @@ mod tests {
         };
         assert_eq!(summary, "1 file from 2 models");
         let text = String::from_utf8(plan.writes[0].proposed.clone().unwrap()).unwrap();
-        assert!(text.contains("A bottom") && text.contains("B middle") && text.contains("line 2\n"));
+        assert!(
+            text.contains("A bottom") && text.contains("B middle") && text.contains("line 2\n")
+        );
 
         basket.toggle_hunk("a", "f.txt", &hunk(&a, 0));
         basket.toggle_hunk("b", "f.txt", &hunk(&b, 0));

@@ -76,12 +76,19 @@ mod tests {
         assert_eq!(aliases, ["Model A", "Model B", "Model C"]);
         assert!(!names.shown(0, "openai/gpt-5").contains("openai"));
         names.reveal();
-        assert!(names.shown(0, "openai/gpt-5").starts_with("openai/gpt-5 (Model "));
+        assert!(
+            names
+                .shown(0, "openai/gpt-5")
+                .starts_with("openai/gpt-5 (Model ")
+        );
         // Different seeds give different orders for some seed (the shuffle is not fixed).
         let orders: std::collections::BTreeSet<Vec<usize>> = (0..20)
             .map(|s| BlindNames::new(3, s * 7919).display_order().to_vec())
             .collect();
         assert!(orders.len() > 1);
-        assert_eq!(BlindNames::new(30, 1).alias(BlindNames::new(30, 1).display_order()[27]), "Model 28");
+        assert_eq!(
+            BlindNames::new(30, 1).alias(BlindNames::new(30, 1).display_order()[27]),
+            "Model 28"
+        );
     }
 }

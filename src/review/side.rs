@@ -143,7 +143,10 @@ mod tests {
         assert_eq!(rows[1].right.as_ref().unwrap().text, "    if x >= 1 {");
         assert_eq!(rows[1].right.as_ref().unwrap().line, 11);
         assert!(!rows[1].words.new.is_empty());
-        assert!(rows[3].left.is_none(), "the extra added line has no partner");
+        assert!(
+            rows[3].left.is_none(),
+            "the extra added line has no partner"
+        );
         assert_eq!(rows[3].right.as_ref().unwrap().line, 13);
         let last = rows.last().unwrap();
         assert_eq!(last.left.as_ref().unwrap().line, 13);

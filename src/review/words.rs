@@ -82,7 +82,10 @@ mod tests {
 
     #[test]
     fn unrelated_or_equal_or_huge_lines_get_no_word_highlight() {
-        assert_eq!(word_highlights("alpha beta", "gamma delta"), Highlight::default());
+        assert_eq!(
+            word_highlights("alpha beta", "gamma delta"),
+            Highlight::default()
+        );
         assert_eq!(word_highlights("same", "same"), Highlight::default());
         let long = "x ".repeat(2_000);
         assert_eq!(word_highlights(&long, "x"), Highlight::default());
