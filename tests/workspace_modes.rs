@@ -483,4 +483,35 @@ async fn setup_runs_once_in_the_workspace_and_a_failure_is_a_clear_error() {
     assert!(text.contains("`echo about to fail; exit 3`"), "{text}");
     assert!(text.contains("exit code 3"), "{text}");
     assert!(text.contains("about to fail"), "{text}");
+
+    // A hanging setup is killed with its background children when its time is up.
+    let pid_file = ws.root().join("child.pid");
+    let err = ws
+        .run_setup_within(
+            &format!(
+                "echo waiting; sleep 300 & echo $! > {}; wait",
+                pid_file.display()
+            ),
+            std::time::Duration::from_millis(500),
+        )
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("timed out after 0.5 s"), "{text}");
+    assert!(text.contains("waiting"), "{text}");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut alive = true;
+    for _ in 0..50 {
+        alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.contains(") Z"))
+            .unwrap_or(false);
+        if !alive {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!alive, "the setup's background child survived");
 }

@@ -6,6 +6,7 @@ mod demo_cmd;
 mod models_cmd;
 mod recipe_cmd;
 mod rewind_cmd;
+mod run_cmd;
 mod sessions_cmd;
 mod stats_cmd;
 mod tool_cmd;
@@ -71,6 +72,12 @@ pub enum Command {
     /// Check a recipe (`check FILE`: every problem as FILE:LINE: message) or write a
     /// commented template (`new [FILE]`).
     Recipe(recipe_cmd::RecipeArgs),
+    /// Run a recipe headless: every task x every model, success criteria checked in each
+    /// model's workspace, a report in .versus/reports/ (or --out DIR).
+    ///
+    /// Exit code 0 when every criterion passed, 1 when some failed, 2 for bad usage or a
+    /// recipe with problems, 130 when interrupted (finish it later with --resume).
+    Run(run_cmd::RunArgs),
 }
 
 /// Sends tracing output to `path` (appended; `VERSUS_LOG` sets the filter, default `debug` for
@@ -127,6 +134,7 @@ pub fn main() -> ExitCode {
         Some(Command::Demo(args)) => demo_cmd::run(args, cli.project),
         Some(Command::Sessions(args)) => sessions_cmd::run(args, cli.project),
         Some(Command::Recipe(args)) => recipe_cmd::run(args, cli.project, cli.config),
+        Some(Command::Run(args)) => run_cmd::run(args, cli.project, cli.config),
         Some(Command::Stats(args)) => stats_cmd::run(args, cli.project),
         // The interactive TUI is not built yet (docs/ARCHITECTURE.md); until it is, the bare
         // command shows what is available instead of failing.

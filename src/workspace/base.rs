@@ -73,7 +73,7 @@ pub struct Base {
 }
 
 impl Base {
-    /// Captures the working tree under `root` (ignored files and `.git` excluded).
+    /// Captures the working tree under `root` (ignored files, `.git` and `.versus` excluded).
     pub fn capture(root: &Path) -> Result<Self, WorkspaceError> {
         let root = root
             .canonicalize()
@@ -155,8 +155,10 @@ pub(crate) fn walker(root: &Path) -> WalkBuilder {
         .git_global(true)
         .ignore(true)
         .parents(true)
-        // `.git` is a folder in a repository and a file in a worktree: skip both.
-        .filter_entry(|entry| entry.file_name() != ".git");
+        // `.git` is a folder in a repository and a file in a worktree: skip both. `.versus`
+        // holds versus' own sessions and reports: never part of the project a model sees
+        // (outside git no ignore rule hides it).
+        .filter_entry(|entry| entry.file_name() != ".git" && entry.file_name() != ".versus");
     builder
 }
 
@@ -268,6 +270,17 @@ mod tests {
         let p = root.join(rel);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, content).unwrap();
+    }
+
+    #[test]
+    fn versus_own_folder_is_never_part_of_the_base() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "src/lib.rs", "x");
+        write(d.path(), ".versus/reports/r/report.json", "{}");
+        write(d.path(), ".versus/sessions/s/events.jsonl", "{}");
+        let base = Base::capture(d.path()).unwrap();
+        let paths: Vec<&str> = base.entries().keys().map(String::as_str).collect();
+        assert_eq!(paths, vec!["src/lib.rs"]);
     }
 
     #[test]

@@ -35,6 +35,9 @@ const MARKER: &str = "versus-workspace.json";
 /// Bytes of setup output kept in an error (the tail, where the failure usually is).
 const SETUP_OUTPUT_TAIL: usize = 4000;
 
+/// The longest a setup command may run (dependency installs can be slow, hangs must end).
+pub const SETUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
 /// How a model's workspace is isolated from the user's tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -238,26 +241,93 @@ impl Workspace {
     }
 
     /// Runs the setup command (e.g. `npm ci`) once with `bash -c` in the workspace root and
-    /// returns its output; a failure names the command and its exit status. Blocking: call it
-    /// from `spawn_blocking` in async code.
+    /// returns its output; a failure names the command and its exit status. A command still
+    /// running after [`SETUP_TIMEOUT`] is killed with its whole process group and reported as
+    /// timed out, so a hanging setup cannot hold a run forever. Blocking: call it from
+    /// `spawn_blocking` in async code.
     pub fn run_setup(&self, command: &str) -> Result<String, WorkspaceError> {
-        let output = Command::new("bash")
+        self.run_setup_within(command, SETUP_TIMEOUT)
+    }
+
+    /// [`Workspace::run_setup`] with another time limit.
+    pub fn run_setup_within(
+        &self,
+        command: &str,
+        timeout: std::time::Duration,
+    ) -> Result<String, WorkspaceError> {
+        use std::io::Read;
+        use std::os::unix::process::CommandExt;
+        let mut child = Command::new("bash")
             .arg("-c")
             .arg(command)
             .current_dir(&self.root)
             .stdin(Stdio::null())
-            .output()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
             .map_err(|e| {
                 WorkspaceError::io("start bash for the setup command in", &self.root, e)
             })?;
-        let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
-        text.push_str(&String::from_utf8_lossy(&output.stderr));
-        if output.status.success() {
-            return Ok(text);
-        }
-        let status = match output.status.code() {
-            Some(code) => format!("exit code {code}"),
-            None => "killed by a signal".to_string(),
+        // Drain both pipes on threads so a chatty command cannot block on a full pipe.
+        let drain = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut buf);
+                }
+                buf
+            })
+        };
+        let out = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let err = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let started = std::time::Instant::now();
+        let mut timed_out = false;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if started.elapsed() >= timeout => {
+                    timed_out = true;
+                    let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
+                    let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+                    let _ = child.wait();
+                    break None;
+                }
+                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                Err(e) => {
+                    return Err(WorkspaceError::io(
+                        "wait for the setup command in",
+                        &self.root,
+                        e,
+                    ));
+                }
+            }
+        };
+        let mut text = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
+        text.push_str(&String::from_utf8_lossy(&err.join().unwrap_or_default()));
+        let status = match status {
+            Some(status) if status.success() => return Ok(text),
+            Some(status) => match status.code() {
+                Some(code) => format!("exit code {code}"),
+                None => "killed by a signal".to_string(),
+            },
+            None => {
+                debug_assert!(timed_out);
+                format!(
+                    "timed out after {:.1} s and was killed",
+                    timeout.as_secs_f64()
+                )
+            }
         };
         Err(WorkspaceError::Setup {
             command: command.to_string(),

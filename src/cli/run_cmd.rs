@@ -1,0 +1,277 @@
+//! `versus run RECIPE [-m SPEC...] [--out DIR] [--json] [--jobs N] [--resume]`: run a recipe
+//! headless and write its report.
+//!
+//! This file only decides what the library is asked: which recipe (every problem listed, exit
+//! 2), which project (`project_root` of the recipe, else `-C DIR` or the current folder),
+//! which models (`-m`, else the recipe's, else the config's), where the output goes
+//! (`--out`, else a new folder in `.versus/reports/` of the folder versus runs in), and how
+//! progress is shown. Ctrl+C and SIGTERM cancel the run (a second one exits at once); the
+//! exit code says all passed (0), some failed (1), bad usage or setup (2), interrupted (130).
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use versus::config::{self, Config};
+use versus::headless::{
+    DisplayMode, OutDir, RequestedModel, RunOutcome, RunRequest, Verdict, layout,
+};
+use versus::recipe::Recipe;
+
+/// Exit code when the run was interrupted.
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Arguments of `versus run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The recipe file (Markdown; see `versus recipe new` for a template).
+    pub recipe: PathBuf,
+
+    /// A model (PROVIDER/MODEL[#N]) instead of the recipe's; repeat for several.
+    #[arg(short = 'm', long = "model", value_name = "SPEC")]
+    pub models: Vec<String>,
+
+    /// Output folder (default: a new .versus/reports/<recipe>-<time>/; with --resume, the
+    /// latest report folder of the recipe).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Print report.json on stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Model runs at once (default: the number of models).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    /// Finish an interrupted run: only the runs that did not finish are run again.
+    #[arg(long)]
+    pub resume: bool,
+
+    /// Print no progress on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Runs the command.
+pub fn run(
+    args: RunArgs,
+    project: Option<PathBuf>,
+    config_file: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let here = super::project_dir(project)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?;
+    runtime.block_on(run_recipe(args, here, config_file))
+}
+
+async fn run_recipe(
+    args: RunArgs,
+    here: PathBuf,
+    config_file: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let (config, env) = config::load(&here, config_file.as_deref())?;
+    let recipe = match Recipe::load_for(&args.recipe, &config) {
+        Ok(recipe) => recipe,
+        Err(errors) => {
+            for problem in &errors.problems {
+                eprintln!("{problem}");
+            }
+            let n = errors.problems.len();
+            eprintln!(
+                "versus: {} cannot run: {n} problem{} (fix {}; `versus recipe check FILE` lists them again)",
+                args.recipe.display(),
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "it" } else { "them" },
+            );
+            return Ok(ExitCode::from(super::EXIT_USAGE));
+        }
+    };
+    let bytes = std::fs::read(&args.recipe)
+        .with_context(|| format!("read the recipe {}", args.recipe.display()))?;
+    let recipe_hash = blake3::hash(&bytes).to_hex().to_string();
+    let recipe_dir = absolute_parent(&args.recipe)?;
+    let project = match recipe.project_root(&args.recipe) {
+        Some(root) => root.canonicalize().with_context(|| {
+            format!(
+                "open the recipe's project_root {} (it is relative to the recipe's folder); fix `project_root` in ## Constraints",
+                root.display()
+            )
+        })?,
+        None => here.clone(),
+    };
+    let (models, from_command_line) =
+        requested_models(&args, &recipe, &config, &here, &recipe_dir)?;
+    let out = output_dir(&args, &recipe, &here)?;
+    let display = if args.quiet {
+        DisplayMode::Quiet
+    } else if std::io::stderr().is_terminal() {
+        DisplayMode::Live
+    } else {
+        DisplayMode::Lines
+    };
+    let request = RunRequest {
+        recipe_file: args.recipe.clone(),
+        recipe,
+        recipe_hash,
+        project,
+        models,
+        models_from_command_line: from_command_line,
+        out,
+        resume: args.resume,
+        jobs: args.jobs.map(usize::from),
+        display,
+    };
+    let cancel = CancellationToken::new();
+    let watcher = tokio::spawn(watch_signals(cancel.clone(), !args.quiet));
+    let outcome = versus::headless::run(request, &config, &env, cancel).await;
+    watcher.abort();
+    let outcome = outcome?;
+    print_outcome(&args, &outcome)?;
+    Ok(match outcome.verdict {
+        Verdict::AllPassed => ExitCode::SUCCESS,
+        Verdict::SomeFailed => ExitCode::from(1),
+        Verdict::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+    })
+}
+
+/// `-m` models (read from the folder versus runs in), else the recipe's (read from the
+/// recipe's folder), else the config's defaults.
+fn requested_models(
+    args: &RunArgs,
+    recipe: &Recipe,
+    config: &Config,
+    here: &Path,
+    recipe_dir: &Path,
+) -> anyhow::Result<(Vec<RequestedModel>, bool)> {
+    if !args.models.is_empty() {
+        let models = args
+            .models
+            .iter()
+            .map(|text| {
+                Ok(RequestedModel {
+                    spec: config.parse_spec(text)?,
+                    script_base: here.to_path_buf(),
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        return Ok((models, true));
+    }
+    let (specs, base) = if recipe.models.is_empty() {
+        (config.default_models.clone(), here)
+    } else {
+        (recipe.model_specs(), recipe_dir)
+    };
+    let models = specs
+        .into_iter()
+        .map(|spec| RequestedModel {
+            spec,
+            script_base: base.to_path_buf(),
+        })
+        .collect();
+    Ok((models, false))
+}
+
+/// `--out DIR`, the latest report of the recipe for `--resume`, or a new report folder.
+fn output_dir(args: &RunArgs, recipe: &Recipe, here: &Path) -> anyhow::Result<OutDir> {
+    if let Some(dir) = &args.out {
+        return Ok(OutDir::Exact(dir.clone()));
+    }
+    let reports = here.join(".versus").join("reports");
+    if args.resume {
+        let slug = layout::slug(&recipe.name);
+        return match layout::latest_report(&reports, &slug) {
+            Some(dir) => Ok(OutDir::Exact(dir)),
+            None => bail!(
+                "nothing to resume: {} has no report folder of the recipe `{}`; give the folder with --out DIR, or run without --resume",
+                reports.display(),
+                recipe.name
+            ),
+        };
+    }
+    let store = versus::session::Store::open(here)?;
+    Ok(OutDir::NewUnder(store.reports()))
+}
+
+/// The folder of `file`, made absolute.
+fn absolute_parent(file: &Path) -> anyhow::Result<PathBuf> {
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    parent
+        .canonicalize()
+        .with_context(|| format!("open the recipe's folder {}", parent.display()))
+}
+
+/// Cancels the run on the first Ctrl+C or SIGTERM; exits at once on the second.
+async fn watch_signals(cancel: CancellationToken, say: bool) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut ctrl_c = true;
+    let mut seen = 0;
+    loop {
+        if !ctrl_c && term.is_none() {
+            return;
+        }
+        let got = tokio::select! {
+            result = tokio::signal::ctrl_c(), if ctrl_c => {
+                ctrl_c = result.is_ok();
+                ctrl_c
+            }
+            received = async {
+                match term.as_mut() {
+                    Some(t) => t.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                if received.is_none() {
+                    term = None;
+                }
+                received.is_some()
+            }
+        };
+        if !got {
+            // That signal source is gone; keep listening to the other one.
+            continue;
+        }
+        seen += 1;
+        if seen > 1 {
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+        if say {
+            eprintln!(
+                "versus: interrupted; stopping the models and writing what is done (again to quit at once)"
+            );
+        }
+        cancel.cancel();
+    }
+}
+
+fn print_outcome(args: &RunArgs, outcome: &RunOutcome) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&outcome.report)?)?;
+    } else {
+        let summary =
+            std::fs::read_to_string(outcome.out_dir.join(layout::SUMMARY_FILE)).unwrap_or_default();
+        write!(out, "{summary}")?;
+    }
+    if !args.quiet {
+        eprintln!("versus: report in {}", outcome.out_dir.display());
+        if outcome.verdict == Verdict::Interrupted {
+            eprintln!(
+                "versus: finish it with: versus run {} --resume --out {}",
+                args.recipe.display(),
+                outcome.out_dir.display()
+            );
+        }
+    }
+    Ok(())
+}

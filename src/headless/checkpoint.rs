@@ -1,0 +1,334 @@
+//! The checkpoint: an append-only JSON Lines log in the output folder from which an
+//! interrupted run is resumed and every report is built.
+//!
+//! Records, in the order they happen:
+//! - `header` (first line): what was asked for (recipe hash, tasks, models, project);
+//! - `resumed`: a later process took the run over;
+//! - `started`: a job (re)starts; every earlier result of its cells is void from here on;
+//! - `step`: a model finished a request (written after every step, so progress survives a
+//!   SIGKILL and tells how far a job had got);
+//! - `finished`: one task x model run is complete, with its whole report record.
+//!
+//! Each record is one `write` of one line on a file opened for appending, so a process killed
+//! at any moment leaves at worst one torn last line, which [`read`] skips and [`Checkpoint::reopen`]
+//! ends with a newline before appending. Replaying the records in order ([`State`]) gives the
+//! finished runs of the latest attempt of every job: a job cut short is simply run again from
+//! scratch, and its earlier partial results are dropped by its new `started` record.
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::session::EventLog;
+
+use super::HeadlessError;
+use super::report::ModelRun;
+
+/// Version of the checkpoint format.
+pub const CHECKPOINT_VERSION: u32 = 1;
+
+/// What the run was asked to do (first record).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// [`CHECKPOINT_VERSION`].
+    pub checkpoint_version: u32,
+    /// The output folder's name.
+    pub run_id: String,
+    /// The recipe file as given.
+    pub recipe_file: String,
+    /// blake3 of the recipe file's bytes.
+    pub recipe_hash: String,
+    /// The recipe's name.
+    pub recipe_name: String,
+    /// Task names, in order.
+    pub tasks: Vec<String>,
+    /// The requested models, in order (skipped ones included).
+    pub models: Vec<HeaderModel>,
+    /// The project folder.
+    pub project: String,
+    /// When the run started (RFC 3339).
+    pub started_at: String,
+}
+
+/// One requested model as the checkpoint remembers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeaderModel {
+    /// The model entry, e.g. `demo/good`.
+    pub spec: String,
+    /// Where its demo script path is read from.
+    pub script_base: PathBuf,
+}
+
+/// One line of the checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// What the run is (first line).
+    Header(Header),
+    /// A later process continues the run.
+    Resumed {
+        /// When (RFC 3339).
+        at: String,
+    },
+    /// A job starts (again): results of these cells recorded so far are void.
+    Started {
+        /// The model entry.
+        model: String,
+        /// The tasks of the job, in order.
+        tasks: Vec<String>,
+    },
+    /// A model finished a request.
+    Step {
+        /// The task.
+        task: String,
+        /// The model entry.
+        model: String,
+        /// Step number (1-based).
+        step: u32,
+    },
+    /// A task x model run is complete.
+    Finished {
+        /// The run as the report holds it.
+        run: Box<ModelRun>,
+    },
+}
+
+/// The checkpoint replayed: what a resume starts from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct State {
+    /// The header.
+    pub header: Header,
+    /// Finished runs by (task, model), from the latest attempt of each job.
+    pub finished: BTreeMap<(String, String), ModelRun>,
+    /// How many times the run was resumed before.
+    pub resumed: u32,
+    /// The last step recorded per (task, model) of the current attempts.
+    pub steps: BTreeMap<(String, String), u32>,
+}
+
+impl State {
+    /// Replays `records` in order; `None` when the first record is not a header.
+    pub fn replay(records: &[Record]) -> Option<State> {
+        let Some(Record::Header(header)) = records.first() else {
+            return None;
+        };
+        let mut state = State {
+            header: header.clone(),
+            finished: BTreeMap::new(),
+            resumed: 0,
+            steps: BTreeMap::new(),
+        };
+        for record in &records[1..] {
+            match record {
+                Record::Header(_) => {}
+                Record::Resumed { .. } => state.resumed += 1,
+                Record::Started { model, tasks } => {
+                    for task in tasks {
+                        let key = (task.clone(), model.clone());
+                        state.finished.remove(&key);
+                        state.steps.remove(&key);
+                    }
+                }
+                Record::Step { task, model, step } => {
+                    state.steps.insert((task.clone(), model.clone()), *step);
+                }
+                Record::Finished { run } => {
+                    state
+                        .finished
+                        .insert((run.task.clone(), run.model.clone()), (**run).clone());
+                }
+            }
+        }
+        Some(state)
+    }
+}
+
+/// Reads every whole record of the checkpoint at `path` (a torn or unreadable line is skipped).
+pub fn read(path: &Path) -> Result<Vec<Record>, HeadlessError> {
+    let text =
+        std::fs::read(path).map_err(|e| HeadlessError::io("read the checkpoint", path, e))?;
+    let text = String::from_utf8_lossy(&text);
+    Ok(text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
+}
+
+/// The open checkpoint, for appending.
+#[derive(Debug)]
+pub struct Checkpoint {
+    log: EventLog,
+}
+
+impl Checkpoint {
+    /// Creates the checkpoint with its header; fails if one exists.
+    pub fn create(path: &Path, header: Header) -> Result<Self, HeadlessError> {
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| HeadlessError::io("create the checkpoint", path, e))?;
+        let mut checkpoint = Self::open_log(path)?;
+        checkpoint.append(&Record::Header(header))?;
+        Ok(checkpoint)
+    }
+
+    /// Opens an existing checkpoint for appending, first ending a torn last line.
+    pub fn reopen(path: &Path) -> Result<Self, HeadlessError> {
+        end_with_newline(path).map_err(|e| HeadlessError::io("repair the checkpoint", path, e))?;
+        Self::open_log(path)
+    }
+
+    fn open_log(path: &Path) -> Result<Self, HeadlessError> {
+        let log =
+            EventLog::open(path).map_err(|e| HeadlessError::io("open the checkpoint", path, e))?;
+        Ok(Self { log })
+    }
+
+    /// Appends one record (one `write` call; it survives the process being killed).
+    pub fn append(&mut self, record: &Record) -> Result<(), HeadlessError> {
+        let path: PathBuf = self.log.path().to_path_buf();
+        self.log
+            .append(record)
+            .map_err(|e| HeadlessError::io("append to the checkpoint", &path, e))
+    }
+}
+
+/// Appends `\n` when the file's last byte is something else (a line torn by a kill).
+fn end_with_newline(path: &Path) -> std::io::Result<()> {
+    let mut file = OpenOptions::new().read(true).append(true).open(path)?;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(());
+    }
+    file.seek(SeekFrom::Start(len - 1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        file.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::headless::report::{ChangeSetReport, RunStatus, Tokens};
+
+    fn header() -> Header {
+        Header {
+            checkpoint_version: CHECKPOINT_VERSION,
+            run_id: "r".into(),
+            recipe_file: "r.md".into(),
+            recipe_hash: "h".into(),
+            recipe_name: "r".into(),
+            tasks: vec!["a".into(), "b".into()],
+            models: vec![HeaderModel {
+                spec: "demo/good".into(),
+                script_base: PathBuf::from("."),
+            }],
+            project: "/p".into(),
+            started_at: "t".into(),
+        }
+    }
+
+    fn run(task: &str, model: &str, steps: u32) -> ModelRun {
+        ModelRun {
+            model: model.into(),
+            task: task.into(),
+            status: RunStatus::Passed,
+            stop_reason: None,
+            error: None,
+            steps,
+            tokens: Tokens::default(),
+            cost_usd: None,
+            latency_ms: 0,
+            time_to_first_token_ms: None,
+            workspace_ms: 0,
+            tool_calls: 0,
+            tool_calls_by_name: BTreeMap::new(),
+            tool_errors: 0,
+            edit_failures: 0,
+            retries: 0,
+            change_set: ChangeSetReport::default(),
+            criteria: vec![],
+            criteria_passed: 0,
+            criteria_total: 0,
+            final_text: String::new(),
+            events_file: String::new(),
+            workspace: None,
+        }
+    }
+
+    #[test]
+    fn a_restarted_job_voids_its_earlier_results() {
+        let m = "demo/good".to_string();
+        let records = vec![
+            Record::Header(header()),
+            Record::Started {
+                model: m.clone(),
+                tasks: vec!["a".into(), "b".into()],
+            },
+            Record::Step {
+                task: "a".into(),
+                model: m.clone(),
+                step: 1,
+            },
+            Record::Finished {
+                run: Box::new(run("a", &m, 1)),
+            },
+            Record::Resumed { at: "t2".into() },
+            Record::Started {
+                model: m.clone(),
+                tasks: vec!["a".into(), "b".into()],
+            },
+            Record::Finished {
+                run: Box::new(run("a", &m, 2)),
+            },
+        ];
+        let state = State::replay(&records).unwrap();
+        assert_eq!(state.resumed, 1);
+        assert_eq!(state.finished.len(), 1);
+        assert_eq!(state.finished[&("a".to_string(), m.clone())].steps, 2);
+        assert!(
+            state.steps.is_empty(),
+            "steps of the voided attempt are gone"
+        );
+        assert!(State::replay(&records[1..]).is_none());
+    }
+
+    #[test]
+    fn torn_lines_are_skipped_and_repaired_before_appending() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpoint.jsonl");
+        let mut cp = Checkpoint::create(&path, header()).unwrap();
+        cp.append(&Record::Step {
+            task: "a".into(),
+            model: "m".into(),
+            step: 1,
+        })
+        .unwrap();
+        drop(cp);
+        assert!(
+            Checkpoint::create(&path, header()).is_err(),
+            "never overwritten"
+        );
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"type\":\"step\",\"ta")
+            .unwrap();
+        assert_eq!(read(&path).unwrap().len(), 2);
+        let mut cp = Checkpoint::reopen(&path).unwrap();
+        cp.append(&Record::Resumed { at: "t".into() }).unwrap();
+        let records = read(&path).unwrap();
+        assert_eq!(records.len(), 3);
+        assert_eq!(State::replay(&records).unwrap().resumed, 1);
+    }
+}

@@ -1,0 +1,361 @@
+//! The run itself: check what was asked, open (or resume) the output folder, start the jobs
+//! (at most `--jobs` at once), let the collector write what they report, and write the report.
+//!
+//! On cancellation (the caller's token: Ctrl+C, SIGTERM) running models are stopped, waiting
+//! jobs never start, and the report is written with what finished; the checkpoint lets
+//! `--resume` do the rest. The report is always rebuilt from the checkpoint as written, the
+//! same way a resume reads it, so the two paths cannot drift apart.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, Env};
+use crate::recipe::{Choice, Criterion, Recipe};
+use crate::session::now;
+use crate::workspace::{Base, Isolation, WorkspaceError, cleanup_leftovers};
+
+use super::assemble::{self, Frame};
+use super::checkpoint::{self, CHECKPOINT_VERSION, Checkpoint, Header, HeaderModel, Record};
+use super::collect::Collector;
+use super::job::{self, JobEvent, Shared};
+use super::layout::{self, Layout};
+use super::models::{self, Prepared};
+use super::plan::{Cell, Job, Plan};
+use super::progress::{DisplayMode, Progress};
+use super::report::{Environment, ModelRun, Report};
+use super::resume::{header_models, load_resume};
+use super::{HeadlessError, OutDir, RunOutcome, RunRequest, Verdict, summary};
+
+/// How often the live display is redrawn.
+const TICK: Duration = Duration::from_millis(250);
+
+/// Runs the recipe as `request` says, until done or until `cancel` fires.
+pub async fn run(
+    request: RunRequest,
+    config: &Config,
+    env: &Env,
+    cancel: CancellationToken,
+) -> Result<RunOutcome, HeadlessError> {
+    let recipe = Arc::new(request.recipe.clone());
+    if recipe.tasks().is_empty() {
+        return Err(HeadlessError::NoTasks(
+            request.recipe_file.display().to_string(),
+        ));
+    }
+    let isolation = recipe.isolation_for(&request.project);
+    check_isolation(isolation, &recipe)?;
+    let mut opened = open(&request, &recipe, config, env)?;
+    let labels: Vec<String> = opened
+        .prepared
+        .entries
+        .iter()
+        .map(|e| e.label.clone())
+        .collect();
+
+    let mut progress = Progress::new(request.display, &opened.tasks, &labels);
+    for skipped in &opened.prepared.skipped {
+        progress.note(&format!("versus: skipping {}", skipped.reason));
+    }
+    for note in models::unapplied_settings(&recipe) {
+        progress.note(&format!("versus: note: {note}"));
+    }
+
+    let _ = cleanup_leftovers(&request.project);
+    let capture_root = request.project.clone();
+    let base = tokio::task::spawn_blocking(move || Base::capture(&capture_root))
+        .await
+        .map_err(|e| WorkspaceError::io("capture", &request.project, std::io::Error::other(e)))??;
+
+    let mut done: BTreeSet<Cell> = BTreeSet::new();
+    for (t, task) in opened.tasks.iter().enumerate() {
+        for (m, model) in labels.iter().enumerate() {
+            if let Some(run) = opened.earlier.get(&(task.clone(), model.clone())) {
+                done.insert((t, m));
+                progress.earlier((t, m), run);
+            }
+        }
+    }
+    let plan = Plan::new(recipe.task_mode(), opened.tasks.len(), labels.len());
+    let jobs = request.jobs.unwrap_or(labels.len()).max(1);
+    let run_cancel = cancel.child_token();
+    let shared = Arc::new(Shared {
+        base: Arc::new(base),
+        recipe: Arc::clone(&recipe),
+        entries: std::mem::take(&mut opened.prepared.entries),
+        isolation,
+        limits: recipe.tool_limits(),
+        layout: opened.layout.clone(),
+        cancel: run_cancel.clone(),
+    });
+    let rx = start_jobs(plan.remaining(&done), shared, jobs);
+
+    let mut collector = Collector::new(
+        &mut opened.checkpoint,
+        &opened.layout,
+        &opened.tasks,
+        &labels,
+        &mut progress,
+    );
+    collect(&mut collector, rx, &run_cancel, request.display).await;
+    let failure = collector.failure.take();
+    progress.finish();
+    if let Some(err) = failure {
+        return Err(err);
+    }
+
+    let environment = Environment {
+        versus_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at: opened.header.started_at.clone(),
+        finished_at: now().rfc3339(),
+        resumed: opened.resumes,
+        project: request.project.display().to_string(),
+        project_commit: assemble::project_commit(&request.project),
+        os: std::env::consts::OS.to_string(),
+        arch: std::env::consts::ARCH.to_string(),
+        jobs,
+    };
+    let report = final_report(&opened, &recipe, &labels, environment)?;
+    write_report(&opened.layout, &report)?;
+    let verdict = if cancel.is_cancelled() || !report.complete {
+        Verdict::Interrupted
+    } else if report.passed {
+        Verdict::AllPassed
+    } else {
+        Verdict::SomeFailed
+    };
+    Ok(RunOutcome {
+        report,
+        out_dir: opened.layout.dir().to_path_buf(),
+        verdict,
+    })
+}
+
+/// The output folder of a run, ready for jobs.
+struct Opened {
+    /// Its files.
+    layout: Layout,
+    /// The open checkpoint.
+    checkpoint: Checkpoint,
+    /// What the run is (from the checkpoint when resuming).
+    header: Header,
+    /// How many times it has been resumed, this time included.
+    resumes: u32,
+    /// Runs finished by earlier processes, by (task, model).
+    earlier: BTreeMap<(String, String), ModelRun>,
+    /// The runnable models and the skipped ones.
+    prepared: Prepared,
+    /// Task names, in order.
+    tasks: Vec<String>,
+}
+
+/// Checks the request, prepares the models, and creates (or reopens) the output folder and
+/// its checkpoint. Nothing is written before every check passed.
+fn open(
+    request: &RunRequest,
+    recipe: &Recipe,
+    config: &Config,
+    env: &Env,
+) -> Result<Opened, HeadlessError> {
+    let tasks: Vec<String> = recipe.tasks().iter().map(|t| t.name.clone()).collect();
+    let resumed = match (&request.out, request.resume) {
+        (OutDir::Exact(dir), true) => Some(load_resume(dir, request)?),
+        (OutDir::NewUnder(reports), true) => {
+            return Err(HeadlessError::NothingToResume {
+                path: reports.clone(),
+                why: "no report folder of this recipe was found".to_string(),
+            });
+        }
+        (OutDir::Exact(dir), false) if dir.join(layout::CHECKPOINT_FILE).exists() => {
+            return Err(HeadlessError::OutDirInUse(dir.clone()));
+        }
+        _ => None,
+    };
+    let requested = match &resumed {
+        Some(state) if !request.models_from_command_line => header_models(state)?,
+        _ => request.models.clone(),
+    };
+    let prepared = models::prepare(recipe, &requested, config, env)?;
+    let labels: Vec<String> = prepared.entries.iter().map(|e| e.label.clone()).collect();
+
+    let dir: PathBuf = match &request.out {
+        OutDir::Exact(dir) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| HeadlessError::io("create the output folder", dir, e))?;
+            dir.clone()
+        }
+        OutDir::NewUnder(reports) => {
+            layout::create_report_dir(reports, &layout::slug(&recipe.name), &now().compact())
+                .map_err(|e| HeadlessError::io("create a report folder in", reports, e))?
+        }
+    };
+    let layout = Layout::new(&dir, &tasks, &labels);
+    let started_at = now().rfc3339();
+    let (checkpoint, header, resumes, earlier) = match resumed {
+        Some(state) => {
+            let mut checkpoint = Checkpoint::reopen(&layout.checkpoint())?;
+            checkpoint.append(&Record::Resumed { at: started_at })?;
+            (checkpoint, state.header, state.resumed + 1, state.finished)
+        }
+        None => {
+            let header = Header {
+                checkpoint_version: CHECKPOINT_VERSION,
+                run_id: dir
+                    .file_name()
+                    .map_or_else(|| "run".to_string(), |n| n.to_string_lossy().into_owned()),
+                recipe_file: request.recipe_file.display().to_string(),
+                recipe_hash: request.recipe_hash.clone(),
+                recipe_name: recipe.name.clone(),
+                tasks: tasks.clone(),
+                models: requested
+                    .iter()
+                    .map(|m| HeaderModel {
+                        spec: m.spec.to_string(),
+                        script_base: m.script_base.clone(),
+                    })
+                    .collect(),
+                project: request.project.display().to_string(),
+                started_at,
+            };
+            let checkpoint = Checkpoint::create(&layout.checkpoint(), header.clone())?;
+            (checkpoint, header, 0, BTreeMap::new())
+        }
+    };
+    Ok(Opened {
+        layout,
+        checkpoint,
+        header,
+        resumes,
+        earlier,
+        prepared,
+        tasks,
+    })
+}
+
+/// Spawns every job; each waits for one of `jobs` permits (in plan order) or for
+/// cancellation, in which case its cells are reported as interrupted without starting.
+fn start_jobs(
+    remaining: Vec<Job>,
+    shared: Arc<Shared>,
+    jobs: usize,
+) -> mpsc::UnboundedReceiver<JobEvent> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let permits = Arc::new(Semaphore::new(jobs));
+    for job in remaining {
+        let tx = tx.clone();
+        let shared = Arc::clone(&shared);
+        let permits = Arc::clone(&permits);
+        tokio::spawn(async move {
+            let permit = tokio::select! {
+                permit = permits.acquire_owned() => permit.ok(),
+                () = shared.cancel.cancelled() => None,
+            };
+            match permit {
+                Some(_permit) if !shared.cancel.is_cancelled() => {
+                    job::run(job, shared, tx).await;
+                }
+                _ => {
+                    for cell in job.cells() {
+                        let _ = tx.send(JobEvent::Interrupted { cell });
+                    }
+                }
+            }
+        });
+    }
+    rx
+}
+
+/// Hands every job event to the collector until the last job is done, redrawing a live
+/// display on a timer. A write failure cancels the run (the failure is returned afterwards).
+async fn collect(
+    collector: &mut Collector<'_>,
+    mut rx: mpsc::UnboundedReceiver<JobEvent>,
+    cancel: &CancellationToken,
+    display: DisplayMode,
+) {
+    let mut tick = tokio::time::interval(TICK);
+    let live = display == DisplayMode::Live;
+    loop {
+        tokio::select! {
+            event = rx.recv() => match event {
+                Some(event) => {
+                    collector.handle(event);
+                    if collector.failure.is_some() {
+                        cancel.cancel();
+                    }
+                }
+                None => break,
+            },
+            _ = tick.tick(), if live => collector.progress.tick(),
+        }
+    }
+}
+
+/// The report, from the checkpoint as written.
+fn final_report(
+    opened: &Opened,
+    recipe: &Recipe,
+    labels: &[String],
+    environment: Environment,
+) -> Result<Report, HeadlessError> {
+    let replayed = checkpoint::State::replay(&checkpoint::read(&opened.layout.checkpoint())?)
+        .ok_or_else(|| HeadlessError::NothingToResume {
+            path: opened.layout.dir().to_path_buf(),
+            why: "its checkpoint lost its header while the run went on".to_string(),
+        })?;
+    let finished: BTreeMap<(String, String), ModelRun> = replayed
+        .finished
+        .into_iter()
+        .filter(|((t, m), _)| opened.tasks.contains(t) && labels.contains(m))
+        .collect();
+    Ok(assemble::report(
+        Frame {
+            run_id: &opened.header.run_id,
+            recipe,
+            recipe_file: &opened.header.recipe_file,
+            recipe_hash: &opened.header.recipe_hash,
+            environment,
+            models: labels,
+            skipped: &opened.prepared.skipped,
+            layout: &opened.layout,
+        },
+        &finished,
+    ))
+}
+
+/// Refuses an isolation a headless run cannot check: in overlay mode the model's changes live
+/// in memory, so commands (setup, `run:` criteria) would see the user's tree instead.
+fn check_isolation(
+    isolation: Isolation,
+    recipe: &crate::recipe::Recipe,
+) -> Result<(), HeadlessError> {
+    if isolation != Isolation::Overlay {
+        return Ok(());
+    }
+    let runs = recipe
+        .criteria()
+        .iter()
+        .any(|c| matches!(c, Criterion::Run { .. }));
+    if runs || recipe.workspace.setup.is_some() {
+        return Err(HeadlessError::Unsupported(format!(
+            "`isolation: {}` keeps each model's changes in memory, so `run:` criteria and the setup command would run in your real project instead of the model's version; use `isolation: copy` or `worktree` in ## Workspace",
+            isolation.as_str()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes report.json and summary.md (each atomically).
+fn write_report(layout: &Layout, report: &Report) -> Result<(), HeadlessError> {
+    let mut json = serde_json::to_vec_pretty(report)
+        .map_err(|e| HeadlessError::io("serialize the report", &layout.report(), e.into()))?;
+    json.push(b'\n');
+    crate::fsutil::atomic_write(&layout.report(), &json)
+        .map_err(|e| HeadlessError::io("write", &layout.report(), e))?;
+    crate::fsutil::atomic_write(&layout.summary(), summary::render(report).as_bytes())
+        .map_err(|e| HeadlessError::io("write", &layout.summary(), e))
+}

@@ -1,0 +1,499 @@
+//! One job: a model working through its tasks in a workspace, each task ending with the change
+//! set and the criteria checked in that workspace.
+//!
+//! A job never writes to the output folder: everything it learns goes out as [`JobEvent`]s
+//! to the one collector ([`super::execute`]). It stops at the first sign of cancellation and
+//! reports the cells it did not finish as interrupted, so a resume knows to run the job again.
+//!
+//! The runner's `fan_out` makes a fresh workspace for every prompt; a `sequential` recipe needs
+//! one workspace to outlive several prompts, so jobs drive [`Workspace`] and the agent loop
+//! directly (the same calls the runner makes: create + setup on the blocking pool, one
+//! `run_turn`, then the bash-change scan).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{EventSink, ToolEnv};
+use crate::model::{AgentEvent, Message, Part, Role, RunStats, RunStop};
+use crate::recipe::{Recipe, TaskMode};
+use crate::runner::ModelEntry;
+use crate::tools::ToolLimits;
+use crate::workspace::changeset::ChangeSet;
+use crate::workspace::{Base, ChangeKind, Isolation, Workspace};
+
+use super::criteria::{self, Facts};
+use super::layout::Layout;
+use super::plan::{Cell, Job};
+use super::report::{ChangeSetReport, FileReport, ModelRun, RunStatus, Tokens};
+
+/// What stays the same for every job of a run.
+pub(super) struct Shared {
+    /// The project as the run started.
+    pub base: Arc<Base>,
+    /// The recipe (tasks, criteria, workspace and context settings).
+    pub recipe: Arc<Recipe>,
+    /// The runnable models, by model position.
+    pub entries: Vec<ModelEntry>,
+    /// Workspace isolation.
+    pub isolation: Isolation,
+    /// Tool limits from the recipe.
+    pub limits: ToolLimits,
+    /// The output folder's layout (for relative paths in the records and spill folders).
+    pub layout: Layout,
+    /// Fires on Ctrl+C / SIGTERM.
+    pub cancel: CancellationToken,
+}
+
+/// Where a cell is, for the progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Creating the workspace and running the setup command.
+    Preparing,
+    /// The model is working.
+    Running,
+    /// Building the change set and checking the criteria.
+    Checking,
+}
+
+/// What a job tells the collector.
+#[derive(Debug)]
+pub(super) enum JobEvent {
+    /// The job (re)starts: its cells' earlier results are void.
+    Started {
+        /// The job.
+        job: Job,
+    },
+    /// A cell moved to another phase.
+    Phase {
+        /// The cell.
+        cell: Cell,
+        /// Its phase.
+        phase: Phase,
+    },
+    /// An event of the model's agent.
+    Agent {
+        /// The cell.
+        cell: Cell,
+        /// The event.
+        event: AgentEvent,
+    },
+    /// A cell is complete.
+    Finished {
+        /// The cell.
+        cell: Cell,
+        /// Its record.
+        run: Box<ModelRun>,
+    },
+    /// A cell was not finished because the run was cancelled.
+    Interrupted {
+        /// The cell.
+        cell: Cell,
+    },
+}
+
+/// Runs `job` to its end (or until cancelled), reporting on `tx`. The workspace is made once,
+/// before the first task: an independent job has one task, a sequential one continues in it.
+pub(super) async fn run(job: Job, shared: Arc<Shared>, tx: UnboundedSender<JobEvent>) {
+    let _ = tx.send(JobEvent::Started { job: job.clone() });
+    let mut workspace: Option<Workspace> = None;
+    let mut setup_error: Option<String> = None;
+    let mut history: Vec<Message> = Vec::new();
+    for (position, &task) in job.tasks.iter().enumerate() {
+        let cell = (task, job.model);
+        if shared.cancel.is_cancelled() {
+            interrupt_rest(&tx, &job, position);
+            return;
+        }
+        let _ = tx.send(JobEvent::Phase {
+            cell,
+            phase: Phase::Preparing,
+        });
+        let mut workspace_ms = 0;
+        if position == 0 {
+            let started = Instant::now();
+            match prepare(&shared, job.model).await {
+                Ok(ws) => workspace = Some(ws),
+                Err(err) => setup_error = Some(err),
+            }
+            workspace_ms = millis(started);
+        }
+        let outcome = match &workspace {
+            Some(ws) => {
+                let _ = tx.send(JobEvent::Phase {
+                    cell,
+                    phase: Phase::Running,
+                });
+                Some(run_model(&shared, cell, ws, std::mem::take(&mut history), &tx).await)
+            }
+            None => None,
+        };
+        if shared.cancel.is_cancelled() {
+            interrupt_rest(&tx, &job, position);
+            return;
+        }
+        let _ = tx.send(JobEvent::Phase {
+            cell,
+            phase: Phase::Checking,
+        });
+        let finished = finish_cell(
+            &shared,
+            cell,
+            workspace.take(),
+            outcome.as_ref(),
+            &setup_error,
+        )
+        .await;
+        let Some((mut record, kept)) = finished else {
+            interrupt_rest(&tx, &job, position);
+            return;
+        };
+        workspace = kept;
+        record.workspace_ms = workspace_ms;
+        if let Some(outcome) = outcome {
+            history = outcome.messages;
+        }
+        let _ = tx.send(JobEvent::Finished {
+            cell,
+            run: Box::new(record),
+        });
+    }
+    if let Some(ws) = workspace.take() {
+        drop_or_keep(ws, &shared).await;
+    }
+}
+
+/// Tells the collector that the cells from `position` on will not finish.
+fn interrupt_rest(tx: &UnboundedSender<JobEvent>, job: &Job, position: usize) {
+    for &task in &job.tasks[position..] {
+        let _ = tx.send(JobEvent::Interrupted {
+            cell: (task, job.model),
+        });
+    }
+}
+
+/// Creates the workspace and runs the setup command (blocking work, on the blocking pool).
+async fn prepare(shared: &Shared, model: usize) -> Result<Workspace, String> {
+    let base = Arc::clone(&shared.base);
+    let isolation = shared.isolation;
+    let setup = shared.recipe.workspace.setup.clone();
+    let label = shared
+        .entries
+        .get(model)
+        .map_or_else(|| "model".to_string(), |e| e.label.clone());
+    let joined = tokio::task::spawn_blocking(move || {
+        let workspace = Workspace::create(isolation, &base, &label)
+            .map_err(|e| format!("the workspace could not be created: {e}"))?;
+        if let Some(command) = &setup {
+            workspace
+                .run_setup(command)
+                .map_err(|e| format!("the setup command failed: {e}"))?;
+        }
+        Ok(workspace)
+    })
+    .await;
+    joined.unwrap_or_else(|e| Err(format!("the workspace could not be prepared: {e}")))
+}
+
+/// The result of running the model on one task.
+struct ModelOutcome {
+    stop: RunStop,
+    error: Option<String>,
+    final_text: String,
+    stats: RunStats,
+    messages: Vec<Message>,
+}
+
+async fn run_model(
+    shared: &Shared,
+    cell: Cell,
+    workspace: &Workspace,
+    history: Vec<Message>,
+    tx: &UnboundedSender<JobEvent>,
+) -> ModelOutcome {
+    let (task, model) = cell;
+    let Some(entry) = shared.entries.get(model) else {
+        return ModelOutcome {
+            stop: RunStop::Error,
+            error: Some("internal: no such model entry".to_string()),
+            final_text: String::new(),
+            stats: RunStats::default(),
+            messages: history,
+        };
+    };
+    let prompt = shared
+        .recipe
+        .tasks()
+        .get(task)
+        .map(|t| t.prompt.clone())
+        .unwrap_or_default();
+    let spill_dir: PathBuf = shared.layout.path(&format!("spill/{task}-{model}"));
+    let env = ToolEnv {
+        view: workspace.view(),
+        limits: shared.limits.clone(),
+        spill_dir,
+    };
+    let sink_tx = tx.clone();
+    let emit: EventSink = Arc::new(move |event| {
+        let _ = sink_tx.send(JobEvent::Agent { cell, event });
+    });
+    let history = trim_history(history, shared.recipe.context.max_history_turns);
+    let outcome = entry
+        .agent
+        .run_turn(
+            history,
+            Message::user(prompt),
+            &env,
+            &emit,
+            shared.cancel.child_token(),
+        )
+        .await;
+    ModelOutcome {
+        stop: outcome.stop,
+        error: outcome.error,
+        final_text: outcome.final_text,
+        stats: outcome.stats,
+        messages: outcome.messages,
+    }
+}
+
+/// Builds the change set and checks the criteria; `None` when cancelled meanwhile. Hands the
+/// workspace back when a sequential job continues in it.
+async fn finish_cell(
+    shared: &Shared,
+    cell: Cell,
+    workspace: Option<Workspace>,
+    outcome: Option<&ModelOutcome>,
+    setup_error: &Option<String>,
+) -> Option<(ModelRun, Option<Workspace>)> {
+    let (task, model) = cell;
+    let label = shared
+        .entries
+        .get(model)
+        .map_or_else(String::new, |e| e.label.clone());
+    let task_name = shared
+        .recipe
+        .tasks()
+        .get(task)
+        .map_or_else(String::new, |t| t.name.clone());
+    let (workspace, built) = match workspace {
+        Some(ws) => change_set(shared, &label, ws).await,
+        None => (None, Ok(ChangeSetReport::default())),
+    };
+    let (mut change_set, change_error) = match built {
+        Ok(report) => (report, None),
+        Err(err) => (ChangeSetReport::default(), Some(err)),
+    };
+    change_set.diff_file = shared.layout.diff_rel(task, model);
+    let error = outcome
+        .and_then(|o| o.error.clone())
+        .or_else(|| setup_error.clone())
+        .or(change_error);
+    let default_stats = RunStats::default();
+    let stats = outcome.map_or(&default_stats, |o| &o.stats);
+    let final_text = outcome.map_or("", |o| o.final_text.as_str());
+    let facts = Facts {
+        stop: outcome.map(|o| o.stop),
+        error: error.as_deref(),
+        final_text,
+        stats,
+        changes: &change_set,
+        workspace: workspace.as_ref().map(Workspace::root),
+    };
+    let results = criteria::check_all(shared.recipe.criteria(), &facts, &shared.cancel)
+        .await
+        .ok()?;
+    let passed = results.iter().filter(|r| r.passed).count();
+    let total = results.len();
+    let kept_path = match &workspace {
+        Some(ws) if shared.recipe.workspace.keep => Some(ws.root().display().to_string()),
+        _ => None,
+    };
+    // A sequential job continues in the workspace; otherwise it is done with it.
+    let workspace = match workspace {
+        Some(ws) if shared.recipe.task_mode() == TaskMode::Sequential => Some(ws),
+        Some(ws) => {
+            drop_or_keep(ws, shared).await;
+            None
+        }
+        None => None,
+    };
+    let usage = &stats.usage;
+    let record = ModelRun {
+        model: label,
+        task: task_name,
+        status: if passed == total {
+            RunStatus::Passed
+        } else {
+            RunStatus::Failed
+        },
+        stop_reason: outcome.map(|o| o.stop),
+        error,
+        steps: stats.steps,
+        tokens: Tokens {
+            input: usage.input,
+            output: usage.output,
+            cache_read: usage.cache_read,
+            cache_write: usage.cache_write,
+            reasoning: usage.reasoning,
+        },
+        cost_usd: stats.cost,
+        latency_ms: stats.elapsed_ms,
+        time_to_first_token_ms: stats.first_token_ms,
+        workspace_ms: 0,
+        tool_calls: stats.tool_calls,
+        tool_calls_by_name: stats.tools.clone(),
+        tool_errors: stats.tool_errors,
+        edit_failures: stats.failed_edits,
+        retries: stats.retries,
+        change_set,
+        criteria: results,
+        criteria_passed: passed,
+        criteria_total: total,
+        final_text: final_text.to_string(),
+        events_file: shared.layout.events_rel(task, model),
+        workspace: kept_path,
+    };
+    Some((record, workspace))
+}
+
+/// The change set of the model in `workspace` (bash changes included), as report data.
+async fn change_set(
+    shared: &Shared,
+    label: &str,
+    workspace: Workspace,
+) -> (Option<Workspace>, Result<ChangeSetReport, String>) {
+    let base = Arc::clone(&shared.base);
+    let label = label.to_string();
+    let joined = tokio::task::spawn_blocking(move || {
+        let built = ChangeSet::from_workspace(&label, &base, &workspace);
+        (workspace, built)
+    })
+    .await;
+    match joined {
+        Ok((ws, Ok(set))) => (Some(ws), Ok(report_of(&set))),
+        Ok((ws, Err(err))) => (
+            Some(ws),
+            Err(format!("the change set could not be built: {err}")),
+        ),
+        Err(err) => (
+            None,
+            Err(format!("the change set could not be built: {err}")),
+        ),
+    }
+}
+
+/// A change set as report data.
+fn report_of(set: &ChangeSet) -> ChangeSetReport {
+    ChangeSetReport {
+        files_changed: set.files_changed(),
+        added: set.added(),
+        removed: set.removed(),
+        files: set
+            .files
+            .iter()
+            .map(|f| FileReport {
+                path: f.path.clone(),
+                kind: match f.kind {
+                    ChangeKind::Created => "created",
+                    ChangeKind::Modified => "modified",
+                    ChangeKind::Deleted => "deleted",
+                }
+                .to_string(),
+                added: f.added,
+                removed: f.removed,
+                binary: f.binary,
+                tools: f.tools.clone(),
+            })
+            .collect(),
+        diff: set.unified_diff(),
+        diff_file: String::new(),
+    }
+}
+
+/// Removes the workspace (on the blocking pool: a tree or a git worktree goes with it), or
+/// keeps it on disk when the recipe says `keep: true`.
+async fn drop_or_keep(mut workspace: Workspace, shared: &Shared) {
+    if shared.recipe.workspace.keep {
+        workspace.keep();
+    }
+    // A failure to remove leaves a folder that `cleanup_leftovers` removes on the next start.
+    let _ = tokio::task::spawn_blocking(move || drop(workspace)).await;
+}
+
+/// Keeps the last `turns` turns of `history` (0 keeps all). A turn starts at a user message
+/// that is not only tool results, so a tool call is never separated from its result.
+fn trim_history(history: Vec<Message>, turns: u32) -> Vec<Message> {
+    if turns == 0 {
+        return history;
+    }
+    let starts: Vec<usize> = history
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| {
+            m.role == Role::User
+                && m.parts
+                    .iter()
+                    .any(|p| !matches!(p, Part::ToolResult { .. }))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let keep = turns as usize;
+    if starts.len() <= keep {
+        return history;
+    }
+    let from = starts[starts.len() - keep];
+    history.into_iter().skip(from).collect()
+}
+
+fn millis(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool_result() -> Message {
+        Message {
+            role: Role::User,
+            parts: vec![Part::ToolResult {
+                call_id: "c".into(),
+                name: "bash".into(),
+                content: "ok".into(),
+                is_error: false,
+            }],
+        }
+    }
+
+    fn assistant(text: &str) -> Message {
+        Message {
+            role: Role::Assistant,
+            parts: vec![Part::text(text)],
+        }
+    }
+
+    #[test]
+    fn history_is_cut_at_turn_starts_only() {
+        let history = vec![
+            Message::user("one"),
+            assistant("a"),
+            tool_result(),
+            assistant("b"),
+            Message::user("two"),
+            assistant("c"),
+            tool_result(),
+            Message::user("three"),
+            assistant("d"),
+        ];
+        assert_eq!(trim_history(history.clone(), 0).len(), 9);
+        assert_eq!(trim_history(history.clone(), 5).len(), 9);
+        let kept = trim_history(history.clone(), 2);
+        assert_eq!(kept.len(), 5);
+        assert_eq!(kept[0], Message::user("two"));
+        assert_eq!(trim_history(history, 1)[0], Message::user("three"));
+    }
+}

@@ -1,0 +1,200 @@
+//! Turning the requested models into runnable entries with the recipe's settings.
+//!
+//! Every model gets the same tools, tool limits and system prompt (identical conditions are
+//! the point of a recipe); limits and sampling come per model from [`Recipe::agent_settings`],
+//! so `## Model Parameters` lines for one model apply to it only. A model whose API key is
+//! missing is skipped with the reason (as `versus ask` does); any other problem stops the run
+//! before anything is written, because it would fail the same way on every task.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::config::{Config, Env, ResolveError, resolve};
+use crate::provider::RetryPolicy;
+use crate::recipe::Recipe;
+use crate::runner::{ModelEntry, client_for, entry_for};
+
+use super::report::SkippedModel;
+use super::{HeadlessError, RequestedModel};
+
+/// The entries that can run, and the models that were skipped.
+pub(super) struct Prepared {
+    /// Runnable entries, in the requested order.
+    pub entries: Vec<ModelEntry>,
+    /// Skipped models, in the requested order.
+    pub skipped: Vec<SkippedModel>,
+}
+
+/// Refuses an empty list and duplicate entries (two identical labels could not be told apart
+/// in the report).
+pub(super) fn check_list(models: &[RequestedModel]) -> Result<(), HeadlessError> {
+    if models.is_empty() {
+        return Err(HeadlessError::NoModels);
+    }
+    let mut seen = BTreeSet::new();
+    for m in models {
+        let label = m.spec.to_string();
+        if !seen.insert(label.clone()) {
+            return Err(HeadlessError::DuplicateModel(label));
+        }
+    }
+    Ok(())
+}
+
+/// Resolves every model with the recipe's tools and settings.
+pub(super) fn prepare(
+    recipe: &Recipe,
+    models: &[RequestedModel],
+    config: &Config,
+    env: &Env,
+) -> Result<Prepared, HeadlessError> {
+    check_list(models)?;
+    let tools = Arc::new(recipe.tool_registry());
+    let system = recipe.full_system_prompt(&tools);
+    let http = crate::provider::http::default_client().map_err(|e| HeadlessError::Model {
+        model: "http".to_string(),
+        message: e.to_string(),
+    })?;
+    let mut entries = Vec::new();
+    let mut skipped = Vec::new();
+    for requested in models {
+        let label = requested.spec.to_string();
+        let resolved = match resolve(&requested.spec, config, env) {
+            Ok(resolved) => resolved,
+            Err(err @ ResolveError::MissingKey { .. }) => {
+                skipped.push(SkippedModel {
+                    model: label,
+                    reason: err.to_string(),
+                });
+                continue;
+            }
+            Err(err) => {
+                return Err(HeadlessError::Model {
+                    model: label,
+                    message: err.to_string(),
+                });
+            }
+        };
+        let client = client_for(
+            &resolved,
+            &requested.script_base,
+            &http,
+            RetryPolicy::default(),
+        )
+        .map_err(|e| HeadlessError::Model {
+            model: label.clone(),
+            message: e.to_string(),
+        })?;
+        let mut settings = recipe.agent_settings(&requested.spec);
+        settings.system = system.clone();
+        entries.push(entry_for(&resolved, client, Arc::clone(&tools), settings));
+    }
+    if entries.is_empty() {
+        return Err(HeadlessError::AllSkipped);
+    }
+    Ok(Prepared { entries, skipped })
+}
+
+/// Warnings about recipe settings a headless run reads but cannot apply yet, so nothing is
+/// ignored silently.
+pub(super) fn unapplied_settings(recipe: &Recipe) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !recipe.mcp_servers.is_empty() {
+        notes.push(
+            "the recipe lists MCP servers; versus does not start MCP servers yet, so the models run without them"
+                .to_string(),
+        );
+    }
+    for tool in recipe.output_processing.keys() {
+        if recipe.output_filter(tool).is_some() {
+            notes.push(format!(
+                "Output Processing for {tool} uses a truncation the tool cannot apply itself; versus run does not apply it yet, so {tool} results are cut by the tool's own rule"
+            ));
+        }
+    }
+    if recipe.parameters.all.seed.is_some()
+        || recipe
+            .parameters
+            .per_model
+            .iter()
+            .any(|o| matches!(o.seed, Some(Some(_))))
+    {
+        notes.push(
+            "the recipe sets a seed; providers are not sent seeds yet, so it has no effect"
+                .to_string(),
+        );
+    }
+    notes
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::config::ModelSpec;
+
+    fn requested(spec: &str) -> RequestedModel {
+        RequestedModel {
+            spec: ModelSpec::parse(spec).unwrap(),
+            script_base: PathBuf::from("."),
+        }
+    }
+
+    #[test]
+    fn missing_keys_skip_and_settings_come_from_the_recipe() {
+        let recipe = Recipe::parse(
+            "# t\nversion: 1\n\n## Constraints\nmax_steps: 7\n\n## Model Parameters\ndemo/good: temperature=0.5\n\n## Tasks\n- go\n",
+            "t.md",
+        )
+        .unwrap();
+        let config = Config::builtin().unwrap();
+        let models = [
+            requested("demo/good"),
+            requested("openai/gpt-5"),
+            requested("demo/sloppy"),
+        ];
+        let prepared = prepare(&recipe, &models, &config, &Env::empty()).unwrap();
+        let labels: Vec<&str> = prepared.entries.iter().map(|e| e.label.as_str()).collect();
+        assert_eq!(labels, ["demo/good", "demo/sloppy"]);
+        assert_eq!(prepared.skipped.len(), 1);
+        assert!(prepared.skipped[0].reason.contains("OPENAI_API_KEY"));
+        let good = &prepared.entries[0].agent.settings;
+        assert_eq!(good.max_steps, 7);
+        assert_eq!(good.temperature, Some(0.5));
+        assert!(
+            good.system.contains("read_file"),
+            "tool guidance in the prompt"
+        );
+        assert_eq!(prepared.entries[1].agent.settings.temperature, None);
+    }
+
+    #[test]
+    fn duplicates_empty_lists_and_all_skipped_are_errors() {
+        let recipe = Recipe::parse("# t\nversion: 1\n\n## Tasks\n- go\n", "t.md").unwrap();
+        let config = Config::builtin().unwrap();
+        let env = Env::empty();
+        assert!(matches!(
+            prepare(&recipe, &[], &config, &env),
+            Err(HeadlessError::NoModels)
+        ));
+        assert!(matches!(
+            prepare(
+                &recipe,
+                &[requested("demo/good"), requested("demo/good")],
+                &config,
+                &env
+            ),
+            Err(HeadlessError::DuplicateModel(_))
+        ));
+        assert!(matches!(
+            prepare(&recipe, &[requested("openai/gpt-5")], &config, &env),
+            Err(HeadlessError::AllSkipped)
+        ));
+        assert!(matches!(
+            prepare(&recipe, &[requested("demo/nope")], &config, &env),
+            Err(HeadlessError::Model { .. })
+        ));
+    }
+}

@@ -1,0 +1,270 @@
+//! `summary.md`: the report for people, as Markdown tables (one overall, one per task) plus
+//! the reason for every failed criterion.
+//!
+//! It is rendered from the [`Report`] alone, so it can never say something report.json does not.
+
+use std::fmt::Write;
+
+use super::report::{ModelRun, Report, RunStatus};
+
+/// The Markdown summary of `report`.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", report.recipe.name);
+    let env = &report.environment;
+    let _ = writeln!(
+        out,
+        "Run `{}` of `{}` with versus {}, started {}, project commit {}.\n",
+        report.run_id,
+        report.recipe.file,
+        env.versus_version,
+        env.started_at,
+        env.project_commit.as_deref().unwrap_or("none"),
+    );
+    let verdict = if !report.complete {
+        format!(
+            "**Incomplete**: the run was interrupted; finish it with `versus run {} --resume`.",
+            report.recipe.file
+        )
+    } else if report.passed {
+        "**Every criterion passed.**".to_string()
+    } else {
+        "**Some criteria failed.**".to_string()
+    };
+    let _ = writeln!(out, "{verdict}\n");
+
+    let _ = writeln!(out, "## Overall\n");
+    let _ = writeln!(
+        out,
+        "| Model | Tasks passed | Criteria passed | Cost | Mean latency | Tokens in / out | Steps |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for s in &report.summary {
+        let _ = writeln!(
+            out,
+            "| {} | {}/{} | {}/{} | {} | {} | {} / {} | {} |",
+            cell(&s.model),
+            s.tasks_passed,
+            s.tasks_total,
+            s.criteria_passed,
+            s.criteria_total,
+            cost(s.cost_usd),
+            seconds(s.mean_latency_ms),
+            s.tokens.input + s.tokens.cache_read + s.tokens.cache_write,
+            s.tokens.output,
+            s.steps,
+        );
+    }
+    if !report.skipped_models.is_empty() {
+        let _ = writeln!(out, "\nSkipped models:\n");
+        for s in &report.skipped_models {
+            let _ = writeln!(out, "- {}: {}", s.model, one_line(&s.reason));
+        }
+    }
+
+    for task in &report.tasks {
+        let _ = writeln!(out, "\n## Task: {}\n", task.name);
+        let _ = writeln!(out, "> {}\n", one_line(&task.prompt));
+        let _ = writeln!(
+            out,
+            "| Model | Status | Criteria | Stop | Steps | Files changed | Cost | Latency |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+        for run in &task.runs {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {}/{} | {} | {} | {} (+{} -{}) | {} | {} |",
+                cell(&run.model),
+                run.status.label(),
+                run.criteria_passed,
+                run.criteria_total,
+                run.stop_reason.map_or("-", |s| s.label()),
+                run.steps,
+                run.change_set.files_changed,
+                run.change_set.added,
+                run.change_set.removed,
+                cost(run.cost_usd),
+                seconds(run.latency_ms),
+            );
+        }
+        failures(&mut out, &task.runs);
+    }
+    out
+}
+
+/// The failed criteria of the task's runs, each with the first line of its detail.
+fn failures(out: &mut String, runs: &[ModelRun]) {
+    let failed: Vec<(&ModelRun, &super::report::CriterionResult)> = runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Failed)
+        .flat_map(|r| r.criteria.iter().filter(|c| !c.passed).map(move |c| (r, c)))
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nFailed criteria:\n");
+    for (run, c) in failed {
+        let _ = writeln!(
+            out,
+            "- {}: `{}`: {}",
+            run.model,
+            c.criterion,
+            first_and_last_line(&c.detail)
+        );
+    }
+}
+
+/// The first line of a detail, and its last non-empty line when there are more (for a
+/// command, the status and the line that usually says what went wrong).
+fn first_and_last_line(text: &str) -> String {
+    let first = text.lines().next().unwrap_or_default();
+    match text.lines().skip(1).filter(|l| !l.trim().is_empty()).last() {
+        Some(last) => format!("{} {}", cut(first), cut(last.trim())),
+        None => cut(first),
+    }
+}
+
+fn cost(usd: Option<f64>) -> String {
+    usd.map_or_else(|| "unknown".to_string(), |c| format!("${c:.4}"))
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+/// Text safe inside a table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// The first line, cut to 120 characters (`…` when something was left out).
+fn one_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    let mut out = cut(line);
+    if line.len() < text.trim_end().len() && !out.ends_with('…') {
+        out.push('…');
+    }
+    out
+}
+
+/// One line cut to 120 characters, safe in a table cell.
+fn cut(line: &str) -> String {
+    let mut out: String = line.chars().take(120).collect();
+    if out.len() < line.len() {
+        out.push('…');
+    }
+    cell(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::headless::report::{
+        ChangeSetReport, CriterionResult, Environment, ModelSummary, RecipeInfo, TaskReport, Tokens,
+    };
+
+    fn run(model: &str, status: RunStatus, criteria: Vec<CriterionResult>) -> ModelRun {
+        ModelRun {
+            model: model.into(),
+            task: "fix".into(),
+            status,
+            stop_reason: Some(crate::model::RunStop::Completed),
+            error: None,
+            steps: 4,
+            tokens: Tokens::default(),
+            cost_usd: Some(0.5),
+            latency_ms: 1500,
+            time_to_first_token_ms: None,
+            workspace_ms: 0,
+            tool_calls: 0,
+            tool_calls_by_name: Default::default(),
+            tool_errors: 0,
+            edit_failures: 0,
+            retries: 0,
+            change_set: ChangeSetReport::default(),
+            criteria_passed: criteria.iter().filter(|c| c.passed).count(),
+            criteria_total: criteria.len(),
+            criteria,
+            final_text: String::new(),
+            events_file: String::new(),
+            workspace: None,
+        }
+    }
+
+    #[test]
+    fn tables_list_every_model_and_the_failed_criteria() {
+        let bad = CriterionResult {
+            criterion: "run: make test".into(),
+            kind: "run".into(),
+            passed: false,
+            detail: "exit code 2 (timeout 1m); last 50 lines of output:\nboom".into(),
+        };
+        let good = CriterionResult {
+            passed: true,
+            ..bad.clone()
+        };
+        let report = Report {
+            schema_version: 1,
+            run_id: "demo-1".into(),
+            complete: true,
+            passed: false,
+            recipe: RecipeInfo {
+                name: "Demo".into(),
+                file: "demo.recipe.md".into(),
+                hash: "h".into(),
+                task_mode: "independent".into(),
+                sections: vec![],
+            },
+            environment: Environment {
+                versus_version: "0.1.0".into(),
+                started_at: "t".into(),
+                finished_at: "t".into(),
+                resumed: 0,
+                project: "/p".into(),
+                project_commit: None,
+                os: "linux".into(),
+                arch: "x".into(),
+                jobs: 2,
+            },
+            models: vec!["demo/good".into(), "demo/bad|x".into()],
+            skipped_models: vec![],
+            tasks: vec![TaskReport {
+                name: "fix".into(),
+                prompt: "Fix it.\nMore.".into(),
+                runs: vec![
+                    run("demo/good", RunStatus::Passed, vec![good]),
+                    run("demo/bad|x", RunStatus::Failed, vec![bad]),
+                ],
+            }],
+            summary: vec![ModelSummary {
+                model: "demo/good".into(),
+                tasks_run: 1,
+                tasks_passed: 1,
+                tasks_total: 1,
+                criteria_passed: 1,
+                criteria_total: 1,
+                cost_usd: Some(0.5),
+                mean_latency_ms: 1500,
+                total_latency_ms: 1500,
+                steps: 4,
+                tokens: Tokens::default(),
+            }],
+        };
+        let md = render(&report);
+        assert!(md.contains("**Some criteria failed.**"), "{md}");
+        assert!(
+            md.contains("| demo/good | 1/1 | 1/1 | $0.5000 | 1.5 s |"),
+            "{md}"
+        );
+        assert!(md.contains("## Task: fix"), "{md}");
+        assert!(md.contains("> Fix it.…"), "{md}");
+        assert!(
+            md.contains("| demo/bad\\|x | failed | 0/1 | done |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- demo/bad|x: `run: make test`: exit code 2 (timeout 1m); last 50 lines of output: boom"),
+            "{md}"
+        );
+    }
+}

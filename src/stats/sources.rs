@@ -1,0 +1,205 @@
+//! Reading what `versus stats` counts: `.versus/preferences.jsonl` and the headless reports
+//! under `.versus/reports/*/report.json`.
+//!
+//! Reports are read into the few fields stats needs (`schema_version`, `recipe.name`, `recipe.file`, and per
+//! `tasks[].runs[]`: `model`, `status`, `cost_usd`, `latency_ms`, `criteria_passed`,
+//! `criteria_total`) rather than into the full report types of `headless::report`, so stats
+//! keeps working while the report grows new fields, and an old or partly written report costs
+//! a warning instead of the whole command. Unknown fields are ignored on purpose here: this is
+//! a reader of a versioned document owned elsewhere, not a validator of it.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::StatsError;
+use crate::session::{Preference, read_preferences};
+
+/// The report schema version this reader understands (`schema_version` in report.json).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The parts of one `report.json` that stats reads.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ReportDoc {
+    /// Version of the report schema; other versions are skipped with a warning.
+    pub schema_version: u32,
+    /// The recipe the run came from.
+    pub recipe: ReportRecipe,
+    /// One entry per task, in recipe order.
+    pub tasks: Vec<ReportTask>,
+}
+
+/// `recipe` of a report.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ReportRecipe {
+    /// The recipe's name (its `# Title`).
+    pub name: String,
+    /// The recipe file as it was given to `versus run` (empty when the report has none).
+    #[serde(default)]
+    pub file: String,
+}
+
+/// One task of a report.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ReportTask {
+    /// The task's name (`task-1`, or its `### name`).
+    pub name: String,
+    /// One run per model.
+    pub runs: Vec<ReportRun>,
+}
+
+/// One model's run of one task.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ReportRun {
+    /// The model's entry label (`openai/gpt-5`, `openai/gpt-5#2`).
+    pub model: String,
+    /// `passed`, `failed`, or `not_run` (an interrupted run that never finished: not counted).
+    pub status: String,
+    /// USD; null when the price is unknown.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// Wall time of the run in milliseconds.
+    pub latency_ms: u64,
+    /// Criteria passed.
+    pub criteria_passed: usize,
+    /// Criteria checked.
+    pub criteria_total: usize,
+}
+
+impl ReportRun {
+    /// Whether the run finished, so its result can be compared.
+    pub fn finished(&self) -> bool {
+        self.status != "not_run"
+    }
+}
+
+/// A report and where it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedReport {
+    /// The `report.json` file.
+    pub path: PathBuf,
+    /// Its content.
+    pub doc: ReportDoc,
+}
+
+/// What was found under `.versus/reports/`: the readable reports (oldest folder first) and
+/// one line per report that could not be used.
+#[derive(Debug, Default)]
+pub struct Reports {
+    /// Readable reports.
+    pub loaded: Vec<LoadedReport>,
+    /// Why each skipped report was skipped.
+    pub skipped: Vec<String>,
+}
+
+/// Every choice in `.versus/preferences.jsonl` (none when the file does not exist; torn or
+/// unreadable lines are skipped by the session reader).
+pub fn preferences(versus_dir: &Path) -> Result<Vec<Preference>, StatsError> {
+    let path = versus_dir.join("preferences.jsonl");
+    read_preferences(&path).map_err(|source| StatsError::Read { path, source })
+}
+
+/// Every `report.json` one level under `.versus/reports/`, in folder-name order (folders are
+/// named `<recipe>-<time>`, and times sort). A folder without a report (a run still going, or
+/// killed before its first write) is passed over silently; a report that does not parse is
+/// skipped with a warning.
+pub fn reports(versus_dir: &Path) -> Result<Reports, StatsError> {
+    let root = versus_dir.join("reports");
+    let entries = match std::fs::read_dir(&root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Reports::default()),
+        Err(source) => return Err(StatsError::Read { path: root, source }),
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path().join("report.json"))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    let mut out = Reports::default();
+    for path in files {
+        match read_report(&path) {
+            Ok(doc) => out.loaded.push(LoadedReport { path, doc }),
+            Err(why) => out.skipped.push(why),
+        }
+    }
+    Ok(out)
+}
+
+/// One report, or a line saying why it cannot be counted.
+pub fn read_report(path: &Path) -> Result<ReportDoc, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("skipped {}: could not read it: {e}", path.display()))?;
+    let doc: ReportDoc = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "skipped {}: not a report this version of versus can read ({e}); re-run its recipe \
+             with `versus run` to count it",
+            path.display()
+        )
+    })?;
+    if doc.schema_version != SCHEMA_VERSION {
+        return Err(format!(
+            "skipped {}: report schema version {} (this versus reads version {SCHEMA_VERSION}); \
+             use the versus that wrote it, or re-run its recipe",
+            path.display(),
+            doc.schema_version
+        ));
+    }
+    Ok(doc)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_files_mean_no_data() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(preferences(dir.path()).unwrap().is_empty());
+        let r = reports(dir.path()).unwrap();
+        assert!(r.loaded.is_empty() && r.skipped.is_empty());
+    }
+
+    #[test]
+    fn reads_reports_in_folder_order_and_skips_broken_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let reports_dir = dir.path().join("reports");
+        for (folder, text) in [
+            (
+                "b-2",
+                r#"{"schema_version":1,"recipe":{"name":"b","hash":"x"},"tasks":[{"name":"t",
+                    "prompt":"p","runs":[{"model":"m/one","task":"t","status":"failed",
+                    "cost_usd":0.5,"latency_ms":10,"extra":1,"criteria_passed":1,
+                    "criteria_total":2,"criteria":[]}]}]}"#,
+            ),
+            (
+                "a-1",
+                r#"{"schema_version":1,"recipe":{"name":"a"},"tasks":[]}"#,
+            ),
+            ("c-3", "{not json"),
+            (
+                "e-5",
+                r#"{"schema_version":9,"recipe":{"name":"e"},"tasks":[]}"#,
+            ),
+        ] {
+            std::fs::create_dir_all(reports_dir.join(folder)).unwrap();
+            std::fs::write(reports_dir.join(folder).join("report.json"), text).unwrap();
+        }
+        std::fs::create_dir_all(reports_dir.join("d-still-running")).unwrap();
+        let r = reports(dir.path()).unwrap();
+        let names: Vec<&str> = r
+            .loaded
+            .iter()
+            .map(|l| l.doc.recipe.name.as_str())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        let m = &r.loaded[1].doc.tasks[0].runs[0];
+        assert_eq!((m.criteria_passed, m.criteria_total), (1, 2));
+        assert_eq!((m.cost_usd, m.latency_ms), (Some(0.5), 10));
+        assert!(m.finished());
+        assert_eq!(r.skipped.len(), 2, "{:?}", r.skipped);
+        assert!(r.skipped[0].contains("c-3"), "{}", r.skipped[0]);
+        assert!(r.skipped[1].contains("version 9"), "{}", r.skipped[1]);
+    }
+}
