@@ -654,3 +654,59 @@ fn resume_refuses_a_changed_recipe_or_other_models() {
         text(&changed.stderr)
     );
 }
+
+/// The shipped demo recipe, exactly as the README tells a user to run it: the three built-in
+/// demo models on the example project, scored by the project's real `cargo test`.
+#[test]
+fn the_shipped_demo_recipe_scores_the_demo_models_as_documented() {
+    let dir = Dir::new();
+    let recipes = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes");
+    copy_tree(
+        &recipes.join("demo/project"),
+        &dir.path().join("recipes/demo/project"),
+    );
+    std::fs::copy(
+        recipes.join("demo.recipe.md"),
+        dir.path().join("recipes/demo.recipe.md"),
+    )
+    .unwrap();
+    let out = run_in(&dir, &["recipes/demo.recipe.md", "--quiet"]);
+    assert_eq!(
+        code(&out),
+        1,
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let report_dir = only_report_dir(&dir);
+    let report = read_json(&report_dir.join("report.json"));
+    let task = "fix-bulk-discount";
+    let good = cell(&report, task, "demo/good");
+    assert!(
+        failed(good).is_empty(),
+        "demo/good failed {:?}",
+        criteria(good)
+    );
+    let sloppy = failed(cell(&report, task, "demo/sloppy"));
+    assert_eq!(
+        sloppy,
+        ["run: grep -qF 'assert_eq!(order_total(&items), 900);' src/pricing.rs"],
+        "demo/sloppy changed the test's expectation"
+    );
+    let reckless = failed(cell(&report, task, "demo/reckless"));
+    assert!(
+        reckless.iter().any(|c| c.contains("cargo test"))
+            && reckless.iter().any(|c| c.contains("cargo build"))
+            && reckless.contains(&"protected: src/main.rs".to_string()),
+        "demo/reckless broke main.rs: {reckless:?}"
+    );
+    let summary = std::fs::read_to_string(report_dir.join("summary.md")).unwrap();
+    for model in ["demo/good", "demo/sloppy", "demo/reckless"] {
+        assert!(summary.contains(model), "{summary}");
+    }
+    // The example project itself is untouched: the models worked in their own copies.
+    assert_eq!(
+        std::fs::read(dir.path().join("recipes/demo/project/src/pricing.rs")).unwrap(),
+        std::fs::read(recipes.join("demo/project/src/pricing.rs")).unwrap()
+    );
+}
