@@ -18,4 +18,5 @@ pub mod runner;
 pub mod session;
 pub mod stats;
 pub mod tools;
+pub mod tui;
 pub mod workspace;

@@ -10,6 +10,7 @@ mod run_cmd;
 mod sessions_cmd;
 mod stats_cmd;
 mod tool_cmd;
+mod tui_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,6 +36,10 @@ pub struct Cli {
     /// Write structured logs (requests, retries, tool calls, applies; never keys) to FILE.
     #[arg(long = "log", global = true, value_name = "FILE")]
     pub log: Option<PathBuf>,
+
+    /// Flags of the interactive interface (the bare `versus`).
+    #[command(flatten)]
+    pub tui: tui_cmd::TuiArgs,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -110,12 +115,6 @@ pub(crate) fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("open the project folder {}", dir.display()))
 }
 
-fn print_overview() -> anyhow::Result<ExitCode> {
-    use clap::CommandFactory;
-    Cli::command().print_long_help()?;
-    Ok(ExitCode::SUCCESS)
-}
-
 /// Parses the command line, runs the subcommand, maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -136,9 +135,7 @@ pub fn main() -> ExitCode {
         Some(Command::Recipe(args)) => recipe_cmd::run(args, cli.project, cli.config),
         Some(Command::Run(args)) => run_cmd::run(args, cli.project, cli.config),
         Some(Command::Stats(args)) => stats_cmd::run(args, cli.project),
-        // The interactive TUI is not built yet (docs/ARCHITECTURE.md); until it is, the bare
-        // command shows what is available instead of failing.
-        None => print_overview(),
+        None => tui_cmd::run(cli.tui, cli.project, cli.config),
     };
     match result {
         Ok(code) => code,

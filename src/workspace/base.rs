@@ -158,7 +158,9 @@ pub(crate) fn walker(root: &Path) -> WalkBuilder {
         // `.git` is a folder in a repository and a file in a worktree: skip both. `.versus`
         // holds versus' own sessions and reports: never part of the project a model sees
         // (outside git no ignore rule hides it).
-        .filter_entry(|entry| entry.file_name() != ".git" && entry.file_name() != ".versus");
+        .filter_entry(|entry| {
+            entry.file_name() != ".git" && !(entry.depth() == 1 && entry.file_name() == ".versus")
+        });
     builder
 }
 

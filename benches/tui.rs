@@ -1,0 +1,230 @@
+//! TUI benchmarks: what one frame costs with very long transcripts, and how fast a key press
+//! reaches the screen while models stream.
+//!
+//! `cargo bench --bench tui`; docs/benchmarks.md ("TUI") explains the method and records the
+//! latest run.
+//!
+//! - frame: 8 panels, each fed `VERSUS_BENCH_TUI_LINES` (default 100,000) transcript lines
+//!   through the real event path (`update` with `AgentEvent`s: Markdown text with code blocks
+//!   and bold, a tool call every 50 lines), drawn by the real `view::draw` on a 240x70
+//!   `TestBackend`. The first frame wraps every line once (reported as "cold"); then
+//!   `VERSUS_BENCH_TUI_FRAMES` (default 1,000) frames are drawn, each after one more streamed
+//!   delta on one panel (the live case) — p50/p99/max. A scrolled variant pages the focused
+//!   panel up between frames.
+//! - latency: 8 panels streaming at 200 tokens/s each (one delta per token, 16 ms of events
+//!   between frames), a key typed before each frame: the time from handling the key to the
+//!   frame being drawn (the event loop adds at most one frame interval, 16 ms, of coalescing).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    missing_docs
+)]
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use versus::model::AgentEvent;
+use versus::tui::action::{EngineMsg, Msg, Settings};
+use versus::tui::state::{App, SessionInfo};
+use versus::tui::theme::Theme;
+use versus::tui::update::update;
+use versus::tui::view::draw;
+
+const PANELS: usize = 8;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn app() -> App {
+    let models = (0..PANELS).map(|i| format!("demo/model-{i}")).collect();
+    let mut app = App::new(
+        SessionInfo {
+            id: "bench".into(),
+            project: "/bench".into(),
+            demo: false,
+        },
+        models,
+        Settings::default(),
+        Theme::COLOR,
+    );
+    for c in "start".chars() {
+        key(&mut app, c);
+    }
+    update(
+        &mut app,
+        Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+    );
+    update(&mut app, Msg::Engine(EngineMsg::TurnStarted { turn: 1 }));
+    app
+}
+
+fn key(app: &mut App, c: char) {
+    update(
+        app,
+        Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)),
+    );
+}
+
+fn event(app: &mut App, panel: usize, event: AgentEvent) {
+    update(app, Msg::Engine(EngineMsg::Agent { panel, event }));
+}
+
+/// Feeds `lines` lines of mixed content to every panel.
+fn fill(app: &mut App, lines: usize) {
+    for panel in 0..PANELS {
+        let mut written = 0;
+        let mut call = 0;
+        while written < lines {
+            let mut chunk = String::new();
+            for k in 0..50 {
+                let n = written + k;
+                match n % 10 {
+                    0 => chunk.push_str(&format!("## Step {n}\n")),
+                    3 => chunk.push_str("```rust\n"),
+                    4 => chunk.push_str(&format!("    let total_{n} = order_total(&items) * {n};\n")),
+                    5 => chunk.push_str("```\n"),
+                    _ => chunk.push_str(&format!(
+                        "Line {n}: the **bulk discount** applies from ten items, so `count >= BULK_MIN_ITEMS` is the check we want here.\n"
+                    )),
+                }
+            }
+            event(app, panel, AgentEvent::TextDelta { text: chunk });
+            written += 50;
+            call += 1;
+            let id = format!("call-{call}");
+            event(
+                app,
+                panel,
+                AgentEvent::ToolCallStarted {
+                    id: id.clone(),
+                    name: "read_file".into(),
+                },
+            );
+            event(
+                app,
+                panel,
+                AgentEvent::ToolResult {
+                    id,
+                    name: "read_file".into(),
+                    is_error: false,
+                    bytes: 1200,
+                    summary: "ok".into(),
+                    duration_ms: 3,
+                    failed_edit: false,
+                },
+            );
+            written += 1;
+        }
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn report(name: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    println!(
+        "{name}: n={} p50={:.3} ms p99={:.3} ms max={:.3} ms",
+        samples.len(),
+        percentile(&samples, 0.50).as_secs_f64() * 1e3,
+        percentile(&samples, 0.99).as_secs_f64() * 1e3,
+        samples.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+    );
+}
+
+fn frame_bench(lines: usize, frames: usize) {
+    let mut app = app();
+    let started = Instant::now();
+    fill(&mut app, lines);
+    let fill_time = started.elapsed();
+    let total: usize = app.panels.iter().map(|p| p.transcript.len()).sum();
+    println!(
+        "fill: {PANELS} panels x {lines} lines ({total} logical lines) through update(): {:.2} s",
+        fill_time.as_secs_f64()
+    );
+    let mut terminal = Terminal::new(TestBackend::new(240, 70)).unwrap();
+    let cold = Instant::now();
+    terminal.draw(|f| draw(f, &mut app)).unwrap();
+    println!(
+        "cold frame (wraps every line once): {:.1} ms",
+        cold.elapsed().as_secs_f64() * 1e3
+    );
+    let mut live = Vec::with_capacity(frames);
+    for i in 0..frames {
+        event(
+            &mut app,
+            i % PANELS,
+            AgentEvent::TextDelta {
+                text: format!("word{i} "),
+            },
+        );
+        let t = Instant::now();
+        terminal.draw(|f| draw(f, &mut app)).unwrap();
+        live.push(t.elapsed());
+    }
+    report("frame, 8 panels streaming (240x70)", live);
+    let mut scrolled = Vec::with_capacity(frames);
+    for i in 0..frames {
+        let code = if (i / 50).is_multiple_of(2) {
+            KeyCode::PageUp
+        } else {
+            KeyCode::PageDown
+        };
+        update(&mut app, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+        let t = Instant::now();
+        terminal.draw(|f| draw(f, &mut app)).unwrap();
+        scrolled.push(t.elapsed());
+    }
+    report("frame, focused panel scrolling (240x70)", scrolled);
+}
+
+fn latency_bench(frames: usize) {
+    let mut app = app();
+    fill(&mut app, 2_000);
+    let mut terminal = Terminal::new(TestBackend::new(240, 70)).unwrap();
+    terminal.draw(|f| draw(f, &mut app)).unwrap();
+    // 200 tokens/s per model over a 16 ms frame is about 3.2 deltas per model per frame.
+    let per_frame = (200.0 * PANELS as f64 * 0.016).round() as usize;
+    let mut samples = Vec::with_capacity(frames);
+    let mut token = 0usize;
+    for i in 0..frames {
+        for _ in 0..per_frame {
+            token += 1;
+            event(
+                &mut app,
+                token % PANELS,
+                AgentEvent::TextDelta {
+                    text: if token.is_multiple_of(12) {
+                        "end.\n".to_string()
+                    } else {
+                        format!("tok{token} ")
+                    },
+                },
+            );
+        }
+        let t = Instant::now();
+        key(&mut app, if i.is_multiple_of(2) { 'a' } else { 'b' });
+        terminal.draw(|f| draw(f, &mut app)).unwrap();
+        samples.push(t.elapsed());
+    }
+    report(
+        &format!("key to frame, 8 models at 200 tok/s ({per_frame} deltas per frame)"),
+        samples,
+    );
+}
+
+fn main() {
+    let lines = env_usize("VERSUS_BENCH_TUI_LINES", 100_000);
+    let frames = env_usize("VERSUS_BENCH_TUI_FRAMES", 1_000);
+    frame_bench(lines, frames);
+    latency_bench(frames);
+}

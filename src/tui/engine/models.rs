@@ -1,0 +1,62 @@
+//! Turning typed model specs into runnable clients, the same way `versus ask` does: parse,
+//! resolve against the config and environment, build the adapter.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::config::{Config, Env, ResolvedModel, resolve};
+use crate::provider::{ModelClient, RetryPolicy};
+use crate::runner::client_for;
+
+/// A model ready to run turns.
+#[derive(Clone)]
+pub struct Model {
+    /// Resolution (kind, price, context window).
+    pub resolved: ResolvedModel,
+    /// The adapter.
+    pub client: Arc<dyn ModelClient>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("resolved", &self.resolved)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`resolve_specs`] needs.
+pub struct Resolver<'a> {
+    /// Project root (demo scripts given as paths are read from here).
+    pub project: &'a Path,
+    /// Merged config.
+    pub config: &'a Config,
+    /// Environment and `.env`.
+    pub env: &'a Env,
+    /// Shared HTTP client.
+    pub http: &'a reqwest::Client,
+}
+
+impl Resolver<'_> {
+    /// Resolves every spec: the models that can run (label, model) and one line per spec that
+    /// cannot (missing key, unknown provider, unreadable demo script).
+    pub fn resolve_specs(&self, specs: &[String]) -> (Vec<(String, Model)>, Vec<String>) {
+        let mut ok = Vec::new();
+        let mut errors = Vec::new();
+        for text in specs {
+            match self.one(text) {
+                Ok(pair) => ok.push(pair),
+                Err(error) => errors.push(error),
+            }
+        }
+        (ok, errors)
+    }
+
+    fn one(&self, text: &str) -> Result<(String, Model), String> {
+        let spec = self.config.parse_spec(text).map_err(|e| e.to_string())?;
+        let resolved = resolve(&spec, self.config, self.env).map_err(|e| e.to_string())?;
+        let client = client_for(&resolved, self.project, self.http, RetryPolicy::default())
+            .map_err(|e| e.to_string())?;
+        Ok((spec.to_string(), Model { resolved, client }))
+    }
+}

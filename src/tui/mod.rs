@@ -1,0 +1,288 @@
+//! The interactive interface (`versus` with no subcommand): one live panel per model, a prompt
+//! box, slash commands, and a session log that holds every turn.
+//!
+//! Design (docs/tui.md has the user's view):
+//! - **One state, pure updates.** [`state::App`] is all the interface knows; [`update::update`]
+//!   changes it from one [`action::Msg`] and returns [`action::Effect`]s. No I/O happens there,
+//!   so keys, commands and how runs show up are tested without a terminal.
+//! - **A driver for the engine.** [`engine::Engine`] carries out effects with the runner and
+//!   the session store, and owns what is not display state (clients, conversations, running
+//!   turns, workspaces kept for review). The review/apply issue plugs in here: the last turn's
+//!   `ModelResult`s are kept until the next turn starts, and the next-turn note already takes
+//!   the name of an applied model.
+//! - **Render from memory.** [`view::draw`] reads the state only; each panel's transcript keeps
+//!   a wrap cache keyed by width so a frame costs what is visible, not what was streamed.
+//! - **One loop.** [`event_loop::run`] merges terminal input, driver messages, a clock and
+//!   signals, and redraws at most once per frame when something changed; idle costs nothing.
+//!
+//! The interface reaches the engine only through `runner`, `session`, `config`, `agent`
+//! (settings), `tools` (the registry), `workspace` and `example`; never `headless`.
+
+pub mod action;
+pub mod commands;
+pub mod complete;
+pub mod engine;
+pub mod event_loop;
+pub mod export;
+pub mod format;
+pub mod layout;
+pub mod markdown;
+pub mod panel;
+pub mod prompt;
+pub mod replay;
+pub mod start;
+pub mod state;
+pub mod strings;
+pub mod terminal;
+pub mod theme;
+pub mod transcript;
+pub mod update;
+pub mod view;
+
+use std::path::{Path, PathBuf};
+
+use crate::config::ConfigError;
+use crate::provider::ProviderError;
+use crate::session::{SessionError, SessionLog, Store};
+use crate::tools::ToolRegistry;
+
+use action::{EngineMsg, Settings};
+use engine::{Engine, EngineParts, LoopMsg};
+use start::{Choice, StartError};
+use state::{App, SessionInfo};
+use theme::Theme;
+
+/// How the interface is started (the bare command's flags).
+#[derive(Debug, Clone, Default)]
+pub struct TuiOptions {
+    /// Project folder.
+    pub project: PathBuf,
+    /// `--config FILE`.
+    pub config_file: Option<PathBuf>,
+    /// `-m SPEC` flags.
+    pub models: Vec<String>,
+    /// `--continue` (`Some(None)`: the latest session) or `--resume ID` (`Some(Some(id))`).
+    pub resume: Option<Option<String>>,
+}
+
+/// What the session left behind, for the command line to print after the terminal is back.
+#[derive(Debug, Clone)]
+pub struct TuiOutcome {
+    /// Session id.
+    pub session_id: String,
+    /// Session folder (events.jsonl).
+    pub session_dir: PathBuf,
+    /// The example project, in demo mode.
+    pub demo_project: Option<PathBuf>,
+}
+
+/// Why the interface could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    /// The config could not be read.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The HTTP client could not be built.
+    #[error(transparent)]
+    Http(#[from] ProviderError),
+    /// No model can run.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// `.versus/` could not be used.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The terminal failed.
+    #[error(
+        "terminal error: {0} (versus needs an interactive terminal; use `versus ask` in scripts)"
+    )]
+    Terminal(#[from] std::io::Error),
+}
+
+/// Runs the interactive interface until the user quits.
+pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
+    let (config, env) = crate::config::load(&options.project, options.config_file.as_deref())?;
+    let http = crate::provider::http::default_client()?;
+    let mut reopened = None;
+    let (project, models, banner, warnings, demo) = match &options.resume {
+        Some(id) => {
+            let store = Store::open(&options.project)?;
+            let (session_id, session_dir) = store.session(id.as_deref())?;
+            let log = SessionLog::read(&session_dir).map_err(|source| SessionError::Io {
+                op: "read",
+                path: session_dir.join(crate::session::EVENTS_FILE),
+                source,
+            })?;
+            let specs = if options.models.is_empty() {
+                log.last_models()
+            } else {
+                options.models.clone()
+            };
+            let (models, warnings) =
+                start::choose_for_session(&specs, &options.project, &config, &env, &http)?;
+            reopened = Some((session_id, session_dir, log));
+            (options.project.clone(), models, Vec::new(), warnings, false)
+        }
+        None => match start::choose(&options.models, &options.project, &config, &env, &http)? {
+            Choice::Models { models, warnings } => {
+                (options.project.clone(), models, Vec::new(), warnings, false)
+            }
+            Choice::Demo {
+                project,
+                models,
+                banner,
+            } => (project, models, banner, Vec::new(), true),
+        },
+    };
+    let store = Store::open(&project)?;
+    let (session_id, session_dir, log) = match reopened {
+        Some(found) => found,
+        None => {
+            let (id, dir) = store.new_session()?;
+            (id, dir, SessionLog::default())
+        }
+    };
+    let _ = crate::workspace::cleanup_leftovers(&project);
+    let labels: Vec<String> = models.iter().map(|(l, _)| l.clone()).collect();
+    let session = SessionInfo {
+        id: session_id.clone(),
+        project: project.display().to_string(),
+        demo,
+    };
+    let mut app = App::new(session, labels, Settings::default(), Theme::from_env());
+    app.banner = banner;
+    app.tool_names = ToolRegistry::builtin()
+        .names()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    if demo {
+        app.prompt.set(crate::example::PROMPT);
+    }
+    if options.resume.is_some() {
+        let replayed = replay::replay(&mut app, &log);
+        match replayed.interrupted {
+            Some(prompt) => {
+                app.prompt.set(&prompt);
+                app.info(format!(
+                    "session {session_id} reopened: turn {} was interrupted; its prompt is back in the box (Enter sends it again)",
+                    replayed.turns
+                ));
+            }
+            None => app.info(format!(
+                "session {session_id} reopened after {} turn(s): every model continues its conversation",
+                replayed.turns
+            )),
+        }
+    }
+    if !warnings.is_empty() {
+        app.error(format!("skipped: {}", warnings.join("; ")));
+    }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    load_in_background(&store, &project, tx.clone());
+    let parts = EngineParts {
+        project: project.clone(),
+        config,
+        env,
+        http,
+        models,
+        store,
+        session_id: session_id.clone(),
+        session_dir: session_dir.clone(),
+        conversations: log.conversations().into_iter().collect(),
+        last_turn: log.last_turn(),
+    };
+    let mut engine = Engine::new(parts, tx)?;
+    let (mut terminal, guard) = terminal::enter()?;
+    let size = terminal.size()?;
+    app.size = (size.width, size.height);
+    let result = event_loop::run(&mut terminal, &mut app, &mut engine, &mut rx).await;
+    drop(guard);
+    engine.shutdown();
+    result?;
+    Ok(TuiOutcome {
+        session_id,
+        session_dir,
+        demo_project: demo.then_some(project),
+    })
+}
+
+/// Reads the prompt history and the project's file list off the loop's thread.
+fn load_in_background(
+    store: &Store,
+    project: &Path,
+    tx: tokio::sync::mpsc::UnboundedSender<LoopMsg>,
+) {
+    let history = store.history();
+    let project = project.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let prompts = read_history(&history);
+        let _ = tx.send(LoopMsg::App(EngineMsg::HistoryLoaded(prompts)));
+        let files = list_files(&project, 20_000);
+        let _ = tx.send(LoopMsg::App(EngineMsg::FilesLoaded(files)));
+    });
+}
+
+/// Prompts of a `history.jsonl`, oldest first (unreadable lines skipped).
+pub fn read_history(path: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(line)
+            && let Some(prompt) = value.get("prompt").and_then(|p| p.as_str())
+            && out.last().map(String::as_str) != Some(prompt)
+        {
+            out.push(prompt.to_string());
+        }
+    }
+    out
+}
+
+/// Project files (relative, `/`-separated, gitignore-aware, sorted), at most `limit`.
+pub fn list_files(project: &Path, limit: usize) -> Vec<String> {
+    let mut files: Vec<String> = ignore::WalkBuilder::new(project)
+        .hidden(true)
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(project)
+                .ok()
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+        })
+        .take(limit)
+        .collect();
+    files.sort();
+    files
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_skips_torn_lines_and_repeats() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.jsonl");
+        std::fs::write(
+            &path,
+            "{\"prompt\":\"a\"}\n{\"prompt\":\"a\"}\n{\"prompt\":\"b\"}\n{\"prom",
+        )
+        .unwrap();
+        assert_eq!(read_history(&path), ["a", "b"]);
+    }
+
+    #[test]
+    fn files_are_listed_relative_and_sorted_without_hidden_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::create_dir_all(dir.path().join(".versus")).unwrap();
+        std::fs::write(dir.path().join("src/b.rs"), "").unwrap();
+        std::fs::write(dir.path().join("a.md"), "").unwrap();
+        std::fs::write(dir.path().join(".versus/x"), "").unwrap();
+        assert_eq!(list_files(dir.path(), 10), ["a.md", "src/b.rs"]);
+    }
+}

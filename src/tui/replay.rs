@@ -1,0 +1,188 @@
+//! Reopening a session (`versus --continue`, `--resume ID`): the panels are rebuilt from the
+//! session log's records exactly as they were built live — the same `AgentEvent`s through the
+//! same [`Panel::apply`] — so a reopened session looks like the one that was left.
+//!
+//! A turn whose models never all finished (versus was killed) shows what had streamed, marked
+//! as interrupted; its prompt is offered back so the user can send it again.
+
+use std::collections::HashMap;
+
+use crate::model::RunStop;
+use crate::session::{SessionLog, SessionRecord};
+
+use super::panel::{PanelStatus, RunSummary};
+use super::state::App;
+
+/// What a replay found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Replayed {
+    /// Turns in the log.
+    pub turns: u32,
+    /// The prompt of the last turn if some of its models never finished.
+    pub interrupted: Option<String>,
+}
+
+/// Rebuilds the panels of `app` (one per roster model) from `log`; models of the log that are
+/// not in the roster are not shown.
+pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
+    let mut entries: HashMap<u32, Vec<Option<usize>>> = HashMap::new();
+    let mut prompts: HashMap<u32, String> = HashMap::new();
+    let mut done: HashMap<u32, Vec<bool>> = HashMap::new();
+    for record in &log.records {
+        match record {
+            SessionRecord::Turn {
+                turn,
+                prompt,
+                models,
+                ..
+            } => {
+                let map: Vec<Option<usize>> = models.iter().map(|m| app.panel_of(m)).collect();
+                for (index, panel) in app.panels.iter_mut().enumerate() {
+                    if map.contains(&Some(index)) {
+                        panel.begin_turn(*turn, prompt, 0);
+                    } else {
+                        panel.note(&format!("── turn {turn}: not addressed ──"));
+                    }
+                }
+                done.insert(*turn, vec![false; models.len()]);
+                entries.insert(*turn, map);
+                prompts.insert(*turn, prompt.clone());
+            }
+            SessionRecord::Agent {
+                turn, entry, event, ..
+            } => {
+                if let Some(panel) = panel_for(app, &entries, *turn, *entry) {
+                    panel.apply(event, 0);
+                }
+            }
+            SessionRecord::Finished {
+                turn,
+                entry,
+                stop,
+                stats,
+                writes,
+                error,
+                ..
+            } => {
+                if let Some(flags) = done.get_mut(turn).and_then(|d| d.get_mut(*entry)) {
+                    *flags = true;
+                }
+                if let Some(panel) = panel_for(app, &entries, *turn, *entry) {
+                    panel.finish(&RunSummary {
+                        stop: stop.unwrap_or(RunStop::Error),
+                        elapsed_ms: stats.as_ref().map(|s| s.elapsed_ms).unwrap_or(0),
+                        writes: *writes,
+                        files: Vec::new(),
+                        error: error.clone(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    for panel in &mut app.panels {
+        if panel.status.is_active() {
+            panel.note("(interrupted: versus stopped before this model finished)");
+            panel.status = PanelStatus::Done(RunStop::Cancelled);
+            panel.elapsed_ms = Some(0);
+        }
+    }
+    let turns = log.last_turn();
+    app.turn = turns;
+    let interrupted = done
+        .get(&turns)
+        .filter(|flags| flags.iter().any(|f| !f))
+        .and_then(|_| prompts.get(&turns).cloned());
+    Replayed { turns, interrupted }
+}
+
+fn panel_for<'a>(
+    app: &'a mut App,
+    entries: &HashMap<u32, Vec<Option<usize>>>,
+    turn: u32,
+    entry: usize,
+) -> Option<&'a mut super::panel::Panel> {
+    let index = entries.get(&turn)?.get(entry).copied().flatten()?;
+    app.panels.get_mut(index)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::AgentEvent;
+    use crate::tui::action::Settings;
+    use crate::tui::state::SessionInfo;
+    use crate::tui::theme::Theme;
+
+    fn turn(n: u32, prompt: &str) -> SessionRecord {
+        SessionRecord::Turn {
+            turn: n,
+            time: String::new(),
+            prompt: prompt.into(),
+            models: vec!["demo/a".into(), "demo/b".into()],
+        }
+    }
+
+    fn text(n: u32, entry: usize, text: &str) -> SessionRecord {
+        SessionRecord::Agent {
+            turn: n,
+            entry,
+            model: String::new(),
+            event: AgentEvent::TextDelta { text: text.into() },
+        }
+    }
+
+    fn finished(n: u32, entry: usize) -> SessionRecord {
+        SessionRecord::Finished {
+            turn: n,
+            entry,
+            model: String::new(),
+            stop: Some(RunStop::Completed),
+            stats: None,
+            writes: 0,
+            error: None,
+            final_text: String::new(),
+        }
+    }
+
+    #[test]
+    fn finished_turns_come_back_and_a_killed_turn_is_marked_interrupted() {
+        let log = SessionLog {
+            records: vec![
+                turn(1, "first"),
+                text(1, 0, "answer A"),
+                text(1, 1, "answer B"),
+                finished(1, 0),
+                finished(1, 1),
+                turn(2, "second"),
+                text(2, 1, "half of B"),
+                finished(2, 0),
+            ],
+        };
+        let mut app = App::new(
+            SessionInfo::default(),
+            vec!["demo/a".into(), "demo/b".into()],
+            Settings::default(),
+            Theme::PLAIN,
+        );
+        let replayed = replay(&mut app, &log);
+        assert_eq!(replayed.turns, 2);
+        assert_eq!(replayed.interrupted.as_deref(), Some("second"));
+        assert_eq!(app.turn, 2);
+        assert!(!app.running());
+        let b: Vec<&str> = app.panels[1]
+            .transcript
+            .lines()
+            .iter()
+            .map(|l| l.text())
+            .collect();
+        assert!(b.contains(&"answer B"));
+        assert!(b.contains(&"half of B"));
+        assert_eq!(
+            b.last().copied(),
+            Some("(interrupted: versus stopped before this model finished)")
+        );
+        assert_eq!(app.panels[1].status, PanelStatus::Done(RunStop::Cancelled));
+    }
+}

@@ -1,0 +1,182 @@
+//! The one state struct of the interface. Everything a frame shows is here, and nothing here
+//! touches the terminal, the disk or the network.
+
+use super::action::{Settings, TurnRequest};
+use super::complete::Completion;
+use super::panel::Panel;
+use super::prompt::PromptBox;
+use super::theme::Theme;
+
+/// What the session is (shown in the header, used for default file names).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// Session id (`20261121-090503-ab12`).
+    pub id: String,
+    /// Project folder as shown to the user.
+    pub project: String,
+    /// Whether the demo models run on the example project.
+    pub demo: bool,
+}
+
+/// A status-bar message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    /// The text.
+    pub text: String,
+    /// Whether it reports an error (drawn in red).
+    pub error: bool,
+}
+
+/// An overlay over the panels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    /// `/help`.
+    Help,
+    /// A titled text (`/config`, `/models`).
+    Info {
+        /// Title.
+        title: String,
+        /// Lines.
+        lines: Vec<String>,
+    },
+}
+
+/// The whole interface state.
+#[derive(Debug)]
+pub struct App {
+    /// Session facts.
+    pub session: SessionInfo,
+    /// Lines shown above the panels until the first turn (demo mode explains itself here).
+    pub banner: Vec<String>,
+    /// Models of the next turn.
+    pub roster: Vec<String>,
+    /// One panel per model (roster models, plus removed ones until the next turn).
+    pub panels: Vec<Panel>,
+    /// Focused panel.
+    pub focus: usize,
+    /// Whether the focused panel fills the panel area.
+    pub zoom: bool,
+    /// The prompt editor.
+    pub prompt: PromptBox,
+    /// The completion list, when open.
+    pub completion: Option<Completion>,
+    /// Set by Esc on a completion list; cleared by the next edit.
+    pub completion_dismissed: bool,
+    /// The overlay, when open.
+    pub overlay: Option<Overlay>,
+    /// Status-bar message (replaces the key hints until the next key).
+    pub status: Option<Status>,
+    /// Show thinking and full tool arguments.
+    pub verbose: bool,
+    /// Settings of the next turn.
+    pub settings: Settings,
+    /// Turns started so far.
+    pub turn: u32,
+    /// A turn was requested and not yet started or rejected.
+    pub submitting: bool,
+    /// The requested turn and the prompt as typed (put back if the turn is rejected).
+    pub pending: Option<(TurnRequest, String)>,
+    /// Names of the tools models can be offered (for `/config tools`).
+    pub tool_names: Vec<String>,
+    /// Terminal size.
+    pub size: (u16, u16),
+    /// App clock in milliseconds (set by the event loop; fixed in tests).
+    pub now_ms: u64,
+    /// Prompts of `.versus/history.jsonl`, oldest first.
+    pub history: Vec<String>,
+    /// Project files for `@path` completion.
+    pub files: Vec<String>,
+    /// Palette.
+    pub theme: Theme,
+    /// The app asked to leave.
+    pub quit: bool,
+    /// Something changed since the last frame.
+    pub dirty: bool,
+}
+
+impl App {
+    /// A fresh app for a session with `models`.
+    pub fn new(session: SessionInfo, models: Vec<String>, settings: Settings, theme: Theme) -> App {
+        let panels = models.iter().map(|m| Panel::new(m, theme)).collect();
+        App {
+            session,
+            banner: Vec::new(),
+            roster: models,
+            panels,
+            focus: 0,
+            zoom: false,
+            prompt: PromptBox::new(),
+            completion: None,
+            completion_dismissed: false,
+            overlay: None,
+            status: None,
+            verbose: false,
+            settings,
+            turn: 0,
+            submitting: false,
+            pending: None,
+            tool_names: Vec::new(),
+            size: (80, 24),
+            now_ms: 0,
+            history: Vec::new(),
+            files: Vec::new(),
+            theme,
+            quit: false,
+            dirty: true,
+        }
+    }
+
+    /// Whether any model is working.
+    pub fn running(&self) -> bool {
+        self.panels.iter().any(|p| p.status.is_active())
+    }
+
+    /// Session cost over every panel (`None` when some price is unknown).
+    pub fn total_cost(&self) -> Option<f64> {
+        self.panels
+            .iter()
+            .try_fold(0.0, |sum, p| p.total_cost().map(|c| sum + c))
+    }
+
+    /// Sets an info message.
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: text.into(),
+            error: false,
+        });
+    }
+
+    /// Sets an error message.
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: text.into(),
+            error: true,
+        });
+    }
+
+    /// The panel index of `label`.
+    pub fn panel_of(&self, label: &str) -> Option<usize> {
+        self.panels.iter().position(|p| p.label == label)
+    }
+
+    /// Makes the panels match the roster (only between turns: a running panel is never
+    /// removed). Panels of removed models go; new models get a panel.
+    pub fn sync_panels(&mut self) {
+        if self.running() {
+            return;
+        }
+        let theme = self.theme;
+        let focused = self.panels.get(self.focus).map(|p| p.label.clone());
+        let mut old: Vec<Panel> = std::mem::take(&mut self.panels);
+        for label in &self.roster {
+            match old.iter().position(|p| &p.label == label) {
+                Some(i) => self.panels.push(old.swap_remove(i)),
+                None => self.panels.push(Panel::new(label, theme)),
+            }
+        }
+        self.focus = focused
+            .and_then(|l| self.panel_of(&l))
+            .unwrap_or(0)
+            .min(self.panels.len().saturating_sub(1));
+    }
+}

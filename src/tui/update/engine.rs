@@ -1,0 +1,131 @@
+//! News from the driver: run events land in their panel, answers to effects update the
+//! roster, settings and status line.
+
+use crate::model::RunStop;
+
+use super::super::action::{Effect, EngineMsg};
+use super::super::format::cost;
+use super::super::panel::PanelStatus;
+use super::super::state::App;
+
+/// Handles one driver message.
+pub fn handle(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
+    match msg {
+        EngineMsg::HistoryLoaded(mut older) => {
+            older.append(&mut app.history);
+            app.history = older;
+        }
+        EngineMsg::FilesLoaded(files) => app.files = files,
+        EngineMsg::TurnStarted { turn } => turn_started(app, turn),
+        EngineMsg::TurnRejected { error } => {
+            app.submitting = false;
+            if let Some((_, typed)) = app.pending.take()
+                && app.prompt.is_empty()
+            {
+                app.prompt.set(&typed);
+            }
+            app.error(error);
+        }
+        EngineMsg::Agent { panel, event } => {
+            let now = app.now_ms;
+            if let Some(p) = app.panels.get_mut(panel) {
+                p.apply(&event, now);
+            }
+        }
+        EngineMsg::Finished { panel, summary } => {
+            if let Some(p) = app.panels.get_mut(panel) {
+                p.finish(&summary);
+            }
+        }
+        EngineMsg::TurnEnded { turn } => turn_ended(app, turn),
+        EngineMsg::ModelsAdded {
+            added,
+            errors,
+            replace,
+        } => {
+            if replace && (!added.is_empty() || errors.is_empty()) {
+                app.roster.clear();
+            }
+            for label in added {
+                if !app.roster.contains(&label) {
+                    app.roster.push(label);
+                }
+            }
+            app.sync_panels();
+            if errors.is_empty() {
+                let note = if app.running() {
+                    " (from the next turn)"
+                } else {
+                    ""
+                };
+                app.info(format!("models: {}{note}", app.roster.join(", ")));
+            } else {
+                app.error(errors.join("; "));
+            }
+        }
+        EngineMsg::SettingsLoaded {
+            settings,
+            models,
+            errors,
+        } => {
+            app.settings = settings;
+            if !models.is_empty() {
+                app.roster = models;
+            }
+            app.sync_panels();
+            if errors.is_empty() {
+                app.info(format!(
+                    "settings loaded; models: {}",
+                    app.roster.join(", ")
+                ));
+            } else {
+                app.error(format!("settings loaded, but: {}", errors.join("; ")));
+            }
+        }
+        EngineMsg::Info(text) => app.info(text),
+        EngineMsg::Error(text) => app.error(text),
+    }
+    Vec::new()
+}
+
+fn turn_started(app: &mut App, turn: u32) {
+    app.submitting = false;
+    app.turn = turn;
+    let Some((request, _)) = app.pending.take() else {
+        return;
+    };
+    if request.remember && app.history.last() != Some(&request.prompt) {
+        app.history.push(request.prompt.clone());
+    }
+    let now = app.now_ms;
+    for (index, panel) in app.panels.iter_mut().enumerate() {
+        if request.targets.iter().any(|t| t.panel == index) {
+            panel.begin_turn(turn, &request.prompt, now);
+        } else if panel.status.is_active() {
+            // Cannot happen (a turn starts only when none runs); keep the panel as it is.
+        } else {
+            panel.note(&format!("── turn {turn}: not addressed ──"));
+        }
+    }
+    let names: Vec<&str> = request.targets.iter().map(|t| t.label.as_str()).collect();
+    app.info(format!("turn {turn}: sent to {}", names.join(", ")));
+}
+
+fn turn_ended(app: &mut App, turn: u32) {
+    let mut done = 0;
+    let mut other = Vec::new();
+    for p in &app.panels {
+        match p.status {
+            PanelStatus::Done(RunStop::Completed) => done += 1,
+            PanelStatus::Done(stop) => other.push(format!("{} {}", p.label, stop.label())),
+            _ => {}
+        }
+    }
+    let mut text = format!("turn {turn} finished: {done} done");
+    if !other.is_empty() {
+        text.push_str(&format!(", {}", other.join(", ")));
+    }
+    text.push_str(&format!(" · session {}", cost(app.total_cost())));
+    app.info(text);
+    app.sync_panels();
+}

@@ -1,0 +1,261 @@
+//! The keyboard: overlays and the history search take keys first, then global keys
+//! (cancel, focus, scroll), then the completion list, then the prompt editor.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::super::action::Effect;
+use super::super::complete::ItemKind;
+use super::super::layout::panel_height;
+use super::super::state::App;
+use super::command::submit;
+use super::refresh_completion;
+
+/// Handles one key press.
+pub fn handle(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+    if key.kind == KeyEventKind::Release {
+        app.dirty = false;
+        return Vec::new();
+    }
+    if app.overlay.is_some() {
+        app.overlay = None;
+        return Vec::new();
+    }
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+    if app.prompt.search.is_some() {
+        search_key(app, key.code, ctrl);
+        return Vec::new();
+    }
+    app.status = None;
+    match key.code {
+        KeyCode::Char('c') if ctrl => return ctrl_c(app),
+        KeyCode::Char('d') if ctrl && app.prompt.is_empty() && !app.running() => {
+            app.quit = true;
+            return vec![Effect::Quit];
+        }
+        KeyCode::Esc => return escape(app),
+        KeyCode::Char('x') if ctrl => return cancel_focused(app),
+        KeyCode::Tab => {
+            if app.completion.is_some() {
+                accept_completion(app);
+            } else {
+                move_focus(app, 1);
+            }
+            return Vec::new();
+        }
+        KeyCode::BackTab => {
+            move_focus(app, -1);
+            return Vec::new();
+        }
+        KeyCode::PageUp => {
+            scroll(app, true);
+            return Vec::new();
+        }
+        KeyCode::PageDown => {
+            scroll(app, false);
+            return Vec::new();
+        }
+        KeyCode::End if ctrl => {
+            if let Some(p) = app.panels.get_mut(app.focus) {
+                p.scroll = 0;
+            }
+            return Vec::new();
+        }
+        KeyCode::Home if ctrl => {
+            let height = panel_height(app, app.focus);
+            if let Some(p) = app.panels.get_mut(app.focus) {
+                p.scroll = p.transcript.row_count().saturating_sub(height);
+            }
+            return Vec::new();
+        }
+        KeyCode::Char('r') if ctrl => {
+            app.completion = None;
+            app.prompt.search_back(&app.history);
+            return Vec::new();
+        }
+        KeyCode::Enter if shift || alt => app.prompt.insert("\n"),
+        KeyCode::Char('j') if ctrl => app.prompt.insert("\n"),
+        KeyCode::Enter => return enter(app),
+        KeyCode::Up if app.completion.is_some() => {
+            select(app, -1);
+            return Vec::new();
+        }
+        KeyCode::Down if app.completion.is_some() => {
+            select(app, 1);
+            return Vec::new();
+        }
+        KeyCode::Up => {
+            if !app.prompt.up() {
+                app.prompt.history_back(&app.history);
+            }
+        }
+        KeyCode::Down => {
+            if !app.prompt.down() {
+                app.prompt.history_forward(&app.history);
+            }
+        }
+        KeyCode::Char('u') if ctrl => app.prompt.clear(),
+        KeyCode::Char('w') if ctrl => app.prompt.delete_word(),
+        KeyCode::Char('a') if ctrl => app.prompt.home(),
+        KeyCode::Char('e') if ctrl => app.prompt.end(),
+        KeyCode::Left => app.prompt.left(),
+        KeyCode::Right => app.prompt.right(),
+        KeyCode::Home => app.prompt.home(),
+        KeyCode::End => app.prompt.end(),
+        KeyCode::Backspace => app.prompt.backspace(),
+        KeyCode::Delete => app.prompt.delete(),
+        KeyCode::Char(c) if !ctrl && !alt => {
+            let mut buf = [0u8; 4];
+            app.prompt.insert(c.encode_utf8(&mut buf));
+        }
+        _ => {
+            app.dirty = false;
+            return Vec::new();
+        }
+    }
+    app.completion_dismissed = false;
+    refresh_completion(app);
+    Vec::new()
+}
+
+fn search_key(app: &mut App, code: KeyCode, ctrl: bool) {
+    let history = std::mem::take(&mut app.history);
+    match code {
+        KeyCode::Esc => app.prompt.search_end(&history, false),
+        KeyCode::Char('c') | KeyCode::Char('g') if ctrl => app.prompt.search_end(&history, false),
+        KeyCode::Enter | KeyCode::Tab | KeyCode::Right => app.prompt.search_end(&history, true),
+        KeyCode::Char('r') if ctrl => app.prompt.search_back(&history),
+        KeyCode::Up => app.prompt.search_back(&history),
+        KeyCode::Backspace => app.prompt.search_type(&history, |q| {
+            q.pop();
+        }),
+        KeyCode::Char(c) if !ctrl => app.prompt.search_type(&history, |q| q.push(c)),
+        _ => {}
+    }
+    app.history = history;
+}
+
+fn ctrl_c(app: &mut App) -> Vec<Effect> {
+    if app.running() {
+        app.info("cancelling every model…");
+        return vec![Effect::CancelAll];
+    }
+    if !app.prompt.is_empty() {
+        app.prompt.clear();
+        app.completion = None;
+        return Vec::new();
+    }
+    app.quit = true;
+    vec![Effect::Quit]
+}
+
+fn escape(app: &mut App) -> Vec<Effect> {
+    if app.completion.is_some() {
+        app.completion = None;
+        app.completion_dismissed = true;
+        return Vec::new();
+    }
+    if app.running() {
+        app.info("cancelling every model…");
+        return vec![Effect::CancelAll];
+    }
+    if app.zoom {
+        app.zoom = false;
+    }
+    Vec::new()
+}
+
+fn cancel_focused(app: &mut App) -> Vec<Effect> {
+    match app.panels.get(app.focus) {
+        Some(p) if p.status.is_active() => {
+            let label = p.label.clone();
+            app.info(format!("cancelling {label}…"));
+            vec![Effect::Cancel { label }]
+        }
+        Some(p) => {
+            let label = p.label.clone();
+            app.info(format!("{label} is not running"));
+            Vec::new()
+        }
+        None => Vec::new(),
+    }
+}
+
+fn enter(app: &mut App) -> Vec<Effect> {
+    if let Some(c) = app.completion.clone()
+        && let Some(item) = c.items.get(c.selected)
+    {
+        let typed = app.prompt.raw().get(c.start..c.end).unwrap_or("");
+        let exact = typed == item.replacement;
+        match item.kind {
+            ItemKind::Command => {
+                if !exact {
+                    app.prompt.replace(c.start, c.end, &item.replacement);
+                }
+                app.completion = None;
+                return submit(app);
+            }
+            ItemKind::Model | ItemKind::Path if !exact => {
+                accept_completion(app);
+                return Vec::new();
+            }
+            _ => app.completion = None,
+        }
+    }
+    if app.prompt.is_empty() {
+        if !app.panels.is_empty() {
+            app.zoom = !app.zoom;
+        }
+        return Vec::new();
+    }
+    submit(app)
+}
+
+fn accept_completion(app: &mut App) {
+    let Some(c) = app.completion.take() else {
+        return;
+    };
+    let Some(item) = c.items.get(c.selected) else {
+        return;
+    };
+    let next_is_space = app.prompt.raw()[c.end..].starts_with(char::is_whitespace);
+    let with = if next_is_space || item.kind == ItemKind::Command && c.items.len() > 1 {
+        item.replacement.clone()
+    } else {
+        format!("{} ", item.replacement)
+    };
+    app.prompt.replace(c.start, c.end, &with);
+    refresh_completion(app);
+    // A finished token (followed by a space) closes the list.
+    if app.prompt.raw()[..app.prompt.cursor()].ends_with(' ') {
+        app.completion = None;
+    }
+}
+
+fn select(app: &mut App, delta: isize) {
+    if let Some(c) = &mut app.completion {
+        let n = c.items.len() as isize;
+        c.selected = (c.selected as isize + delta).rem_euclid(n.max(1)) as usize;
+    }
+}
+
+fn move_focus(app: &mut App, delta: isize) {
+    let n = app.panels.len() as isize;
+    if n > 0 {
+        app.focus = (app.focus as isize + delta).rem_euclid(n) as usize;
+    }
+}
+
+fn scroll(app: &mut App, up: bool) {
+    let height = panel_height(app, app.focus);
+    let page = height.saturating_sub(1).max(1);
+    if let Some(p) = app.panels.get_mut(app.focus) {
+        let max = p.transcript.row_count().saturating_sub(height);
+        p.scroll = if up {
+            (p.scroll + page).min(max)
+        } else {
+            p.scroll.saturating_sub(page)
+        };
+    }
+}

@@ -1,0 +1,62 @@
+//! Pure state transitions: `update(app, msg) -> effects`.
+//!
+//! No I/O, no clock, no async: the event loop feeds messages in and carries the returned
+//! effects out, so every behaviour of the interface (keys, commands, how a run shows up) is
+//! tested here with plain values. Split by source: [`keys`] (the keyboard), [`engine`] (news
+//! from runs and answers to effects), [`command`] (slash commands and sending a prompt).
+
+mod command;
+mod engine;
+mod keys;
+
+use super::action::{Effect, Msg};
+use super::complete;
+use super::state::App;
+
+/// Applies one message and returns what the driver must do.
+pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
+    app.dirty = true;
+    match msg {
+        Msg::Key(key) => keys::handle(app, key),
+        Msg::Paste(text) => {
+            if app.prompt.search.is_some() {
+                let history = std::mem::take(&mut app.history);
+                app.prompt
+                    .search_type(&history, |q| q.push_str(text.lines().next().unwrap_or("")));
+                app.history = history;
+            } else {
+                app.prompt.paste(&text);
+                app.completion_dismissed = false;
+                refresh_completion(app);
+            }
+            Vec::new()
+        }
+        Msg::Resize { width, height } => {
+            app.size = (width, height);
+            Vec::new()
+        }
+        Msg::Tick => {
+            app.dirty = app.running();
+            Vec::new()
+        }
+        Msg::Terminate => {
+            app.quit = true;
+            vec![Effect::CancelAll, Effect::Quit]
+        }
+        Msg::Engine(m) => engine::handle(app, m),
+    }
+}
+
+/// Recomputes the completion list after an edit.
+pub(crate) fn refresh_completion(app: &mut App) {
+    app.completion = if app.completion_dismissed {
+        None
+    } else {
+        complete::compute(
+            app.prompt.raw(),
+            app.prompt.cursor(),
+            &app.roster,
+            &app.files,
+        )
+    };
+}

@@ -1,0 +1,50 @@
+//! Drawing: one render function per component, each a pure function of the state it shows.
+//!
+//! [`draw`] is the only entry point. It first brings the wrap cache of every visible panel up
+//! to date for its width (the one mutation, and it only touches caches), then hands each
+//! component its area. Nothing here blocks: all data is already in memory.
+
+mod banner;
+mod completion;
+mod header;
+mod overlay;
+mod panel;
+mod prompt;
+mod status;
+
+use ratatui::Frame;
+
+use super::layout::{areas, panel_rects};
+use super::state::App;
+
+/// Draws one frame of the whole interface.
+pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
+    let area = frame.area();
+    app.size = (area.width, area.height);
+    let a = areas(app, area);
+    let rects = panel_rects(a.panels, app.panels.len(), app.focus, app.zoom);
+    let verbose = app.verbose;
+    for (index, rect) in &rects {
+        if let Some(panel) = app.panels.get_mut(*index) {
+            panel
+                .transcript
+                .ensure(rect.width.saturating_sub(2), verbose);
+        }
+    }
+    let app: &App = app;
+    header::render(frame, a.header, app);
+    banner::render(frame, a.banner, app);
+    let shown = rects.len();
+    for (index, rect) in rects {
+        if let Some(p) = app.panels.get(index) {
+            panel::render(frame, rect, app, p, index, shown);
+        }
+    }
+    if app.panels.is_empty() {
+        panel::render_empty(frame, a.panels, app);
+    }
+    prompt::render(frame, a.prompt, app);
+    completion::render(frame, a.panels, a.prompt, app);
+    overlay::render(frame, a.panels, app);
+    status::render(frame, a.status, app);
+}

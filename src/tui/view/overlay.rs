@@ -1,0 +1,78 @@
+//! Overlays over the panel area: `/help` (keys and commands) and titled text (`/config`,
+//! `/models`). Any key closes them.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+
+use super::super::commands::COMMANDS;
+use super::super::state::{App, Overlay};
+use super::super::strings::HELP_KEYS;
+
+/// Draws the open overlay, if any.
+pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
+    let Some(overlay) = &app.overlay else { return };
+    if area.height < 3 || area.width < 10 {
+        return;
+    }
+    let t = app.theme;
+    let (title, lines): (String, Vec<Line<'_>>) = match overlay {
+        Overlay::Help => {
+            let names: Vec<String> = COMMANDS
+                .iter()
+                .map(|c| {
+                    if c.args.is_empty() {
+                        format!("/{}", c.name)
+                    } else {
+                        format!("/{} {}", c.name, c.args)
+                    }
+                })
+                .collect();
+            let pad = HELP_KEYS
+                .iter()
+                .map(|(k, _)| k.chars().count())
+                .chain(names.iter().map(|n| n.chars().count()))
+                .max()
+                .unwrap_or(0)
+                + 2;
+            let mut lines = vec![Line::styled("Keys", t.accent())];
+            for (key, what) in HELP_KEYS {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {key:<pad$}"), t.hint()),
+                    Span::raw(*what),
+                ]));
+            }
+            lines.push(Line::raw(""));
+            lines.push(Line::styled("Commands", t.accent()));
+            for (c, name) in COMMANDS.iter().zip(&names) {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {name:<pad$}"), t.hint()),
+                    Span::raw(c.help),
+                ]));
+            }
+            (" help · any key closes ".to_string(), lines)
+        }
+        Overlay::Info { title, lines } => (
+            format!(" {title} · any key closes "),
+            lines.iter().map(|l| Line::raw(l.as_str())).collect(),
+        ),
+    };
+    let height = u16::try_from(lines.len() + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height);
+    let width = area.width.min(110);
+    let rect = Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height - height) / 2,
+        width,
+        height,
+    );
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().border_style(t.accent()).title_top(title)),
+        rect,
+    );
+}

@@ -1,0 +1,91 @@
+//! The prompt box: the text being typed (badges for large pastes), who it goes to, and the
+//! cursor. During a history search it shows the query and the match instead.
+
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+
+use super::super::complete::model_is;
+use super::super::state::App;
+
+/// Draws the prompt box and places the terminal cursor in it.
+pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
+    if area.height < 3 || area.width < 3 {
+        return;
+    }
+    let t = app.theme;
+    let inner_width = area.width.saturating_sub(2);
+    let inner_height = usize::from(area.height.saturating_sub(2));
+    if let Some(search) = &app.prompt.search {
+        let found = search.found.and_then(|i| app.history.get(i));
+        let title = Line::from(vec![
+            Span::styled(" history search: ", t.hint()),
+            Span::styled(format!("{} ", search.query), t.bold()),
+        ]);
+        let body = match found {
+            Some(text) => Line::raw(text.lines().next().unwrap_or_default()),
+            None if search.query.is_empty() => Line::styled("type to search your prompts", t.dim()),
+            None => Line::styled("no match", t.warn()),
+        };
+        let block = Block::bordered().border_style(t.hint()).title_top(title);
+        frame.render_widget(Paragraph::new(body).block(block), area);
+        return;
+    }
+    let (lines, (cx, cy)) = app.prompt.layout(inner_width, t);
+    let top = usize::from(cy).saturating_sub(inner_height.saturating_sub(1));
+    let shown: Vec<Line<'static>> = lines.into_iter().skip(top).take(inner_height).collect();
+    let title = Line::from(vec![Span::styled(format!(" {} ", addressee(app)), t.dim())]);
+    let hint = if app.running() {
+        Line::styled(" models running · Esc cancels ", t.dim())
+    } else if app.submitting {
+        Line::styled(" starting… ", t.dim())
+    } else {
+        Line::styled(" Enter send · Ctrl+J newline ", t.dim())
+    };
+    let mut block = Block::bordered().border_style(t.text()).title_top(title);
+    if area.width >= 60 {
+        block = block.title_top(hint.right_aligned());
+    }
+    if app.prompt.is_empty() && !app.running() {
+        let placeholder = if app.panels.is_empty() {
+            "add a model with /models add SPEC"
+        } else {
+            "type a prompt for every model (/ for commands, @ for models and files)"
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(placeholder, t.dim())).block(block),
+            area,
+        );
+    } else {
+        frame.render_widget(Paragraph::new(shown).block(block), area);
+    }
+    if app.overlay.is_none() {
+        let row = u16::try_from(usize::from(cy) - top).unwrap_or(0);
+        frame.set_cursor_position(Position::new(
+            area.x + 1 + cx.min(inner_width.saturating_sub(1)),
+            area.y + 1 + row,
+        ));
+    }
+}
+
+/// "to: every model" or the models named with `@model`.
+fn addressee(app: &App) -> String {
+    let named: Vec<&str> = app
+        .prompt
+        .raw()
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix('@'))
+        .filter_map(|w| {
+            app.roster
+                .iter()
+                .find(|m| model_is(m, w))
+                .map(String::as_str)
+        })
+        .collect();
+    if named.is_empty() {
+        "to: every model".to_string()
+    } else {
+        format!("to: {}", named.join(", "))
+    }
+}

@@ -1,0 +1,342 @@
+//! End to end in a real terminal: the `versus` binary runs inside tmux with two scripted demo
+//! models (tests/fixtures/tui/), a prompt is typed, the panels finish, a second prompt is
+//! cancelled with Esc, /quit leaves, and afterwards the terminal is back from the alternate
+//! screen and the session's events.jsonl holds both turns.
+//!
+//! Skips (and says why) when tmux is not installed; .ci/run installs it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A private tmux server (its own socket), killed when the test ends.
+struct Tmux {
+    socket: String,
+    target: &'static str,
+}
+
+impl Tmux {
+    fn start(name: &'static str, width: u16, height: u16) -> Tmux {
+        let socket = format!("versus-e2e-{name}-{}", std::process::id());
+        let tmux = Tmux {
+            socket,
+            target: name,
+        };
+        let out = tmux
+            .cmd()
+            .args(["new-session", "-d", "-s", name, "-x"])
+            .arg(width.to_string())
+            .arg("-y")
+            .arg(height.to_string())
+            .arg("sh")
+            .env("PS1", "$ ")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tmux: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        tmux
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket, "-f", "/dev/null"]);
+        c
+    }
+
+    /// Types `text` literally.
+    fn type_text(&self, text: &str) {
+        let ok = self
+            .cmd()
+            .args(["send-keys", "-t", self.target, "-l", text])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    /// Presses a named key (`Enter`, `Escape`).
+    fn press(&self, key: &str) {
+        let ok = self
+            .cmd()
+            .args(["send-keys", "-t", self.target, key])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    fn screen(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-t", self.target])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn alternate_on(&self) -> String {
+        let out = self
+            .cmd()
+            .args([
+                "display-message",
+                "-p",
+                "-t",
+                self.target,
+                "#{alternate_on}",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Polls the screen until every needle is on it (or fails after a generous deadline).
+    fn wait_for(&self, needles: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let screen = self.screen();
+            if needles.iter().all(|n| screen.contains(n)) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("waited for {needles:?}; the screen is:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+fn tmux_available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// A committed git project with a notes file and the two demo scripts.
+fn project(dir: &Path) {
+    versus::example::write_project(dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "hello\n").unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tui");
+    for name in ["quick.jsonl", "broken.jsonl"] {
+        std::fs::copy(fixtures.join(name), dir.join(name)).unwrap();
+    }
+}
+
+fn events(project: &Path) -> Vec<serde_json::Value> {
+    let sessions = project.join(".versus/sessions");
+    let session = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .expect("one session folder")
+        .unwrap()
+        .path();
+    std::fs::read_to_string(session.join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Starts versus in the pane with `args` (after the common flags); `; echo EXIT=$?` follows.
+fn launch(tmux: &Tmux, proj: &Path, config: &Path, args: &str) {
+    let command = format!(
+        "NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 {} -C {} --config {} {args}; echo EXIT=$?",
+        env!("CARGO_BIN_EXE_versus"),
+        proj.display(),
+        config.display()
+    );
+    tmux.type_text(&command);
+    tmux.press("Enter");
+}
+
+const MODELS: &str = "-m demo/quick.jsonl -m demo/broken.jsonl";
+
+#[test]
+fn a_session_in_a_real_terminal() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    let config = tmp.write("empty.toml", "");
+    let tmux = Tmux::start("session", 120, 32);
+    launch(&tmux, &proj, &config, MODELS);
+    tmux.wait_for(&["turn 0", "demo/quick.jsonl", "demo/broken.jsonl"]);
+    assert_eq!(
+        tmux.alternate_on(),
+        "1",
+        "the interface uses the alternate screen"
+    );
+
+    tmux.type_text("what do the notes say?");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["QUICK-DONE", "BROKEN-DONE", "turn 1 finished"]);
+    assert!(screen.contains("✓ read_file notes.txt"), "{screen}");
+    assert!(screen.contains("✗ read_file missing.toml"), "{screen}");
+    assert!(
+        screen.contains("── turn 1 ── what do the notes say?"),
+        "{screen}"
+    );
+
+    tmux.type_text("and now?");
+    tmux.press("Enter");
+    tmux.wait_for(&["This second", "Another slow"]);
+    tmux.press("Escape");
+    let screen = tmux.wait_for(&["turn 2 finished"]);
+    assert!(screen.contains("demo/quick.jsonl cancelled"), "{screen}");
+    assert!(screen.contains("demo/broken.jsonl cancelled"), "{screen}");
+
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["EXIT=0"]);
+    assert_eq!(tmux.alternate_on(), "0", "the alternate screen was left");
+    assert!(screen.contains("versus: session"), "{screen}");
+
+    let log = events(&proj);
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        log.iter().filter(|e| e["type"] == kind).collect()
+    };
+    let turns: Vec<u64> = of("turn")
+        .iter()
+        .map(|e| e["turn"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, [1, 2]);
+    assert_eq!(of("turn")[1]["prompt"], "and now?");
+    let finished: Vec<(u64, String)> = of("finished")
+        .iter()
+        .map(|e| {
+            (
+                e["turn"].as_u64().unwrap(),
+                e["stop"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(finished.len(), 4, "{finished:?}");
+    assert!(
+        finished
+            .iter()
+            .filter(|(t, _)| *t == 1)
+            .all(|(_, s)| s == "completed")
+    );
+    assert!(
+        finished
+            .iter()
+            .filter(|(t, _)| *t == 2)
+            .all(|(_, s)| s == "cancelled")
+    );
+    assert!(
+        of("agent")
+            .iter()
+            .any(|e| e["turn"] == 2 && e["event"]["type"] == "text_delta"),
+        "turn 2 events are recorded as they happen"
+    );
+    let history = std::fs::read_to_string(proj.join(".versus/history.jsonl")).unwrap();
+    assert_eq!(history.lines().count(), 2);
+}
+
+/// The pid of the versus process running in the pane (a child of the pane's shell).
+fn versus_pid(tmux: &Tmux) -> i32 {
+    let out = tmux
+        .cmd()
+        .args(["display-message", "-p", "-t", tmux.target, "#{pane_pid}"])
+        .output()
+        .unwrap();
+    let shell = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+            .unwrap_or_default();
+        for pid in children.split_whitespace() {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if comm.trim() == "versus" {
+                return pid.parse().unwrap();
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no versus process under the pane's shell {shell}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_session_killed_mid_run_continues() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    let config = tmp.write("empty.toml", "");
+    {
+        let tmux = Tmux::start("killed", 120, 32);
+        launch(&tmux, &proj, &config, MODELS);
+        tmux.wait_for(&["turn 0"]);
+        tmux.type_text("what do the notes say?");
+        tmux.press("Enter");
+        tmux.wait_for(&["turn 1 finished"]);
+        tmux.type_text("and now?");
+        tmux.press("Enter");
+        tmux.wait_for(&["This second", "Another slow"]);
+        let pid = versus_pid(&tmux);
+        let killed = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        tmux.wait_for(&["EXIT=137"]);
+    }
+    // A fresh terminal (the killed process could not restore its own).
+    let tmux = Tmux::start("continued", 120, 32);
+    launch(&tmux, &proj, &config, "--continue");
+    let screen = tmux.wait_for(&["QUICK-DONE", "BROKEN-DONE", "turn 2", "interrupted"]);
+    assert!(screen.contains("── turn 2 ── and now?"), "{screen}");
+    assert!(screen.contains("its prompt is back in the box"), "{screen}");
+    assert!(screen.contains("│and now?"), "the prompt is back: {screen}");
+    // Going on: the prompt is sent again as turn 3 (the slow script step), then cancelled.
+    tmux.press("Enter");
+    tmux.wait_for(&["── turn 3 ── and now?", "This second"]);
+    tmux.press("Escape");
+    tmux.wait_for(&["turn 3 finished"]);
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+    assert_eq!(tmux.alternate_on(), "0");
+
+    let log = events(&proj);
+    let turns: Vec<u64> = log
+        .iter()
+        .filter(|e| e["type"] == "turn")
+        .map(|e| e["turn"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, [1, 2, 3], "one session file holds every turn");
+    let conversations = log
+        .iter()
+        .filter(|e| e["type"] == "conversation" && e["turn"] == 3)
+        .count();
+    assert_eq!(conversations, 2, "both models carried on in turn 3");
+    let turn3 = log
+        .iter()
+        .find(|e| e["type"] == "conversation" && e["turn"] == 3 && e["model"] == "demo/quick.jsonl")
+        .unwrap();
+    let messages = turn3["messages"].as_array().unwrap();
+    assert!(
+        messages.len() > 3,
+        "turn 3 continues the conversation of turn 1: {messages:?}"
+    );
+}

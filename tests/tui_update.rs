@@ -1,0 +1,305 @@
+//! Pure transitions of the interface: keys and driver messages in, state and effects out. No
+//! terminal, no runtime, no model.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use versus::model::{AgentEvent, RunStop};
+use versus::tui::action::{Effect, EngineMsg, Msg, Settings, Target};
+use versus::tui::panel::{PanelStatus, RunSummary};
+use versus::tui::state::{App, Overlay, SessionInfo};
+use versus::tui::theme::Theme;
+use versus::tui::update::update;
+
+fn app() -> App {
+    let mut app = App::new(
+        SessionInfo {
+            id: "s".into(),
+            project: "/p".into(),
+            demo: false,
+        },
+        vec!["demo/good".into(), "demo/sloppy".into()],
+        Settings::default(),
+        Theme::PLAIN,
+    );
+    app.tool_names = vec!["read_file".into(), "edit_file".into()];
+    app
+}
+
+fn press(app: &mut App, code: KeyCode, mods: KeyModifiers) -> Vec<Effect> {
+    update(app, Msg::Key(KeyEvent::new(code, mods)))
+}
+
+fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    press(app, code, KeyModifiers::NONE)
+}
+
+fn typed(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+fn engine(app: &mut App, msg: EngineMsg) {
+    update(app, Msg::Engine(msg));
+}
+
+fn submitted(effects: &[Effect]) -> &versus::tui::action::TurnRequest {
+    match effects {
+        [Effect::Submit(request)] => request,
+        other => panic!("expected one Submit, got {other:?}"),
+    }
+}
+
+fn target(panel: usize, label: &str) -> Target {
+    Target {
+        panel,
+        label: label.into(),
+    }
+}
+
+#[test]
+fn enter_sends_to_every_model_and_the_turn_starts_when_the_driver_says_so() {
+    let mut a = app();
+    typed(&mut a, "fix the bug");
+    let effects = key(&mut a, KeyCode::Enter);
+    let request = submitted(&effects);
+    assert_eq!(request.prompt, "fix the bug");
+    assert_eq!(request.turn, 1);
+    assert_eq!(
+        request.targets,
+        vec![target(0, "demo/good"), target(1, "demo/sloppy")]
+    );
+    assert!(a.prompt.is_empty());
+    assert!(a.submitting);
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
+    assert_eq!(a.turn, 1);
+    assert!(a.running());
+    assert_eq!(a.history, ["fix the bug"]);
+    // A second prompt while models run is refused, never queued silently.
+    typed(&mut a, "more");
+    assert!(key(&mut a, KeyCode::Enter).is_empty());
+    assert!(a.status.as_ref().unwrap().error);
+}
+
+#[test]
+fn at_model_addresses_some_models_and_at_path_attaches() {
+    let mut a = app();
+    typed(&mut a, "@sloppy explain @src/lib.rs please");
+    let effects = key(&mut a, KeyCode::Enter);
+    let request = submitted(&effects);
+    assert_eq!(request.targets, vec![target(1, "demo/sloppy")]);
+    assert_eq!(request.prompt, "explain @src/lib.rs please");
+    assert_eq!(request.attachments, ["src/lib.rs"]);
+}
+
+#[test]
+fn a_rejected_turn_puts_the_prompt_back_with_the_reason() {
+    let mut a = app();
+    typed(&mut a, "read @nope.txt");
+    key(&mut a, KeyCode::Enter);
+    engine(
+        &mut a,
+        EngineMsg::TurnRejected {
+            error: "@nope.txt is neither a model nor a file".into(),
+        },
+    );
+    assert_eq!(a.prompt.raw(), "read @nope.txt");
+    assert!(!a.submitting);
+    assert!(a.status.as_ref().unwrap().error);
+}
+
+#[test]
+fn unknown_commands_are_errors_and_are_never_sent() {
+    let mut a = app();
+    typed(&mut a, "/frobnicate now");
+    let effects = key(&mut a, KeyCode::Enter);
+    assert!(effects.is_empty());
+    let status = a.status.clone().unwrap();
+    assert!(status.error);
+    assert!(
+        status.text.contains("unknown command /frobnicate"),
+        "{}",
+        status.text
+    );
+    assert_eq!(a.prompt.raw(), "/frobnicate now");
+}
+
+#[test]
+fn enter_on_a_completed_prefix_runs_the_selected_command() {
+    let mut a = app();
+    typed(&mut a, "/he");
+    assert!(a.completion.is_some());
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.overlay, Some(Overlay::Help));
+    key(&mut a, KeyCode::Char('x'));
+    assert_eq!(a.overlay, None);
+}
+
+#[test]
+fn tab_completes_paths_and_otherwise_moves_focus() {
+    let mut a = app();
+    engine(
+        &mut a,
+        EngineMsg::FilesLoaded(vec!["src/lib.rs".into(), "src/main.rs".into()]),
+    );
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(a.focus, 1);
+    typed(&mut a, "see @src/m");
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(a.prompt.raw(), "see @src/main.rs ");
+    assert!(a.completion.is_none());
+    assert_eq!(a.focus, 1);
+}
+
+#[test]
+fn esc_cancels_everything_and_ctrl_x_only_the_focused_model() {
+    let mut a = app();
+    typed(&mut a, "go");
+    key(&mut a, KeyCode::Enter);
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
+    key(&mut a, KeyCode::Tab);
+    let effects = press(&mut a, KeyCode::Char('x'), KeyModifiers::CONTROL);
+    assert_eq!(
+        effects,
+        vec![Effect::Cancel {
+            label: "demo/sloppy".into()
+        }]
+    );
+    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::CancelAll]);
+}
+
+#[test]
+fn run_events_fill_panels_and_the_turn_end_reports_every_model() {
+    let mut a = app();
+    typed(&mut a, "go");
+    key(&mut a, KeyCode::Enter);
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
+    engine(
+        &mut a,
+        EngineMsg::Agent {
+            panel: 0,
+            event: AgentEvent::TextDelta {
+                text: "done".into(),
+            },
+        },
+    );
+    for (panel, stop) in [(0, RunStop::Completed), (1, RunStop::Cancelled)] {
+        engine(
+            &mut a,
+            EngineMsg::Finished {
+                panel,
+                summary: RunSummary {
+                    stop,
+                    elapsed_ms: 10,
+                    writes: 1,
+                    files: vec!["src/a.rs".into()],
+                    error: None,
+                },
+            },
+        );
+    }
+    engine(&mut a, EngineMsg::TurnEnded { turn: 1 });
+    assert!(!a.running());
+    assert_eq!(a.panels[1].status, PanelStatus::Done(RunStop::Cancelled));
+    let text = a.status.clone().unwrap().text;
+    assert!(text.contains("1 done, demo/sloppy cancelled"), "{text}");
+    // /resume continues only the interrupted model, without touching the history.
+    typed(&mut a, "/resume");
+    let effects = key(&mut a, KeyCode::Enter);
+    let request = submitted(&effects);
+    assert_eq!(request.targets, vec![target(1, "demo/sloppy")]);
+    assert!(!request.remember);
+}
+
+#[test]
+fn models_and_settings_change_for_the_next_turn() {
+    let mut a = app();
+    typed(&mut a, "/models remove sloppy");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.roster, ["demo/good"]);
+    assert_eq!(a.panels.len(), 1);
+    typed(&mut a, "/models add demo/reckless");
+    assert_eq!(
+        key(&mut a, KeyCode::Enter),
+        vec![Effect::AddModels {
+            specs: vec!["demo/reckless".into()],
+            replace: false
+        }]
+    );
+    engine(
+        &mut a,
+        EngineMsg::ModelsAdded {
+            added: vec!["demo/reckless".into()],
+            errors: vec![],
+            replace: false,
+        },
+    );
+    assert_eq!(a.roster, ["demo/good", "demo/reckless"]);
+    assert_eq!(a.panels.len(), 2);
+    typed(&mut a, "/config max_steps 7");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.settings.max_steps, 7);
+    typed(&mut a, "/config tools read_file,bash");
+    key(&mut a, KeyCode::Enter);
+    assert!(a.status.as_ref().unwrap().error, "bash is not offered here");
+    assert_eq!(a.settings.tools, None);
+    typed(&mut a, "/config");
+    key(&mut a, KeyCode::Enter);
+    assert!(matches!(a.overlay, Some(Overlay::Info { .. })));
+}
+
+#[test]
+fn ctrl_c_clears_then_quits_and_terminate_always_quits() {
+    let mut a = app();
+    typed(&mut a, "draft");
+    assert!(press(&mut a, KeyCode::Char('c'), KeyModifiers::CONTROL).is_empty());
+    assert!(a.prompt.is_empty());
+    assert_eq!(
+        press(&mut a, KeyCode::Char('c'), KeyModifiers::CONTROL),
+        vec![Effect::Quit]
+    );
+    let mut b = app();
+    assert_eq!(
+        update(&mut b, Msg::Terminate),
+        vec![Effect::CancelAll, Effect::Quit]
+    );
+    assert!(b.quit);
+}
+
+#[test]
+fn newlines_history_and_zoom() {
+    let mut a = app();
+    engine(&mut a, EngineMsg::HistoryLoaded(vec!["old one".into()]));
+    typed(&mut a, "a");
+    press(&mut a, KeyCode::Enter, KeyModifiers::SHIFT);
+    press(&mut a, KeyCode::Char('j'), KeyModifiers::CONTROL);
+    typed(&mut a, "b");
+    assert_eq!(a.prompt.raw(), "a\n\nb");
+    key(&mut a, KeyCode::Up);
+    key(&mut a, KeyCode::Up);
+    key(&mut a, KeyCode::Up);
+    assert_eq!(a.prompt.raw(), "old one");
+    key(&mut a, KeyCode::Down);
+    assert_eq!(a.prompt.raw(), "a\n\nb");
+    press(&mut a, KeyCode::Char('u'), KeyModifiers::CONTROL);
+    key(&mut a, KeyCode::Enter);
+    assert!(a.zoom);
+}
+
+#[test]
+fn export_and_save_carry_the_session_to_the_driver() {
+    let mut a = app();
+    typed(&mut a, "/export out.md");
+    match key(&mut a, KeyCode::Enter).as_slice() {
+        [Effect::Export { path, markdown }] => {
+            assert_eq!(path.as_deref(), Some("out.md"));
+            assert!(markdown.contains("## demo/good"));
+        }
+        other => panic!("{other:?}"),
+    }
+    typed(&mut a, "/save");
+    assert!(matches!(
+        key(&mut a, KeyCode::Enter).as_slice(),
+        [Effect::Save { path: None, .. }]
+    ));
+}
