@@ -112,9 +112,9 @@ fn pauses(steps: &[Value]) -> u32 {
     pauses
 }
 
-/// What the same pauses take when tokio alone sleeps them, one after the other: the timer's
-/// own rounding (it wakes at the next millisecond tick or later), which every scripted run
-/// pays and which is not versus's work.
+/// What the same pauses take when tokio alone sleeps them, one after the other (the bench
+/// takes the median of three): the timer's own rounding (it wakes at the next millisecond tick
+/// or later), which every scripted run pays and which is not versus's work.
 fn timer_floor(pauses: u32, delay: Duration) -> Duration {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_time()
@@ -321,7 +321,10 @@ fn main() {
         }
     }
 
-    let floor = timer_floor(per_run_pauses, Duration::from_millis(delay_ms));
+    let mut floors: Vec<f64> = (0..3)
+        .map(|_| ms(timer_floor(per_run_pauses, Duration::from_millis(delay_ms))))
+        .collect();
+    let floor = Duration::from_secs_f64(median(&mut floors) / 1e3);
     if walls.is_empty() {
         println!("note: no clean run; the figures below use every run");
         walls = all_walls;

@@ -81,6 +81,10 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("runner", &["session", "recipe", "headless", "tui"]),
     ("recipe", &["runner", "session", "headless", "tui"]),
     (
+        "stats",
+        &["headless", "tui", "runner", "agent", "provider", "recipe"],
+    ),
+    (
         "review",
         &[
             "provider", "agent", "runner", "session", "recipe", "headless", "tui",

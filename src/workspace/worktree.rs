@@ -74,7 +74,7 @@ pub(crate) fn create_worktree(
         repo.worktree(name, tree, None)
             .map_err(|e| WorkspaceError::git("add a worktree", project, e))?;
         if let Err(err) = detach(&repo, tree, name, head.id()) {
-            let _ = remove_worktree(&created.git_dir, name);
+            let _ = remove_worktree_locked(&created.git_dir, name);
             return Err(err);
         }
     }
@@ -163,8 +163,18 @@ fn fill(repo: &Repository, base: &Base, tree: &Path, prefix: &Path) -> Result<()
 
 /// Prunes the worktree `name` of the repository at `git_dir` (its registration and its
 /// folder) and deletes a leftover temporary branch of the same name. A worktree that is
-/// already gone is not an error.
+/// already gone is not an error. Serialised with worktree additions: libgit2 reads every
+/// worktree's HEAD while adding one, and a prune running at that moment made an addition fail
+/// ("already checked out") when `versus run` finished some jobs while starting others.
 pub(crate) fn remove_worktree(git_dir: &Path, name: &str) -> Result<(), WorkspaceError> {
+    let _serial = ADD_LOCK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    remove_worktree_locked(git_dir, name)
+}
+
+/// [`remove_worktree`] for a caller that already holds `ADD_LOCK`.
+fn remove_worktree_locked(git_dir: &Path, name: &str) -> Result<(), WorkspaceError> {
     let repo = match Repository::open(git_dir) {
         Ok(repo) => repo,
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(()),
