@@ -58,6 +58,37 @@ pub fn compact(messages: &mut Vec<Message>) -> usize {
     folded
 }
 
+/// Share of a model's context window at which its conversation is compacted before the next
+/// turn (the recipe format's `compact_threshold` default).
+pub const AUTO_COMPACT_THRESHOLD: f64 = 0.8;
+
+/// A conservative size of a conversation in tokens: four bytes of text per token, which
+/// over-counts code and English a little, so compaction happens early rather than late.
+pub fn estimate_tokens(messages: &[Message]) -> u64 {
+    let bytes: usize = messages
+        .iter()
+        .flat_map(|m| m.parts.iter())
+        .map(|p| match p {
+            Part::Text { text, .. } | Part::Thinking { text, .. } => text.len(),
+            Part::ToolCall {
+                name, arguments, ..
+            } => name.len() + arguments.len(),
+            Part::ToolResult { content, .. } => content.len(),
+        })
+        .sum();
+    u64::try_from(bytes.div_ceil(4)).unwrap_or(u64::MAX)
+}
+
+/// Compacts `messages` (see [`compact`]) when they fill more than `threshold` of a context
+/// `window` of tokens, so the next turn does not fail with a context overflow. Returns how many
+/// turns were folded (0: not needed, or only one turn, which cannot be shortened this way).
+pub fn auto_compact(messages: &mut Vec<Message>, window: u64, threshold: f64) -> usize {
+    if (estimate_tokens(messages) as f64) < threshold * window as f64 {
+        return 0;
+    }
+    compact(messages)
+}
+
 fn cut(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut out: String = flat.chars().take(max).collect();
@@ -76,6 +107,33 @@ mod tests {
             role: Role::Assistant,
             parts: vec![Part::text(text)],
         }
+    }
+
+    #[test]
+    fn auto_compaction_happens_only_near_the_window() {
+        let turn = |n: usize| {
+            vec![
+                Message::user(format!("prompt {n}")),
+                assistant(&"x".repeat(4_000)),
+            ]
+        };
+        let mut messages: Vec<Message> = (0..3).flat_map(turn).collect();
+        let size = estimate_tokens(&messages);
+        assert!(size > 3_000 && size < 3_100, "{size}");
+        assert_eq!(
+            auto_compact(&mut messages, 100_000, 0.8),
+            0,
+            "far from the window"
+        );
+        assert_eq!(messages.len(), 6);
+        assert_eq!(
+            auto_compact(&mut messages, 3_500, 0.8),
+            2,
+            "over 80% of 3,500"
+        );
+        assert_eq!(messages.len(), 2);
+        assert!(messages[0].text().contains("compacted"));
+        assert!(estimate_tokens(&messages) < size);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use super::conversation::{AUTO_COMPACT_THRESHOLD, auto_compact};
 use crate::agent::{AgentSettings, system_prompt};
 use crate::model::Message;
 use crate::runner::{ModelEntry, RunEvent, RunOptions, entry_for, fan_out};
@@ -77,6 +78,7 @@ impl Engine {
             ..AgentSettings::default()
         };
         let mut entries = Vec::with_capacity(request.targets.len());
+        let mut compacted: Vec<String> = Vec::new();
         for target in &request.targets {
             let Some(model) = self.models.get(&target.label) else {
                 return reject(format!(
@@ -96,6 +98,20 @@ impl Engine {
                 .get(&target.label)
                 .cloned()
                 .unwrap_or_default();
+            if let Some(window) = model.resolved.context_window {
+                let folded = auto_compact(&mut entry.history, window, AUTO_COMPACT_THRESHOLD);
+                if folded > 0 {
+                    tracing::info!(model = %target.label, folded, window, "auto-compacted");
+                    self.recorder.record(&SessionRecord::Conversation {
+                        turn: self.last_turn,
+                        model: target.label.clone(),
+                        messages: entry.history.clone(),
+                    });
+                    self.conversations
+                        .insert(target.label.clone(), entry.history.clone());
+                    compacted.push(format!("{} ({folded} turn(s))", target.label));
+                }
+            }
             // From the second turn on, a model reads what became of its proposals (nothing is
             // applied from the interface yet; the review step will pass the chosen models).
             let note = (!entry.history.is_empty()).then(|| {
@@ -140,7 +156,14 @@ impl Engine {
             attachments: request.attachments,
         };
         tokio::spawn(start.run(entries, tokens));
-        Vec::new()
+        if compacted.is_empty() {
+            Vec::new()
+        } else {
+            vec![EngineMsg::Info(format!(
+                "context nearly full: compacted {} (earlier turns folded into a recap)",
+                compacted.join(", ")
+            ))]
+        }
     }
 
     /// Handles what the turn's tasks report; returns messages for the app.
