@@ -3,8 +3,11 @@
 //! cancellation, and partial proposals kept when a run ends early.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod util;
+
+use util::{git, process_gone};
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,19 +17,6 @@ use versus::provider::demo::DemoModel;
 use versus::runner::{ModelEntry, ModelResult, RunEvent, RunOptions, fan_out};
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::{Base, Isolation};
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
 
 /// A git repository with one committed file and one uncommitted edit.
 fn project() -> (tempfile::TempDir, PathBuf) {
@@ -349,18 +339,10 @@ async fn cancel_and_timeout_stop_bash_and_keep_what_was_written() {
             .trim()
             .parse()
             .unwrap();
-        let mut alive = true;
-        for _ in 0..50 {
-            alive = Path::new(&format!("/proc/{pid}")).exists()
-                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .unwrap_or_default()
-                    .contains(") Z");
-            if !alive {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        assert!(!alive, "background child {pid} of {name} survived");
+        assert!(
+            process_gone(pid),
+            "background child {pid} of {name} survived"
+        );
     }
     assert!(!root.join("before.txt").exists());
 }

@@ -8,6 +8,10 @@
 //! redirect a proposal out of the project.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod util;
+
+use util::git;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -23,22 +27,6 @@ use versus::workspace::{Base, ChangeSet, Isolation, Workspace, WriteOrigin, clea
 const CHILD_ENV: &str = "VERSUS_APPLY_CRASH_DIR";
 const MODEL: &str = "crash/model";
 const PAUSE_AFTER: usize = 100;
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
 
 fn write(root: &Path, rel: &str, content: &str) {
     let p = root.join(rel);

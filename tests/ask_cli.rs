@@ -4,26 +4,11 @@
 
 mod util;
 
-use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use util::versus;
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
+use util::{git, process_gone, tree_state as tree, versus};
 
 fn write(root: &Path, rel: &str, content: &str) {
     let p = root.join(rel);
@@ -63,34 +48,6 @@ fn project() -> (tempfile::TempDir, PathBuf) {
     );
     write(&root, "untracked.txt", "mine\n");
     (tmp, root)
-}
-
-/// Every file under `root` (except .git and .versus) with its bytes and mode.
-fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (Vec<u8>, u32)>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            if name == ".git" || name == ".versus" {
-                continue;
-            }
-            if path.is_dir() {
-                walk(root, &path, out);
-                // Empty folders count too: rewind must remove the ones apply created.
-                out.entry(format!("{}/", path.strip_prefix(root).unwrap().display()))
-                    .or_insert((Vec::new(), 0));
-            } else {
-                let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
-                out.insert(
-                    path.strip_prefix(root).unwrap().display().to_string(),
-                    (std::fs::read(&path).unwrap(), mode),
-                );
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
 }
 
 fn ask(root: &Path, extra: &[&str]) -> Output {
@@ -348,17 +305,10 @@ fn ctrl_c_cancels_every_model_kills_bash_and_changes_nothing() {
         .trim()
         .parse()
         .unwrap();
-    let mut alive = true;
-    for _ in 0..50 {
-        alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| !s.contains(") Z"))
-            .unwrap_or(false);
-        if !alive {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(!alive, "the model's background sleep survived Ctrl+C");
+    assert!(
+        process_gone(pid),
+        "the model's background sleep survived Ctrl+C"
+    );
     let mut after = tree(&root);
     after.remove("scripts/sleeper.pid");
     assert_eq!(after, before, "Ctrl+C changed a user file");

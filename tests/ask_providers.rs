@@ -20,7 +20,7 @@ use std::process::{Command, Output};
 
 use mock_server::*;
 use serde_json::{Value, json};
-use util::versus;
+use util::{git, versus};
 
 const OPENAI_KEY: &str = "sk-test-SECRET-123456";
 const ANTHROPIC_KEY: &str = "sk-ant-test-SECRET-654321";
@@ -35,19 +35,6 @@ const README_EDITED: &str = "# calc\n\nuncommitted line\n";
 
 // ---------------------------------------------------------------------------------------------
 // The project.
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
 
 /// A git project with the bug, an executable script, an uncommitted edit and an untracked
 /// file (both must survive apply and rewind untouched).

@@ -12,11 +12,14 @@
 //! tools really returned, on the stats and on the proposals are then the same for all four.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod util;
+
+use util::git;
+
 #[path = "util/mock_server.rs"]
 mod mock_server;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,19 +44,6 @@ const TEST_SH: &str = "grep -q 'return a + b' calc.py && echo PASS || echo FAIL\
 
 // ---------------------------------------------------------------------------------------------
 // The project and the run.
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
 
 /// A committed git project with a buggy `calc.py` and a `test.sh` that says PASS once fixed.
 fn project() -> (tempfile::TempDir, PathBuf) {

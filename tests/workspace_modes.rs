@@ -3,6 +3,10 @@
 //! Projects are real temporary git repositories (made with the `git` CLI) and plain folders.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod util;
+
+use util::{git, process_gone};
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -16,22 +20,6 @@ use versus::workspace::{
 };
 
 const ALL_MODES: [Isolation; 3] = [Isolation::Worktree, Isolation::Copy, Isolation::Overlay];
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
 
 fn write(root: &Path, rel: &str, content: &str) {
     let p = root.join(rel);
@@ -503,15 +491,5 @@ async fn setup_runs_once_in_the_workspace_and_a_failure_is_a_clear_error() {
         .trim()
         .parse()
         .unwrap();
-    let mut alive = true;
-    for _ in 0..50 {
-        alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| !s.contains(") Z"))
-            .unwrap_or(false);
-        if !alive {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert!(!alive, "the setup's background child survived");
+    assert!(process_gone(pid), "the setup's background child survived");
 }

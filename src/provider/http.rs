@@ -52,6 +52,18 @@ impl std::fmt::Debug for WireConfig {
 }
 
 impl WireConfig {
+    /// The config with an empty provider name or key hint replaced by the API's own, so error
+    /// messages always name something the user can act on.
+    pub fn or_defaults(mut self, provider: &str, key_hint: &str) -> Self {
+        if self.provider.trim().is_empty() {
+            self.provider = provider.to_string();
+        }
+        if self.key_hint.trim().is_empty() {
+            self.key_hint = key_hint.to_string();
+        }
+        self
+    }
+
     /// `base_url` without trailing slashes (users paste them).
     pub fn base(&self) -> &str {
         self.base_url.trim_end_matches('/')
@@ -83,12 +95,20 @@ pub struct WireRequest {
 
 /// What the transport needs from one API format.
 pub trait Wire: Send + Sync + 'static {
+    /// The provider's configuration (name, base URL, key, headers).
+    fn config(&self) -> &WireConfig;
     /// Provider name for messages (`openai`, `anthropic`, a configured name...).
-    fn provider(&self) -> &str;
+    fn provider(&self) -> &str {
+        &self.config().provider
+    }
     /// Where the key comes from, for auth error hints (e.g. `OPENAI_API_KEY`).
-    fn key_hint(&self) -> &str;
+    fn key_hint(&self) -> &str {
+        &self.config().key_hint
+    }
     /// Secret values to scrub from every text (the API key).
-    fn secrets(&self) -> Vec<String>;
+    fn secrets(&self) -> Vec<String> {
+        self.config().secrets()
+    }
     /// Builds the HTTP request for a conversation.
     fn build(&self, request: &ModelRequest) -> Result<WireRequest, ProviderError>;
     /// A fresh decoder for one response.

@@ -96,3 +96,62 @@ impl ToolRun {
         &self.stdout
     }
 }
+
+/// Runs git in `dir` with a fixed identity and no signing, so tests do not depend on the
+/// machine's git config; panics with git's output when it fails.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// Every file under `root` with its bytes and permission bits, plus every folder as `path/`
+/// (empty content, mode 0) so removed or created folders show too. `.git` and `.versus` are
+/// left out: they are git's and versus' own state, not the user's tree.
+pub fn tree_state(root: &Path) -> std::collections::BTreeMap<String, (Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, (Vec<u8>, u32)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name == ".git" || name == ".versus" {
+                continue;
+            }
+            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            if path.is_dir() {
+                walk(root, &path, out);
+                out.entry(format!("{rel}/")).or_insert((Vec::new(), 0));
+            } else {
+                let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+                out.insert(rel, (std::fs::read(&path).unwrap(), mode));
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// Whether process `pid` is gone (or a zombie) within five seconds.
+pub fn process_gone(pid: i32) -> bool {
+    for _ in 0..100 {
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.contains(") Z"))
+            .unwrap_or(false);
+        if !alive {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}

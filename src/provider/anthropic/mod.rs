@@ -31,43 +31,21 @@ const API_VERSION: &str = "2023-06-01";
 #[derive(Debug, Clone)]
 pub struct AnthropicWire {
     config: WireConfig,
-    provider: String,
-    key_hint: String,
 }
 
 impl AnthropicWire {
     /// A wire for one configured provider. Empty names fall back to `anthropic` and
     /// `ANTHROPIC_API_KEY`, so error messages always name something the user can act on.
     pub fn new(config: WireConfig) -> Self {
-        let provider = non_empty_or(&config.provider, "anthropic");
-        let key_hint = non_empty_or(&config.key_hint, "ANTHROPIC_API_KEY");
         Self {
-            config,
-            provider,
-            key_hint,
+            config: config.or_defaults("anthropic", "ANTHROPIC_API_KEY"),
         }
     }
 }
 
-fn non_empty_or(value: &str, fallback: &str) -> String {
-    if value.trim().is_empty() {
-        fallback.to_string()
-    } else {
-        value.to_string()
-    }
-}
-
 impl Wire for AnthropicWire {
-    fn provider(&self) -> &str {
-        &self.provider
-    }
-
-    fn key_hint(&self) -> &str {
-        &self.key_hint
-    }
-
-    fn secrets(&self) -> Vec<String> {
-        self.config.secrets()
+    fn config(&self) -> &WireConfig {
+        &self.config
     }
 
     fn build(&self, request: &ModelRequest) -> Result<WireRequest, ProviderError> {
@@ -86,8 +64,8 @@ impl Wire for AnthropicWire {
 
     fn decoder(&self, request: &ModelRequest) -> Box<dyn Decoder> {
         Box::new(decode::AnthropicDecoder::new(
-            self.provider.clone(),
-            self.key_hint.clone(),
+            self.config.provider.clone(),
+            self.config.key_hint.clone(),
             replay_tag(API_KIND, &request.model),
         ))
     }
@@ -98,13 +76,19 @@ impl Wire for AnthropicWire {
         // statuses; it is always worth another try.
         if status != 429 && message.contains("overloaded_error") {
             return ProviderError::Server {
-                provider: self.provider.clone(),
+                provider: self.config.provider.clone(),
                 status,
                 message,
                 retry_after,
             };
         }
-        classify_status(&self.provider, status, message, retry_after, &self.key_hint)
+        classify_status(
+            &self.config.provider,
+            status,
+            message,
+            retry_after,
+            &self.config.key_hint,
+        )
     }
 }
 

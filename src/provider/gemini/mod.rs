@@ -28,43 +28,21 @@ const API_KIND: &str = "gemini";
 #[derive(Debug, Clone)]
 pub struct GeminiWire {
     config: WireConfig,
-    provider: String,
-    key_hint: String,
 }
 
 impl GeminiWire {
     /// A wire for one configured provider. Empty names fall back to `gemini` and
     /// `GEMINI_API_KEY`, so error messages always name something the user can act on.
     pub fn new(config: WireConfig) -> Self {
-        let provider = non_empty_or(&config.provider, "gemini");
-        let key_hint = non_empty_or(&config.key_hint, "GEMINI_API_KEY");
         Self {
-            config,
-            provider,
-            key_hint,
+            config: config.or_defaults("gemini", "GEMINI_API_KEY"),
         }
     }
 }
 
-fn non_empty_or(value: &str, fallback: &str) -> String {
-    if value.trim().is_empty() {
-        fallback.to_string()
-    } else {
-        value.to_string()
-    }
-}
-
 impl Wire for GeminiWire {
-    fn provider(&self) -> &str {
-        &self.provider
-    }
-
-    fn key_hint(&self) -> &str {
-        &self.key_hint
-    }
-
-    fn secrets(&self) -> Vec<String> {
-        self.config.secrets()
+    fn config(&self) -> &WireConfig {
+        &self.config
     }
 
     fn build(&self, request: &ModelRequest) -> Result<WireRequest, ProviderError> {
@@ -72,7 +50,7 @@ impl Wire for GeminiWire {
         let model = request.model.trim_start_matches("models/");
         if model.is_empty() || model.contains(['/', '?', '#', ' ']) {
             return Err(ProviderError::Config {
-                provider: self.provider.clone(),
+                provider: self.config.provider.clone(),
                 message: format!(
                     "`{}` is not a Gemini model name; use a name like `gemini-2.5-pro`",
                     request.model
@@ -96,8 +74,8 @@ impl Wire for GeminiWire {
 
     fn decoder(&self, request: &ModelRequest) -> Box<dyn Decoder> {
         Box::new(decode::GeminiDecoder::new(
-            self.provider.clone(),
-            self.key_hint.clone(),
+            self.config.provider.clone(),
+            self.config.key_hint.clone(),
             replay_tag(API_KIND, &request.model),
         ))
     }
@@ -105,8 +83,8 @@ impl Wire for GeminiWire {
     fn classify(&self, status: u16, retry_after: Option<Duration>, body: &str) -> ProviderError {
         let value: Value = serde_json::from_str(body).unwrap_or(Value::Null);
         api_error(
-            &self.provider,
-            &self.key_hint,
+            &self.config.provider,
+            &self.config.key_hint,
             status,
             retry_after,
             &value,

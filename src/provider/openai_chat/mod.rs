@@ -44,16 +44,8 @@ impl ChatWire {
 }
 
 impl Wire for ChatWire {
-    fn provider(&self) -> &str {
-        &self.config.provider
-    }
-
-    fn key_hint(&self) -> &str {
-        &self.config.key_hint
-    }
-
-    fn secrets(&self) -> Vec<String> {
-        self.config.secrets()
+    fn config(&self) -> &WireConfig {
+        &self.config
     }
 
     fn build(&self, request: &ModelRequest) -> Result<WireRequest, ProviderError> {

@@ -39,16 +39,8 @@ impl ResponsesWire {
 }
 
 impl Wire for ResponsesWire {
-    fn provider(&self) -> &str {
-        &self.config.provider
-    }
-
-    fn key_hint(&self) -> &str {
-        &self.config.key_hint
-    }
-
-    fn secrets(&self) -> Vec<String> {
-        self.config.secrets()
+    fn config(&self) -> &WireConfig {
+        &self.config
     }
 
     fn build(&self, request: &ModelRequest) -> Result<WireRequest, ProviderError> {
