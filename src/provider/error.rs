@@ -125,6 +125,18 @@ impl ProviderError {
     }
 }
 
+/// Parses one streamed event's JSON; invalid JSON is a [`ProviderError::Decode`] quoting the
+/// start of the event, worded the same for every adapter.
+pub fn event_json(provider: &str, data: &str) -> Result<serde_json::Value, ProviderError> {
+    serde_json::from_str(data).map_err(|err| ProviderError::Decode {
+        provider: provider.to_string(),
+        message: format!(
+            "an event is not valid JSON ({err}); it began with: {}",
+            data.chars().take(160).collect::<String>()
+        ),
+    })
+}
+
 /// Phrases providers use for context overflow in 400 bodies and stream errors.
 pub fn looks_like_context_overflow(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::stream_error;
 use crate::model::{Completion, Message, Part, Replay, Role, StopReason, StreamEvent, Usage};
-use crate::provider::error::ProviderError;
+use crate::provider::error::{ProviderError, event_json};
 use crate::provider::http::{Decoder, Flow};
 use crate::provider::ids::synthesize_call_id;
 use crate::provider::sse::SseEvent;
@@ -87,13 +87,6 @@ impl AnthropicDecoder {
             usage: Usage::default(),
             stop_reason: None,
             stopped: false,
-        }
-    }
-
-    fn decode_error(&self, message: String) -> ProviderError {
-        ProviderError::Decode {
-            provider: self.provider.clone(),
-            message,
         }
     }
 
@@ -316,12 +309,7 @@ impl Decoder for AnthropicDecoder {
             self.fast_delta(&fast, out);
             return Ok(Flow::Continue);
         }
-        let value: Value = serde_json::from_str(data).map_err(|err| {
-            self.decode_error(format!(
-                "an event is not valid JSON ({err}); it began with: {}",
-                data.chars().take(120).collect::<String>()
-            ))
-        })?;
+        let value = event_json(&self.provider, data)?;
         let kind = value
             .get("type")
             .and_then(Value::as_str)

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::api_error;
 use super::args::ArgsBuilder;
 use crate::model::{Completion, Message, Part, Replay, Role, StopReason, StreamEvent, Usage};
-use crate::provider::error::{ProviderError, error_message_from_body};
+use crate::provider::error::{ProviderError, error_message_from_body, event_json};
 use crate::provider::http::{Decoder, Flow};
 use crate::provider::ids::synthesize_call_id;
 use crate::provider::sse::SseEvent;
@@ -345,13 +345,7 @@ impl Decoder for GeminiDecoder {
         if data.is_empty() || data == "[DONE]" {
             return Ok(Flow::Continue);
         }
-        let value: Value = serde_json::from_str(data).map_err(|err| ProviderError::Decode {
-            provider: self.provider.clone(),
-            message: format!(
-                "a chunk is not valid JSON ({err}); it began with: {}",
-                data.chars().take(120).collect::<String>()
-            ),
-        })?;
+        let value = event_json(&self.provider, data)?;
         match &value {
             // Error bodies (and non-SSE streams) come as arrays of responses.
             Value::Array(chunks) => {

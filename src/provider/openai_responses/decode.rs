@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::items::{call_input, item_type, message_text, parse_usage, reasoning_text, text_field};
 use crate::model::{Completion, Message, Part, Replay, Role, StopReason, StreamEvent, Usage};
+use crate::provider::error::event_json;
 use crate::provider::http::Flow;
 use crate::provider::openai_chat::history::{decoded_arguments, origin_marker};
 use crate::provider::openai_chat::stream_error;
@@ -295,13 +296,7 @@ impl Decoder for ResponsesDecoder {
         if data.is_empty() || data == "[DONE]" {
             return Ok(Flow::Continue);
         }
-        let payload: Value = serde_json::from_str(data).map_err(|err| ProviderError::Decode {
-            provider: self.provider.clone(),
-            message: format!(
-                "an event is not valid JSON ({err}): {}",
-                data.chars().take(200).collect::<String>()
-            ),
-        })?;
+        let payload = event_json(&self.provider, data)?;
         let kind = payload
             .get("type")
             .and_then(Value::as_str)
