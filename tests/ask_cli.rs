@@ -405,3 +405,71 @@ fn sessions_list_and_show_what_was_asked_done_and_chosen() {
     assert_eq!(events.matches("\"type\":\"conversation\"").count(), 2);
     assert_eq!(events.matches("\"type\":\"choice\"").count(), 1);
 }
+
+#[test]
+fn a_recorded_run_exported_as_a_demo_script_replays_the_same_change() {
+    let (_tmp, root) = project();
+    let out = ask(&root, &["--json", "--quiet"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    let first: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let export = versus()
+        .arg("-C")
+        .arg(&root)
+        .args([
+            "replay",
+            "export",
+            "-m",
+            "demo/scripts/a.jsonl",
+            "--delay",
+            "0",
+        ])
+        .args(["-o", "scripts/replayed.jsonl"])
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{:?}", text(&export));
+    let script = std::fs::read_to_string(root.join("scripts/replayed.jsonl")).unwrap();
+    assert!(
+        script.starts_with("# demo script exported from session"),
+        "{script}"
+    );
+    assert_eq!(
+        script.lines().count(),
+        4,
+        "a header and three responses: {script}"
+    );
+
+    let again = versus()
+        .arg("-C")
+        .arg(&root)
+        .args([
+            "ask",
+            "fix two",
+            "-m",
+            "demo/scripts/replayed.jsonl",
+            "--json",
+            "--quiet",
+        ])
+        .env("XDG_CONFIG_HOME", root.join(".no-config"))
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{:?}", text(&again));
+    let replayed: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(replayed["models"][0]["diff"], first["models"][0]["diff"]);
+    assert_eq!(
+        replayed["models"][0]["final_text"],
+        first["models"][0]["final_text"]
+    );
+
+    let missing = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["replay", "export", "-m", "nobody/x"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        text(&missing)
+            .1
+            .contains("no recorded conversation of nobody/x")
+    );
+}

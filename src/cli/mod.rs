@@ -5,6 +5,7 @@ mod completions_cmd;
 mod demo_cmd;
 mod models_cmd;
 mod recipe_cmd;
+mod replay_cmd;
 mod rewind_cmd;
 mod run_cmd;
 mod sessions_cmd;
@@ -70,6 +71,8 @@ pub enum Command {
     Demo(demo_cmd::DemoArgs),
     /// List the sessions of this project, or show one turn by turn.
     Sessions(sessions_cmd::SessionsArgs),
+    /// Replay tools: `export` writes a model's recorded conversation as a demo script.
+    Replay(replay_cmd::ReplayArgs),
     /// Wins, losses, ties, win rate, rating with a 95% interval, cost and latency per model,
     /// from the project's choices (.versus/preferences.jsonl) and headless reports; then the
     /// pass rates per recipe.
@@ -132,6 +135,7 @@ pub fn main() -> ExitCode {
         Some(Command::Rewind(args)) => rewind_cmd::run(args, cli.project),
         Some(Command::Demo(args)) => demo_cmd::run(args, cli.project),
         Some(Command::Sessions(args)) => sessions_cmd::run(args, cli.project),
+        Some(Command::Replay(args)) => replay_cmd::run(args, cli.project),
         Some(Command::Recipe(args)) => recipe_cmd::run(args, cli.project, cli.config),
         Some(Command::Run(args)) => run_cmd::run(args, cli.project, cli.config),
         Some(Command::Stats(args)) => stats_cmd::run(args, cli.project),

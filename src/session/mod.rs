@@ -9,6 +9,7 @@ mod clock;
 mod events;
 mod log;
 mod preferences;
+mod replay;
 mod store;
 
 pub use clock::{Timestamp, now};
@@ -17,4 +18,5 @@ pub use log::{
     EVENTS_FILE, Session, SessionLog, SessionRecord, TurnModel, TurnSummary, next_turn_note,
 };
 pub use preferences::{ModelRecord, Preference, append_preference, read_preferences};
+pub use replay::demo_script;
 pub use store::{SessionError, Store};
