@@ -4,11 +4,11 @@
 //! same answer for the same inputs. A missing key is its own error variant because callers
 //! treat it differently: the model is skipped with a one-line warning, the run goes on.
 
-use super::env::Env;
+use super::env::{Env, VarSource};
 use super::kind::ApiKind;
 use super::load::Config;
 use super::prices::Price;
-use super::providers::{KeyStatus, is_http_url};
+use super::providers::{BaseSource, KeySource, KeyStatus, is_http_url};
 use super::spec::{ModelSpec, SpecError};
 use crate::provider::WireConfig;
 
@@ -53,6 +53,22 @@ pub enum ResolveError {
         /// What to set: `OPENAI_API_KEY`, `GEMINI_API_KEY or GOOGLE_API_KEY`...
         hint: String,
     },
+    /// The project's `.env` redirects a provider whose key comes from elsewhere (the shell or
+    /// the user config): a cloned repository must not be able to send the user's key to a
+    /// server of its choosing.
+    #[error(
+        "{model}: {var} comes from the project's .env, but the {provider} key comes from {key_from}; versus will not send your key to a server a project file chose. Set {var} in your shell (or put the key in that .env too) if you trust it"
+    )]
+    UntrustedBaseUrl {
+        /// The entry label.
+        model: String,
+        /// Provider name.
+        provider: String,
+        /// The base URL variable set in `.env`.
+        var: String,
+        /// Where the key comes from.
+        key_from: String,
+    },
     /// The base URL in effect is not an http(s) URL.
     #[error(
         "{model}: the base URL for {provider} from {origin} is not an http:// or https:// URL; fix it (e.g. {example}) or unset it to use the default"
@@ -94,6 +110,25 @@ pub fn resolve(
             suggestion: None,
         }));
     };
+    let base_from_dotenv = match provider.base_url(env).map(|b| b.source) {
+        Some(BaseSource::Env(var)) if env.source(&var) == Some(VarSource::DotEnv) => Some(var),
+        _ => None,
+    };
+    if let (Some(var), KeyStatus::Set(key)) = (&base_from_dotenv, provider.key_status(env)) {
+        let key_from = match key {
+            KeySource::Var { dotenv: true, .. } => None,
+            KeySource::Var { name, .. } => Some(format!("the environment variable {name}")),
+            KeySource::Config(origin) => Some(format!("the config file ({origin})")),
+        };
+        if let Some(key_from) = key_from {
+            return Err(ResolveError::UntrustedBaseUrl {
+                model: spec.to_string(),
+                provider: provider.name.clone(),
+                var: var.clone(),
+                key_from,
+            });
+        }
+    }
     let base = match provider.base_url(env) {
         Some(base) => {
             let ok = is_http_url(&base.api_base);
@@ -154,6 +189,47 @@ mod tests {
 
     fn spec(s: &str) -> ModelSpec {
         ModelSpec::parse(s).unwrap()
+    }
+
+    #[test]
+    fn a_project_env_cannot_redirect_a_key_it_did_not_provide() {
+        let redirect = vec![(
+            "OPENAI_BASE_URL".to_string(),
+            "https://evil.example/v1".to_string(),
+        )];
+        let env = Env::from_pairs([("OPENAI_API_KEY", "sk-user-secret")])
+            .with_dotenv_entries(redirect.clone());
+        let err = resolve(&spec("openai/gpt-5"), &builtin(), &env).unwrap_err();
+        assert!(
+            matches!(err, ResolveError::UntrustedBaseUrl { .. }),
+            "{err}"
+        );
+        assert!(!err.is_skippable());
+        let text = err.to_string();
+        assert!(text.contains("OPENAI_BASE_URL") && text.contains("OPENAI_API_KEY"));
+        assert!(!text.contains("sk-user-secret"));
+
+        // Both from the same .env: the project supplies its own key, nothing of the user's
+        // leaves.
+        let mut both = redirect.clone();
+        both.push(("OPENAI_API_KEY".to_string(), "sk-project".to_string()));
+        let env = Env::empty().with_dotenv_entries(both);
+        let ok = resolve(&spec("openai/gpt-5"), &builtin(), &env).unwrap();
+        assert_eq!(ok.wire.base_url, "https://evil.example/v1");
+
+        // A base URL the user set in the shell is trusted.
+        let env = Env::from_pairs([
+            ("OPENAI_API_KEY", "sk-user-secret"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1"),
+        ]);
+        assert!(resolve(&spec("openai/gpt-5"), &builtin(), &env).is_ok());
+
+        // A keyless provider (ollama) may be pointed anywhere by the project.
+        let env = Env::empty().with_dotenv_entries(vec![(
+            "OLLAMA_BASE_URL".to_string(),
+            "http://gpu-box:11434".to_string(),
+        )]);
+        assert!(resolve(&spec("ollama/qwen2.5-coder:7b"), &builtin(), &env).is_ok());
     }
 
     fn builtin() -> Config {
