@@ -14,6 +14,12 @@
 //! - latency: 8 panels streaming at 200 tokens/s each (one delta per token, 16 ms of events
 //!   between frames), a key typed before each frame: the time from handling the key to the
 //!   frame being drawn (the event loop adds at most one frame interval, 16 ms, of coalescing).
+//! - review: a 20,000-line file of which 2,000 lines changed (every tenth line rewritten), as
+//!   one model's change set. Time to first frame: from the change set reaching the app
+//!   (`EngineMsg::ChangeSet`, which opens the review and lays out the diff) to the frame being
+//!   drawn, at 240x70; also for switching to side by side. Then scrolling: frames after a
+//!   line down, a page down, or a jump to the next hunk (p50/p99/max). Building the change set
+//!   itself happens in the engine, off the loop's thread; it is reported for reference.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -32,6 +38,8 @@ use versus::tui::state::{App, SessionInfo};
 use versus::tui::theme::Theme;
 use versus::tui::update::update;
 use versus::tui::view::draw;
+use versus::workspace::changeset::{BaseReader, ChangeSet};
+use versus::workspace::{Base, FileWrite, WriteOrigin};
 
 const PANELS: usize = 8;
 
@@ -61,7 +69,10 @@ fn app() -> App {
         &mut app,
         Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
     );
-    update(&mut app, Msg::Engine(EngineMsg::TurnStarted { turn: 1 }));
+    update(
+        &mut app,
+        Msg::Engine(EngineMsg::TurnStarted { turn: 1, seed: 7 }),
+    );
     app
 }
 
@@ -222,9 +233,137 @@ fn latency_bench(frames: usize) {
     );
 }
 
+fn press(app: &mut App, code: KeyCode) {
+    update(app, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+fn review_bench(frames: usize) {
+    const LINES: usize = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let old: String = (0..LINES)
+        .map(|i| {
+            format!("    let value_{i} = compute(&inputs[{i}], SCALE) + offset; // line {i}\n")
+        })
+        .collect();
+    let new: String = (0..LINES)
+        .map(|i| {
+            if i % 10 == 5 {
+                format!("    let value_{i} = compute_checked(&inputs[{i}], SCALE)? + offset; // line {i}\n")
+            } else {
+                format!("    let value_{i} = compute(&inputs[{i}], SCALE) + offset; // line {i}\n")
+            }
+        })
+        .collect();
+    std::fs::write(dir.path().join("big.rs"), &old).unwrap();
+    let base = Base::capture(dir.path()).unwrap();
+    let write = FileWrite {
+        path: "big.rs".into(),
+        content: Some(std::sync::Arc::new(new.into_bytes())),
+        origin: WriteOrigin::new("edit_file", "c1"),
+        seq: 0,
+    };
+    let t = Instant::now();
+    let set = ChangeSet::build(
+        "demo/model-0",
+        &base,
+        &[write],
+        &BaseReader::new(&base),
+        None,
+    )
+    .unwrap();
+    let build = t.elapsed();
+    let file = &set.files[0];
+    println!(
+        "review: change set of a {LINES}-line file, {} lines changed, {} hunks: built in {:.1} ms (engine, off the loop's thread)",
+        file.removed,
+        file.hunks.len(),
+        build.as_secs_f64() * 1e3
+    );
+
+    let mut app = app();
+    for panel in 0..PANELS {
+        update(
+            &mut app,
+            Msg::Engine(EngineMsg::Finished {
+                panel,
+                summary: versus::tui::panel::RunSummary {
+                    stop: versus::model::RunStop::Completed,
+                    elapsed_ms: 1000,
+                    writes: 1,
+                    files: vec!["big.rs".into()],
+                    error: None,
+                },
+            }),
+        );
+    }
+    let mut terminal = Terminal::new(TestBackend::new(240, 70)).unwrap();
+    terminal.draw(|f| draw(f, &mut app)).unwrap();
+    let t = Instant::now();
+    update(
+        &mut app,
+        Msg::Engine(EngineMsg::ChangeSet {
+            turn: 1,
+            label: "demo/model-0".into(),
+            set: Ok(set),
+        }),
+    );
+    terminal.draw(|f| draw(f, &mut app)).unwrap();
+    let first = t.elapsed();
+    let rows = app
+        .review
+        .as_ref()
+        .and_then(|r| r.doc.as_ref())
+        .map_or(0, |d| d.rows.len());
+    println!(
+        "review: first frame of the diff (unified, {rows} rows): {:.1} ms",
+        first.as_secs_f64() * 1e3
+    );
+    let t = Instant::now();
+    press(&mut app, KeyCode::Char('s'));
+    terminal.draw(|f| draw(f, &mut app)).unwrap();
+    println!(
+        "review: switch to side by side and draw: {:.1} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    press(&mut app, KeyCode::Char('s'));
+    terminal.draw(|f| draw(f, &mut app)).unwrap();
+    for (name, code) in [
+        ("line down", KeyCode::Down),
+        ("page down", KeyCode::PageDown),
+        ("next hunk", KeyCode::Char('n')),
+    ] {
+        press(&mut app, KeyCode::Home);
+        let mut samples = Vec::with_capacity(frames);
+        for _ in 0..frames {
+            let t = Instant::now();
+            press(&mut app, code);
+            terminal.draw(|f| draw(f, &mut app)).unwrap();
+            samples.push(t.elapsed());
+        }
+        report(
+            &format!("review: key + frame, {name} (unified, 240x70)"),
+            samples,
+        );
+    }
+    press(&mut app, KeyCode::Char('s'));
+    press(&mut app, KeyCode::Home);
+    let mut samples = Vec::with_capacity(frames);
+    for _ in 0..frames {
+        let t = Instant::now();
+        press(&mut app, KeyCode::PageDown);
+        terminal.draw(|f| draw(f, &mut app)).unwrap();
+        samples.push(t.elapsed());
+    }
+    report(
+        "review: key + frame, page down (side by side, 240x70)",
+        samples,
+    );
+}
+
 fn main() {
     let lines = env_usize("VERSUS_BENCH_TUI_LINES", 100_000);
     let frames = env_usize("VERSUS_BENCH_TUI_FRAMES", 1_000);
+    review_bench(frames);
     frame_bench(lines, frames);
     latency_bench(frames);
 }

@@ -1,7 +1,12 @@
-//! End to end in a real terminal: the `versus` binary runs inside tmux with two scripted demo
-//! models (tests/fixtures/tui/), a prompt is typed, the panels finish, a second prompt is
-//! cancelled with Esc, /quit leaves, and afterwards the terminal is back from the alternate
-//! screen and the session's events.jsonl holds both turns.
+//! End to end in a real terminal: the `versus` binary runs inside tmux with scripted demo
+//! models (tests/fixtures/tui/). A session: a prompt is typed, the panels finish, a second
+//! prompt is cancelled with Esc, /quit leaves, and afterwards the terminal is back from the
+//! alternate screen and the session's events.jsonl holds both turns. A killed session
+//! continues. The review: hunk 1 from one model and a file from another are picked and
+//! applied (exactly those changes on disk), a review check runs in each workspace, a shell
+//! opens in a workspace and returns, the next turn's note names the chosen models, and two
+//! /rewinds walk back to a byte-identical tree (modes included) with the prompt back in the
+//! box and the choice in preferences.jsonl.
 //!
 //! Skips (and says why) when tmux is not installed; .ci/run installs it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -338,5 +343,218 @@ fn a_session_killed_mid_run_continues() {
     assert!(
         messages.len() > 3,
         "turn 3 continues the conversation of turn 1: {messages:?}"
+    );
+}
+
+/// Every file under `dir` (but `.git` and `.versus`): its path, mode and content hash.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, (u32, String)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name == ".git" || name == ".versus" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().display().to_string();
+                let hash = blake3::hash(&std::fs::read(&path).unwrap())
+                    .to_hex()
+                    .to_string();
+                out.insert(rel, (meta.permissions().mode() & 0o7777, hash));
+            }
+        }
+    }
+    out
+}
+
+/// A committed git project for the review test: a 30-line story, notes, an executable script
+/// and the two review scripts (tests/fixtures/tui/review_*.jsonl).
+fn review_project(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    let story: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.join("story.txt"), story).unwrap();
+    std::fs::write(dir.join("notes.txt"), "hello\n").unwrap();
+    std::fs::write(dir.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(dir.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tui");
+    for name in ["review_a.jsonl", "review_b.jsonl"] {
+        std::fs::copy(fixtures.join(name), dir.join(name)).unwrap();
+    }
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "git {args:?}: {ok:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "start"]);
+}
+
+#[test]
+fn review_pick_across_models_apply_and_rewind_in_a_real_terminal() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    review_project(&proj);
+    let config = tmp.write("empty.toml", "");
+    let before = tree(&proj);
+    let tmux = Tmux::start("review", 130, 40);
+    launch(
+        &tmux,
+        &proj,
+        &config,
+        "-m demo/review_a.jsonl -m demo/review_b.jsonl",
+    );
+    tmux.wait_for(&["turn 0"]);
+    // A review check: passes where "three" made it into the story.
+    tmux.type_text("/config check grep -q three story.txt");
+    tmux.press("Enter");
+    tmux.wait_for(&["check: `grep -q three story.txt` runs"]);
+    tmux.type_text("tell the story");
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 1 finished", "review · turn 1 · 2/2 finished"]);
+
+    // Hunk 1 of A's story.txt.
+    // Tab until the file list is the model's; each Tab is waited for (the title changes).
+    let files_title = |screen: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains("files · "))
+            .map(str::to_string)
+    };
+    let select = |label: &str| {
+        let want = format!("files · {label} (");
+        for _ in 0..4 {
+            let screen = tmux.screen();
+            if screen.contains(&want) {
+                return;
+            }
+            let shown = files_title(&screen);
+            tmux.press("Tab");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while files_title(&tmux.screen()) == shown && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        tmux.wait_for(&[&want]);
+    };
+    select("demo/review_a.jsonl");
+    tmux.wait_for(&[
+        "story.txt · modified · +2 -2 · hunk 1/2",
+        "`grep -q three story.txt` passed (exit 0)",
+    ]);
+    // Open its workspace in a shell, and come back.
+    tmux.press("o");
+    tmux.wait_for(&["a shell in the workspace of demo/review_a.jsonl"]);
+    tmux.type_text("echo INSIDE=$VERSUS_WORKSPACE; exit");
+    tmux.press("Enter");
+    tmux.wait_for(&["back from the shell in demo/review_a.jsonl's workspace"]);
+    tmux.press("Space");
+    tmux.wait_for(&["picked hunk 1/2 of story.txt"]);
+    // notes.txt of B, whole (its first file).
+    select("demo/review_b.jsonl");
+    tmux.wait_for(&["notes.txt · modified", "failed (exit 1)"]);
+    tmux.press("f");
+    tmux.wait_for(&["basket: 2 files from 2 models"]);
+    tmux.press("a");
+    let screen = tmux.wait_for(&["applied demo/review_a.jsonl + demo/review_b.jsonl"]);
+    assert!(screen.contains("wrote notes.txt, story.txt"), "{screen}");
+
+    // Exactly those changes on disk.
+    let story: String = (1..=30)
+        .map(|i| match i {
+            3 => "line three, told by A\n".to_string(),
+            i => format!("line {i}\n"),
+        })
+        .collect();
+    assert_eq!(
+        std::fs::read_to_string(proj.join("story.txt")).unwrap(),
+        story
+    );
+    assert_eq!(
+        std::fs::read_to_string(proj.join("notes.txt")).unwrap(),
+        "notes from B\nsecond line\n"
+    );
+    let after = tree(&proj);
+    for (path, entry) in &before {
+        if path != "story.txt" && path != "notes.txt" {
+            assert_eq!(after.get(path), Some(entry), "{path} is untouched");
+        }
+    }
+    assert_eq!(after.len(), before.len(), "no file was added");
+
+    // A second turn: the models read which changes were applied.
+    tmux.press("Escape");
+    tmux.type_text("and then?");
+    tmux.press("Enter");
+    tmux.wait_for(&["A-AGAIN", "B-AGAIN", "turn 2 finished"]);
+
+    // /rewind walks back: turn 2 (nothing applied), then turn 1 with its files.
+    tmux.type_text("/rewind");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["rewind turn 2?"]);
+    assert!(
+        screen.contains("no choice was made in that turn"),
+        "{screen}"
+    );
+    tmux.press("y");
+    let screen = tmux.wait_for(&["rewound turn 2"]);
+    assert!(
+        screen.contains("│and then?"),
+        "the prompt is back: {screen}"
+    );
+    assert_ne!(tree(&proj), before, "turn 1's changes are still applied");
+    tmux.press("C-u");
+    tmux.type_text("/rewind");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["rewind turn 1?", "2 files, +2 -3"]);
+    assert!(screen.contains("restore  story.txt"), "{screen}");
+    tmux.press("y");
+    let screen = tmux.wait_for(&["rewound turn 1", "its prompt is back in the box"]);
+    assert!(
+        screen.contains("│tell the story"),
+        "the prompt is back: {screen}"
+    );
+    assert_eq!(tree(&proj), before, "byte-identical tree, modes included");
+
+    // The choice is in preferences.jsonl and the session.
+    let prefs = std::fs::read_to_string(proj.join(".versus/preferences.jsonl")).unwrap();
+    let pref: serde_json::Value = serde_json::from_str(prefs.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        pref["chosen"],
+        serde_json::json!(["demo/review_a.jsonl", "demo/review_b.jsonl"])
+    );
+    assert_eq!(pref["source"], "tui");
+    assert_eq!(pref["blind"], false);
+    assert_eq!(pref["models"].as_array().unwrap().len(), 2);
+
+    tmux.press("C-u");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+    let log = events(&proj);
+    let choice = log.iter().find(|e| e["type"] == "choice").unwrap();
+    assert_eq!(choice["turn"], 1);
+    assert!(choice["apply_id"].is_string());
+    assert!(
+        log.iter().any(|e| e["type"] == "rewound" && e["turn"] == 1),
+        "the rewind is in the session log"
     );
 }

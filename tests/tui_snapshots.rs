@@ -70,7 +70,7 @@ fn start_turn(app: &mut App, prompt: &str) {
     typed(app, prompt);
     key(app, KeyCode::Enter);
     let turn = app.turn + 1;
-    send(app, EngineMsg::TurnStarted { turn });
+    send(app, EngineMsg::TurnStarted { turn, seed: 7 });
     app.status = None;
     // The clock moves on: panels show 7 s elapsed.
     app.now_ms += 7_000;
@@ -325,6 +325,6 @@ fn help_lists_keys_and_commands() {
     let mut a = app(&["demo/good"]);
     typed(&mut a, "/help");
     key(&mut a, KeyCode::Enter);
-    let t = render(&mut a, 110, 34);
+    let t = render(&mut a, 110, 44);
     insta::assert_snapshot!(t.backend());
 }

@@ -71,7 +71,7 @@ fn enter_sends_to_every_model_and_the_turn_starts_when_the_driver_says_so() {
     );
     assert!(a.prompt.is_empty());
     assert!(a.submitting);
-    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
     assert_eq!(a.turn, 1);
     assert!(a.running());
     assert_eq!(a.history, ["fix the bug"]);
@@ -156,7 +156,7 @@ fn esc_cancels_everything_and_ctrl_x_only_the_focused_model() {
     let mut a = app();
     typed(&mut a, "go");
     key(&mut a, KeyCode::Enter);
-    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
     key(&mut a, KeyCode::Tab);
     let effects = press(&mut a, KeyCode::Char('x'), KeyModifiers::CONTROL);
     assert_eq!(
@@ -173,7 +173,7 @@ fn run_events_fill_panels_and_the_turn_end_reports_every_model() {
     let mut a = app();
     typed(&mut a, "go");
     key(&mut a, KeyCode::Enter);
-    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
     engine(
         &mut a,
         EngineMsg::Agent {

@@ -26,6 +26,16 @@ pub struct TuiArgs {
     /// Reopen the session ID (a unique prefix is enough; `versus sessions` lists them).
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
+
+    /// Blind review: models are shown as Model A, B, C in a random order until you choose
+    /// (/blind toggles it in the session).
+    #[arg(long)]
+    pub blind: bool,
+
+    /// A recipe: its models (unless -m is given) and its Review section (`blind`, and the
+    /// `check` command run in each model's workspace when it finishes).
+    #[arg(long, value_name = "FILE")]
+    pub recipe: Option<PathBuf>,
 }
 
 /// Runs the interactive interface.
@@ -53,6 +63,8 @@ pub fn run(
             (true, None) => Some(None),
             (false, None) => None,
         },
+        blind: args.blind,
+        recipe: args.recipe,
     }))?;
     // Workspaces are removed on drop; do not let a runtime shutdown timeout cut that short.
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));

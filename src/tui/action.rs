@@ -5,9 +5,13 @@
 //! that the driver in [`super::engine`] carries out and answers with more messages. This queue
 //! pair is what makes [`super::update`] testable without a terminal, a runtime or a model.
 
+use std::collections::BTreeMap;
+
 use crossterm::event::KeyEvent;
 
+use crate::apply::{AppliedAs, ApplyPlan, Preview, Resolution, RewindPreview};
 use crate::model::AgentEvent;
+use crate::workspace::changeset::ChangeSet;
 
 use super::panel::RunSummary;
 
@@ -25,6 +29,10 @@ pub struct Settings {
     /// Text added to the system prompt.
     #[serde(default)]
     pub system: Option<String>,
+    /// Command run in each model's workspace when it finishes (`cargo test`), shown in the
+    /// review table; `None`: no check.
+    #[serde(default)]
+    pub check: Option<String>,
 }
 
 impl Default for Settings {
@@ -34,6 +42,7 @@ impl Default for Settings {
             max_steps: 50,
             timeout_secs: 20 * 60,
             system: None,
+            check: None,
         }
     }
 }
@@ -97,6 +106,8 @@ pub enum EngineMsg {
     TurnStarted {
         /// Turn number.
         turn: u32,
+        /// A random number for this turn (blind mode shuffles the names with it).
+        seed: u64,
     },
     /// The requested turn could not start (bad attachment, no model...).
     TurnRejected {
@@ -140,10 +151,157 @@ pub enum EngineMsg {
         /// Problems (skipped models).
         errors: Vec<String>,
     },
+    /// A finished model's change set (built off the loop's thread), or why it could not be.
+    ChangeSet {
+        /// Turn number.
+        turn: u32,
+        /// The model.
+        label: String,
+        /// The change set.
+        set: Result<ChangeSet, String>,
+    },
+    /// The review check of a model started or ended.
+    Check {
+        /// Turn number.
+        turn: u32,
+        /// The model.
+        label: String,
+        /// Where it is.
+        state: CheckState,
+    },
+    /// What applying the basket would do (answers [`Effect::PreviewApply`]).
+    ApplyPreview {
+        /// Turn number.
+        turn: u32,
+        /// Per path: clean, merged with the user's edits, or conflicting.
+        preview: Preview,
+    },
+    /// The choice was recorded, and applied when it had a plan (answers [`Effect::Choose`]).
+    Chosen(ChoiceDone),
+    /// The choice could not be carried out (nothing was recorded).
+    ChoiceFailed {
+        /// What went wrong and what to do.
+        error: String,
+    },
+    /// What a rewind would do (answers [`Effect::PlanRewind`]).
+    RewindPlanned(RewindPlan),
+    /// A rewind was carried out (answers [`Effect::Rewind`]).
+    Rewound(RewindDone),
+    /// A titled text to show over the panels (`/stats`).
+    Show {
+        /// Title.
+        title: String,
+        /// Lines.
+        lines: Vec<String>,
+    },
     /// A line for the status bar.
     Info(String),
     /// An error for the status bar.
     Error(String),
+}
+
+/// Where a model's review check is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckState {
+    /// Running.
+    Running,
+    /// Ended.
+    Done(CheckResult),
+}
+
+/// How a review check ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckResult {
+    /// Exit code 0.
+    pub passed: bool,
+    /// How it ended in words (`exit 0`, `exit 101`, `timed out after 600 s`, `cancelled`).
+    pub ending: String,
+    /// Wall time.
+    pub elapsed_ms: u64,
+    /// The last lines of its merged stdout and stderr.
+    pub tail: Vec<String>,
+}
+
+/// Which part of a turn `/rewind` undoes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RewindScope {
+    /// The applied files and the turn in every model's conversation (`/rewind`).
+    Both,
+    /// Only the applied files (`/rewind files`).
+    Files,
+    /// Only the conversation (`/rewind conversation`).
+    Conversation,
+}
+
+impl RewindScope {
+    /// Whether the files are restored.
+    pub fn files(self) -> bool {
+        matches!(self, RewindScope::Both | RewindScope::Files)
+    }
+
+    /// Whether the turn leaves the conversations.
+    pub fn conversation(self) -> bool {
+        matches!(self, RewindScope::Both | RewindScope::Conversation)
+    }
+}
+
+/// What a rewind will do, shown before asking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewindPlan {
+    /// The scope asked for.
+    pub scope: RewindScope,
+    /// The turn undone (`None`: a files-only rewind of an apply no turn of this session names).
+    pub turn: Option<u32>,
+    /// That turn's prompt (put back in the prompt box when the conversation is rewound).
+    pub prompt: Option<String>,
+    /// The files part (`None`: no file to restore).
+    pub files: Option<RewindPreview>,
+    /// Why the files are not part of it, when the scope asked for them.
+    pub files_note: Option<String>,
+}
+
+/// What a rewind did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewindDone {
+    /// The scope carried out.
+    pub scope: RewindScope,
+    /// The turn undone.
+    pub turn: Option<u32>,
+    /// Its prompt.
+    pub prompt: Option<String>,
+    /// Paths restored.
+    pub restored: Vec<String>,
+    /// Paths edited after the apply and left as they are.
+    pub kept: Vec<String>,
+}
+
+/// A choice for the turn under review: a plan to apply (or none: "none of them"), how to
+/// resolve conflicting files, and the ratings given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoiceRequest {
+    /// The turn.
+    pub turn: u32,
+    /// What to apply (`None`: none of them).
+    pub plan: Option<ApplyPlan>,
+    /// Per conflicting path, what to do (a conflict with no entry is not written).
+    pub resolutions: BTreeMap<String, Resolution>,
+    /// Per model label: `good`, `bad` or `tie`.
+    pub ratings: BTreeMap<String, String>,
+    /// Whether the names were hidden when the choice was made.
+    pub blind: bool,
+}
+
+/// What a choice did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChoiceDone {
+    /// The turn.
+    pub turn: u32,
+    /// The chosen models (empty: none of them).
+    pub chosen: Vec<String>,
+    /// The apply's journal id (`None`: nothing was written).
+    pub apply_id: Option<String>,
+    /// Per planned path, what happened.
+    pub files: Vec<(String, AppliedAs)>,
 }
 
 /// What the app asks the driver to do.
@@ -189,6 +347,36 @@ pub enum Effect {
         path: Option<String>,
         /// The document.
         markdown: String,
+    },
+    /// Preview the apply of a composed plan (answered by `ApplyPreview`).
+    PreviewApply {
+        /// The turn.
+        turn: u32,
+        /// The composed basket.
+        plan: ApplyPlan,
+    },
+    /// Record a choice and apply its plan (answered by `Chosen` or `ChoiceFailed`).
+    Choose(ChoiceRequest),
+    /// Work out what a rewind would do (answered by `RewindPlanned`, or an error).
+    PlanRewind {
+        /// The scope.
+        scope: RewindScope,
+    },
+    /// Carry out a rewind the user confirmed (answered by `Rewound`, or an error).
+    Rewind {
+        /// The plan shown.
+        plan: RewindPlan,
+        /// Also restore files edited after the apply.
+        force: bool,
+    },
+    /// The statistics of this session and of the project (answered by `Show`).
+    Stats,
+    /// Suspend the interface and run a shell in a model's workspace.
+    OpenShell {
+        /// The model.
+        label: String,
+        /// The name shown for it (its alias in a blind turn).
+        shown: String,
     },
     /// Leave: cancel runs, clean up, restore the terminal.
     Quit,

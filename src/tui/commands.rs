@@ -1,6 +1,8 @@
 //! Slash commands: one table that the parser, the completion list and `/help` all read, so a
 //! command cannot exist in one and be missing from another.
 
+use super::action::RewindScope;
+
 /// A command's name, argument synopsis and one-line help.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommandInfo {
@@ -27,7 +29,27 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "config",
         args: "[KEY VALUE]",
-        help: "show or change settings: models, tools, max_steps, timeout, system",
+        help: "show or change settings (models, tools, limits, system, check)",
+    },
+    CommandInfo {
+        name: "review",
+        args: "",
+        help: "show the review of the last turn (also Ctrl+O)",
+    },
+    CommandInfo {
+        name: "rewind",
+        args: "[files | conversation]",
+        help: "undo the last turn: its applied files and/or its conversation",
+    },
+    CommandInfo {
+        name: "blind",
+        args: "",
+        help: "hide model names as Model A, B, C until the choice (toggle)",
+    },
+    CommandInfo {
+        name: "stats",
+        args: "",
+        help: "wins, ratings, cost, latency per model: session and overall",
     },
     CommandInfo {
         name: "resume",
@@ -84,6 +106,8 @@ pub enum ConfigSet {
     Timeout(u64),
     /// `system TEXT` or `system none`: text added to the system prompt.
     System(Option<String>),
+    /// `check CMD` or `check none`: the review check run in each workspace.
+    Check(Option<String>),
 }
 
 /// A parsed command.
@@ -101,6 +125,14 @@ pub enum Command {
     ConfigShow,
     /// `/config KEY VALUE`.
     ConfigSet(ConfigSet),
+    /// `/review`.
+    Review,
+    /// `/rewind [files|conversation]`.
+    Rewind(RewindScope),
+    /// `/blind`.
+    Blind,
+    /// `/stats`.
+    Stats,
     /// `/resume`.
     Resume,
     /// `/compact`.
@@ -151,6 +183,19 @@ pub fn parse(line: &str) -> Result<Command, String> {
             _ => Err("usage: /models, /models add SPEC..., /models remove SPEC...".to_string()),
         },
         "config" => parse_config(rest),
+        "review" => no_args(Command::Review),
+        "rewind" => match rest {
+            "" => Ok(Command::Rewind(RewindScope::Both)),
+            "files" | "file" => Ok(Command::Rewind(RewindScope::Files)),
+            "conversation" | "conversations" | "chat" => {
+                Ok(Command::Rewind(RewindScope::Conversation))
+            }
+            other => Err(format!(
+                "/rewind takes `files` or `conversation` (or nothing: both), not `{other}`"
+            )),
+        },
+        "blind" => no_args(Command::Blind),
+        "stats" => no_args(Command::Stats),
         "resume" => no_args(Command::Resume),
         "compact" => no_args(Command::Compact),
         "clear" => no_args(Command::Clear),
@@ -223,9 +268,16 @@ fn parse_config(rest: &str) -> Result<Command, String> {
                 ConfigSet::System(Some(value.to_string()))
             }
         }
+        "check" => {
+            if value == "none" {
+                ConfigSet::Check(None)
+            } else {
+                ConfigSet::Check(Some(value.to_string()))
+            }
+        }
         other => {
             return Err(format!(
-                "unknown setting `{other}`; settings are models, tools, max_steps, timeout, system"
+                "unknown setting `{other}`; settings are models, tools, max_steps, timeout, system, check"
             ));
         }
     };
@@ -273,12 +325,30 @@ mod tests {
         assert!(err.contains("did you mean /help"), "{err}");
         assert!(parse("/config max_steps x").is_err());
         assert!(parse("/clear now").is_err());
+        assert_eq!(parse("/rewind"), Ok(Command::Rewind(RewindScope::Both)));
+        assert_eq!(
+            parse("/rewind files"),
+            Ok(Command::Rewind(RewindScope::Files))
+        );
+        assert_eq!(
+            parse("/rewind conversation"),
+            Ok(Command::Rewind(RewindScope::Conversation))
+        );
+        assert!(parse("/rewind everything").is_err());
+        assert_eq!(
+            parse("/config check cargo test -q"),
+            Ok(Command::ConfigSet(ConfigSet::Check(Some(
+                "cargo test -q".into()
+            ))))
+        );
     }
 
     #[test]
     fn completion_is_by_prefix_in_table_order() {
         let names: Vec<&str> = complete("c").iter().map(|c| c.name).collect();
         assert_eq!(names, ["config", "compact", "clear"]);
+        let names: Vec<&str> = complete("re").iter().map(|c| c.name).collect();
+        assert_eq!(names, ["review", "rewind", "resume"]);
         assert_eq!(complete("").len(), COMMANDS.len());
     }
 }

@@ -17,7 +17,7 @@ use ratatui::backend::Backend;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::action::Msg;
+use super::action::{EngineMsg, Msg};
 use super::engine::{Engine, LoopMsg};
 use super::state::App;
 use super::update::update;
@@ -46,6 +46,13 @@ where
     let mut input = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
+    // In raw mode Ctrl+C and Ctrl+Z are keys, but while a shell runs in a workspace ("open
+    // workspace") they are signals to the whole foreground group: versus must not die or stop.
+    let _sigint = signal(SignalKind::interrupt())?;
+    let _sigquit = signal(SignalKind::quit())?;
+    let _sigtstp = signal(SignalKind::from_raw(
+        nix::sys::signal::Signal::SIGTSTP as i32,
+    ))?;
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut last_draw: Option<Instant> = None;
@@ -91,6 +98,30 @@ where
         app.now_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         for msg in msgs {
             dispatch(app, engine, msg);
+        }
+        if let Some(shell) = engine.take_shell() {
+            // crossterm's reader must stop before the shell reads the terminal.
+            drop(input);
+            let outcome = super::terminal::run_shell(&shell.dir, &shell.shown);
+            input = EventStream::new();
+            // A full redraw without asking the terminal where its cursor is (ratatui's
+            // `clear` does, and that answer can be lost right after the shell): wipe the
+            // screen and forget both frame buffers, so the next frame paints every cell.
+            terminal.backend_mut().clear().map_err(Into::into)?;
+            terminal.current_buffer_mut().reset();
+            terminal.swap_buffers();
+            let text = match outcome {
+                Ok(_) => EngineMsg::Info(format!(
+                    "back from the shell in {}'s workspace",
+                    shell.shown
+                )),
+                Err(e) => EngineMsg::Error(format!(
+                    "could not run a shell ($SHELL, else /bin/sh) in {}: {e}",
+                    shell.dir.display()
+                )),
+            };
+            dispatch(app, engine, Msg::Engine(text));
+            app.dirty = true;
         }
         if app.quit && quitting.is_none() {
             quitting = Some(Instant::now());

@@ -102,16 +102,101 @@ pub fn panel_rects(area: Rect, count: usize, focus: usize, zoom: bool) -> Vec<(u
     out
 }
 
+/// The panels shown and where, by panel index: [`panel_rects`] over the panels in the order
+/// they are laid out ([`App::panel_order`]: shuffled while a blind turn hides the names).
+pub fn placed_panels(app: &App, area: Rect) -> Vec<(usize, Rect)> {
+    let order = app.panel_order();
+    let focus = order.iter().position(|&i| i == app.focus).unwrap_or(0);
+    panel_rects(area, order.len(), focus, app.zoom)
+        .into_iter()
+        .filter_map(|(position, rect)| order.get(position).map(|&i| (i, rect)))
+        .collect()
+}
+
 /// The inner height (rows of text) of panel `index` at the app's current size, for paging.
 pub fn panel_height(app: &App, index: usize) -> usize {
     let area = Rect::new(0, 0, app.size.0, app.size.1);
     let a = areas(app, area);
-    panel_rects(a.panels, app.panels.len(), app.focus, app.zoom)
+    placed_panels(app, a.panels)
         .into_iter()
         .find(|(i, _)| *i == index)
         .map(|(_, r)| usize::from(r.height.saturating_sub(2)))
         .unwrap_or(1)
         .max(1)
+}
+
+/// Narrowest review area that still gets the file list and basket beside the diff.
+pub const MIN_REVIEW_SIDE: u16 = 70;
+
+/// The parts of the review screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReviewAreas {
+    /// The table of models (with its border).
+    pub table: Rect,
+    /// The selected model's files (empty on narrow terminals).
+    pub files: Rect,
+    /// The basket (empty on narrow terminals).
+    pub basket: Rect,
+    /// The diff (with its border).
+    pub diff: Rect,
+}
+
+/// Splits the panel area for the review: the table on top (one row per model, and a line for
+/// the selected model's check), then the files and the basket on the left and the diff on the
+/// right; on narrow terminals the diff alone under the table.
+pub fn review_areas(app: &App, area: Rect) -> ReviewAreas {
+    let models = app.review.as_ref().map_or(0, |r| r.models.len());
+    let check_line = u16::from(app.settings.check.is_some() || has_checks(app));
+    let wanted = u16::try_from(models).unwrap_or(u16::MAX) + 3 + check_line;
+    let table_height = wanted.min(area.height / 2).max(3.min(area.height));
+    let [table, rest] =
+        Layout::vertical([Constraint::Length(table_height), Constraint::Min(0)]).areas(area);
+    if rest.width < MIN_REVIEW_SIDE {
+        return ReviewAreas {
+            table,
+            files: Rect::default(),
+            basket: Rect::default(),
+            diff: rest,
+        };
+    }
+    let side = (rest.width * 3 / 10).clamp(24, 44);
+    let [left, diff] =
+        Layout::horizontal([Constraint::Length(side), Constraint::Min(0)]).areas(rest);
+    // Picks take a line or two at this width, conflicts two or three (they wrap).
+    let basket_lines = app.review.as_ref().map_or(1, |r| {
+        let conflicts = match &r.basket_state {
+            crate::review::BasketState::Conflicts(c) => c.len(),
+            _ => 0,
+        };
+        let wide = usize::from(side) >= 40;
+        let pick = if wide { 1 } else { 2 };
+        let conflict = if wide { 2 } else { 3 };
+        (r.basket.picks().len() * pick + conflicts * conflict).max(1) + 1
+    });
+    let basket_height = (u16::try_from(basket_lines).unwrap_or(u16::MAX) + 2)
+        .min(left.height * 2 / 3)
+        .max(3.min(left.height));
+    let [files, basket] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(basket_height)]).areas(left);
+    ReviewAreas {
+        table,
+        files,
+        basket,
+        diff,
+    }
+}
+
+fn has_checks(app: &App) -> bool {
+    app.review
+        .as_ref()
+        .is_some_and(|r| r.models.iter().any(|m| m.check.is_some()))
+}
+
+/// Rows of diff text on screen at the app's current size (for paging in the review).
+pub fn diff_height(app: &App) -> usize {
+    let area = Rect::new(0, 0, app.size.0, app.size.1);
+    let a = areas(app, area);
+    usize::from(review_areas(app, a.panels).diff.height.saturating_sub(2)).max(1)
 }
 
 #[cfg(test)]

@@ -5,18 +5,23 @@
 //! - **One state, pure updates.** [`state::App`] is all the interface knows; [`update::update`]
 //!   changes it from one [`action::Msg`] and returns [`action::Effect`]s. No I/O happens there,
 //!   so keys, commands and how runs show up are tested without a terminal.
-//! - **A driver for the engine.** [`engine::Engine`] carries out effects with the runner and
-//!   the session store, and owns what is not display state (clients, conversations, running
-//!   turns, workspaces kept for review). The review/apply issue plugs in here: the last turn's
-//!   `ModelResult`s are kept until the next turn starts, and the next-turn note already takes
-//!   the name of an applied model.
+//! - **A driver for the engine.** [`engine::Engine`] carries out effects with the runner, the
+//!   session store and the apply engine, and owns what is not display state (clients,
+//!   conversations, running turns, the last turn's workspaces and base for the review, checks,
+//!   the next turn's note). Slow work (change sets, checks, apply, rewind, stats) runs on tasks
+//!   and answers through the loop's channel.
+//! - **The review is state too.** [`review::ReviewState`] holds the last turn's change sets,
+//!   the basket and what is on screen; picking, conflicts and the apply flow are pure
+//!   [`update`] code, tested without a terminal; the rules themselves (pairing, word
+//!   highlights, composing picks, blind names) come from [`crate::review`].
 //! - **Render from memory.** [`view::draw`] reads the state only; each panel's transcript keeps
 //!   a wrap cache keyed by width so a frame costs what is visible, not what was streamed.
 //! - **One loop.** [`event_loop::run`] merges terminal input, driver messages, a clock and
 //!   signals, and redraws at most once per frame when something changed; idle costs nothing.
 //!
 //! The interface reaches the engine only through `runner`, `session`, `config`, `agent`
-//! (settings), `tools` (the registry), `workspace` and `example`; never `headless`.
+//! (settings), `tools` (the registry), `workspace`, `apply`, `review`, `stats`, `recipe` and
+//! `example`; never `headless`.
 
 pub mod action;
 pub mod commands;
@@ -30,6 +35,7 @@ pub mod markdown;
 pub mod panel;
 pub mod prompt;
 pub mod replay;
+pub mod review;
 pub mod start;
 pub mod state;
 pub mod strings;
@@ -63,6 +69,10 @@ pub struct TuiOptions {
     pub models: Vec<String>,
     /// `--continue` (`Some(None)`: the latest session) or `--resume ID` (`Some(Some(id))`).
     pub resume: Option<Option<String>>,
+    /// `--blind`: hide the model names until each choice.
+    pub blind: bool,
+    /// `--recipe FILE`: its models (when no `-m`) and its Review section (blind, check).
+    pub recipe: Option<PathBuf>,
 }
 
 /// What the session left behind, for the command line to print after the terminal is back.
@@ -91,6 +101,9 @@ pub enum TuiError {
     /// `.versus/` could not be used.
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// The recipe given with `--recipe` has problems.
+    #[error("{0}")]
+    Recipe(String),
     /// The terminal failed.
     #[error(
         "terminal error: {0} (versus needs an interactive terminal; use `versus ask` in scripts)"
@@ -102,6 +115,19 @@ pub enum TuiError {
 pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     let (config, env) = crate::config::load(&options.project, options.config_file.as_deref())?;
     let http = crate::provider::http::default_client()?;
+    let recipe = match &options.recipe {
+        Some(path) => Some(
+            crate::recipe::Recipe::load_for(path, &config)
+                .map_err(|e| TuiError::Recipe(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let mut options = options;
+    if options.models.is_empty()
+        && let Some(recipe) = &recipe
+    {
+        options.models = recipe.model_specs().iter().map(|s| s.to_string()).collect();
+    }
     let mut reopened = None;
     let (project, models, banner, warnings, demo) = match &options.resume {
         Some(id) => {
@@ -148,7 +174,12 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
         project: project.display().to_string(),
         demo,
     };
-    let mut app = App::new(session, labels, Settings::default(), Theme::from_env());
+    let settings = Settings {
+        check: recipe.as_ref().and_then(|r| r.review.check.clone()),
+        ..Settings::default()
+    };
+    let mut app = App::new(session, labels, settings, Theme::from_env());
+    app.blind = options.blind || recipe.as_ref().is_some_and(|r| r.review.blind);
     app.banner = banner;
     app.tool_names = ToolRegistry::builtin()
         .names()
@@ -190,6 +221,7 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
         session_dir: session_dir.clone(),
         conversations: log.conversations().into_iter().collect(),
         last_turn: log.last_turn(),
+        log,
     };
     let mut engine = Engine::new(parts, tx)?;
     let (mut terminal, guard) = terminal::enter()?;

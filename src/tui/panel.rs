@@ -92,6 +92,8 @@ pub struct Panel {
     pub tool_calls: u32,
     /// Failed tool calls of this turn.
     pub tool_errors: u32,
+    /// Edits of this turn that did not apply (`old_string` not found...).
+    pub failed_edits: u32,
     /// Transcript of every turn.
     pub transcript: Transcript,
     /// Rows scrolled up from the bottom (0 follows the output).
@@ -116,6 +118,7 @@ impl Panel {
             elapsed_ms: None,
             tool_calls: 0,
             tool_errors: 0,
+            failed_edits: 0,
             transcript: Transcript::new(),
             scroll: 0,
             open: None,
@@ -157,6 +160,7 @@ impl Panel {
         self.elapsed_ms = None;
         self.tool_calls = 0;
         self.tool_errors = 0;
+        self.failed_edits = 0;
         self.tools.clear();
         self.in_code = false;
         self.scroll = 0;
@@ -236,11 +240,15 @@ impl Panel {
                 bytes,
                 summary,
                 duration_ms,
+                failed_edit,
                 ..
             } => {
                 self.tool_calls += 1;
                 if *is_error {
                     self.tool_errors += 1;
+                }
+                if *failed_edit {
+                    self.failed_edits += 1;
                 }
                 if let Some(index) = self.tools.iter().position(|t| t.id == *id) {
                     self.redraw_tool(

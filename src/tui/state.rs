@@ -1,10 +1,16 @@
 //! The one state struct of the interface. Everything a frame shows is here, and nothing here
 //! touches the terminal, the disk or the network.
 
-use super::action::{Settings, TurnRequest};
+use std::collections::BTreeMap;
+
+use crate::apply::{ApplyPlan, Preview, Resolution};
+use crate::review::BlindNames;
+
+use super::action::{RewindPlan, Settings, TurnRequest};
 use super::complete::Completion;
 use super::panel::Panel;
 use super::prompt::PromptBox;
+use super::review::ReviewState;
 use super::theme::Theme;
 
 /// What the session is (shown in the header, used for default file names).
@@ -41,6 +47,41 @@ pub enum Overlay {
     },
 }
 
+/// What fills the area between the header and the prompt box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Screen {
+    /// The models' live panels; keys edit the prompt.
+    #[default]
+    Panels,
+    /// The review of the last turn: table, files, diff, basket; keys pick and apply.
+    Review,
+}
+
+/// A question that takes every key until it is answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dialog {
+    /// Some files of the plan conflict with the user's edits since the run started: what to
+    /// do with each.
+    Apply(ApplyDialog),
+    /// Confirm a rewind.
+    Rewind(RewindPlan),
+}
+
+/// The apply question: the preview, and a resolution per conflicting file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApplyDialog {
+    /// The turn.
+    pub turn: u32,
+    /// The plan.
+    pub plan: ApplyPlan,
+    /// What apply would do per path.
+    pub preview: Preview,
+    /// The conflicting file selected (index into the preview's conflicts).
+    pub selected: usize,
+    /// Chosen resolutions; a conflicting file without one is not written.
+    pub resolutions: BTreeMap<String, Resolution>,
+}
+
 /// The whole interface state.
 #[derive(Debug)]
 pub struct App {
@@ -64,6 +105,8 @@ pub struct App {
     pub completion_dismissed: bool,
     /// The overlay, when open.
     pub overlay: Option<Overlay>,
+    /// Lines the overlay is scrolled down.
+    pub overlay_scroll: usize,
     /// Status-bar message (replaces the key hints until the next key).
     pub status: Option<Status>,
     /// Show thinking and full tool arguments.
@@ -86,6 +129,16 @@ pub struct App {
     pub history: Vec<String>,
     /// Project files for `@path` completion.
     pub files: Vec<String>,
+    /// Panels or review.
+    pub screen: Screen,
+    /// The review of the latest turn (from its start until the next turn starts).
+    pub review: Option<ReviewState>,
+    /// The open question, if any.
+    pub dialog: Option<Dialog>,
+    /// Blind mode for the next turns (`--blind`, `/blind`, a recipe's `Review: blind`).
+    pub blind: bool,
+    /// The current turn's hidden names (`None` when the turn is not blind).
+    pub names: Option<BlindNames>,
     /// Palette.
     pub theme: Theme,
     /// The app asked to leave.
@@ -109,6 +162,7 @@ impl App {
             completion: None,
             completion_dismissed: false,
             overlay: None,
+            overlay_scroll: 0,
             status: None,
             verbose: false,
             settings,
@@ -120,6 +174,11 @@ impl App {
             now_ms: 0,
             history: Vec::new(),
             files: Vec::new(),
+            screen: Screen::Panels,
+            review: None,
+            dialog: None,
+            blind: false,
+            names: None,
             theme,
             quit: false,
             dirty: true,
@@ -152,6 +211,39 @@ impl App {
             text: text.into(),
             error: true,
         });
+    }
+
+    /// The name shown for panel `index`: its label, or its alias while the turn is blind.
+    pub fn shown(&self, index: usize) -> String {
+        let label = self.panels.get(index).map_or("", |p| p.label.as_str());
+        match &self.names {
+            Some(names) if index < self.panels.len() => names.shown(index, label),
+            _ => label.to_string(),
+        }
+    }
+
+    /// The name shown for the model `label` (see [`App::shown`]).
+    pub fn shown_label(&self, label: &str) -> String {
+        match self.panel_of(label) {
+            Some(index) => self.shown(index),
+            None => label.to_string(),
+        }
+    }
+
+    /// Whether names are hidden right now.
+    pub fn hiding(&self) -> bool {
+        self.names.as_ref().is_some_and(|n| !n.is_revealed())
+    }
+
+    /// Panel indices in the order they are laid out: shuffled while a blind turn hides the
+    /// names (a panel's place would give its model away), else as in the roster.
+    pub fn panel_order(&self) -> Vec<usize> {
+        match &self.names {
+            Some(names) if names.display_order().len() == self.panels.len() => {
+                names.display_order().to_vec()
+            }
+            _ => (0..self.panels.len()).collect(),
+        }
     }
 
     /// The panel index of `label`.

@@ -11,6 +11,16 @@ pub const HINTS_IDLE: &[(&str, &str)] = &[
     ("Ctrl+C", "quit"),
 ];
 
+/// Status-line hints while idle with changes to review.
+pub const HINTS_IDLE_REVIEW: &[(&str, &str)] = &[
+    ("Ctrl+O", "review the changes"),
+    ("Enter", "send"),
+    ("Ctrl+J", "newline"),
+    ("Tab", "next panel"),
+    ("PgUp/PgDn", "scroll"),
+    ("/", "commands"),
+];
+
 /// Status-line hints while models run.
 pub const HINTS_RUNNING: &[(&str, &str)] = &[
     ("Esc", "cancel all"),
@@ -18,6 +28,30 @@ pub const HINTS_RUNNING: &[(&str, &str)] = &[
     ("Tab", "next panel"),
     ("PgUp/PgDn", "scroll"),
     ("Enter", "zoom"),
+];
+
+/// Status-line hints on the review screen.
+pub const HINTS_REVIEW: &[(&str, &str)] = &[
+    ("Space", "pick hunk"),
+    ("f", "file"),
+    ("c", "model"),
+    ("a", "apply"),
+    ("x", "none"),
+    ("+/-/=", "rate"),
+    ("Tab", "model"),
+    ("n/N", "hunk"),
+    ("s", "layout"),
+    ("t", "transcript"),
+    ("o", "shell"),
+    ("R", "rewind"),
+    ("Esc", "prompt"),
+];
+
+/// Status-line hints while a dialog asks.
+pub const HINTS_DIALOG: &[(&str, &str)] = &[
+    ("Enter", "confirm"),
+    ("Esc", "cancel"),
+    ("(more keys", "in the question's bottom line)"),
 ];
 
 /// Status-line hints during a history search.
@@ -57,6 +91,24 @@ pub const HELP_KEYS: &[(&str, &str)] = &[
         "close a list, else cancel every running model, else unzoom",
     ),
     ("Ctrl+X", "cancel the focused model only"),
+    ("Ctrl+O", "the review of the last turn / back to the panels"),
+    (
+        "review: Tab ↑↓ ←→ n/N",
+        "model · scroll · file · hunk (search match while searching)",
+    ),
+    (
+        "review: Space f c",
+        "pick the hunk on screen, the file, the whole model (again: drop)",
+    ),
+    (
+        "review: a x + - =",
+        "apply the basket · none of them · rate good / bad / tie",
+    ),
+    (
+        "review: / s t o R",
+        "search · layout · transcript · shell in the workspace · rewind",
+    ),
+    ("review: Esc q", "back to the prompt"),
     ("Ctrl+W / Ctrl+U", "delete a word / the whole prompt"),
     (
         "Ctrl+C",

@@ -23,6 +23,9 @@ use ratatui::backend::CrosstermBackend;
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Whether keyboard enhancement flags were pushed (they must be popped on restore).
 static ENHANCED: AtomicBool = AtomicBool::new(false);
+/// Whether the terminal supports them (asked once at start; a shell's return does not ask
+/// again, since the answer could be lost there).
+static SUPPORTED: AtomicBool = AtomicBool::new(false);
 static HOOK: Once = Once::new();
 
 /// The terminal type the interface draws on.
@@ -59,6 +62,7 @@ pub fn enter() -> io::Result<(Tui, TerminalGuard)> {
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         )?;
         ENHANCED.store(true, Ordering::SeqCst);
+        SUPPORTED.store(true, Ordering::SeqCst);
     }
     let terminal = Terminal::new(CrosstermBackend::new(stdout))?;
     Ok((terminal, guard))
@@ -81,6 +85,44 @@ pub fn restore() {
     );
     let _ = disable_raw_mode();
     let _ = stdout.flush();
+}
+
+/// Runs an interactive shell in `dir` with the terminal given back to it, then takes the
+/// terminal over again ("open workspace"). The caller redraws everything afterwards. The
+/// shell is `$SHELL`, else `/bin/sh`; `VERSUS_WORKSPACE` names the model inside it.
+pub fn run_shell(dir: &std::path::Path, shown: &str) -> io::Result<std::process::ExitStatus> {
+    restore();
+    let shell = std::env::var_os("SHELL")
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "/bin/sh".into());
+    let mut out = io::stderr();
+    let _ = writeln!(
+        out,
+        "versus: a shell in the workspace of {shown} ({}); exit it to return to versus",
+        dir.display()
+    );
+    let status = std::process::Command::new(&shell)
+        .current_dir(dir)
+        .env("VERSUS_WORKSPACE", shown)
+        .status();
+    resume()?;
+    status
+}
+
+/// Takes the terminal over again after [`run_shell`].
+fn resume() -> io::Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut stdout = io::stdout();
+    execute!(stdout, EnterAlternateScreen, EnableBracketedPaste)?;
+    if SUPPORTED.load(Ordering::SeqCst) {
+        execute!(
+            stdout,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+        ENHANCED.store(true, Ordering::SeqCst);
+    }
+    Ok(())
 }
 
 /// Restores the terminal before the panic message is printed, so it is readable.

@@ -94,6 +94,40 @@ impl Theme {
         Style::new().add_modifier(Modifier::REVERSED)
     }
 
+    /// An added line of a diff.
+    pub fn added(self) -> Style {
+        self.fg(Color::Green)
+    }
+
+    /// A removed line of a diff.
+    pub fn removed(self) -> Style {
+        self.fg(Color::Red)
+    }
+
+    /// The words that changed inside an added line.
+    pub fn added_word(self) -> Style {
+        if self.color {
+            Style::new()
+                .fg(Color::Black)
+                .bg(Color::Green)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
+        }
+    }
+
+    /// The words that changed inside a removed line.
+    pub fn removed_word(self) -> Style {
+        if self.color {
+            Style::new()
+                .fg(Color::Black)
+                .bg(Color::Red)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
+        }
+    }
+
     /// Badges in the prompt box (`[pasted 120 lines]`).
     pub fn badge(self) -> Style {
         if self.color {

@@ -2,17 +2,24 @@
 //! and turns what it learns into messages.
 //!
 //! It owns everything that is not display state: the models' clients, each model's
-//! conversation across turns, the running turn's cancellation tokens, the last turn's results
-//! (workspaces stay alive for the review that comes after a turn) and the session log. Slow
-//! work (capturing the project, reading attachments, removing workspaces) runs on tasks and
-//! reports back through the loop channel, so the event loop never waits on it.
+//! conversation across turns (and the records a rewind rebuilds them from), the running turn's
+//! cancellation tokens, the last turn's results (workspaces stay alive for the review, its
+//! checks and "open workspace" until the next turn), the choice's note for the next turn, and
+//! the session log. Slow work (capturing the project, reading attachments, building change
+//! sets, running checks, applying, rewinding, reading stats, removing workspaces) runs on tasks
+//! and reports back through the loop channel, so the event loop never waits on it. The review
+//! half lives in `choice` (change sets, checks, preview, apply, preferences) and `rewind`.
 
+pub mod check;
+mod choice;
 mod conversation;
 pub mod models;
 mod recorder;
+mod rewind;
+pub mod stats;
 mod turn;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -21,14 +28,15 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::config::{Config, Env};
 use crate::model::Message;
 use crate::runner::{ModelResult, RunEvent};
-use crate::session::{SessionRecord, Store, now};
+use crate::session::{SessionLog, SessionRecord, Store, now};
 
+pub use choice::{ChoiceOutcome, TurnReview, apply_choice};
 pub use conversation::compact;
 pub use models::{Model, Resolver};
 pub use recorder::Recorder;
 pub use turn::ActiveTurn;
 
-use super::action::{Effect, EngineMsg, Settings};
+use super::action::{Effect, EngineMsg, RewindDone, Settings};
 
 /// Default file of `/save` and `/load`, relative to the project.
 pub const SETTINGS_FILE: &str = ".versus/tui.toml";
@@ -51,6 +59,8 @@ pub enum LoopMsg {
     Started {
         /// Turn number.
         turn: u32,
+        /// The project's state at the start (change sets are computed against it).
+        base: std::sync::Arc<crate::workspace::Base>,
     },
     /// The turn could not start.
     Rejected {
@@ -59,6 +69,39 @@ pub enum LoopMsg {
         /// Why.
         error: String,
     },
+    /// A finished model's change set was built (or could not be).
+    ChangeSet {
+        /// Turn number.
+        turn: u32,
+        /// The model.
+        label: String,
+        /// The change set, or why not.
+        set: Result<crate::workspace::changeset::ChangeSet, String>,
+    },
+    /// A choice was carried out off the loop's thread: the engine records it.
+    Chosen(ChoiceOutcome),
+    /// The files part of a rewind was carried out: the engine does the conversation part.
+    Rewound(RewindDone),
+}
+
+/// What the next turn's note tells each model: the choice of the turn before.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NoteInputs {
+    /// Models whose changes were applied (empty: none).
+    pub chosen: Vec<String>,
+    /// Files the apply wrote.
+    pub applied: Vec<String>,
+    /// Files each model proposed.
+    pub own: HashMap<String, Vec<String>>,
+}
+
+/// A shell the event loop should open (it owns the terminal).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellRequest {
+    /// The workspace root.
+    pub dir: PathBuf,
+    /// The name shown for the model.
+    pub shown: String,
 }
 
 /// The settings file `/save` writes.
@@ -90,6 +133,23 @@ pub struct Engine {
     turn: Option<ActiveTurn>,
     /// The last turn's results: workspaces kept for review until the next turn.
     kept: Vec<ModelResult>,
+    /// The last turn's facts for the choice (base, models' stats, checks).
+    review: Option<TurnReview>,
+    /// Conversation and rewind records of the session, to rebuild conversations after a rewind
+    /// exactly as a reopened session would.
+    history: Vec<SessionRecord>,
+    /// Prompt of every turn of the session.
+    prompts: BTreeMap<u32, String>,
+    /// The apply made by each turn's choice (`None`: chosen, nothing written).
+    applies: BTreeMap<u32, Option<String>>,
+    /// Turns rewound (out of every conversation).
+    rewound: BTreeSet<u32>,
+    /// What the next turn's note says (set by a choice or a rewind).
+    next_note: Option<NoteInputs>,
+    /// The note inputs each turn of this process was sent with (a rewind restores them).
+    sent_notes: BTreeMap<u32, NoteInputs>,
+    /// A shell waiting for the event loop.
+    shell: Option<ShellRequest>,
 }
 
 /// Everything the engine starts from.
@@ -114,6 +174,8 @@ pub struct EngineParts {
     pub conversations: HashMap<String, Vec<Message>>,
     /// Turns already in the session.
     pub last_turn: u32,
+    /// The session's log so far (turns, choices, conversations, rewinds).
+    pub log: SessionLog,
 }
 
 impl Engine {
@@ -125,6 +187,26 @@ impl Engine {
             "project": parts.project, "source": "tui", "continued_after_turn": parts.last_turn,
             "models": parts.models.iter().map(|(l, _)| l.clone()).collect::<Vec<_>>(),
         }));
+        let mut prompts = BTreeMap::new();
+        let mut applies = BTreeMap::new();
+        let mut rewound = BTreeSet::new();
+        let mut history = Vec::new();
+        for record in parts.log.records {
+            match record {
+                SessionRecord::Turn { turn, prompt, .. } => {
+                    prompts.insert(turn, prompt);
+                }
+                SessionRecord::Choice { turn, apply_id, .. } => {
+                    applies.insert(turn, apply_id);
+                }
+                SessionRecord::Rewound { turn } => {
+                    rewound.insert(turn);
+                    history.push(SessionRecord::Rewound { turn });
+                }
+                c @ SessionRecord::Conversation { .. } => history.push(c),
+                _ => {}
+            }
+        }
         Ok(Engine {
             project: parts.project,
             config: parts.config,
@@ -141,7 +223,31 @@ impl Engine {
             tx,
             turn: None,
             kept: Vec::new(),
+            review: None,
+            history,
+            prompts,
+            applies,
+            rewound,
+            next_note: None,
+            sent_notes: BTreeMap::new(),
+            shell: None,
         })
+    }
+
+    /// Records a model's conversation (the session log, and the copy rewinds rebuild from).
+    fn record_conversation(&mut self, turn: u32, model: &str, messages: &[Message]) {
+        let record = SessionRecord::Conversation {
+            turn,
+            model: model.to_string(),
+            messages: messages.to_vec(),
+        };
+        self.recorder.record(&record);
+        self.history.push(record);
+    }
+
+    /// Takes the shell the event loop should open, if one was asked for.
+    pub fn take_shell(&mut self) -> Option<ShellRequest> {
+        self.shell.take()
     }
 
     /// The session folder.
@@ -161,6 +267,9 @@ impl Engine {
             Effect::CancelAll => {
                 if let Some(turn) = &self.turn {
                     turn.cancel_all();
+                }
+                if let Some(review) = &self.review {
+                    review.checks.cancel();
                 }
                 Vec::new()
             }
@@ -188,12 +297,9 @@ impl Engine {
             }
             Effect::ClearConversations => {
                 // Empty conversation records, so a reopened session starts afresh too.
-                for model in self.conversations.keys() {
-                    self.recorder.record(&SessionRecord::Conversation {
-                        turn: self.last_turn,
-                        model: model.clone(),
-                        messages: Vec::new(),
-                    });
+                let models: Vec<String> = self.conversations.keys().cloned().collect();
+                for model in models {
+                    self.record_conversation(self.last_turn, &model, &[]);
                 }
                 self.conversations.clear();
                 self.last_files.clear();
@@ -203,16 +309,16 @@ impl Engine {
             }
             Effect::Compact => {
                 let mut folded = 0;
+                let mut changed = Vec::new();
                 for (model, messages) in self.conversations.iter_mut() {
                     let n = compact(messages);
                     if n > 0 {
-                        self.recorder.record(&SessionRecord::Conversation {
-                            turn: self.last_turn,
-                            model: model.clone(),
-                            messages: messages.clone(),
-                        });
+                        changed.push((model.clone(), messages.clone()));
                     }
                     folded += n;
+                }
+                for (model, messages) in changed {
+                    self.record_conversation(self.last_turn, &model, &messages);
                 }
                 self.recorder.record(
                     &json!({"type": "compact", "time": now().rfc3339(), "turns_folded": folded}),
@@ -246,9 +352,43 @@ impl Engine {
                     },
                 ]
             }
+            Effect::PreviewApply { turn, plan } => self.preview(turn, plan),
+            Effect::Choose(request) => self.choose(request),
+            Effect::PlanRewind { scope } => self.plan_rewind(scope),
+            Effect::Rewind { plan, force } => self.rewind(plan, force),
+            Effect::Stats => {
+                let project = self.project.clone();
+                let session = self.session_id.clone();
+                let tx = self.tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let msg = stats::show(&project, &session);
+                    let _ = tx.send(LoopMsg::App(msg));
+                });
+                Vec::new()
+            }
+            Effect::OpenShell { label, shown } => {
+                let root = self
+                    .kept
+                    .iter()
+                    .find(|r| r.label == label)
+                    .and_then(|r| r.workspace.as_ref())
+                    .map(|w| w.root().to_path_buf());
+                match root {
+                    Some(dir) => {
+                        self.shell = Some(ShellRequest { dir, shown });
+                        Vec::new()
+                    }
+                    None => vec![EngineMsg::Error(format!(
+                        "{shown} has no workspace left to open (it could not be prepared, or a newer turn replaced it)"
+                    ))],
+                }
+            }
             Effect::Quit => {
                 if let Some(turn) = &self.turn {
                     turn.cancel_all();
+                }
+                if let Some(review) = &self.review {
+                    review.checks.cancel();
                 }
                 Vec::new()
             }
@@ -314,6 +454,9 @@ impl Engine {
     pub fn shutdown(&mut self) {
         if let Some(turn) = &self.turn {
             turn.cancel_all();
+        }
+        if let Some(review) = &self.review {
+            review.checks.cancel();
         }
         self.recorder
             .record(&json!({"type": "end", "time": now().rfc3339()}));

@@ -10,6 +10,7 @@ use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use super::choice::TurnReview;
 use super::conversation::{AUTO_COMPACT_THRESHOLD, auto_compact};
 use crate::agent::{AgentSettings, system_prompt};
 use crate::model::Message;
@@ -20,7 +21,7 @@ use crate::workspace::{Base, Isolation};
 
 use super::super::action::{EngineMsg, Target, TurnRequest};
 use super::super::panel::RunSummary;
-use super::{Engine, LoopMsg};
+use super::{Engine, LoopMsg, NoteInputs};
 
 /// Largest file `@path` attaches.
 const MAX_ATTACHMENT: u64 = 512 * 1024;
@@ -31,6 +32,7 @@ pub struct ActiveTurn {
     turn: u32,
     prompt: String,
     remember: bool,
+    check: Option<String>,
     all: CancellationToken,
     targets: Vec<(Target, CancellationToken)>,
     remaining: usize,
@@ -79,6 +81,12 @@ impl Engine {
         };
         let mut entries = Vec::with_capacity(request.targets.len());
         let mut compacted: Vec<String> = Vec::new();
+        // What the models read about the previous turn's choice (nothing chosen: none applied).
+        let inputs = NoteInputs {
+            own: self.last_files.clone(),
+            ..self.next_note.clone().unwrap_or_default()
+        };
+        let mut records = Vec::new();
         for target in &request.targets {
             let Some(model) = self.models.get(&target.label) else {
                 return reject(format!(
@@ -102,30 +110,35 @@ impl Engine {
                 let folded = auto_compact(&mut entry.history, window, AUTO_COMPACT_THRESHOLD);
                 if folded > 0 {
                     tracing::info!(model = %target.label, folded, window, "auto-compacted");
-                    self.recorder.record(&SessionRecord::Conversation {
-                        turn: self.last_turn,
-                        model: target.label.clone(),
-                        messages: entry.history.clone(),
-                    });
-                    self.conversations
-                        .insert(target.label.clone(), entry.history.clone());
+                    records.push((target.label.clone(), entry.history.clone()));
                     compacted.push(format!("{} ({folded} turn(s))", target.label));
                 }
             }
-            // From the second turn on, a model reads what became of its proposals (nothing is
-            // applied from the interface yet; the review step will pass the chosen models).
+            // From the second turn on, a model reads what became of its proposals: which
+            // model's changes were applied (or none) and which of its own files were not.
             let note = (!entry.history.is_empty()).then(|| {
                 next_turn_note(
                     &target.label,
-                    &[],
-                    self.last_files
+                    &inputs.chosen,
+                    inputs
+                        .own
                         .get(&target.label)
                         .map(Vec::as_slice)
                         .unwrap_or(&[]),
-                    &[],
+                    &inputs.applied,
                 )
             });
             entries.push((entry, note));
+        }
+        for (label, messages) in records {
+            self.record_conversation(self.last_turn, &label, &messages);
+            self.conversations.insert(label, messages);
+        }
+        // The note is used up when the turn starts (a rejected turn leaves it for the next).
+        self.sent_notes.insert(request.turn, inputs);
+        // The old workspaces go below: stop their checks first.
+        if let Some(review) = &self.review {
+            review.checks.cancel();
         }
         let old = std::mem::take(&mut self.kept);
         if !old.is_empty() {
@@ -143,6 +156,7 @@ impl Engine {
             turn: request.turn,
             prompt: request.prompt.clone(),
             remember: request.remember,
+            check: request.settings.check.clone(),
             all,
             remaining: targets.len(),
             targets,
@@ -170,7 +184,7 @@ impl Engine {
     pub fn on_loop(&mut self, msg: LoopMsg) -> Vec<EngineMsg> {
         match msg {
             LoopMsg::App(m) => vec![m],
-            LoopMsg::Started { turn } => self.started(turn),
+            LoopMsg::Started { turn, base } => self.started(turn, base),
             LoopMsg::Rejected { turn, error } => {
                 if self.turn.as_ref().is_some_and(|t| t.turn == turn) {
                     self.turn = None;
@@ -178,14 +192,33 @@ impl Engine {
                 vec![EngineMsg::TurnRejected { error }]
             }
             LoopMsg::Run { turn, entry, event } => self.run_event(turn, entry, event),
+            LoopMsg::ChangeSet { turn, label, set } => self.change_set_built(turn, label, set),
+            LoopMsg::Chosen(outcome) => self.chosen(outcome),
+            LoopMsg::Rewound(done) => self.rewound(done),
         }
     }
 
-    fn started(&mut self, turn: u32) -> Vec<EngineMsg> {
+    fn started(&mut self, turn: u32, base: Arc<Base>) -> Vec<EngineMsg> {
         let Some(active) = self.turn.as_ref().filter(|t| t.turn == turn) else {
             return Vec::new();
         };
         self.last_turn = turn;
+        self.next_note = None;
+        self.prompts.insert(turn, active.prompt.clone());
+        self.review = Some(TurnReview {
+            turn,
+            prompt: active.prompt.clone(),
+            base,
+            labels: active
+                .targets
+                .iter()
+                .map(|(t, _)| t.label.clone())
+                .collect(),
+            finished: Default::default(),
+            files: Default::default(),
+            check: active.check.clone(),
+            checks: tokio_util::sync::CancellationToken::new(),
+        });
         self.recorder.record(&SessionRecord::Turn {
             turn,
             time: now().rfc3339(),
@@ -207,11 +240,14 @@ impl Engine {
                 }
             });
         }
-        vec![EngineMsg::TurnStarted { turn }]
+        vec![EngineMsg::TurnStarted {
+            turn,
+            seed: seed(turn),
+        }]
     }
 
     fn run_event(&mut self, turn: u32, entry: usize, event: RunEvent) -> Vec<EngineMsg> {
-        let Some(active) = self.turn.as_mut().filter(|t| t.turn == turn) else {
+        let Some(active) = self.turn.as_ref().filter(|t| t.turn == turn) else {
             return Vec::new();
         };
         let Some((target, _)) = active.targets.get(entry) else {
@@ -231,13 +267,9 @@ impl Engine {
                     None => (crate::model::RunStop::Error, 0),
                 };
                 if let Some(outcome) = &result.outcome {
-                    self.recorder.record(&SessionRecord::Conversation {
-                        turn,
-                        model: label.clone(),
-                        messages: outcome.messages.clone(),
-                    });
-                    self.conversations
-                        .insert(label.clone(), outcome.messages.clone());
+                    let messages = outcome.messages.clone();
+                    self.record_conversation(turn, &label, &messages);
+                    self.conversations.insert(label.clone(), messages);
                 }
                 self.last_files.insert(label, files.clone());
                 let summary = RunSummary {
@@ -247,9 +279,13 @@ impl Engine {
                     files,
                     error: result.error.clone(),
                 };
-                self.kept.push(*result);
-                active.remaining = active.remaining.saturating_sub(1);
                 let mut out = vec![EngineMsg::Finished { panel, summary }];
+                out.extend(self.review_finished(turn, &result));
+                self.kept.push(*result);
+                let Some(active) = self.turn.as_mut() else {
+                    return out;
+                };
+                active.remaining = active.remaining.saturating_sub(1);
                 if active.remaining == 0 {
                     self.turn = None;
                     self.recorder.record(
@@ -261,6 +297,15 @@ impl Engine {
             }
         }
     }
+}
+
+/// A number that differs from turn to turn and run to run (blind mode shuffles with it).
+fn seed(turn: u32) -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    (nanos as u64) ^ (u64::from(std::process::id()) << 32) ^ u64::from(turn).rotate_left(17)
 }
 
 /// One runner event as a session-log record (the shape `versus ask` writes).
@@ -328,7 +373,10 @@ impl TurnStart {
             }
         };
         let base = Arc::new(base);
-        let _ = self.tx.send(LoopMsg::Started { turn: self.turn });
+        let _ = self.tx.send(LoopMsg::Started {
+            turn: self.turn,
+            base: Arc::clone(&base),
+        });
         let options = RunOptions {
             isolation: Isolation::default_for(&self.project),
             limits: ToolLimits::default(),

@@ -133,6 +133,16 @@ pub fn run(app: &mut App, command: Command) -> Vec<Effect> {
         Command::ModelsRemove(specs) => remove_models(app, &specs),
         Command::ConfigShow => show_config(app),
         Command::ConfigSet(set) => return config_set(app, set),
+        Command::Review => super::keys::toggle_review_open(app),
+        Command::Rewind(scope) => {
+            if let Some(why) = busy(app) {
+                app.error(why);
+                return Vec::new();
+            }
+            return vec![Effect::PlanRewind { scope }];
+        }
+        Command::Blind => blind(app),
+        Command::Stats => return vec![Effect::Stats],
         Command::Resume => return resume(app),
         Command::Compact => {
             if let Some(why) = busy(app) {
@@ -185,6 +195,19 @@ pub fn run(app: &mut App, command: Command) -> Vec<Effect> {
     Vec::new()
 }
 
+/// `/blind`: names hidden from the next turn on; turning it off reveals the current turn.
+fn blind(app: &mut App) {
+    app.blind = !app.blind;
+    if app.blind {
+        app.info("blind: from the next turn, models are Model A, B, C… in a random order until you choose");
+    } else {
+        if let Some(names) = app.names.as_mut() {
+            names.reveal();
+        }
+        app.info("blind off: real names shown");
+    }
+}
+
 fn remove_models(app: &mut App, specs: &[String]) {
     let mut missing = Vec::new();
     for spec in specs {
@@ -228,12 +251,19 @@ fn show_config(app: &mut App) {
             "system      {}",
             s.system.as_deref().unwrap_or("(built-in prompt only)")
         ),
+        format!(
+            "check       {}",
+            s.check.as_deref().unwrap_or("(none: nothing runs when a model finishes)")
+        ),
+        format!("blind       {}", if app.blind { "on" } else { "off" }),
         format!("project     {}", app.session.project),
         format!("session     {}", app.session.id),
         String::new(),
         "Change with /config KEY VALUE, e.g. /config max_steps 30, /config tools read_file,edit_file,"
             .to_string(),
-        "/config tools all, /config timeout 600, /config system Answer briefly., /config system none"
+        "/config tools all, /config timeout 600, /config system Answer briefly., /config system none,"
+            .to_string(),
+        "/config check cargo test -q (runs in each workspace when its model finishes), /config check none"
             .to_string(),
     ];
     app.overlay = Some(Overlay::Info {
@@ -288,6 +318,15 @@ fn config_set(app: &mut App, set: ConfigSet) -> Vec<Effect> {
                 None => "system prompt: built-in only (from the next turn)",
             });
             app.settings.system = text;
+        }
+        ConfigSet::Check(command) => {
+            app.info(match &command {
+                Some(c) => format!(
+                    "check: `{c}` runs in each model's workspace when it finishes (from the next turn)"
+                ),
+                None => "check: none".to_string(),
+            });
+            app.settings.check = command;
         }
     }
     Vec::new()

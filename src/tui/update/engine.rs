@@ -3,10 +3,14 @@
 
 use crate::model::RunStop;
 
+use crate::review::BlindNames;
+
 use super::super::action::{Effect, EngineMsg};
 use super::super::format::cost;
 use super::super::panel::PanelStatus;
-use super::super::state::App;
+use super::super::review::ReviewState;
+use super::super::state::{App, Overlay, Screen};
+use super::answers;
 
 /// Handles one driver message.
 pub fn handle(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
@@ -16,7 +20,7 @@ pub fn handle(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
             app.history = older;
         }
         EngineMsg::FilesLoaded(files) => app.files = files,
-        EngineMsg::TurnStarted { turn } => turn_started(app, turn),
+        EngineMsg::TurnStarted { turn, seed } => turn_started(app, turn, seed),
         EngineMsg::TurnRejected { error } => {
             app.submitting = false;
             if let Some((_, typed)) = app.pending.take()
@@ -82,18 +86,40 @@ pub fn handle(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
                 app.error(format!("settings loaded, but: {}", errors.join("; ")));
             }
         }
+        EngineMsg::ChangeSet { turn, label, set } => answers::change_set(app, turn, &label, set),
+        EngineMsg::Check { turn, label, state } => answers::check(app, turn, &label, state),
+        EngineMsg::ApplyPreview { turn, preview } => return answers::preview(app, turn, preview),
+        EngineMsg::Chosen(done) => answers::chosen(app, done),
+        EngineMsg::ChoiceFailed { error } => answers::choice_failed(app, error),
+        EngineMsg::RewindPlanned(plan) => answers::rewind_planned(app, plan),
+        EngineMsg::Rewound(done) => answers::rewound(app, done),
+        EngineMsg::Show { title, lines } => app.overlay = Some(Overlay::Info { title, lines }),
         EngineMsg::Info(text) => app.info(text),
         EngineMsg::Error(text) => app.error(text),
     }
     Vec::new()
 }
 
-fn turn_started(app: &mut App, turn: u32) {
+fn turn_started(app: &mut App, turn: u32, seed: u64) {
     app.submitting = false;
     app.turn = turn;
     let Some((request, _)) = app.pending.take() else {
         return;
     };
+    app.names = app.blind.then(|| BlindNames::new(app.panels.len(), seed));
+    let order = app.panel_order();
+    let targets: Vec<(usize, String)> = request
+        .targets
+        .iter()
+        .map(|t| (t.panel, t.label.clone()))
+        .collect();
+    let shown: Vec<usize> = order
+        .iter()
+        .filter_map(|panel| targets.iter().position(|(p, _)| p == panel))
+        .collect();
+    app.review = Some(ReviewState::new(turn, &request.prompt, &targets, shown));
+    app.screen = Screen::Panels;
+    app.dialog = None;
     if request.remember && app.history.last() != Some(&request.prompt) {
         app.history.push(request.prompt.clone());
     }
@@ -107,17 +133,22 @@ fn turn_started(app: &mut App, turn: u32) {
             panel.note(&format!("── turn {turn}: not addressed ──"));
         }
     }
-    let names: Vec<&str> = request.targets.iter().map(|t| t.label.as_str()).collect();
-    app.info(format!("turn {turn}: sent to {}", names.join(", ")));
+    let names: Vec<String> = request.targets.iter().map(|t| app.shown(t.panel)).collect();
+    let blind = if app.names.is_some() {
+        " (blind: names hidden until the choice)"
+    } else {
+        ""
+    };
+    app.info(format!("turn {turn}: sent to {}{blind}", names.join(", ")));
 }
 
 fn turn_ended(app: &mut App, turn: u32) {
     let mut done = 0;
     let mut other = Vec::new();
-    for p in &app.panels {
+    for (i, p) in app.panels.iter().enumerate() {
         match p.status {
             PanelStatus::Done(RunStop::Completed) => done += 1,
-            PanelStatus::Done(stop) => other.push(format!("{} {}", p.label, stop.label())),
+            PanelStatus::Done(stop) => other.push(format!("{} {}", app.shown(i), stop.label())),
             _ => {}
         }
     }
@@ -126,6 +157,21 @@ fn turn_ended(app: &mut App, turn: u32) {
         text.push_str(&format!(", {}", other.join(", ")));
     }
     text.push_str(&format!(" · session {}", cost(app.total_cost())));
+    if app
+        .review
+        .as_ref()
+        .is_some_and(|r| !r.sets.iter().all(|s| s.is_empty()))
+    {
+        text.push_str(if app.screen == Screen::Review {
+            " · pick with Space/f/c, a applies, x none of them"
+        } else {
+            " · Ctrl+O reviews the changes"
+        });
+    }
     app.info(text);
-    app.sync_panels();
+    // Panels of removed models go now, unless names are hidden (a panel's place would change
+    // under its alias); then at the next prompt.
+    if !app.hiding() {
+        app.sync_panels();
+    }
 }

@@ -1,14 +1,15 @@
-//! The keyboard: overlays and the history search take keys first, then global keys
-//! (cancel, focus, scroll), then the completion list, then the prompt editor.
+//! The keyboard: overlays, dialogs and the history search take keys first, then the review
+//! screen's keys when it is shown, then global keys (cancel, focus, scroll), then the
+//! completion list, then the prompt editor.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::super::action::Effect;
 use super::super::complete::ItemKind;
 use super::super::layout::panel_height;
-use super::super::state::App;
+use super::super::state::{App, Screen};
 use super::command::submit;
-use super::refresh_completion;
+use super::{dialog, refresh_completion, review};
 
 /// Handles one key press.
 pub fn handle(app: &mut App, key: KeyEvent) -> Vec<Effect> {
@@ -17,8 +18,23 @@ pub fn handle(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         return Vec::new();
     }
     if app.overlay.is_some() {
-        app.overlay = None;
+        match key.code {
+            KeyCode::Down | KeyCode::Char('j') => app.overlay_scroll += 1,
+            KeyCode::PageDown | KeyCode::Char(' ') => app.overlay_scroll += 10,
+            KeyCode::Up | KeyCode::Char('k') => {
+                app.overlay_scroll = app.overlay_scroll.saturating_sub(1);
+            }
+            KeyCode::PageUp => app.overlay_scroll = app.overlay_scroll.saturating_sub(10),
+            _ => {
+                app.overlay = None;
+                app.overlay_scroll = 0;
+            }
+        }
         return Vec::new();
+    }
+    if app.dialog.is_some() {
+        app.status = None;
+        return dialog::key(app, key);
     }
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let alt = key.modifiers.contains(KeyModifiers::ALT);
@@ -28,6 +44,15 @@ pub fn handle(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         return Vec::new();
     }
     app.status = None;
+    if key.code == KeyCode::Char('o') && ctrl {
+        toggle_review(app);
+        return Vec::new();
+    }
+    if app.screen == Screen::Review
+        && let Some(effects) = review::key(app, key)
+    {
+        return effects;
+    }
     match key.code {
         KeyCode::Char('c') if ctrl => return ctrl_c(app),
         KeyCode::Char('d') if ctrl && app.prompt.is_empty() && !app.running() => {
@@ -167,18 +192,43 @@ fn escape(app: &mut App) -> Vec<Effect> {
 }
 
 fn cancel_focused(app: &mut App) -> Vec<Effect> {
+    let shown = app.shown(app.focus);
     match app.panels.get(app.focus) {
         Some(p) if p.status.is_active() => {
             let label = p.label.clone();
-            app.info(format!("cancelling {label}…"));
+            app.info(format!("cancelling {shown}…"));
             vec![Effect::Cancel { label }]
         }
-        Some(p) => {
-            let label = p.label.clone();
-            app.info(format!("{label} is not running"));
+        Some(_) => {
+            app.info(format!("{shown} is not running"));
             Vec::new()
         }
         None => Vec::new(),
+    }
+}
+
+/// Ctrl+O: between the panels and the review of the last turn.
+pub fn toggle_review(app: &mut App) {
+    match app.screen {
+        Screen::Review => app.screen = Screen::Panels,
+        Screen::Panels => toggle_review_open(app),
+    }
+}
+
+/// Opens the review of the last turn (`/review`).
+pub fn toggle_review_open(app: &mut App) {
+    match app.screen {
+        Screen::Review => {}
+        Screen::Panels => match app.review.as_mut() {
+            Some(review) => {
+                review.opened = true;
+                review.ensure_doc();
+                app.screen = Screen::Review;
+                app.zoom = false;
+                app.completion = None;
+            }
+            None => app.info("nothing to review yet: send a prompt first"),
+        },
     }
 }
 
@@ -240,10 +290,13 @@ fn select(app: &mut App, delta: isize) {
     }
 }
 
+/// Moves the focus along the panels as they are laid out (shuffled in a blind turn).
 fn move_focus(app: &mut App, delta: isize) {
-    let n = app.panels.len() as isize;
+    let order = app.panel_order();
+    let n = order.len() as isize;
     if n > 0 {
-        app.focus = (app.focus as isize + delta).rem_euclid(n) as usize;
+        let at = order.iter().position(|&i| i == app.focus).unwrap_or(0) as isize;
+        app.focus = order[(at + delta).rem_euclid(n) as usize];
     }
 }
 

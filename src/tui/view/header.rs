@@ -29,6 +29,9 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     spans.push(Span::raw(format!("turn {}", app.turn)));
     spans.push(sep);
     spans.push(Span::raw(format!("{} total", cost(app.total_cost()))));
+    if app.blind || app.hiding() {
+        spans.push(Span::styled("  blind", t.warn()));
+    }
     if app.verbose {
         spans.push(Span::styled("  verbose", t.dim()));
     }

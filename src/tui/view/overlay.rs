@@ -1,5 +1,5 @@
 //! Overlays over the panel area: `/help` (keys and commands) and titled text (`/config`,
-//! `/models`). Any key closes them.
+//! `/models`, `/stats`). Arrows and pages scroll a long one; any other key closes them.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -51,13 +51,27 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
                     Span::raw(c.help),
                 ]));
             }
-            (" help · any key closes ".to_string(), lines)
+            ("help".to_string(), lines)
         }
         Overlay::Info { title, lines } => (
-            format!(" {title} · any key closes "),
+            title.clone(),
             lines.iter().map(|l| Line::raw(l.as_str())).collect(),
         ),
     };
+    let room = usize::from(area.height.saturating_sub(2));
+    let longer = lines.len() > room;
+    let scroll = app.overlay_scroll.min(lines.len().saturating_sub(room));
+    let title = if longer {
+        format!(
+            " {title} · ↑/↓ PgUp/PgDn scroll ({}-{} of {}) · other keys close ",
+            scroll + 1,
+            (scroll + room).min(lines.len()),
+            lines.len()
+        )
+    } else {
+        format!(" {title} · any key closes ")
+    };
+    let lines: Vec<Line<'_>> = lines.into_iter().skip(scroll).collect();
     let height = u16::try_from(lines.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);

@@ -42,7 +42,7 @@ pub fn render(
     let mut title = vec![
         Span::styled(format!(" {icon} "), style),
         Span::styled(
-            panel.label.as_str(),
+            app.shown(index),
             if focused { t.accent() } else { t.bold() },
         ),
         Span::raw(" "),

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
 use super::super::complete::model_is;
-use super::super::state::App;
+use super::super::state::{App, Screen};
 
 /// Draws the prompt box and places the terminal cursor in it.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
@@ -30,6 +30,24 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
         };
         let block = Block::bordered().border_style(t.hint()).title_top(title);
         frame.render_widget(Paragraph::new(body).block(block), area);
+        return;
+    }
+    if app.screen == Screen::Review && app.review.is_some() {
+        let text = if app.prompt.is_empty() {
+            "reviewing: Esc or q goes back to the prompt".to_string()
+        } else {
+            format!(
+                "reviewing (your prompt is kept: {}) · Esc goes back to it",
+                super::super::format::one_line(app.prompt.raw(), 60)
+            )
+        };
+        let block = Block::bordered()
+            .border_style(t.dim())
+            .title_top(Line::styled(" prompt ", t.dim()));
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, t.dim())).block(block),
+            area,
+        );
         return;
     }
     let (lines, (cx, cy)) = app.prompt.layout(inner_width, t);
@@ -60,7 +78,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     } else {
         frame.render_widget(Paragraph::new(shown).block(block), area);
     }
-    if app.overlay.is_none() {
+    if app.overlay.is_none() && app.dialog.is_none() {
         let row = u16::try_from(usize::from(cy) - top).unwrap_or(0);
         frame.set_cursor_position(Position::new(
             area.x + 1 + cx.min(inner_width.saturating_sub(1)),

@@ -5,8 +5,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::super::state::App;
-use super::super::strings::{HINTS_COMPLETION, HINTS_IDLE, HINTS_RUNNING, HINTS_SEARCH};
+use super::super::state::{App, Screen};
+use super::super::strings::{
+    HINTS_COMPLETION, HINTS_DIALOG, HINTS_IDLE, HINTS_IDLE_REVIEW, HINTS_REVIEW, HINTS_RUNNING,
+    HINTS_SEARCH,
+};
 
 /// Draws the status line.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
@@ -15,12 +18,22 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
         Some(status) if status.error => Line::styled(format!("✗ {}", status.text), t.error()),
         Some(status) => Line::styled(status.text.as_str(), t.text()),
         None => {
-            let hints = if app.prompt.search.is_some() {
+            let hints = if app.dialog.is_some() {
+                HINTS_DIALOG
+            } else if app.screen == Screen::Review && app.review.is_some() {
+                HINTS_REVIEW
+            } else if app.prompt.search.is_some() {
                 HINTS_SEARCH
             } else if app.completion.is_some() {
                 HINTS_COMPLETION
             } else if app.running() {
                 HINTS_RUNNING
+            } else if app
+                .review
+                .as_ref()
+                .is_some_and(|r| r.sets.iter().any(|s| !s.is_empty()))
+            {
+                HINTS_IDLE_REVIEW
             } else {
                 HINTS_IDLE
             };

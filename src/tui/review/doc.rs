@@ -1,0 +1,306 @@
+//! The rows of one file's diff as the review view shows them, unified or side by side, built
+//! once per file and mode and then only sliced: a frame draws the visible rows, never the file.
+//!
+//! Rows point into the change set's hunks instead of copying their text, so opening a 20,000
+//! line file costs one pass over its hunks. Word-level highlights are not stored for unified
+//! rows: each changed line knows its partner (the line it replaces, or that replaces it) and
+//! the view diffs the words of the few pairs on screen. Side-by-side rows come from
+//! [`crate::review::side_by_side`], which pairs the lines and computes their highlights.
+
+use crate::review::{SideRow, side_by_side};
+use crate::workspace::changeset::{FileChange, LineKind};
+
+/// How a diff is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiffMode {
+    /// One column, removed lines above the added ones (`diff -u`).
+    #[default]
+    Unified,
+    /// Old file on the left, new on the right, changed lines paired.
+    SideBySide,
+}
+
+/// One row of a diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Row {
+    /// A line about the whole file (binary, created empty...).
+    Note(String),
+    /// The header of hunk `hunk` (index into the file's hunks).
+    Header {
+        /// Hunk index.
+        hunk: usize,
+    },
+    /// A line of a hunk in the unified layout.
+    Line {
+        /// Hunk index.
+        hunk: usize,
+        /// Line index inside the hunk.
+        line: usize,
+        /// Old line number (context and removed lines).
+        old: Option<usize>,
+        /// New line number (context and added lines).
+        new: Option<usize>,
+        /// The line (same hunk) this one replaces or is replaced by, for word highlights.
+        partner: Option<usize>,
+    },
+    /// A row of a hunk in the side-by-side layout.
+    Side {
+        /// Hunk index.
+        hunk: usize,
+        /// Both sides with their word highlights.
+        row: Box<SideRow>,
+    },
+}
+
+impl Row {
+    /// The hunk the row belongs to (`None` for notes).
+    pub fn hunk(&self) -> Option<usize> {
+        match self {
+            Row::Note(_) => None,
+            Row::Header { hunk } | Row::Line { hunk, .. } | Row::Side { hunk, .. } => Some(*hunk),
+        }
+    }
+}
+
+/// The laid-out diff of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffDoc {
+    /// Model label.
+    pub model: String,
+    /// Path of the file.
+    pub path: String,
+    /// Layout.
+    pub mode: DiffMode,
+    /// Every row, top to bottom.
+    pub rows: Vec<Row>,
+    /// Row index of each hunk's header.
+    pub hunk_rows: Vec<usize>,
+    /// Widest line number (for the gutter).
+    pub number_width: usize,
+}
+
+impl DiffDoc {
+    /// Lays out `file` of `model` in `mode`.
+    pub fn build(model: &str, file: &FileChange, mode: DiffMode) -> DiffDoc {
+        let mut rows = Vec::new();
+        let mut hunk_rows = Vec::with_capacity(file.hunks.len());
+        let mut widest = 1;
+        if file.binary {
+            rows.push(Row::Note("binary file: no line diff".to_string()));
+        } else if file.hunks.is_empty() {
+            rows.push(Row::Note(match file.kind {
+                crate::workspace::changeset::ChangeKind::Deleted => {
+                    "deleted (the file was empty)".to_string()
+                }
+                _ => "empty file".to_string(),
+            }));
+        }
+        for (h, hunk) in file.hunks.iter().enumerate() {
+            hunk_rows.push(rows.len());
+            rows.push(Row::Header { hunk: h });
+            widest = widest
+                .max(hunk.old.start + hunk.old.len)
+                .max(hunk.new.start + hunk.new.len);
+            match mode {
+                DiffMode::Unified => unified_rows(h, hunk, &mut rows),
+                DiffMode::SideBySide => {
+                    rows.extend(side_by_side(hunk).into_iter().map(|row| Row::Side {
+                        hunk: h,
+                        row: Box::new(row),
+                    }));
+                }
+            }
+        }
+        DiffDoc {
+            model: model.to_string(),
+            path: file.path.clone(),
+            mode,
+            rows,
+            hunk_rows,
+            number_width: widest.to_string().len(),
+        }
+    }
+
+    /// The hunk shown at row `top`: the last hunk starting at or above it (0 when none).
+    pub fn hunk_at(&self, top: usize) -> usize {
+        match self.hunk_rows.binary_search(&top) {
+            Ok(i) => i,
+            Err(0) => 0,
+            Err(i) => i - 1,
+        }
+    }
+
+    /// Rows whose text contains `query`, ignoring ASCII case, in order.
+    pub fn search(&self, file: &FileChange, query: &str) -> Vec<usize> {
+        if query.is_empty() {
+            return Vec::new();
+        }
+        let needle = query.to_lowercase();
+        let hit = |text: &str| text.to_lowercase().contains(&needle);
+        self.rows
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| match row {
+                Row::Note(text) => hit(text),
+                Row::Header { .. } => false,
+                Row::Line { hunk, line, .. } => file
+                    .hunks
+                    .get(*hunk)
+                    .and_then(|h| h.lines.get(*line))
+                    .is_some_and(|l| hit(&l.text)),
+                Row::Side { row, .. } => {
+                    row.left.as_ref().is_some_and(|c| hit(&c.text))
+                        || row.right.as_ref().is_some_and(|c| hit(&c.text))
+                }
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
+/// The unified rows of hunk `h`: line numbers on both sides, and within each run of changes the
+/// k-th removed line partnered with the k-th added line.
+fn unified_rows(h: usize, hunk: &crate::workspace::changeset::Hunk, rows: &mut Vec<Row>) {
+    let mut old = if hunk.old.len == 0 {
+        hunk.old.start + 1
+    } else {
+        hunk.old.start.max(1)
+    };
+    let mut new = if hunk.new.len == 0 {
+        hunk.new.start + 1
+    } else {
+        hunk.new.start.max(1)
+    };
+    let first = rows.len();
+    let mut removed: Vec<usize> = Vec::new();
+    let mut added: Vec<usize> = Vec::new();
+    let pair = |rows: &mut Vec<Row>, removed: &mut Vec<usize>, added: &mut Vec<usize>| {
+        for (r, a) in removed.iter().zip(added.iter()) {
+            let (r_line, a_line) = match (&rows[first + *r], &rows[first + *a]) {
+                (Row::Line { line: rl, .. }, Row::Line { line: al, .. }) => (*rl, *al),
+                _ => continue,
+            };
+            if let Row::Line { partner, .. } = &mut rows[first + *r] {
+                *partner = Some(a_line);
+            }
+            if let Row::Line { partner, .. } = &mut rows[first + *a] {
+                *partner = Some(r_line);
+            }
+        }
+        removed.clear();
+        added.clear();
+    };
+    for (i, line) in hunk.lines.iter().enumerate() {
+        let at = rows.len() - first;
+        match line.kind {
+            LineKind::Context => {
+                pair(rows, &mut removed, &mut added);
+                rows.push(Row::Line {
+                    hunk: h,
+                    line: i,
+                    old: Some(old),
+                    new: Some(new),
+                    partner: None,
+                });
+                old += 1;
+                new += 1;
+            }
+            LineKind::Removed => {
+                if !added.is_empty() {
+                    pair(rows, &mut removed, &mut added);
+                }
+                removed.push(at);
+                rows.push(Row::Line {
+                    hunk: h,
+                    line: i,
+                    old: Some(old),
+                    new: None,
+                    partner: None,
+                });
+                old += 1;
+            }
+            LineKind::Added => {
+                added.push(at);
+                rows.push(Row::Line {
+                    hunk: h,
+                    line: i,
+                    old: None,
+                    new: Some(new),
+                    partner: None,
+                });
+                new += 1;
+            }
+        }
+    }
+    pair(rows, &mut removed, &mut added);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::workspace::changeset::{BaseReader, ChangeSet};
+    use crate::workspace::{Base, FileWrite, WriteOrigin};
+    use std::sync::Arc;
+
+    fn change(before: &str, after: &str) -> (tempfile::TempDir, ChangeSet) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f.txt"), before).unwrap();
+        let base = Base::capture(dir.path()).unwrap();
+        let write = FileWrite {
+            path: "f.txt".into(),
+            content: Some(Arc::new(after.as_bytes().to_vec())),
+            origin: WriteOrigin::new("edit_file", "c1"),
+            seq: 0,
+        };
+        let set = ChangeSet::build("m", &base, &[write], &BaseReader::new(&base), None).unwrap();
+        (dir, set)
+    }
+
+    #[test]
+    fn unified_rows_number_both_sides_and_pair_changed_lines() {
+        let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        let after = before
+            .replace("line 5\n", "line five\n")
+            .replace("line 15\n", "");
+        let (_d, set) = change(&before, &after);
+        let file = &set.files[0];
+        let doc = DiffDoc::build("m", file, DiffMode::Unified);
+        assert_eq!(doc.hunk_rows.len(), 2);
+        assert_eq!(doc.hunk_rows[0], 0);
+        // Header, 3 context, removed, added, 3 context.
+        let Row::Line {
+            old, new, partner, ..
+        } = &doc.rows[4]
+        else {
+            panic!("{:?}", doc.rows[4]);
+        };
+        assert_eq!((*old, *new), (Some(5), None));
+        assert!(
+            partner.is_some(),
+            "the removed line is paired with its new version"
+        );
+        let Row::Line { old, new, .. } = &doc.rows[5] else {
+            panic!()
+        };
+        assert_eq!((*old, *new), (None, Some(5)));
+        assert_eq!(doc.hunk_at(0), 0);
+        assert_eq!(doc.hunk_at(doc.hunk_rows[1]), 1);
+        assert_eq!(doc.hunk_at(doc.rows.len() - 1), 1);
+        assert_eq!(doc.search(file, "FIVE"), vec![5]);
+        assert_eq!(doc.number_width, 2);
+    }
+
+    #[test]
+    fn side_by_side_rows_come_from_the_review_library() {
+        let (_d, set) = change("a\nb\nc\n", "a\nB\nc\nd\n");
+        let doc = DiffDoc::build("m", &set.files[0], DiffMode::SideBySide);
+        assert!(matches!(doc.rows[0], Row::Header { hunk: 0 }));
+        assert!(
+            doc.rows
+                .iter()
+                .any(|r| matches!(r, Row::Side { row, .. } if row.left.as_ref().is_some_and(|c| c.text == "b") && row.right.as_ref().is_some_and(|c| c.text == "B")))
+        );
+        assert_eq!(doc.search(&set.files[0], "d"), vec![doc.rows.len() - 1]);
+    }
+}

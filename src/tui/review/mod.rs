@@ -1,0 +1,511 @@
+//! The review screen's state: the models of the turn under review with their change sets and
+//! check results, which model, file and row are on screen, the basket of picks, the ratings and
+//! the choice once made.
+//!
+//! Plain data changed by [`super::update`] only. The rules (pairing lines, word highlights,
+//! composing picks, blind names) live in the [`crate::review`] library; this module keeps what
+//! the screen needs between frames: the laid-out diff of the file on screen ([`doc::DiffDoc`],
+//! rebuilt only when the file or the layout changes) and the basket's composed state
+//! (recomputed on each pick, so conflicts show while picking and a frame never composes).
+
+pub mod doc;
+
+use std::collections::BTreeMap;
+
+use crate::apply::ApplyPlan;
+use crate::review::{Basket, BasketState};
+use crate::workspace::changeset::{ChangeSet, FileChange, Hunk};
+
+use super::action::CheckState;
+use super::state::App;
+use doc::{DiffDoc, DiffMode};
+
+/// Where a model's change set is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetState {
+    /// The model is running, or its change set is being built.
+    Pending,
+    /// Built (it is in [`ReviewState::sets`]).
+    Ready,
+    /// Could not be built.
+    Failed(String),
+}
+
+/// One model of the turn under review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewModel {
+    /// Its panel.
+    pub panel: usize,
+    /// Its label.
+    pub label: String,
+    /// Its change set's state.
+    pub set: SetState,
+    /// Its review check, when one is configured.
+    pub check: Option<CheckState>,
+}
+
+/// The choice made for the turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decided {
+    /// Chosen models (empty: none of them).
+    pub chosen: Vec<String>,
+    /// The apply's journal id, when something was written.
+    pub apply_id: Option<String>,
+}
+
+/// A search in the diff (`/`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DiffSearch {
+    /// What is searched for.
+    pub query: String,
+    /// The query is still being typed.
+    pub typing: bool,
+    /// Rows that match, in order.
+    pub matches: Vec<usize>,
+    /// The match jumped to last.
+    pub current: usize,
+}
+
+/// The review of one turn.
+#[derive(Debug, Clone)]
+pub struct ReviewState {
+    /// The turn.
+    pub turn: u32,
+    /// Its prompt (the apply's label).
+    pub prompt: String,
+    /// Its models, in panel order.
+    pub models: Vec<ReviewModel>,
+    /// Indices into `models` in the order they are listed (shuffled in blind mode).
+    pub order: Vec<usize>,
+    /// Change sets built so far.
+    pub sets: Vec<ChangeSet>,
+    /// Selected model (index into `models`).
+    pub selected: usize,
+    /// Selected file of the selected model.
+    pub file: usize,
+    /// First diff row on screen.
+    pub scroll: usize,
+    /// Unified or side by side.
+    pub mode: DiffMode,
+    /// The picks.
+    pub basket: Basket,
+    /// What the picks compose to (recomputed on each pick).
+    pub basket_state: BasketState,
+    /// The search in the diff.
+    pub search: Option<DiffSearch>,
+    /// Ratings given (label -> `good` / `bad` / `tie`).
+    pub ratings: BTreeMap<String, String>,
+    /// The choice, once made.
+    pub decided: Option<Decided>,
+    /// A preview or a choice is being carried out.
+    pub busy: bool,
+    /// The plan sent for preview (applied once the preview is accepted).
+    pub pending: Option<ApplyPlan>,
+    /// Whether the screen was opened for this turn already (it opens by itself only once).
+    pub opened: bool,
+    /// The laid-out diff of the file on screen.
+    pub doc: Option<DiffDoc>,
+}
+
+impl ReviewState {
+    /// The review of turn `turn`: `targets` are (panel, label) in panel order; `order` lists
+    /// positions in `targets` as they are shown.
+    pub fn new(
+        turn: u32,
+        prompt: &str,
+        targets: &[(usize, String)],
+        order: Vec<usize>,
+    ) -> ReviewState {
+        let models = targets
+            .iter()
+            .map(|(panel, label)| ReviewModel {
+                panel: *panel,
+                label: label.clone(),
+                set: SetState::Pending,
+                check: None,
+            })
+            .collect::<Vec<_>>();
+        let order = if order.len() == models.len() {
+            order
+        } else {
+            (0..models.len()).collect()
+        };
+        let selected = order.first().copied().unwrap_or(0);
+        ReviewState {
+            turn,
+            prompt: prompt.to_string(),
+            models,
+            order,
+            sets: Vec::new(),
+            selected,
+            file: 0,
+            scroll: 0,
+            mode: DiffMode::Unified,
+            basket: Basket::new(),
+            basket_state: BasketState::Empty,
+            search: None,
+            ratings: BTreeMap::new(),
+            decided: None,
+            busy: false,
+            pending: None,
+            opened: false,
+            doc: None,
+        }
+    }
+
+    /// The model of panel `panel`.
+    pub fn model_of_panel(&self, panel: usize) -> Option<usize> {
+        self.models.iter().position(|m| m.panel == panel)
+    }
+
+    /// The selected model.
+    pub fn model(&self) -> Option<&ReviewModel> {
+        self.models.get(self.selected)
+    }
+
+    /// The change set of `label`, once built.
+    pub fn set_of(&self, label: &str) -> Option<&ChangeSet> {
+        self.sets.iter().find(|s| s.model == label)
+    }
+
+    /// The selected model's change set.
+    pub fn set(&self) -> Option<&ChangeSet> {
+        self.model().and_then(|m| self.set_of(&m.label))
+    }
+
+    /// The file on screen.
+    pub fn current_file(&self) -> Option<&FileChange> {
+        self.set().and_then(|s| s.files.get(self.file))
+    }
+
+    /// The hunk at the top of the diff.
+    pub fn current_hunk(&self) -> Option<&Hunk> {
+        let file = self.current_file()?;
+        let doc = self.doc.as_ref()?;
+        file.hunks.get(doc.hunk_at(self.scroll))
+    }
+
+    /// Adds a built change set (replacing one of the same model).
+    pub fn add_set(&mut self, set: ChangeSet) {
+        if let Some(i) = self.model_of_label(&set.model) {
+            self.models[i].set = SetState::Ready;
+        }
+        self.sets.retain(|s| s.model != set.model);
+        self.sets.push(set);
+        self.recompute_basket();
+        self.doc = None;
+    }
+
+    fn model_of_label(&self, label: &str) -> Option<usize> {
+        self.models.iter().position(|m| m.label == label)
+    }
+
+    /// Whether every model's change set is built or failed.
+    pub fn all_built(&self) -> bool {
+        self.models.iter().all(|m| m.set != SetState::Pending)
+    }
+
+    /// Recomposes the basket over the change sets.
+    pub fn recompute_basket(&mut self) {
+        self.basket_state = self.basket.state(&self.sets, &self.prompt);
+    }
+
+    /// Makes sure [`ReviewState::doc`] is the diff of the file on screen in the current layout
+    /// (built once per file and layout).
+    pub fn ensure_doc(&mut self) {
+        let Some(model) = self.models.get(self.selected) else {
+            self.doc = None;
+            return;
+        };
+        let fresh = self.doc.as_ref().is_some_and(|d| {
+            d.model == model.label
+                && d.mode == self.mode
+                && self.current_file().is_some_and(|f| f.path == d.path)
+        });
+        if fresh {
+            return;
+        }
+        self.doc = self
+            .current_file()
+            .map(|file| DiffDoc::build(&model.label, file, self.mode));
+    }
+
+    /// Moves the selection `delta` models along the shown order; the file list starts over.
+    pub fn select_model(&mut self, delta: isize) {
+        let n = self.order.len() as isize;
+        if n == 0 {
+            return;
+        }
+        let at = self
+            .order
+            .iter()
+            .position(|&i| i == self.selected)
+            .unwrap_or(0) as isize;
+        self.selected = self.order[(at + delta).rem_euclid(n) as usize];
+        self.file = 0;
+        self.scroll = 0;
+        self.search = None;
+        self.ensure_doc();
+    }
+
+    /// Selects the model of panel `panel`.
+    pub fn select_panel(&mut self, panel: usize) {
+        if let Some(i) = self.model_of_panel(panel)
+            && i != self.selected
+        {
+            self.selected = i;
+            self.file = 0;
+            self.scroll = 0;
+            self.search = None;
+            self.ensure_doc();
+        }
+    }
+
+    /// Moves to the next (`delta` 1) or previous (-1) file of the selected model; returns
+    /// false at either end.
+    pub fn select_file(&mut self, delta: isize) -> bool {
+        let n = self.set().map_or(0, |s| s.files.len()) as isize;
+        let next = self.file as isize + delta;
+        if next < 0 || next >= n {
+            return false;
+        }
+        self.file = next as usize;
+        self.scroll = 0;
+        self.ensure_doc();
+        if let Some(search) = self.search.take() {
+            self.search_for(search.query, search.typing);
+        }
+        true
+    }
+
+    /// Scrolls the diff by `delta` rows. Scrolling down stops once the last row is on screen
+    /// (a jump may have put the view further down; it is kept there).
+    pub fn scroll_by(&mut self, delta: isize, height: usize) {
+        let max = self.bottom(height).max(self.scroll) as isize;
+        self.scroll = (self.scroll as isize + delta).clamp(0, max) as usize;
+    }
+
+    /// The scroll that shows the last page of a diff area `height` rows high.
+    pub fn bottom(&self, height: usize) -> usize {
+        self.doc
+            .as_ref()
+            .map_or(0, |d| d.rows.len().saturating_sub(height.max(1)))
+    }
+
+    /// Jumps to the next (`forward`) or previous hunk, putting its header at the top; across
+    /// files when the file has no more. Returns false when there is none in that direction.
+    pub fn jump_hunk(&mut self, forward: bool) -> bool {
+        self.ensure_doc();
+        let Some(doc) = &self.doc else {
+            return false;
+        };
+        let target = if forward {
+            doc.hunk_rows.iter().find(|&&r| r > self.scroll).copied()
+        } else {
+            doc.hunk_rows
+                .iter()
+                .rev()
+                .find(|&&r| r < self.scroll)
+                .copied()
+        };
+        match target {
+            Some(row) => {
+                self.scroll = row;
+                true
+            }
+            None => {
+                if !self.select_file(if forward { 1 } else { -1 }) {
+                    return false;
+                }
+                if !forward && let Some(doc) = &self.doc {
+                    self.scroll = doc.hunk_rows.last().copied().unwrap_or(0);
+                }
+                true
+            }
+        }
+    }
+
+    /// Starts or updates a search for `query` in the file on screen, jumping to the first
+    /// match at or below the top row.
+    pub fn search_for(&mut self, query: String, typing: bool) {
+        self.ensure_doc();
+        let matches = match (&self.doc, self.current_file()) {
+            (Some(doc), Some(file)) => doc.search(file, &query),
+            _ => Vec::new(),
+        };
+        let current = matches.iter().position(|&r| r >= self.scroll).unwrap_or(0);
+        if let Some(&row) = matches.get(current) {
+            self.scroll = row;
+        }
+        self.search = Some(DiffSearch {
+            query,
+            typing,
+            matches,
+            current,
+        });
+    }
+
+    /// Jumps to the next or previous search match (wrapping); false without matches.
+    pub fn next_match(&mut self, forward: bool) -> bool {
+        let Some(search) = &mut self.search else {
+            return false;
+        };
+        let n = search.matches.len();
+        if n == 0 {
+            return false;
+        }
+        search.current = if forward {
+            (search.current + 1) % n
+        } else {
+            (search.current + n - 1) % n
+        };
+        self.scroll = search.matches[search.current];
+        true
+    }
+
+    /// Whether the hunk `hunk` of `path` of `label` takes part in a conflict of the basket.
+    pub fn hunk_conflicts(&self, label: &str, path: &str, hunk: &str) -> bool {
+        let BasketState::Conflicts(conflicts) = &self.basket_state else {
+            return false;
+        };
+        conflicts.iter().any(|c| {
+            c.path == path
+                && [&c.first, &c.second]
+                    .iter()
+                    .any(|s| s.model == label && s.hunk.as_deref().is_none_or(|h| h == hunk))
+        })
+    }
+
+    /// Whether some pick of the basket touches `path` of `label` (`Some(true)`: the whole file).
+    pub fn file_pick(&self, label: &str, file: &FileChange) -> Option<bool> {
+        let covered = file
+            .hunks
+            .iter()
+            .filter(|h| self.basket.covers_hunk(label, &file.path, &h.id))
+            .count();
+        let whole = self.basket.picks().iter().any(|p| match p {
+            crate::apply::Pick::ChangeSet { model } => model == label,
+            crate::apply::Pick::File { model, path } => model == label && *path == file.path,
+            crate::apply::Pick::Hunk { .. } => false,
+        });
+        if whole || (covered > 0 && covered == file.hunks.len()) {
+            Some(true)
+        } else if covered > 0 {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// One side of a conflict with the name shown for its model.
+pub fn conflict_side(app: &App, side: &crate::apply::ConflictSide) -> String {
+    let who = app.shown_label(&side.model);
+    match (&side.hunk, &side.lines) {
+        (Some(_), Some(lines)) => {
+            let number = app
+                .review
+                .as_ref()
+                .and_then(|r| r.set_of(&side.model))
+                .and_then(|s| {
+                    s.files
+                        .iter()
+                        .flat_map(|f| f.hunks.iter())
+                        .find(|h| Some(&h.id) == side.hunk.as_ref())
+                })
+                .map(|h| format!("hunk {} ", h.number))
+                .unwrap_or_default();
+            format!("{who} {number}({lines})")
+        }
+        _ => format!("{who} (whole file)"),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::workspace::changeset::BaseReader;
+    use crate::workspace::{Base, FileWrite, WriteOrigin};
+    use std::sync::Arc;
+
+    fn review() -> (tempfile::TempDir, ReviewState) {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.path().join("a.txt"), &lines).unwrap();
+        std::fs::write(dir.path().join("b.txt"), &lines).unwrap();
+        let base = Base::capture(dir.path()).unwrap();
+        let edited = lines
+            .replace("line 3\n", "three\n")
+            .replace("line 30\n", "thirty\n");
+        let writes: Vec<FileWrite> = ["a.txt", "b.txt"]
+            .iter()
+            .enumerate()
+            .map(|(i, p)| FileWrite {
+                path: (*p).into(),
+                content: Some(Arc::new(edited.as_bytes().to_vec())),
+                origin: WriteOrigin::new("write_file", "c"),
+                seq: i as u64,
+            })
+            .collect();
+        let set = ChangeSet::build("m/a", &base, &writes, &BaseReader::new(&base), None).unwrap();
+        let mut r = ReviewState::new(
+            1,
+            "p",
+            &[(0, "m/a".to_string()), (1, "m/b".to_string())],
+            vec![1, 0],
+        );
+        r.add_set(set);
+        (dir, r)
+    }
+
+    #[test]
+    fn hunks_are_walked_across_files() {
+        let (_d, mut r) = review();
+        assert_eq!(r.selected, 1, "the first model shown is selected");
+        r.selected = 0;
+        r.ensure_doc();
+        assert_eq!(r.current_hunk().unwrap().number, 1);
+        assert!(r.jump_hunk(true));
+        assert_eq!(r.current_hunk().unwrap().number, 2);
+        assert!(r.jump_hunk(true), "on to the next file");
+        assert_eq!((r.file, r.scroll), (1, 0));
+        assert!(r.jump_hunk(true));
+        assert!(!r.jump_hunk(true), "no hunk after the last");
+        assert!(r.jump_hunk(false));
+        assert!(r.jump_hunk(false), "back to the previous file's last hunk");
+        assert_eq!(r.file, 0);
+        assert_eq!(r.current_hunk().unwrap().number, 2);
+    }
+
+    #[test]
+    fn search_jumps_to_matches_and_wraps() {
+        let (_d, mut r) = review();
+        r.selected = 0;
+        r.search_for("thirty".into(), false);
+        let first = r.scroll;
+        assert!(first > 0);
+        assert!(r.next_match(true));
+        assert_eq!(r.scroll, first, "one match: wraps onto itself");
+        r.search_for("nothing like this".into(), false);
+        assert!(!r.next_match(true));
+    }
+
+    #[test]
+    fn picks_mark_files_and_selecting_resets_the_position() {
+        let (_d, mut r) = review();
+        r.selected = 0;
+        r.ensure_doc();
+        let file = r.current_file().unwrap().clone();
+        assert_eq!(r.file_pick("m/a", &file), None);
+        r.basket.toggle_hunk("m/a", "a.txt", &file.hunks[0].id);
+        assert_eq!(r.file_pick("m/a", &file), Some(false));
+        r.basket.toggle_file("m/a", "a.txt");
+        assert_eq!(r.file_pick("m/a", &file), Some(true));
+        r.recompute_basket();
+        assert!(matches!(r.basket_state, BasketState::Ready { .. }));
+        r.scroll = 5;
+        r.select_model(1);
+        assert_eq!((r.selected, r.scroll, r.file), (1, 0, 0));
+    }
+}

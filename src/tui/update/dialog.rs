@@ -1,0 +1,135 @@
+//! The two questions that hold every key until answered: what to do with files that conflict
+//! with the user's own edits (overwrite / skip / markers, per file), and whether to rewind.
+//!
+//! Nothing is written while a question is open. A conflicting file the user leaves without an
+//! answer is not written (the apply engine's rule), and Esc abandons the apply entirely.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::apply::{FileStatus, Resolution};
+
+use super::super::action::{ChoiceRequest, Effect};
+use super::super::state::{App, Dialog};
+
+/// Handles a key while a dialog is open.
+pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    match app.dialog.take() {
+        Some(Dialog::Apply(mut dialog)) => {
+            let conflicts: Vec<String> = dialog
+                .preview
+                .conflicts()
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            let selected = conflicts.get(dialog.selected).cloned();
+            let set = |dialog: &mut super::super::state::ApplyDialog, r: Resolution| {
+                if let Some(path) = &selected {
+                    dialog.resolutions.insert(path.clone(), r);
+                    dialog.selected = (dialog.selected + 1).min(conflicts.len().saturating_sub(1));
+                }
+            };
+            match key.code {
+                KeyCode::Esc | KeyCode::Char('q') => {
+                    cancel_apply(app);
+                    return Vec::new();
+                }
+                KeyCode::Char('c') if ctrl => {
+                    cancel_apply(app);
+                    return Vec::new();
+                }
+                KeyCode::Up | KeyCode::Char('k') => {
+                    dialog.selected = dialog.selected.saturating_sub(1);
+                }
+                KeyCode::Down | KeyCode::Char('j') => {
+                    dialog.selected = (dialog.selected + 1).min(conflicts.len().saturating_sub(1));
+                }
+                KeyCode::Char('o') => set(&mut dialog, Resolution::Overwrite),
+                KeyCode::Char('s') => set(&mut dialog, Resolution::Skip),
+                KeyCode::Char('m') => {
+                    let available = selected.as_ref().is_some_and(|path| {
+                        dialog.preview.files.iter().any(|f| {
+                            &f.path == path
+                                && matches!(
+                                    f.status,
+                                    FileStatus::Conflict {
+                                        markers_available: true,
+                                        ..
+                                    }
+                                )
+                        })
+                    });
+                    if available {
+                        set(&mut dialog, Resolution::Markers);
+                    } else {
+                        app.error(
+                            "conflict markers cannot be written for this file (binary or deleted): choose o or s",
+                        );
+                    }
+                }
+                KeyCode::Enter | KeyCode::Char('a') => {
+                    let blind = app.hiding();
+                    let ratings = app
+                        .review
+                        .as_ref()
+                        .map(|r| r.ratings.clone())
+                        .unwrap_or_default();
+                    if let Some(review) = app.review.as_mut() {
+                        review.busy = true;
+                    }
+                    let unanswered = conflicts
+                        .iter()
+                        .filter(|p| !dialog.resolutions.contains_key(*p))
+                        .count();
+                    app.info(if unanswered == 0 {
+                        "applying…".to_string()
+                    } else {
+                        format!("applying; {unanswered} conflicting file(s) left unanswered are not written…")
+                    });
+                    return vec![Effect::Choose(ChoiceRequest {
+                        turn: dialog.turn,
+                        plan: Some(dialog.plan),
+                        resolutions: dialog.resolutions,
+                        ratings,
+                        blind,
+                    })];
+                }
+                _ => app.dirty = false,
+            }
+            app.dialog = Some(Dialog::Apply(dialog));
+            Vec::new()
+        }
+        Some(Dialog::Rewind(plan)) => match key.code {
+            KeyCode::Char('y') | KeyCode::Enter => {
+                app.info("rewinding…");
+                vec![Effect::Rewind { plan, force: false }]
+            }
+            KeyCode::Char('f') if plan.files.as_ref().is_some_and(|f| !f.edited().is_empty()) => {
+                app.info("rewinding, edited files included…");
+                vec![Effect::Rewind { plan, force: true }]
+            }
+            KeyCode::Char('n') | KeyCode::Esc | KeyCode::Char('q') => {
+                app.info("nothing rewound");
+                Vec::new()
+            }
+            KeyCode::Char('c') if ctrl => {
+                app.info("nothing rewound");
+                Vec::new()
+            }
+            _ => {
+                app.dirty = false;
+                app.dialog = Some(Dialog::Rewind(plan));
+                Vec::new()
+            }
+        },
+        None => Vec::new(),
+    }
+}
+
+fn cancel_apply(app: &mut App) {
+    if let Some(review) = app.review.as_mut() {
+        review.busy = false;
+        review.pending = None;
+    }
+    app.info("nothing applied; the basket is as it was");
+}

@@ -1,0 +1,309 @@
+//! The diff of the file on screen: hunk headers with their origin (write, edit, patch, bash)
+//! and pick state, then the lines, unified or side by side, with +/- colours and the changed
+//! words of each changed line highlighted. Only the rows on screen are turned into spans, and
+//! word highlights are computed for those rows only, so a frame costs the same for a 50-line
+//! file and a 20,000-line one.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+
+use crate::review::{Cell, word_highlights};
+use crate::workspace::changeset::{ChangeKind, FileChange, Hunk, LineKind};
+
+use super::super::super::review::ReviewState;
+use super::super::super::review::doc::{DiffDoc, DiffMode, Row};
+use super::super::super::state::App;
+use super::super::super::theme::Theme;
+use super::text::{fit, highlighted};
+
+/// Draws the diff pane.
+pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState) {
+    if area.height < 3 || area.width < 10 {
+        return;
+    }
+    let t = app.theme;
+    let file = review.current_file();
+    let (title, doc) = match (file, &review.doc) {
+        (Some(file), Some(doc)) => (file_title(file, doc, review), Some((file, doc))),
+        _ => (empty_title(app, review), None),
+    };
+    let mut block = Block::bordered()
+        .border_style(t.accent())
+        .title_top(Line::styled(title, t.bold()));
+    block = block.title_bottom(bottom_line(review, t));
+    let inner_height = usize::from(area.height - 2);
+    let inner_width = usize::from(area.width - 2);
+    let lines: Vec<Line<'static>> = match doc {
+        Some((file, doc)) => {
+            let label = review.model().map_or("", |m| m.label.as_str());
+            let current = doc.hunk_at(review.scroll);
+            let matched = review
+                .search
+                .as_ref()
+                .and_then(|s| s.matches.get(s.current).copied());
+            doc.rows
+                .iter()
+                .enumerate()
+                .skip(review.scroll)
+                .take(inner_height)
+                .map(|(i, row)| {
+                    let view = RowView {
+                        theme: t,
+                        width: inner_width,
+                        doc,
+                        file,
+                        matched: matched == Some(i),
+                    };
+                    match row {
+                        Row::Note(text) => Line::styled(format!(" {text}"), t.dim()),
+                        Row::Header { hunk } => {
+                            file.hunks.get(*hunk).map_or_else(Line::default, |h| {
+                                header(app, review, label, file, h, *hunk == current)
+                            })
+                        }
+                        Row::Line {
+                            hunk,
+                            line,
+                            old,
+                            new,
+                            partner,
+                        } => view.unified(*hunk, *line, *old, *new, *partner),
+                        Row::Side { row, .. } => view.side(&row.left, &row.right, &row.words),
+                    }
+                })
+                .collect()
+        }
+        None => vec![Line::styled(empty_text(app, review), t.dim())],
+    };
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+fn kind_word(kind: ChangeKind) -> &'static str {
+    match kind {
+        ChangeKind::Created => "new file",
+        ChangeKind::Modified => "modified",
+        ChangeKind::Deleted => "deleted",
+    }
+}
+
+fn file_title(file: &FileChange, doc: &DiffDoc, review: &ReviewState) -> String {
+    let hunk = if file.hunks.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " · hunk {}/{}",
+            doc.hunk_at(review.scroll) + 1,
+            file.hunks.len()
+        )
+    };
+    let layout = match doc.mode {
+        DiffMode::Unified => "unified",
+        DiffMode::SideBySide => "side by side",
+    };
+    format!(
+        " {} · {} · +{} -{}{hunk} · {layout} ",
+        file.path,
+        kind_word(file.kind),
+        file.added,
+        file.removed
+    )
+}
+
+fn empty_title(app: &App, review: &ReviewState) -> String {
+    match review.model() {
+        Some(m) => format!(" {} ", app.shown_label(&m.label)),
+        None => " diff ".to_string(),
+    }
+}
+
+fn empty_text(app: &App, review: &ReviewState) -> String {
+    use super::super::super::review::SetState;
+    let Some(m) = review.model() else {
+        return " no model".to_string();
+    };
+    let running = app
+        .panel_of(&m.label)
+        .and_then(|i| app.panels.get(i))
+        .is_some_and(|p| p.status.is_active());
+    match &m.set {
+        SetState::Pending if running => {
+            " still running: its changes show here when it finishes".into()
+        }
+        SetState::Pending => " preparing its changes…".into(),
+        SetState::Failed(why) => format!(" its changes cannot be shown: {why}"),
+        SetState::Ready => " no file changed (t shows what it said)".into(),
+    }
+}
+
+fn bottom_line(review: &ReviewState, t: Theme) -> Line<'static> {
+    match &review.search {
+        Some(s) if s.typing => Line::from(vec![
+            Span::styled(" /", t.hint()),
+            Span::styled(format!("{}▏", s.query), t.bold()),
+            Span::styled(
+                format!(" {} match(es) · Enter keep · Esc cancel ", s.matches.len()),
+                t.dim(),
+            ),
+        ]),
+        Some(s) => Line::styled(
+            format!(
+                " /{} · match {}/{} · n/N next/previous · Esc clears ",
+                s.query,
+                (s.current + 1).min(s.matches.len()),
+                s.matches.len()
+            ),
+            t.hint(),
+        ),
+        None => Line::styled(
+            " n/N hunk · ←/→ file · s layout · / search · Space pick hunk · f file ",
+            t.dim(),
+        ),
+    }
+}
+
+/// A hunk's header: its ranges, number, origin, and whether it is picked or conflicts.
+fn header(
+    app: &App,
+    review: &ReviewState,
+    label: &str,
+    file: &FileChange,
+    hunk: &Hunk,
+    current: bool,
+) -> Line<'static> {
+    let t = app.theme;
+    let mut spans = vec![
+        Span::styled(if current { "▶" } else { " " }, t.accent()),
+        Span::styled(
+            format!("@@ -{} +{} @@", hunk.old.header(), hunk.new.header()),
+            t.hint(),
+        ),
+        Span::styled(
+            format!(" hunk {}/{}", hunk.number, file.hunks.len()),
+            t.bold(),
+        ),
+    ];
+    let tools = hunk.tools();
+    if !tools.is_empty() {
+        spans.push(Span::styled(
+            format!(" · from {}", tools.join(", ")),
+            t.dim(),
+        ));
+    }
+    if review.basket.covers_hunk(label, &file.path, &hunk.id) {
+        spans.push(Span::styled(" · ✓ picked", t.ok()));
+    }
+    if review.hunk_conflicts(label, &file.path, &hunk.id) {
+        spans.push(Span::styled(" · ⚠ conflict", t.error()));
+    }
+    Line::from(spans)
+}
+
+/// What a row needs to be drawn.
+struct RowView<'a> {
+    theme: Theme,
+    width: usize,
+    doc: &'a DiffDoc,
+    file: &'a FileChange,
+    matched: bool,
+}
+
+impl RowView<'_> {
+    fn number(&self, n: Option<usize>) -> String {
+        match n {
+            Some(n) => format!("{n:>w$}", w = self.doc.number_width),
+            None => " ".repeat(self.doc.number_width),
+        }
+    }
+
+    fn gutter_style(&self) -> Style {
+        if self.matched {
+            self.theme.selected()
+        } else {
+            self.theme.dim()
+        }
+    }
+
+    fn styles(&self, kind: LineKind) -> (&'static str, Style, Style) {
+        let t = self.theme;
+        match kind {
+            LineKind::Context => (" ", t.text(), t.text()),
+            LineKind::Removed => ("-", t.removed(), t.removed_word()),
+            LineKind::Added => ("+", t.added(), t.added_word()),
+        }
+    }
+
+    fn unified(
+        &self,
+        hunk: usize,
+        line: usize,
+        old: Option<usize>,
+        new: Option<usize>,
+        partner: Option<usize>,
+    ) -> Line<'static> {
+        let Some(h) = self.file.hunks.get(hunk) else {
+            return Line::default();
+        };
+        let Some(l) = h.lines.get(line) else {
+            return Line::default();
+        };
+        let (mark, base, word) = self.styles(l.kind);
+        let marks = match (l.kind, partner.and_then(|p| h.lines.get(p))) {
+            (LineKind::Removed, Some(other)) => word_highlights(&l.text, &other.text).old,
+            (LineKind::Added, Some(other)) => word_highlights(&other.text, &l.text).new,
+            _ => Vec::new(),
+        };
+        let mut spans = vec![
+            Span::styled(
+                format!("{} {} ", self.number(old), self.number(new)),
+                self.gutter_style(),
+            ),
+            Span::styled(format!("{mark} "), base),
+        ];
+        spans.extend(highlighted(&l.text, &marks, base, word));
+        if !l.newline {
+            spans.push(Span::styled(" ⏎ no newline at end", self.theme.dim()));
+        }
+        Line::from(spans)
+    }
+
+    fn side(
+        &self,
+        left: &Option<Cell>,
+        right: &Option<Cell>,
+        words: &crate::review::Highlight,
+    ) -> Line<'static> {
+        let half = self.width.saturating_sub(1) / 2;
+        let mut spans = self.cell(left.as_ref(), &words.old, half);
+        spans.push(Span::styled("│", self.theme.dim()));
+        spans.extend(self.cell(
+            right.as_ref(),
+            &words.new,
+            self.width.saturating_sub(half + 1),
+        ));
+        Line::from(spans)
+    }
+
+    fn cell(
+        &self,
+        cell: Option<&Cell>,
+        marks: &[std::ops::Range<usize>],
+        width: usize,
+    ) -> Vec<Span<'static>> {
+        let Some(cell) = cell else {
+            return fit(Vec::new(), width, self.theme.dim());
+        };
+        let (mark, base, word) = self.styles(cell.kind);
+        let mut spans = vec![
+            Span::styled(
+                format!("{} ", self.number(Some(cell.line))),
+                self.gutter_style(),
+            ),
+            Span::styled(mark.to_string(), base),
+        ];
+        spans.extend(highlighted(&cell.text, marks, base, word));
+        fit(spans, width, self.theme.text())
+    }
+}

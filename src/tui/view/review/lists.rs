@@ -1,0 +1,183 @@
+//! The two small panes beside the diff: the selected model's files (with what is picked from
+//! each) and the basket (every pick, from any model, and whether it can be applied: what it
+//! composes to, or the conflicts that forbid it).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+
+use crate::apply::Pick;
+use crate::review::BasketState;
+use crate::workspace::changeset::ChangeKind;
+
+use super::super::super::review::{ReviewState, conflict_side as side};
+use super::super::super::state::App;
+
+/// Draws the file list of the selected model.
+pub fn files(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState) {
+    if area.height < 3 || area.width < 8 {
+        return;
+    }
+    let t = app.theme;
+    let label = review.model().map_or("", |m| m.label.as_str());
+    let set = review.set();
+    let count = set.map_or(0, |s| s.files.len());
+    let inner = usize::from(area.height - 2);
+    let first = review.file.saturating_sub(inner.saturating_sub(1));
+    let lines: Vec<Line<'static>> = match set {
+        Some(set) if !set.files.is_empty() => set
+            .files
+            .iter()
+            .enumerate()
+            .skip(first)
+            .take(inner)
+            .map(|(i, f)| {
+                let (mark, style) = match review.file_pick(label, f) {
+                    Some(true) => ("■", t.ok()),
+                    Some(false) => ("◧", t.ok()),
+                    None => ("□", t.dim()),
+                };
+                let kind = match f.kind {
+                    ChangeKind::Created => "A",
+                    ChangeKind::Modified => "M",
+                    ChangeKind::Deleted => "D",
+                };
+                let line = Line::from(vec![
+                    Span::styled(format!("{mark} "), style),
+                    Span::styled(format!("{kind} "), t.dim()),
+                    Span::raw(f.path.clone()),
+                    Span::styled(format!(" +{} -{}", f.added, f.removed), t.dim()),
+                ]);
+                if i == review.file {
+                    line.style(t.selected())
+                } else {
+                    line
+                }
+            })
+            .collect(),
+        _ => vec![Line::styled("no file changed", t.dim())],
+    };
+    let title = format!(" files · {} ({count}) ", app.shown_label(label));
+    frame.render_widget(
+        Paragraph::new(lines).block(
+            Block::bordered()
+                .border_style(t.dim())
+                .title_top(Line::styled(title, t.bold()))
+                .title_bottom(Line::styled(" ←/→ ", t.dim())),
+        ),
+        area,
+    );
+}
+
+/// Draws the basket.
+pub fn basket(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState) {
+    if area.height < 3 || area.width < 8 {
+        return;
+    }
+    let t = app.theme;
+    let mut lines: Vec<Line<'static>> = review
+        .basket
+        .picks()
+        .iter()
+        .map(|p| {
+            if in_conflict(review, p) {
+                Line::from(vec![
+                    Span::styled("⚠ ", t.error()),
+                    Span::raw(pick_text(app, review, p)),
+                ])
+            } else {
+                Line::from(vec![
+                    Span::styled("✓ ", t.ok()),
+                    Span::raw(pick_text(app, review, p)),
+                ])
+            }
+        })
+        .collect();
+    match (&review.decided, &review.basket_state) {
+        (Some(d), _) => lines.push(Line::styled(
+            if d.chosen.is_empty() {
+                "✓ recorded: none of them".to_string()
+            } else if d.apply_id.is_some() {
+                "✓ applied · /rewind undoes it".to_string()
+            } else {
+                "✓ chosen (nothing written)".to_string()
+            },
+            t.ok(),
+        )),
+        (None, BasketState::Empty) => lines.push(Line::styled(
+            "empty: Space hunk · f file · c model",
+            t.dim(),
+        )),
+        (None, BasketState::Ready { summary, .. }) => {
+            lines.push(Line::styled(format!("→ {summary} · a applies"), t.ok()));
+        }
+        (None, BasketState::Conflicts(conflicts)) => {
+            for c in conflicts {
+                lines.push(Line::styled(
+                    format!(
+                        "conflict in {}: {} × {}",
+                        c.path,
+                        side(app, &c.first),
+                        side(app, &c.second)
+                    ),
+                    t.error(),
+                ));
+            }
+        }
+        (None, BasketState::Invalid(why)) => {
+            lines.push(Line::styled(format!("✗ {why}"), t.error()));
+        }
+    }
+    let title = match &review.basket_state {
+        BasketState::Conflicts(c) => format!(" basket · {} conflict(s) ", c.len()),
+        _ => " basket · a apply · x none ".to_string(),
+    };
+    let border = match &review.basket_state {
+        BasketState::Conflicts(_) => t.error(),
+        _ => t.dim(),
+    };
+    frame.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+            Block::bordered()
+                .border_style(border)
+                .title_top(Line::styled(title, t.bold())),
+        ),
+        area,
+    );
+}
+
+/// Whether a pick is one side of a conflict of the basket.
+fn in_conflict(review: &ReviewState, pick: &Pick) -> bool {
+    let BasketState::Conflicts(conflicts) = &review.basket_state else {
+        return false;
+    };
+    conflicts.iter().any(|c| {
+        [&c.first, &c.second].iter().any(|side| match pick {
+            Pick::ChangeSet { model } => side.model == *model,
+            Pick::File { model, path } => side.model == *model && c.path == *path,
+            Pick::Hunk { model, path, hunk } => {
+                side.model == *model
+                    && c.path == *path
+                    && side.hunk.as_ref().is_none_or(|h| h == hunk)
+            }
+        })
+    })
+}
+
+/// One pick, with the model's shown name and the hunk's number.
+fn pick_text(app: &App, review: &ReviewState, pick: &Pick) -> String {
+    match pick {
+        Pick::ChangeSet { model } => format!("{} · every change", app.shown_label(model)),
+        Pick::File { model, path } => format!("{} · {path}", app.shown_label(model)),
+        Pick::Hunk { model, path, hunk } => {
+            let number = review
+                .set_of(model)
+                .and_then(|s| s.file(path))
+                .and_then(|f| f.hunk(hunk))
+                .map(|h| h.number.to_string())
+                .unwrap_or_else(|| "?".to_string());
+            format!("{} · {path} hunk {number}", app.shown_label(model))
+        }
+    }
+}
