@@ -856,6 +856,12 @@ fn review_table_and_unified_diff() {
         Color::Green,
         "the changed word is highlighted"
     );
+    // Syntax-aware colours: the keyword `if` is coloured as a keyword on both lines, over the
+    // line's added/removed background.
+    assert_eq!(fg_at(added, "if").0, Color::LightBlue);
+    assert_eq!(fg_at(added, "if").1, Color::Indexed(22));
+    assert_eq!(fg_at(removed, "if").0, Color::LightBlue);
+    assert_eq!(fg_at(removed, "if").1, Color::Indexed(52));
 }
 
 #[test]

@@ -6,9 +6,11 @@
 pub mod basket;
 pub mod blind;
 pub mod side;
+pub mod syntax;
 pub mod words;
 
 pub use basket::{Basket, BasketState};
 pub use blind::BlindNames;
 pub use side::{Cell, SideRow, side_by_side};
+pub use syntax::{Lang, Token, tokens};
 pub use words::{Highlight, word_highlights};

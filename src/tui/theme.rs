@@ -94,6 +94,46 @@ impl Theme {
         Style::new().add_modifier(Modifier::REVERSED)
     }
 
+    /// The text of an added diff line: green with a dark green background, so syntax
+    /// colours inside it still read as "added".
+    pub fn added_line(self) -> Style {
+        if self.color {
+            Style::new().fg(Color::Green).bg(Color::Indexed(22))
+        } else {
+            Style::new()
+        }
+    }
+
+    /// The text of a removed diff line (see [`Theme::added_line`]).
+    pub fn removed_line(self) -> Style {
+        if self.color {
+            Style::new().fg(Color::Red).bg(Color::Indexed(52))
+        } else {
+            Style::new()
+        }
+    }
+
+    /// Syntax colours for code in diffs (none without colours: bold keywords only).
+    pub fn syntax(self, token: crate::review::Token) -> Style {
+        use crate::review::Token;
+        if !self.color {
+            return match token {
+                Token::Keyword => Style::new().add_modifier(Modifier::BOLD),
+                _ => Style::new(),
+            };
+        }
+        match token {
+            Token::Comment => Style::new()
+                .fg(Color::DarkGray)
+                .add_modifier(Modifier::ITALIC),
+            Token::Str => Style::new().fg(Color::Yellow),
+            Token::Number => Style::new().fg(Color::Magenta),
+            Token::Keyword => Style::new()
+                .fg(Color::LightBlue)
+                .add_modifier(Modifier::BOLD),
+        }
+    }
+
     /// An added line of a diff.
     pub fn added(self) -> Style {
         self.fg(Color::Green)

@@ -17,7 +17,7 @@ use super::super::super::review::ReviewState;
 use super::super::super::review::doc::{DiffDoc, DiffMode, Row};
 use super::super::super::state::App;
 use super::super::super::theme::Theme;
-use super::text::{fit, highlighted};
+use super::text::{fit, highlighted_code};
 
 /// Draws the diff pane.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState) {
@@ -230,8 +230,19 @@ impl RowView<'_> {
         let t = self.theme;
         match kind {
             LineKind::Context => (" ", t.text(), t.text()),
-            LineKind::Removed => ("-", t.removed(), t.removed_word()),
-            LineKind::Added => ("+", t.added(), t.added_word()),
+            LineKind::Removed => ("-", t.removed_line(), t.removed_word()),
+            LineKind::Added => ("+", t.added_line(), t.added_word()),
+        }
+    }
+
+    /// Syntax colours of one line of this file (none for unknown languages).
+    fn syntax(&self, text: &str) -> Vec<(std::ops::Range<usize>, Style)> {
+        match crate::review::Lang::for_path(&self.file.path) {
+            Some(lang) => crate::review::tokens(lang, text)
+                .into_iter()
+                .map(|(range, token)| (range, self.theme.syntax(token)))
+                .collect(),
+            None => Vec::new(),
         }
     }
 
@@ -262,7 +273,13 @@ impl RowView<'_> {
             ),
             Span::styled(format!("{mark} "), base),
         ];
-        spans.extend(highlighted(&l.text, &marks, base, word));
+        spans.extend(highlighted_code(
+            &l.text,
+            &marks,
+            &self.syntax(&l.text),
+            base,
+            word,
+        ));
         if !l.newline {
             spans.push(Span::styled(" ⏎ no newline at end", self.theme.dim()));
         }
@@ -303,7 +320,13 @@ impl RowView<'_> {
             ),
             Span::styled(mark.to_string(), base),
         ];
-        spans.extend(highlighted(&cell.text, marks, base, word));
+        spans.extend(highlighted_code(
+            &cell.text,
+            marks,
+            &self.syntax(&cell.text),
+            base,
+            word,
+        ));
         fit(spans, width, self.theme.text())
     }
 }

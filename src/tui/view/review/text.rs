@@ -25,6 +25,61 @@ pub fn clean(text: &str) -> String {
     out
 }
 
+/// Spans of `text` in `base` style, with syntax tokens (`syntax`: sorted byte ranges and the
+/// style patched over `base`) and, above them, the changed words `marks` in `mark` style.
+/// Ranges must be on char boundaries; overlapping or stray ones are skipped.
+pub fn highlighted_code(
+    text: &str,
+    marks: &[Range<usize>],
+    syntax: &[(Range<usize>, Style)],
+    base: Style,
+    mark: Style,
+) -> Vec<Span<'static>> {
+    if syntax.is_empty() {
+        return highlighted(text, marks, base, mark);
+    }
+    // Cut points where either layer changes, then one style per piece.
+    let mut cuts: Vec<usize> = vec![0, text.len()];
+    for r in marks.iter().chain(syntax.iter().map(|(r, _)| r)) {
+        for at in [r.start, r.end] {
+            if at <= text.len() && text.is_char_boundary(at) {
+                cuts.push(at);
+            }
+        }
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut spans: Vec<Span<'static>> = Vec::with_capacity(cuts.len());
+    let mut pending: Option<(usize, usize, Style)> = None;
+    for pair in cuts.windows(2) {
+        let (start, end) = (pair[0], pair[1]);
+        let style = if marks.iter().any(|r| r.start <= start && end <= r.end) {
+            mark
+        } else if let Some((_, s)) = syntax
+            .iter()
+            .find(|(r, _)| r.start <= start && end <= r.end)
+        {
+            base.patch(*s)
+        } else {
+            base
+        };
+        match pending {
+            Some((from, _, s)) if s == style => pending = Some((from, end, s)),
+            Some((from, to, s)) => {
+                spans.push(Span::styled(clean(&text[from..to]), s));
+                pending = Some((start, end, style));
+            }
+            None => pending = Some((start, end, style)),
+        }
+    }
+    if let Some((from, to, s)) = pending
+        && to > from
+    {
+        spans.push(Span::styled(clean(&text[from..to]), s));
+    }
+    spans
+}
+
 /// Spans of `text` in `base` style with the byte ranges `marks` (sorted, on char boundaries)
 /// in `mark` style.
 pub fn highlighted(
@@ -96,6 +151,28 @@ mod tests {
     fn highlights_keep_their_characters_and_rows_fit_exactly() {
         let marks = vec![5..6];
         let spans = highlighted("if a > b {", &marks, Style::new(), Style::new().bold());
+        let keyword = Style::new().italic();
+        let code = highlighted_code(
+            "if a > b {",
+            &marks,
+            &[(0..2, keyword)],
+            Style::new(),
+            Style::new().bold(),
+        );
+        let texts: Vec<(String, Style)> = code
+            .iter()
+            .map(|s| (s.content.to_string(), s.style))
+            .collect();
+        assert_eq!(texts[0], ("if".to_string(), Style::new().patch(keyword)));
+        assert!(
+            texts
+                .iter()
+                .any(|(t, st)| t == ">" && *st == Style::new().bold())
+        );
+        assert_eq!(
+            texts.iter().map(|t| t.0.as_str()).collect::<String>(),
+            "if a > b {"
+        );
         let texts: Vec<&str> = spans.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(texts, ["if a ", ">", " b {"]);
         let fitted = fit(spans, 7, Style::new());
