@@ -9,17 +9,15 @@ mod mock_server;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use mock_server::*;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 use versus::model::{
     Completion, Message, ModelRequest, Part, Reasoning, Role, StopReason, StreamEvent, ToolDef,
     Usage,
 };
 use versus::provider::gemini::GeminiWire;
 use versus::provider::http::default_client;
-use versus::provider::{HttpModel, ModelClient, ProviderError, RetryPolicy, WireConfig};
+use versus::provider::{HttpModel, ProviderError, RetryPolicy, WireConfig};
 
 const KEY: &str = "AIzaSy-test-0123456789";
 const MODEL: &str = "gemini-3-pro-preview";
@@ -73,16 +71,7 @@ async fn run(
     max_tries: u32,
     request: ModelRequest,
 ) -> (Vec<StreamEvent>, Result<Completion, ProviderError>) {
-    let mut stream = client(server, max_tries).stream(request, CancellationToken::new());
-    let mut events = Vec::new();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(StreamEvent::Completed(done)) => return (events, Ok(done)),
-            Ok(event) => events.push(event),
-            Err(err) => return (events, Err(err)),
-        }
-    }
-    panic!("stream ended without a completion or an error");
+    collect(&client(server, max_tries), request).await
 }
 
 async fn once(reply: Reply) -> (MockServer, Vec<StreamEvent>, Completion) {
@@ -106,28 +95,6 @@ fn sse(chunks: &[Value]) -> Vec<u8> {
     chunks
         .iter()
         .flat_map(|c| format!("data: {c}\r\n\r\n").into_bytes())
-        .collect()
-}
-
-fn text_of(events: &[StreamEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn retries(events: &[StreamEvent]) -> Vec<(u32, u64)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::Retrying {
-                attempt, delay_ms, ..
-            } => Some((*attempt, *delay_ms)),
-            _ => None,
-        })
         .collect()
 }
 

@@ -9,17 +9,15 @@ mod mock_server;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use mock_server::*;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 use versus::model::{
     Completion, Message, ModelRequest, Part, Reasoning, Replay, Role, StopReason, StreamEvent,
     ToolDef, Usage, replay_tag,
 };
 use versus::provider::http::default_client;
 use versus::provider::openai_chat::ChatWire;
-use versus::provider::{HttpModel, ModelClient, ProviderError, RetryPolicy, WireConfig};
+use versus::provider::{HttpModel, ProviderError, RetryPolicy, WireConfig};
 
 const KEY: &str = "sk-test-secret-0123456789";
 
@@ -61,22 +59,6 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         temperature: None,
         reasoning: Reasoning::Default,
     }
-}
-
-async fn collect(
-    model: &HttpModel,
-    request: ModelRequest,
-) -> (Vec<StreamEvent>, Result<Completion, ProviderError>) {
-    let mut stream = model.stream(request, CancellationToken::new());
-    let mut events = Vec::new();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(StreamEvent::Completed(done)) => return (events, Ok(done)),
-            Ok(event) => events.push(event),
-            Err(err) => return (events, Err(err)),
-        }
-    }
-    panic!("the stream ended without a completion or an error");
 }
 
 /// Serves `replies` and runs one request against them with the given provider name.
@@ -150,16 +132,6 @@ fn usage(input: u64, output: u64, cache_read: u64, reasoning: u64) -> Usage {
         cache_write: 0,
         reasoning,
     }
-}
-
-fn text_of(events: &[StreamEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test]

@@ -9,17 +9,15 @@ mod mock_server;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use mock_server::*;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 use versus::model::{
     Completion, Message, ModelRequest, Part, Reasoning, Role, StopReason, StreamEvent, ToolDef,
     Usage, replay_tag,
 };
 use versus::provider::http::default_client;
 use versus::provider::openai_responses::ResponsesWire;
-use versus::provider::{HttpModel, ModelClient, ProviderError, RetryPolicy, WireConfig};
+use versus::provider::{HttpModel, ProviderError, RetryPolicy, WireConfig};
 
 const KEY: &str = "sk-proj-test-secret-987654321";
 
@@ -58,22 +56,6 @@ fn request(model: &str, messages: Vec<Message>) -> ModelRequest {
         temperature: None,
         reasoning: Reasoning::Medium,
     }
-}
-
-async fn collect(
-    model: &HttpModel,
-    request: ModelRequest,
-) -> (Vec<StreamEvent>, Result<Completion, ProviderError>) {
-    let mut stream = model.stream(request, CancellationToken::new());
-    let mut events = Vec::new();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(StreamEvent::Completed(done)) => return (events, Ok(done)),
-            Ok(event) => events.push(event),
-            Err(err) => return (events, Err(err)),
-        }
-    }
-    panic!("the stream ended without a completion or an error");
 }
 
 async fn run_result(
@@ -146,16 +128,6 @@ fn usage(input: u64, output: u64, cache_read: u64, reasoning: u64) -> Usage {
         cache_write: 0,
         reasoning,
     }
-}
-
-fn text_of(events: &[StreamEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 fn thinking(done: &Completion) -> (&str, Option<&Value>) {

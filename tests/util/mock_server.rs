@@ -262,3 +262,50 @@ pub fn payload_lines_to_sse(bytes: &[u8], framing: Framing) -> Vec<u8> {
     }
     out
 }
+
+/// Streams one request and splits the outcome: the live events, then the completion or the
+/// error that ended the stream.
+pub async fn collect(
+    model: &dyn versus::provider::ModelClient,
+    request: versus::model::ModelRequest,
+) -> (
+    Vec<versus::model::StreamEvent>,
+    Result<versus::model::Completion, versus::provider::ProviderError>,
+) {
+    use futures::StreamExt;
+    use versus::model::StreamEvent;
+    let mut stream = model.stream(request, tokio_util::sync::CancellationToken::new());
+    let mut events = Vec::new();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(StreamEvent::Completed(done)) => return (events, Ok(done)),
+            Ok(event) => events.push(event),
+            Err(err) => return (events, Err(err)),
+        }
+    }
+    panic!("the stream ended without a completion or an error");
+}
+
+/// The streamed text deltas, joined.
+pub fn text_of(events: &[versus::model::StreamEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            versus::model::StreamEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `(attempt, delay_ms)` of every retry announced in the stream.
+pub fn retries(events: &[versus::model::StreamEvent]) -> Vec<(u32, u64)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            versus::model::StreamEvent::Retrying {
+                attempt, delay_ms, ..
+            } => Some((*attempt, *delay_ms)),
+            _ => None,
+        })
+        .collect()
+}
