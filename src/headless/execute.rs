@@ -236,8 +236,10 @@ fn open(
     })
 }
 
-/// Spawns every job; each waits for one of `jobs` permits (in plan order) or for
-/// cancellation, in which case its cells are reported as interrupted without starting.
+/// Starts the jobs in plan order, at most `jobs` at once: one dispatcher takes a permit, then
+/// spawns the next job with it, so start order is the plan's (tasks racing for permits would
+/// start in whatever order the scheduler polls them). After cancellation the jobs not started
+/// have their cells reported as interrupted.
 fn start_jobs(
     remaining: Vec<Job>,
     shared: Arc<Shared>,
@@ -245,27 +247,32 @@ fn start_jobs(
 ) -> mpsc::UnboundedReceiver<JobEvent> {
     let (tx, rx) = mpsc::unbounded_channel();
     let permits = Arc::new(Semaphore::new(jobs));
-    for job in remaining {
-        let tx = tx.clone();
-        let shared = Arc::clone(&shared);
-        let permits = Arc::clone(&permits);
-        tokio::spawn(async move {
+    tokio::spawn(async move {
+        let mut queue = remaining.into_iter();
+        while let Some(job) = queue.next() {
             let permit = tokio::select! {
-                permit = permits.acquire_owned() => permit.ok(),
+                permit = Arc::clone(&permits).acquire_owned() => permit.ok(),
                 () = shared.cancel.cancelled() => None,
             };
             match permit {
-                Some(_permit) if !shared.cancel.is_cancelled() => {
-                    job::run(job, shared, tx).await;
+                Some(permit) if !shared.cancel.is_cancelled() => {
+                    let tx = tx.clone();
+                    let shared = Arc::clone(&shared);
+                    tokio::spawn(async move {
+                        let _permit = permit;
+                        job::run(job, shared, tx).await;
+                    });
                 }
                 _ => {
-                    for cell in job.cells() {
-                        let _ = tx.send(JobEvent::Interrupted { cell });
+                    for job in std::iter::once(job).chain(queue.by_ref()) {
+                        for cell in job.cells() {
+                            let _ = tx.send(JobEvent::Interrupted { cell });
+                        }
                     }
                 }
             }
-        });
-    }
+        }
+    });
     rx
 }
 
