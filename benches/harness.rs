@@ -364,6 +364,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         setup: None,
         workspace_parent: Some(scratch.path().join("ws")),
         spill_dir: scratch.path().join("spill"),
+        output_filter: None,
     };
     let base = Arc::new(Base::capture(&root).unwrap());
 

@@ -57,6 +57,7 @@ fn options(scratch: &Path) -> RunOptions {
         setup: None,
         workspace_parent: Some(scratch.join("ws")),
         spill_dir: scratch.join("spill"),
+        output_filter: None,
     }
 }
 

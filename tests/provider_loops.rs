@@ -176,6 +176,7 @@ async fn run(
         setup: None,
         workspace_parent: Some(scratch.join("ws")),
         spill_dir: scratch.join("spill"),
+        output_filter: None,
     };
     let base = Arc::new(Base::capture(root).unwrap());
     let (mut rx, _handle) = fan_out(

@@ -710,3 +710,54 @@ fn the_shipped_demo_recipe_scores_the_demo_models_as_documented() {
         std::fs::read(recipes.join("demo/project/src/pricing.rs")).unwrap()
     );
 }
+
+/// A recipe's Output Processing rule that the tool cannot apply itself (keep the tail of bash
+/// output) is applied by the loop before the model reads the result.
+#[test]
+fn output_processing_the_tool_cannot_apply_is_applied_before_the_model_reads_it() {
+    let dir = fixture();
+    dir.write(
+        "talker.jsonl",
+        "{\"tools\": [{\"name\": \"bash\", \"args\": {\"command\": \"seq 1 40\"}}]}\n{\"say\": \"Counted.\"}\n",
+    );
+    dir.write(
+        "tail.recipe.md",
+        "# Tail\nversion: 1\n\n## Models\n- demo/talker.jsonl\n\n## Constraints\nproject_root: project\n\n\
+         ## Tasks\n- Count to forty.\n\n## Success Criteria\n- no_errors\n\n\
+         ## Output Processing\n- bash: max_lines=3, truncation=tail\n",
+    );
+    let out = run_in(&dir, &["tail.recipe.md", "--out", "out", "--quiet"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("Output Processing"),
+        "no 'not applied' note any more: {}",
+        text(&out.stderr)
+    );
+    let events_dir = dir.path().join("out/events");
+    let task_dir = std::fs::read_dir(&events_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = std::fs::read_dir(&task_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let result = std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v.to_string().contains("\"tool_result\""))
+        .expect("a tool result event");
+    let text = result.to_string();
+    assert!(text.contains("earlier lines not shown"), "{text}");
+    let bytes = result
+        .pointer("/event/bytes")
+        .or_else(|| result.get("bytes"))
+        .and_then(Value::as_u64)
+        .unwrap();
+    assert!(bytes < 60, "the model read only the tail: {bytes} bytes");
+}

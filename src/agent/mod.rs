@@ -13,4 +13,4 @@ mod prompt;
 mod turn;
 
 pub use prompt::system_prompt;
-pub use turn::{Agent, AgentOutcome, AgentSettings, CostFn, EventSink, ToolEnv};
+pub use turn::{Agent, AgentOutcome, AgentSettings, CostFn, EventSink, OutputFilter, ToolEnv};

@@ -55,6 +55,10 @@ impl Default for AgentSettings {
     }
 }
 
+/// Cuts a tool's result text (tool name, text) before the model reads it: a recipe's Output
+/// Processing rule that the tool cannot apply itself (e.g. keep the tail of bash output).
+pub type OutputFilter = Arc<dyn Fn(&str, String) -> String + Send + Sync>;
+
 /// What the tools of this model act on.
 #[derive(Clone)]
 pub struct ToolEnv {
@@ -64,6 +68,8 @@ pub struct ToolEnv {
     pub limits: ToolLimits,
     /// Where bash spills long outputs.
     pub spill_dir: PathBuf,
+    /// Applied to every tool result after the tool ran (`None`: results as the tools cut them).
+    pub output_filter: Option<OutputFilter>,
 }
 
 /// One model, ready to run turns.
@@ -438,7 +444,10 @@ impl Run<'_> {
                 spill_dir: self.env.spill_dir.clone(),
             };
             let started = Instant::now();
-            let output = self.agent.tools.dispatch(&name, &arguments, &ctx).await;
+            let mut output = self.agent.tools.dispatch(&name, &arguments, &ctx).await;
+            if let Some(filter) = &self.env.output_filter {
+                output.text = filter(&name, output.text);
+            }
             tracing::debug!(
                 model = %self.agent.model,
                 tool = %name,

@@ -231,10 +231,17 @@ async fn run_model(
         .map(|t| t.prompt.clone())
         .unwrap_or_default();
     let spill_dir: PathBuf = shared.layout.path(&format!("spill/{task}-{model}"));
+    let recipe = Arc::clone(&shared.recipe);
     let env = ToolEnv {
         view: workspace.view(),
         limits: shared.limits.clone(),
         spill_dir,
+        output_filter: Some(Arc::new(move |tool: &str, text: String| {
+            match recipe.output_filter(tool) {
+                Some(rule) => rule.apply(&text),
+                None => text,
+            }
+        })),
     };
     let sink_tx = tx.clone();
     let emit: EventSink = Arc::new(move |event| {

@@ -105,13 +105,6 @@ pub(super) fn unapplied_settings(recipe: &Recipe) -> Vec<String> {
                 .to_string(),
         );
     }
-    for tool in recipe.output_processing.keys() {
-        if recipe.output_filter(tool).is_some() {
-            notes.push(format!(
-                "Output Processing for {tool} uses a truncation the tool cannot apply itself; versus run does not apply it yet, so {tool} results are cut by the tool's own rule"
-            ));
-        }
-    }
     if recipe.parameters.all.seed.is_some()
         || recipe
             .parameters

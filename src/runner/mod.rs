@@ -32,7 +32,7 @@ pub struct ModelEntry {
 }
 
 /// How workspaces are made and tools limited.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RunOptions {
     /// Isolation mode.
     pub isolation: Isolation,
@@ -44,6 +44,8 @@ pub struct RunOptions {
     pub workspace_parent: Option<PathBuf>,
     /// Folder for bash's spilled outputs.
     pub spill_dir: PathBuf,
+    /// Cuts tool results the tools cannot cut themselves (a recipe's Output Processing).
+    pub output_filter: Option<crate::agent::OutputFilter>,
 }
 
 /// What the runner reports.
@@ -202,6 +204,7 @@ async fn run_entry(
         view: workspace.view(),
         limits: options.limits.clone(),
         spill_dir: options.spill_dir.clone(),
+        output_filter: options.output_filter.clone(),
     };
     let sink_tx = tx.clone();
     let emit: EventSink = Arc::new(move |event| {

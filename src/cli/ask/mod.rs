@@ -221,6 +221,7 @@ async fn ask(
         setup: args.setup.clone(),
         workspace_parent: None,
         spill_dir: session_dir.join("spill"),
+        output_filter: None,
     };
     progress.note(&format!(
         "versus: {} model(s) on: {}",

@@ -383,6 +383,7 @@ impl TurnStart {
             setup: None,
             workspace_parent: None,
             spill_dir: self.spill_dir.clone(),
+            output_filter: None,
         };
         for (index, ((entry, note), token)) in entries.into_iter().zip(tokens).enumerate() {
             let mut text = String::new();
