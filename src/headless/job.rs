@@ -23,7 +23,7 @@ use crate::recipe::{Recipe, TaskMode};
 use crate::runner::ModelEntry;
 use crate::tools::ToolLimits;
 use crate::workspace::changeset::ChangeSet;
-use crate::workspace::{Base, ChangeKind, Isolation, Workspace};
+use crate::workspace::{Base, ChangeKind, Isolation, Workspace, WorkspaceError};
 
 use super::criteria::{self, Facts};
 use super::layout::Layout;
@@ -175,27 +175,24 @@ fn interrupt_rest(tx: &UnboundedSender<JobEvent>, job: &Job, position: usize) {
     }
 }
 
-/// Creates the workspace and runs the setup command (blocking work, on the blocking pool).
+/// Creates the workspace and runs the setup command, the way the fan-out does.
 async fn prepare(shared: &Shared, model: usize) -> Result<Workspace, String> {
-    let base = Arc::clone(&shared.base);
-    let isolation = shared.isolation;
-    let setup = shared.recipe.workspace.setup.clone();
     let label = shared
         .entries
         .get(model)
         .map_or_else(|| "model".to_string(), |e| e.label.clone());
-    let joined = tokio::task::spawn_blocking(move || {
-        let workspace = Workspace::create(isolation, &base, &label)
-            .map_err(|e| format!("the workspace could not be created: {e}"))?;
-        if let Some(command) = &setup {
-            workspace
-                .run_setup(command)
-                .map_err(|e| format!("the setup command failed: {e}"))?;
-        }
-        Ok(workspace)
+    crate::runner::prepare_workspace(
+        &label,
+        Arc::clone(&shared.base),
+        shared.isolation,
+        shared.recipe.workspace.setup.clone(),
+        None,
+    )
+    .await
+    .map_err(|e| match e {
+        WorkspaceError::Setup { .. } => format!("the setup command failed: {e}"),
+        _ => format!("the workspace could not be created: {e}"),
     })
-    .await;
-    joined.unwrap_or_else(|e| Err(format!("the workspace could not be prepared: {e}")))
 }
 
 /// The result of running the model on one task.

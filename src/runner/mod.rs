@@ -168,7 +168,15 @@ async fn run_entry(
         writes: Vec::new(),
         error: Some(error),
     };
-    let workspace = match prepare(&entry.label, &base, &options).await {
+    let workspace = match prepare_workspace(
+        &entry.label,
+        Arc::clone(&base),
+        options.isolation,
+        options.setup.clone(),
+        options.workspace_parent.clone(),
+    )
+    .await
+    {
         Ok(workspace) => workspace,
         Err(err) => {
             let message = format!("{}: {err}", entry.label);
@@ -246,20 +254,23 @@ async fn run_agent(
     agent.run_turn(history, prompt, env, emit, cancel).await
 }
 
-async fn prepare(
+/// Creates a workspace for `label` (under `parent`, or the default folder) and runs the setup
+/// command in it, on the blocking pool. Shared by the fan-out and headless runs, so both
+/// prepare workspaces the same way.
+pub async fn prepare_workspace(
     label: &str,
-    base: &Arc<Base>,
-    options: &RunOptions,
+    base: Arc<Base>,
+    isolation: Isolation,
+    setup: Option<String>,
+    parent: Option<PathBuf>,
 ) -> Result<Workspace, WorkspaceError> {
-    let base = Arc::clone(base);
     let label = label.to_string();
-    let options = options.clone();
     let joined = tokio::task::spawn_blocking(move || {
-        let workspace = match &options.workspace_parent {
-            Some(parent) => Workspace::create_in(parent, options.isolation, &base, &label)?,
-            None => Workspace::create(options.isolation, &base, &label)?,
+        let workspace = match &parent {
+            Some(parent) => Workspace::create_in(parent, isolation, &base, &label)?,
+            None => Workspace::create(isolation, &base, &label)?,
         };
-        if let Some(command) = &options.setup {
+        if let Some(command) = &setup {
             workspace.run_setup(command)?;
         }
         Ok(workspace)
