@@ -365,6 +365,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         workspace_parent: Some(scratch.path().join("ws")),
         spill_dir: scratch.path().join("spill"),
         output_filter: None,
+        sandbox: versus::exec::SandboxSettings::default(),
     };
     let base = Arc::new(Base::capture(&root).unwrap());
 

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod apply;
 pub mod config;
 pub mod example;
+pub mod exec;
 pub mod fsutil;
 pub mod headless;
 pub mod model;

@@ -5,7 +5,7 @@
 
 mod util;
 
-use util::{git, process_gone};
+use util::git;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,6 +58,7 @@ fn options(scratch: &Path) -> RunOptions {
         workspace_parent: Some(scratch.join("ws")),
         spill_dir: scratch.join("spill"),
         output_filter: None,
+        sandbox: versus::exec::SandboxSettings::default(),
     }
 }
 
@@ -295,15 +296,14 @@ async fn limits_end_the_run_and_keep_partial_proposals() {
 async fn cancel_and_timeout_stop_bash_and_keep_what_was_written() {
     let (_tmp, root) = project();
     let scratch = tempfile::tempdir().unwrap();
-    let pid_file = scratch.path().join("sleeper.pid");
+    let marker = format!("300.{}", std::process::id());
     let script = format!(
         r#"{{"tools": [{{"name": "write_file", "args": {{"path": "before.txt", "content": "x\n"}}}}]}}
-{{"tools": [{{"name": "bash", "args": {{"command": "sleep 300 & echo $! > {pid}; wait"}}}}]}}
+{{"tools": [{{"name": "bash", "args": {{"command": "setsid sleep {marker}1 & sleep {marker}; wait"}}}}]}}
 {{"say": "never"}}
-"#,
-        pid = pid_file.display()
+"#
     );
-    let timeout_script = script.replace("sleeper.pid", "sleeper2.pid");
+    let timeout_script = script.replace(&format!("sleep {marker}"), &format!("sleep {marker}2"));
     let run = run_all(
         &root,
         scratch.path(),
@@ -334,15 +334,15 @@ async fn cancel_and_timeout_stop_bash_and_keep_what_was_written() {
     // The conversation stays valid: the interrupted call has a result.
     assert_eq!(tool_results(&outcome.messages).len(), 2);
     // Both background sleepers were killed with their process groups.
-    for name in ["sleeper.pid", "sleeper2.pid"] {
-        let pid: i32 = std::fs::read_to_string(scratch.path().join(name))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+    for sleeper in [
+        marker.clone(),
+        format!("{marker}1"),
+        format!("{marker}2"),
+        format!("{marker}21"),
+    ] {
         assert!(
-            process_gone(pid),
-            "background child {pid} of {name} survived"
+            util::command_gone(&["sleep", &sleeper]),
+            "background sleep {sleeper} survived"
         );
     }
     assert!(!root.join("before.txt").exists());

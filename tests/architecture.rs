@@ -96,6 +96,24 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ),
     ("tui", &["headless"]),
     ("headless", &["tui"]),
+    (
+        "exec",
+        &[
+            "fsutil",
+            "workspace",
+            "tools",
+            "provider",
+            "agent",
+            "runner",
+            "session",
+            "apply",
+            "recipe",
+            "headless",
+            "tui",
+            "model",
+            "config",
+        ],
+    ),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use util::{git, process_gone, tree_state as tree, versus};
+use util::{git, tree_state as tree, versus};
 
 fn write(root: &Path, rel: &str, content: &str) {
     let p = root.join(rel);
@@ -255,20 +255,25 @@ fn a_model_without_its_key_is_skipped_with_a_warning() {
     assert!(stdout.contains("demo/scripts/b.jsonl"));
 }
 
-#[test]
-fn ctrl_c_cancels_every_model_kills_bash_and_changes_nothing() {
+/// Starts a model whose bash leaves a background and a `setsid` sleep, sends `signal` to
+/// versus once both run, and checks the run stopped cleanly: exit 130, no process left, no
+/// user file changed, no choice recorded, no workspace left behind.
+fn stop_signal_cancels_every_model_kills_bash_and_changes_nothing(
+    signal: nix::sys::signal::Signal,
+) {
     let (_tmp, root) = project();
-    let pid_file = root.join("scripts/sleeper.pid");
+    let marker = format!("300.{}{}", std::process::id(), signal as i32);
+    let setsid_marker = format!("{marker}1");
     write(
         &root,
         "scripts/slow.jsonl",
         &format!(
             "{{\"tools\": [{{\"name\": \"write_file\", \"args\": {{\"path\": \"x.txt\", \"content\": \"x\"}}}}]}}\n\
-             {{\"tools\": [{{\"name\": \"bash\", \"args\": {{\"command\": \"sleep 300 & echo $! > {}; wait\"}}}}]}}\n",
-            pid_file.display()
+             {{\"tools\": [{{\"name\": \"bash\", \"args\": {{\"command\": \"sleep {marker} & setsid sleep {setsid_marker} & wait\"}}}}]}}\n"
         ),
     );
     let before = tree(&root);
+    let workspaces = tempfile::tempdir().unwrap();
     let child = versus()
         .arg("-C")
         .arg(&root)
@@ -281,40 +286,64 @@ fn ctrl_c_cancels_every_model_kills_bash_and_changes_nothing() {
             "demo/scripts/slow.jsonl",
         ])
         .env("XDG_CONFIG_HOME", root.join(".no-config"))
+        .env("TMPDIR", workspaces.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut waited = 0;
-    while !pid_file.exists() {
+    while !(util::command_alive(&["sleep", &marker])
+        && util::command_alive(&["sleep", &setsid_marker]))
+    {
         std::thread::sleep(Duration::from_millis(100));
         waited += 1;
         assert!(waited < 300, "the model never started its bash command");
     }
-    std::thread::sleep(Duration::from_millis(200));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{:?}", text(&out));
-    assert!(text(&out).1.contains("interrupted"));
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     assert!(
-        process_gone(pid),
-        "the model's background sleep survived Ctrl+C"
+        text(&out).1.contains("stopping every model"),
+        "{:?}",
+        text(&out)
     );
-    let mut after = tree(&root);
-    after.remove("scripts/sleeper.pid");
-    assert_eq!(after, before, "Ctrl+C changed a user file");
+    assert!(
+        util::command_gone(&["sleep", &marker]),
+        "the model's background sleep survived {signal}"
+    );
+    assert!(
+        util::command_gone(&["sleep", &setsid_marker]),
+        "the model's setsid sleep survived {signal}"
+    );
+    assert_eq!(tree(&root), before, "{signal} changed a user file");
     assert!(
         !root.join(".versus/preferences.jsonl").exists(),
         "no choice was made"
+    );
+    let left: Vec<_> = std::fs::read_dir(workspaces.path().join("versus-workspaces"))
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "workspaces left after {signal}: {left:?}");
+}
+
+#[test]
+fn ctrl_c_cancels_every_model_kills_bash_and_changes_nothing() {
+    stop_signal_cancels_every_model_kills_bash_and_changes_nothing(
+        nix::sys::signal::Signal::SIGINT,
+    );
+}
+
+#[test]
+fn sigterm_cancels_like_ctrl_c() {
+    stop_signal_cancels_every_model_kills_bash_and_changes_nothing(
+        nix::sys::signal::Signal::SIGTERM,
+    );
+}
+
+#[test]
+fn sighup_cancels_like_ctrl_c() {
+    stop_signal_cancels_every_model_kills_bash_and_changes_nothing(
+        nix::sys::signal::Signal::SIGHUP,
     );
 }
 

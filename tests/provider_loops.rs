@@ -177,6 +177,7 @@ async fn run(
         workspace_parent: Some(scratch.join("ws")),
         spill_dir: scratch.join("spill"),
         output_filter: None,
+        sandbox: versus::exec::SandboxSettings::default(),
     };
     let base = Arc::new(Base::capture(root).unwrap());
     let (mut rx, _handle) = fan_out(

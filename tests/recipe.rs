@@ -735,7 +735,7 @@ fn key_errors_name_the_accepted_values() {
         (
             "## Sandbox\nnetwork: partial\n",
             ProblemKind::BadValue,
-            "`full` or `none`",
+            "`full`, `fetch_only` or `none`",
         ),
         (
             "## Sandbox\nallow_local_fetch: 1\n",

@@ -5,7 +5,7 @@
 
 mod util;
 
-use util::{git, process_gone};
+use util::git;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -14,9 +14,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use versus::exec::SandboxSettings;
 use versus::tools::{ToolContext, ToolRegistry};
 use versus::workspace::{
-    Base, Isolation, Workspace, WorkspaceError, cleanup_leftovers, cleanup_leftovers_in,
+    Base, Isolation, SETUP_TIMEOUT, Workspace, WorkspaceError, cleanup_leftovers,
+    cleanup_leftovers_in,
 };
 
 const ALL_MODES: [Isolation; 3] = [Isolation::Worktree, Isolation::Copy, Isolation::Overlay];
@@ -375,7 +378,10 @@ async fn drop_removes_the_workspace_and_keep_preserves_it() {
     let ws = Workspace::create(Isolation::Worktree, &base, "dropme").unwrap();
     let folder = ws.folder().unwrap().to_path_buf();
     assert!(folder.exists());
-    assert_eq!(worktree_names(&root).len(), 1);
+    assert!(
+        worktree_names(&root).is_empty(),
+        "nothing is registered in the user's repository"
+    );
     drop(ws);
     assert!(!folder.exists());
     assert!(worktree_names(&root).is_empty());
@@ -390,7 +396,10 @@ async fn drop_removes_the_workspace_and_keep_preserves_it() {
     kept.keep();
     drop(kept);
     assert!(folder.join("tree/tracked.txt").exists());
-    assert_eq!(worktree_names(&root).len(), 1);
+    assert!(
+        worktree_names(&root).is_empty(),
+        "nothing is registered in the user's repository"
+    );
     // Tidy up: mark it as left by a dead process and let cleanup remove it.
     let parent = folder.parent().unwrap().to_path_buf();
     orphan(&folder);
@@ -407,6 +416,7 @@ fn orphan(folder: &Path) {
     let marker = folder.join("versus-workspace.json");
     let mut json: Value = serde_json::from_slice(&fs::read(&marker).unwrap()).unwrap();
     json["pid"] = json!(dead_pid);
+    json["kept"] = json!(false);
     fs::write(&marker, serde_json::to_vec(&json).unwrap()).unwrap();
 }
 
@@ -429,7 +439,10 @@ async fn cleanup_removes_dead_owners_workspaces_and_registrations_only() {
     orphan(&copy_folder);
     // A folder without a marker is not ours to judge.
     fs::create_dir_all(parent.join("stranger")).unwrap();
-    assert_eq!(worktree_names(&root).len(), 2);
+    assert!(
+        worktree_names(&root).is_empty(),
+        "nothing is registered in the user's repository"
+    );
 
     let removed = cleanup_leftovers_in(parent, &root).unwrap();
     assert_eq!(removed, 2);
@@ -437,10 +450,9 @@ async fn cleanup_removes_dead_owners_workspaces_and_registrations_only() {
     assert!(!copy_folder.exists());
     assert!(parent.join("stranger").exists());
     assert!(live.folder().unwrap().exists());
-    assert_eq!(
-        worktree_names(&root).len(),
-        1,
-        "only the live worktree stays registered"
+    assert!(
+        worktree_names(&root).is_empty(),
+        "nothing is registered in the user's repository"
     );
     let out = ok(&live, "read_file", json!({"path": "tracked.txt"})).await;
     assert!(out.contains("v2 user edit"));
@@ -454,8 +466,16 @@ async fn setup_runs_once_in_the_workspace_and_a_failure_is_a_clear_error() {
     let before = snapshot(&root);
     let base = Base::capture(&root).unwrap();
     let ws = Workspace::create(Isolation::Copy, &base, "setup").unwrap();
+    let sandbox = ws.sandbox(&SandboxSettings::default());
+    let never = CancellationToken::new();
     let out = ws
-        .run_setup("echo prepared > setup.txt && echo done")
+        .run_setup(
+            "echo prepared > setup.txt && echo done",
+            &sandbox,
+            SETUP_TIMEOUT,
+            &never,
+        )
+        .await
         .unwrap();
     assert!(out.contains("done"));
     assert!(
@@ -465,7 +485,15 @@ async fn setup_runs_once_in_the_workspace_and_a_failure_is_a_clear_error() {
     );
     assert_eq!(snapshot(&root), before);
 
-    let err = ws.run_setup("echo about to fail; exit 3").unwrap_err();
+    let err = ws
+        .run_setup(
+            "echo about to fail; exit 3",
+            &sandbox,
+            SETUP_TIMEOUT,
+            &never,
+        )
+        .await
+        .unwrap_err();
     assert!(matches!(err, WorkspaceError::Setup { .. }));
     let text = err.to_string();
     assert!(text.contains("`echo about to fail; exit 3`"), "{text}");
@@ -473,23 +501,21 @@ async fn setup_runs_once_in_the_workspace_and_a_failure_is_a_clear_error() {
     assert!(text.contains("about to fail"), "{text}");
 
     // A hanging setup is killed with its background children when its time is up.
-    let pid_file = ws.root().join("child.pid");
+    let marker = format!("300.{}", std::process::id());
     let err = ws
-        .run_setup_within(
-            &format!(
-                "echo waiting; sleep 300 & echo $! > {}; wait",
-                pid_file.display()
-            ),
+        .run_setup(
+            &format!("echo waiting; setsid sleep {marker} & wait"),
+            &sandbox,
             std::time::Duration::from_millis(500),
+            &never,
         )
+        .await
         .unwrap_err();
     let text = err.to_string();
     assert!(text.contains("timed out after 0.5 s"), "{text}");
     assert!(text.contains("waiting"), "{text}");
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(process_gone(pid), "the setup's background child survived");
+    assert!(
+        util::command_gone(&["sleep", &marker]),
+        "the setup's background child survived"
+    );
 }

@@ -70,6 +70,8 @@ pub struct ToolEnv {
     pub spill_dir: PathBuf,
     /// Applied to every tool result after the tool ran (`None`: results as the tools cut them).
     pub output_filter: Option<OutputFilter>,
+    /// Where the model's commands run (its workspace's sandbox).
+    pub sandbox: Arc<crate::exec::Sandbox>,
 }
 
 /// One model, ready to run turns.
@@ -442,6 +444,7 @@ impl Run<'_> {
                 call_id: id.clone(),
                 cancel: self.cancel.clone(),
                 spill_dir: self.env.spill_dir.clone(),
+                sandbox: Arc::clone(&self.env.sandbox),
             };
             let started = Instant::now();
             let mut output = self.agent.tools.dispatch(&name, &arguments, &ctx).await;

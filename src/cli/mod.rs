@@ -9,6 +9,7 @@ mod replay_cmd;
 mod rewind_cmd;
 mod run_cmd;
 mod sessions_cmd;
+pub(crate) mod signals;
 mod stats_cmd;
 mod tool_cmd;
 mod tui_cmd;

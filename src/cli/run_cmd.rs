@@ -210,44 +210,21 @@ fn absolute_parent(file: &Path) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("open the recipe's folder {}", parent.display()))
 }
 
-/// Cancels the run on the first Ctrl+C or SIGTERM; exits at once on the second.
+/// Cancels the run on the first Ctrl+C, SIGTERM or SIGHUP; exits at once on the second.
 async fn watch_signals(cancel: CancellationToken, say: bool) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).ok();
-    let mut ctrl_c = true;
+    let Ok(mut signals) = super::signals::StopSignals::new() else {
+        return;
+    };
     let mut seen = 0;
     loop {
-        if !ctrl_c && term.is_none() {
-            return;
-        }
-        let got = tokio::select! {
-            result = tokio::signal::ctrl_c(), if ctrl_c => {
-                ctrl_c = result.is_ok();
-                ctrl_c
-            }
-            received = async {
-                match term.as_mut() {
-                    Some(t) => t.recv().await,
-                    None => std::future::pending().await,
-                }
-            } => {
-                if received.is_none() {
-                    term = None;
-                }
-                received.is_some()
-            }
-        };
-        if !got {
-            // That signal source is gone; keep listening to the other one.
-            continue;
-        }
+        let signal = signals.next().await;
         seen += 1;
         if seen > 1 {
             std::process::exit(i32::from(EXIT_INTERRUPTED));
         }
         if say {
             eprintln!(
-                "versus: interrupted; stopping the models and writing what is done (again to quit at once)"
+                "versus: {signal}; stopping the models and writing what is done (again to quit at once)"
             );
         }
         cancel.cancel();

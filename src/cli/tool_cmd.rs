@@ -57,6 +57,12 @@ pub fn run(args: ToolArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode>
     };
     let view = DirectView::new(&dir).with_context(|| format!("opening {}", dir.display()))?;
     let mut ctx = ToolContext::new(Arc::new(view));
+    // bash runs in the sandbox the user's config describes, over this folder.
+    let (config, _env) = versus::config::load(&dir, None)?;
+    ctx.sandbox = Arc::new(versus::exec::Sandbox::new(
+        &config.sandbox,
+        versus::exec::WorkspaceDirs::tree_only(ctx.view.root()),
+    ));
     ctx.limits.allow_local_fetch = args.allow_local_fetch;
     if !args.bash_allow.is_empty() {
         ctx.limits.bash_allowlist = Some(args.bash_allow);

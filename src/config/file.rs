@@ -53,6 +53,7 @@ struct RawFile {
     #[serde(default)]
     prices: BTreeMap<String, Spanned<PriceEntry>>,
     ui: Option<Spanned<toml::Table>>,
+    sandbox: Option<Spanned<toml::Table>>,
 }
 
 /// One `[providers.NAME]` block as written.
@@ -87,6 +88,8 @@ pub struct Layer {
     pub prices: Vec<(String, PriceEntry, Origin)>,
     /// `[ui]`, unchecked.
     pub ui: Option<(toml::Table, Origin)>,
+    /// `[sandbox]`, unchecked.
+    pub sandbox: Option<(toml::Table, Origin)>,
 }
 
 /// Reads and parses a config file.
@@ -144,6 +147,10 @@ pub fn parse_layer(text: &str, path: &Path) -> Result<Layer, ConfigError> {
             })
             .collect(),
         ui: raw.ui.map(|table| {
+            let origin = at(table.span().start);
+            (table.into_inner(), origin)
+        }),
+        sandbox: raw.sandbox.map(|table| {
             let origin = at(table.span().start);
             (table.into_inner(), origin)
         }),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use super::ConfigError;
 use super::env::Env;
 use super::file::{Layer, read_layer};
-use super::merge::{invalid, merge_prices, merge_providers, merge_ui};
+use super::merge::{invalid, merge_prices, merge_providers, merge_sandbox, merge_ui};
 use super::prices::{ModelInfo, Price, PriceTable};
 use super::providers::ProviderDef;
 use super::spec::{ModelSpec, SpecError};
@@ -69,6 +69,8 @@ pub struct Config {
     pub prices: PriceTable,
     /// `[ui]` settings.
     pub ui: UiConfig,
+    /// `[sandbox]` settings (user config only): how model commands are confined.
+    pub sandbox: crate::exec::SandboxSettings,
     /// Files looked for, in layer order.
     pub files: Vec<ConfigFileInfo>,
     providers: Vec<ProviderDef>,
@@ -149,12 +151,14 @@ impl Config {
             default_models: Vec::new(),
             prices: PriceTable::builtin()?,
             ui: UiConfig::default(),
+            sandbox: crate::exec::SandboxSettings::default(),
             files: Vec::new(),
             providers,
         };
         config.apply_models(layers)?;
         merge_prices(layers, &config.providers, &mut config.prices)?;
         config.ui = merge_ui(layers)?;
+        config.sandbox = merge_sandbox(layers)?;
         Ok(config)
     }
 

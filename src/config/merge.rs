@@ -19,6 +19,7 @@ use super::prices::{PriceEntry, PriceTable};
 use super::providers::{ProviderDef, Secret, builtin_providers, is_http_url};
 use super::spec::is_valid_provider_name;
 use super::ui::UiConfig;
+use crate::exec::SandboxSettings;
 
 /// A [`ConfigError::Invalid`] at `origin`: shorthand for the many checks below.
 pub(crate) fn invalid(origin: Origin, message: String) -> ConfigError {
@@ -142,6 +143,44 @@ pub(crate) fn merge_ui(layers: &[(Layer, FileRole)]) -> Result<UiConfig, ConfigE
     }
     let origin = Origin::new("config", None);
     check_ui(merged, &origin)
+}
+
+/// `[sandbox]` from the user's own config (or `--config`), checked against
+/// [`SandboxSettings`]. A project's `[sandbox]` is an error: a cloned repository must not be
+/// able to loosen the confinement of the commands it asks models to run.
+pub(crate) fn merge_sandbox(layers: &[(Layer, FileRole)]) -> Result<SandboxSettings, ConfigError> {
+    let mut merged = toml::Table::new();
+    for (layer, role) in layers {
+        if let Some((table, origin)) = &layer.sandbox {
+            if *role == FileRole::Project {
+                return Err(invalid(
+                    origin.clone(),
+                    "[sandbox] is only read from your own config (~/.config/versus/config.toml): \
+                     a project cannot change how its own commands are confined; move it there"
+                        .to_string(),
+                ));
+            }
+            for (key, value) in table {
+                merged.insert(key.clone(), value.clone());
+            }
+            toml::Value::Table(table.clone())
+                .try_into::<SandboxSettings>()
+                .map_err(|err| {
+                    invalid(
+                        origin.clone(),
+                        format!("[sandbox]: {}", friendly_message(err.message())),
+                    )
+                })?;
+        }
+    }
+    toml::Value::Table(merged)
+        .try_into::<SandboxSettings>()
+        .map_err(|err| {
+            invalid(
+                Origin::new("config", None),
+                format!("[sandbox]: {}", friendly_message(err.message())),
+            )
+        })
 }
 
 fn check_ui(table: toml::Table, origin: &Origin) -> Result<UiConfig, ConfigError> {

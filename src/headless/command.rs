@@ -1,41 +1,20 @@
-//! Running a criterion's shell command in a model's workspace: `bash -c` in its own process
-//! group, stdout and stderr merged in the order they were written, a timeout, cancellation,
+//! Running a criterion's shell command in a model's workspace, through the one command runner
+//! ([`crate::exec`]): the workspace's sandbox, its own process tree, a timeout, cancellation,
 //! and nothing left running afterwards.
 //!
 //! Output is kept only as a bounded tail: a criterion's detail keeps its last lines, and a
 //! command that prints gigabytes must not take the run's memory with it.
 
-use std::io;
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-use tokio::io::AsyncReadExt;
-use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
+
+pub use crate::exec::Ending;
+use crate::exec::{CommandSpec, ExecError, Sandbox, Tail};
 
 /// Bytes of output kept (the end of it).
 const KEEP_BYTES: usize = 256 * 1024;
-
-/// How long output is still read after the group was killed, for a process outside the group
-/// that holds the pipe open.
-const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
-
-/// How the command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
-    /// The shell exited with this code.
-    Exited(i32),
-    /// The shell was killed by this signal (not by versus).
-    Signaled(i32),
-    /// It ran past its timeout and was killed.
-    TimedOut,
-    /// The run was cancelled (Ctrl+C) and the command killed.
-    Cancelled,
-}
 
 /// A finished command: how it ended and the end of its output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,90 +25,28 @@ pub struct CommandOutput {
     pub output: String,
 }
 
-/// Runs `command` with `bash -c` in `dir`. `Err` only when bash cannot be started.
+/// Runs `command` with `bash -c` in `dir` inside `sandbox`. `Err` when it could not start
+/// (sandbox unavailable or refusing, bash missing).
 pub async fn run(
     command: &str,
     dir: &Path,
+    sandbox: &Sandbox,
     timeout: Duration,
     cancel: &CancellationToken,
-) -> io::Result<CommandOutput> {
-    let (sender, mut receiver) = tokio::net::unix::pipe::pipe()?;
-    let stdout = sender.into_blocking_fd()?;
-    let stderr = stdout.try_clone()?;
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(stdout))
-        .stderr(Stdio::from(stderr))
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = cmd.spawn()?;
-    // Our copies of the write end must go, or end-of-file never comes.
-    drop(cmd);
-    let pgid = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(Pid::from_raw);
-    let kill_group = || {
-        if let Some(pgid) = pgid {
-            // ESRCH (already gone) is the usual answer; nothing else can be done anyway.
-            let _ = killpg(pgid, Signal::SIGKILL);
-        }
+) -> Result<CommandOutput, ExecError> {
+    let mut tail = Tail::new(KEEP_BYTES);
+    let spec = CommandSpec {
+        script: command,
+        cwd: dir,
+        sandbox,
+        timeout,
+        cancel,
     };
-
-    let mut kept: Vec<u8> = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut eof = false;
-    let mut status = None;
-    let mut stopped = None;
-    let deadline = tokio::time::Instant::now() + timeout;
-    while status.is_none() && stopped.is_none() {
-        tokio::select! {
-            read = receiver.read(&mut buf), if !eof => match read {
-                Ok(0) | Err(_) => eof = true,
-                Ok(n) => keep(&mut kept, &buf[..n]),
-            },
-            exited = child.wait() => status = Some(exited?),
-            () = tokio::time::sleep_until(deadline) => stopped = Some(Ending::TimedOut),
-            () = cancel.cancelled() => stopped = Some(Ending::Cancelled),
-        }
-    }
-    // The shell is gone or must go: its background children go with it.
-    kill_group();
-    let drain_until = tokio::time::Instant::now() + DRAIN_AFTER_KILL;
-    while !eof {
-        tokio::select! {
-            read = receiver.read(&mut buf) => match read {
-                Ok(0) | Err(_) => eof = true,
-                Ok(n) => keep(&mut kept, &buf[..n]),
-            },
-            () = tokio::time::sleep_until(drain_until) => break,
-        }
-    }
-    let status = match status {
-        Some(status) => status,
-        None => child.wait().await?,
-    };
-    let ending = stopped.unwrap_or(match (status.code(), status.signal()) {
-        (Some(code), _) => Ending::Exited(code),
-        (None, Some(signal)) => Ending::Signaled(signal),
-        (None, None) => Ending::Exited(-1),
-    });
+    let finished = crate::exec::run(spec, |chunk| tail.push(chunk)).await?;
     Ok(CommandOutput {
-        ending,
-        output: String::from_utf8_lossy(&kept).into_owned(),
+        ending: finished.ending,
+        output: tail.text(),
     })
-}
-
-/// Appends `chunk`, dropping the oldest bytes beyond [`KEEP_BYTES`].
-fn keep(kept: &mut Vec<u8>, chunk: &[u8]) {
-    kept.extend_from_slice(chunk);
-    if kept.len() > KEEP_BYTES {
-        let cut = kept.len() - KEEP_BYTES;
-        kept.drain(..cut);
-    }
 }
 
 /// The last `n` lines of `text` (a final newline does not count as an empty line).
@@ -150,9 +67,15 @@ mod tests {
 
     async fn go(command: &str, timeout: Duration) -> CommandOutput {
         let dir = tempfile::tempdir().unwrap();
-        run(command, dir.path(), timeout, &CancellationToken::new())
-            .await
-            .unwrap()
+        run(
+            command,
+            dir.path(),
+            &Sandbox::for_dir(dir.path()),
+            timeout,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap()
     }
 
     #[tokio::test]
@@ -182,9 +105,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let out = run("sleep 30", dir.path(), Duration::from_secs(60), &cancel)
-            .await
-            .unwrap();
+        let sandbox = Sandbox::for_dir(dir.path());
+        let out = run(
+            "sleep 30",
+            dir.path(),
+            &sandbox,
+            Duration::from_secs(60),
+            &cancel,
+        )
+        .await
+        .unwrap();
         assert_eq!(out.ending, Ending::Cancelled);
     }
 
@@ -193,14 +123,5 @@ mod tests {
         assert_eq!(last_lines("a\nb\nc\n", 2), "b\nc");
         assert_eq!(last_lines("a\nb", 5), "a\nb");
         assert_eq!(last_lines("", 5), "");
-    }
-
-    #[test]
-    fn keep_bounds_memory_to_the_tail() {
-        let mut kept = Vec::new();
-        keep(&mut kept, &vec![b'a'; KEEP_BYTES]);
-        keep(&mut kept, b"end");
-        assert_eq!(kept.len(), KEEP_BYTES);
-        assert!(kept.ends_with(b"end"));
     }
 }

@@ -19,6 +19,7 @@ use crate::recipe::{Criterion, duration};
 
 use super::command::{self, Ending};
 use super::report::{ChangeSetReport, CriterionResult};
+use crate::exec::Sandbox;
 
 /// What is known about a finished run, for the checks.
 #[derive(Debug, Clone, Copy)]
@@ -33,8 +34,9 @@ pub struct Facts<'a> {
     pub stats: &'a RunStats,
     /// The change set.
     pub changes: &'a ChangeSetReport,
-    /// The model's workspace root (`None` when there is none to run commands in).
-    pub workspace: Option<&'a Path>,
+    /// The model's workspace root and the sandbox its commands run in (`None` when there is
+    /// no workspace to run commands in).
+    pub workspace: Option<(&'a Path, &'a Sandbox)>,
 }
 
 /// The checks were stopped by cancellation (Ctrl+C): the run counts as not finished.
@@ -201,19 +203,19 @@ fn protected(glob: &str, changes: &ChangeSetReport) -> (bool, String) {
 async fn run(
     command: &str,
     timeout: std::time::Duration,
-    workspace: Option<&Path>,
+    workspace: Option<(&Path, &Sandbox)>,
     cancel: &CancellationToken,
 ) -> Result<(bool, String), Cancelled> {
     let limit = duration::format(timeout);
-    let Some(dir) = workspace else {
+    let Some((dir, sandbox)) = workspace else {
         return Ok((
             false,
             "not run: the model has no workspace (it could not be prepared)".to_string(),
         ));
     };
-    let out = match command::run(command, dir, timeout, cancel).await {
+    let out = match command::run(command, dir, sandbox, timeout, cancel).await {
         Ok(out) => out,
-        Err(err) => {
+        Err(err @ crate::exec::ExecError::Spawn(_)) => {
             return Ok((
                 false,
                 format!(
@@ -221,6 +223,7 @@ async fn run(
                 ),
             ));
         }
+        Err(refused) => return Ok((false, format!("not run: {refused}"))),
     };
     let (passed, status) = match out.ending {
         Ending::Exited(0) => (true, format!("exit code 0 (timeout {limit})")),
@@ -377,7 +380,8 @@ mod tests {
         let stats = RunStats::default();
         let ch = changes(&[], 0, 0);
         let mut f = facts(&stats, &ch);
-        f.workspace = Some(dir.path());
+        let sandbox = Sandbox::for_dir(dir.path());
+        f.workspace = Some((dir.path(), &sandbox));
         let run = |command: &str| Criterion::Run {
             command: command.into(),
             timeout: Duration::from_secs(60),

@@ -91,6 +91,7 @@ pub async fn run(
         limits: recipe.tool_limits(),
         layout: opened.layout.clone(),
         cancel: run_cancel.clone(),
+        sandbox: recipe.sandbox_settings(&config.sandbox),
     });
     let rx = start_jobs(plan.remaining(&done), shared, jobs);
 

@@ -46,6 +46,8 @@ pub(super) struct Shared {
     pub layout: Layout,
     /// Fires on Ctrl+C / SIGTERM.
     pub cancel: CancellationToken,
+    /// How model commands, setup and criteria are confined.
+    pub sandbox: crate::exec::SandboxSettings,
 }
 
 /// Where a cell is, for the progress display.
@@ -187,6 +189,8 @@ async fn prepare(shared: &Shared, model: usize) -> Result<Workspace, String> {
         shared.isolation,
         shared.recipe.workspace.setup.clone(),
         None,
+        &shared.sandbox,
+        &shared.cancel,
     )
     .await
     .map_err(|e| match e {
@@ -239,6 +243,7 @@ async fn run_model(
                 None => text,
             }
         })),
+        sandbox: Arc::new(workspace.sandbox(&shared.sandbox)),
     };
     let sink_tx = tx.clone();
     let emit: EventSink = Arc::new(move |event| {
@@ -299,13 +304,19 @@ async fn finish_cell(
     let default_stats = RunStats::default();
     let stats = outcome.map_or(&default_stats, |o| &o.stats);
     let final_text = outcome.map_or("", |o| o.final_text.as_str());
+    let sandbox = std::sync::Arc::new(
+        workspace
+            .as_ref()
+            .map(|ws| ws.sandbox(&shared.sandbox))
+            .unwrap_or_else(|| crate::exec::Sandbox::refusing("no workspace")),
+    );
     let facts = Facts {
         stop: outcome.map(|o| o.stop),
         error: error.as_deref(),
         final_text,
         stats,
         changes: &change_set,
-        workspace: workspace.as_ref().map(Workspace::root),
+        workspace: workspace.as_ref().map(|ws| (ws.root(), &*sandbox)),
     };
     let results = criteria::check_all(shared.recipe.criteria(), &facts, &shared.cancel)
         .await

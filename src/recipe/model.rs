@@ -312,16 +312,18 @@ pub struct Sandbox {
     pub allow_local_fetch: bool,
 }
 
-/// `filesystem`.
+/// `filesystem`: what the models' tools and commands may touch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FilesystemAccess {
-    /// The workspace, through every file tool (file tools never leave the workspace).
-    #[default]
+    /// Commands run unconfined on the filesystem: they can read and write every file the user
+    /// can (shown as a warning).
     Unrestricted,
-    /// Same as unrestricted for the file tools, which already refuse paths outside the
-    /// workspace; kept for Errata recipes.
+    /// Commands write only their own workspace and private home/temp folders, and see no
+    /// project, home folder or secret place (the default).
+    #[default]
     ProjectOnly,
-    /// No writing tools: write_file, edit_file and apply_patch are removed.
+    /// No writing tools (write_file, edit_file and apply_patch are removed) and the workspace
+    /// is read-only to commands too.
     ReadOnly,
 }
 
@@ -339,18 +341,22 @@ impl Choice for FilesystemAccess {
 /// `network`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum NetworkAccess {
-    /// Tools that reach the network are offered.
-    #[default]
+    /// web_fetch and commands both reach the network.
     Full,
-    /// Tools that reach the network (web_fetch) are removed.
+    /// web_fetch (with its address guard) reaches the web; commands have no network (the
+    /// default).
+    #[default]
+    FetchOnly,
+    /// Nothing reaches the network: web_fetch is removed and commands have no network.
     None,
 }
 
 impl Choice for NetworkAccess {
-    const ALL: &'static [Self] = &[Self::Full, Self::None];
+    const ALL: &'static [Self] = &[Self::Full, Self::FetchOnly, Self::None];
     fn as_str(self) -> &'static str {
         match self {
             Self::Full => "full",
+            Self::FetchOnly => "fetch_only",
             Self::None => "none",
         }
     }

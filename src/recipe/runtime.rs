@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::agent::AgentSettings;
 use crate::config::ModelSpec;
+use crate::exec::{FsAccess, SandboxSettings};
 use crate::tools::{ToolClass, ToolLimits, ToolRegistry};
 use crate::workspace::Isolation;
 
@@ -108,6 +109,24 @@ impl Recipe {
             }
         }
         limits
+    }
+
+    /// The sandbox of every command the recipe runs (bash, setup, criteria, check): the
+    /// user's settings narrowed or opened by `## Sandbox`. `network: full` gives commands the
+    /// network; `filesystem` is taken as written (its default is `project_only`).
+    pub fn sandbox_settings(&self, user: &SandboxSettings) -> SandboxSettings {
+        let mut settings = user.clone();
+        settings.filesystem = match self.sandbox.filesystem {
+            FilesystemAccess::ProjectOnly => user.filesystem,
+            FilesystemAccess::ReadOnly => FsAccess::ReadOnly,
+            FilesystemAccess::Unrestricted => FsAccess::Unrestricted,
+        };
+        settings.network = match self.sandbox.network {
+            NetworkAccess::Full => true,
+            NetworkAccess::FetchOnly => user.network,
+            NetworkAccess::None => false,
+        };
+        settings
     }
 
     /// The rule to apply to `tool`'s result text after the tool ran, when the tool cannot

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 pub use entries::{client_for, entry_for};
 
 use crate::agent::{Agent, AgentOutcome, EventSink, ToolEnv};
+use crate::exec::SandboxSettings;
 use crate::model::{AgentEvent, Message};
 use crate::tools::ToolLimits;
 use crate::workspace::{Base, FileWrite, Isolation, Workspace, WorkspaceError};
@@ -46,6 +47,8 @@ pub struct RunOptions {
     pub spill_dir: PathBuf,
     /// Cuts tool results the tools cannot cut themselves (a recipe's Output Processing).
     pub output_filter: Option<crate::agent::OutputFilter>,
+    /// How model commands (bash, setup) are confined.
+    pub sandbox: SandboxSettings,
 }
 
 /// What the runner reports.
@@ -174,6 +177,8 @@ async fn run_entry(
         options.isolation,
         options.setup.clone(),
         options.workspace_parent.clone(),
+        &options.sandbox,
+        &cancel,
     )
     .await
     {
@@ -213,6 +218,7 @@ async fn run_entry(
         limits: options.limits.clone(),
         spill_dir: options.spill_dir.clone(),
         output_filter: options.output_filter.clone(),
+        sandbox: Arc::new(workspace.sandbox(&options.sandbox)),
     };
     let sink_tx = tx.clone();
     let emit: EventSink = Arc::new(move |event| {
@@ -254,35 +260,42 @@ async fn run_agent(
     agent.run_turn(history, prompt, env, emit, cancel).await
 }
 
-/// Creates a workspace for `label` (under `parent`, or the default folder) and runs the setup
-/// command in it, on the blocking pool. Shared by the fan-out and headless runs, so both
-/// prepare workspaces the same way.
+/// Creates a workspace for `label` (under `parent`, or the default folder) on the blocking
+/// pool, then runs the setup command in its sandbox. Shared by the fan-out and headless runs,
+/// so both prepare workspaces the same way.
 pub async fn prepare_workspace(
     label: &str,
     base: Arc<Base>,
     isolation: Isolation,
     setup: Option<String>,
     parent: Option<PathBuf>,
+    sandbox: &SandboxSettings,
+    cancel: &CancellationToken,
 ) -> Result<Workspace, WorkspaceError> {
     let label = label.to_string();
-    let joined = tokio::task::spawn_blocking(move || {
-        let workspace = match &parent {
-            Some(parent) => Workspace::create_in(parent, isolation, &base, &label)?,
-            None => Workspace::create(isolation, &base, &label)?,
-        };
-        if let Some(command) = &setup {
-            workspace.run_setup(command)?;
-        }
-        Ok(workspace)
+    let joined = tokio::task::spawn_blocking(move || match &parent {
+        Some(parent) => Workspace::create_in(parent, isolation, &base, &label),
+        None => Workspace::create(isolation, &base, &label),
     })
     .await;
-    joined.unwrap_or_else(|join| {
+    let workspace = joined.unwrap_or_else(|join| {
         Err(WorkspaceError::io(
             "prepare the workspace in",
             std::path::Path::new("."),
             std::io::Error::other(join.to_string()),
         ))
-    })
+    })?;
+    if let Some(command) = &setup {
+        workspace
+            .run_setup(
+                command,
+                &workspace.sandbox(sandbox),
+                crate::workspace::SETUP_TIMEOUT,
+                cancel,
+            )
+            .await?;
+    }
+    Ok(workspace)
 }
 
 async fn collect_bash_changes(

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::exec::Sandbox;
 use crate::workspace::FileView;
 
 /// Limits that spec/tools.md gives as defaults; a recipe may change them.
@@ -27,10 +28,6 @@ pub struct ToolLimits {
     pub bash_output_max_lines: usize,
     /// bash: allowed command prefixes (`None`: any command).
     pub bash_allowlist: Option<Vec<String>>,
-    /// bash: further variable names to keep from commands, beyond the built-in list of provider
-    /// keys and `*_API_KEY` / `*_TOKEN` / `*_SECRET` names (a custom provider's `api_key_env`
-    /// can be named anything).
-    pub bash_extra_secret_env: Vec<String>,
     /// web_fetch: allow loopback, private and link-local addresses.
     pub allow_local_fetch: bool,
     /// web_fetch: whole-request timeout.
@@ -60,7 +57,6 @@ impl Default for ToolLimits {
             bash_output_max_bytes: 50 * 1024,
             bash_output_max_lines: 2000,
             bash_allowlist: None,
-            bash_extra_secret_env: Vec::new(),
             allow_local_fetch: false,
             fetch_timeout: Duration::from_secs(30),
             fetch_max_download: 5 * 1024 * 1024,
@@ -86,18 +82,22 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Folder where bash saves full outputs that were too long to return.
     pub spill_dir: PathBuf,
+    /// Where bash runs: the workspace's sandbox (shared by every call of one model).
+    pub sandbox: Arc<Sandbox>,
 }
 
 impl ToolContext {
-    /// A context with default limits, a fresh cancellation token and spill files in the
-    /// system temp folder.
+    /// A context with default limits, a fresh cancellation token, spill files in the system
+    /// temp folder and the default sandbox over the view's root.
     pub fn new(view: Arc<dyn FileView>) -> Self {
+        let sandbox = Arc::new(Sandbox::for_dir(view.root()));
         Self {
             view,
             limits: ToolLimits::default(),
             call_id: String::new(),
             cancel: CancellationToken::new(),
             spill_dir: std::env::temp_dir().join("versus-tool-output"),
+            sandbox,
         }
     }
 }

@@ -1,11 +1,17 @@
 //! [`Workspace`]: one model entry's private copy of the project, from creation to removal.
 //!
 //! Each workspace lives in a folder versus owns, `<parent>/<pid>-<label>-<n>/`, holding a small
-//! marker (`versus-workspace.json`: owner pid, project, worktree name) and the tree itself in
-//! `tree/`. The marker is written before the tree, so a run that crashes at any point leaves
-//! something [`cleanup_leftovers`] can recognise: a folder whose owner pid is dead is deleted and
-//! its git worktree registration pruned. A live workspace is removed on drop unless
-//! [`Workspace::keep`] was called (the user wants to look around in it).
+//! marker (`versus-workspace.json`: owner pid, project, whether it is kept), the tree itself in
+//! `tree/`, the private `home/` and `tmp/` its commands get, and in worktree mode the links to
+//! the user's git objects (`base-objects/`). The marker is written before anything else, so a
+//! run that crashes at any point leaves something [`cleanup_leftovers`] can recognise: a folder
+//! whose owner pid is dead is deleted, unless it was kept (`--keep-workspaces`, removed only by
+//! `versus clean`). A live workspace is removed on drop unless [`Workspace::keep`] was called.
+//!
+//! Removal trusts nothing a model can write: only a folder that is a direct child of the
+//! workspace parent, named like a workspace, a real folder (not a symlink) and holding a marker
+//! is ever deleted, and deletion never follows symlinks. Commands only ever see `tree/`,
+//! `home/`, `tmp/` and (read-only) `base-objects/` through the sandbox ([`Workspace::sandbox`]).
 //!
 //! The view a workspace hands to tools is always a [`RecordingView`], so every write becomes a
 //! proposal: over a scratch [`DirectView`] of the tree in worktree and copy modes, over an
@@ -14,7 +20,6 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -27,7 +32,8 @@ use super::error::WorkspaceError;
 use super::overlay::OverlayView;
 use super::recording::{FileWrite, RecordingView};
 use super::view::FileView;
-use super::worktree::{CreatedWorktree, NAME_PREFIX, create_worktree, prune_dead_worktrees};
+use super::worktree::{CreatedCheckout, create_checkout, prune_dead_worktrees};
+use crate::exec::{Sandbox, SandboxSettings, WorkspaceDirs};
 
 /// Name of the marker file in each workspace folder.
 const MARKER: &str = "versus-workspace.json";
@@ -66,7 +72,9 @@ impl Isolation {
 struct Marker {
     pid: u32,
     project: PathBuf,
-    worktree: Option<String>,
+    /// Kept for the user (`--keep-workspaces`): only `versus clean` removes it.
+    #[serde(default)]
+    kept: bool,
 }
 
 /// The recording view, typed by what it wraps (so writes can be read back).
@@ -83,6 +91,10 @@ pub struct Workspace {
     root: PathBuf,
     recorder: Recorder,
     owned: Owned,
+    /// Paths commands must never see: the user's project (and its repository).
+    hidden: Vec<PathBuf>,
+    /// The user's objects, linked for a private checkout (read-only in the sandbox).
+    objects: Option<PathBuf>,
 }
 
 /// What a workspace owns on disk; removed on drop unless kept. Built before anything is
@@ -90,17 +102,13 @@ pub struct Workspace {
 #[derive(Debug, Default)]
 struct Owned {
     folder: Option<PathBuf>,
-    worktree: Option<CreatedWorktree>,
     keep: bool,
 }
 
 impl Owned {
     fn remove_now(&mut self) -> Result<(), WorkspaceError> {
-        if let Some(wt) = self.worktree.take() {
-            super::worktree::remove_worktree(&wt.git_dir, &wt.name)?;
-        }
         if let Some(folder) = self.folder.take() {
-            remove_folder(&folder)?;
+            remove_workspace_folder(&folder)?;
         }
         Ok(())
     }
@@ -145,6 +153,8 @@ impl Workspace {
                 root: view.root().to_path_buf(),
                 recorder: Recorder::Memory(Arc::new(RecordingView::new(view))),
                 owned: Owned::default(),
+                hidden: Vec::new(),
+                objects: None,
             });
         }
         fs::create_dir_all(parent).map_err(|e| WorkspaceError::io("create folder", parent, e))?;
@@ -162,27 +172,43 @@ impl Workspace {
         // From here on, a failure must not leave the folder behind.
         let mut owned = Owned::default();
         owned.folder = Some(folder.clone());
-        let worktree_name = format!("{NAME_PREFIX}{pid}-{label}-{n}");
-        let marker = Marker {
-            pid,
-            project: base.root().to_path_buf(),
-            worktree: (mode == Isolation::Worktree).then(|| worktree_name.clone()),
-        };
-        let marker_path = folder.join(MARKER);
-        let json = serde_json::to_vec_pretty(&marker)
-            .map_err(|e| WorkspaceError::io("write marker", &marker_path, io::Error::other(e)))?;
-        fs::write(&marker_path, json)
-            .map_err(|e| WorkspaceError::io("write marker", &marker_path, e))?;
+        let _ = n;
+        write_marker(
+            &folder,
+            &Marker {
+                pid,
+                project: base.root().to_path_buf(),
+                kept: false,
+            },
+        )?;
+        for private in ["home", "tmp"] {
+            let dir = folder.join(private);
+            fs::create_dir(&dir).map_err(|e| WorkspaceError::io("create folder", &dir, e))?;
+        }
 
         let tree = folder.join("tree");
         let mut root = tree.clone();
         let mut used = Isolation::Copy;
+        let mut hidden = vec![base.root().to_path_buf(), parent.to_path_buf()];
+        let mut objects = None;
         if mode == Isolation::Worktree
-            && let Some(created) = create_worktree(base, &tree, &worktree_name)?
+            && let Some(CreatedCheckout {
+                project_root,
+                user_workdir,
+                user_git_dir,
+                objects: linked,
+            }) = create_checkout(base, &folder, &tree)?
         {
-            root = created.project_root.clone();
-            owned.worktree = Some(created);
+            root = project_root;
+            hidden.push(user_workdir);
+            hidden.push(user_git_dir);
+            objects = Some(linked);
             used = Isolation::Worktree;
+        } else if let Ok(repo) = git2::Repository::discover(base.root()) {
+            if let Some(workdir) = repo.workdir() {
+                hidden.push(workdir.to_path_buf());
+            }
+            hidden.push(repo.commondir().to_path_buf());
         }
         if used == Isolation::Copy {
             copy_tree(base, base.root(), &tree)?;
@@ -196,7 +222,32 @@ impl Workspace {
             root: view.root().to_path_buf(),
             recorder: Recorder::Disk(Arc::new(RecordingView::new(view))),
             owned,
+            hidden,
+            objects,
         })
+    }
+
+    /// The sandbox the workspace's commands run in under `settings`: the tree, the private
+    /// home and temp folders, the linked objects read-only; the project, its repository and
+    /// every other workspace hidden. In overlay mode commands are refused: they would run in
+    /// the user's real project.
+    pub fn sandbox(&self, settings: &SandboxSettings) -> Sandbox {
+        let Some(folder) = self.owned.folder.as_deref() else {
+            return Sandbox::refusing(
+                "overlay isolation keeps the model's changes in memory over your real project, \
+                 so a command would run in (and could change) your own files; use worktree or \
+                 copy isolation (`--isolation worktree|copy`, or `isolation:` in the recipe) to \
+                 let models run commands",
+            );
+        };
+        let dirs = WorkspaceDirs {
+            tree: folder.join("tree"),
+            home: Some(folder.join("home")),
+            tmp: Some(folder.join("tmp")),
+            read_only: self.objects.iter().cloned().collect(),
+            hidden: self.hidden.clone(),
+        };
+        Sandbox::new(settings, dirs)
     }
 
     /// The isolation actually in use (worktree may have fallen back to copy).
@@ -240,94 +291,44 @@ impl Workspace {
         }
     }
 
-    /// Runs the setup command (e.g. `npm ci`) once with `bash -c` in the workspace root and
-    /// returns its output; a failure names the command and its exit status. A command still
-    /// running after [`SETUP_TIMEOUT`] is killed with its whole process group and reported as
-    /// timed out, so a hanging setup cannot hold a run forever. Blocking: call it from
-    /// `spawn_blocking` in async code.
-    pub fn run_setup(&self, command: &str) -> Result<String, WorkspaceError> {
-        self.run_setup_within(command, SETUP_TIMEOUT)
-    }
-
-    /// [`Workspace::run_setup`] with another time limit.
-    pub fn run_setup_within(
+    /// Runs the setup command (e.g. `npm ci`) once in the workspace root, in `sandbox` (see
+    /// [`Workspace::sandbox`]), and returns its output; a failure names the command and its
+    /// exit status. A command still running after `timeout` is killed with every process it
+    /// started and reported as timed out, so a hanging setup cannot hold a run forever.
+    pub async fn run_setup(
         &self,
         command: &str,
+        sandbox: &Sandbox,
         timeout: std::time::Duration,
+        cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<String, WorkspaceError> {
-        use std::io::Read;
-        use std::os::unix::process::CommandExt;
-        let mut child = Command::new("bash")
-            .arg("-c")
-            .arg(command)
-            .current_dir(&self.root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| {
-                WorkspaceError::io("start bash for the setup command in", &self.root, e)
+        use crate::exec::{CommandSpec, Ending, Tail};
+        let mut output = Tail::new(SETUP_OUTPUT_TAIL * 16);
+        let spec = CommandSpec {
+            script: command,
+            cwd: &self.root,
+            sandbox,
+            timeout,
+            cancel,
+        };
+        let finished = crate::exec::run(spec, |chunk| output.push(chunk))
+            .await
+            .map_err(|e| WorkspaceError::Setup {
+                command: command.to_string(),
+                dir: self.root.clone(),
+                status: format!("did not run: {e}"),
+                output: String::new(),
             })?;
-        // Drain both pipes on threads so a chatty command cannot block on a full pipe.
-        let drain = |pipe: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                if let Some(mut pipe) = pipe {
-                    let _ = pipe.read_to_end(&mut buf);
-                }
-                buf
-            })
-        };
-        let out = drain(
-            child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        );
-        let err = drain(
-            child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        );
-        let started = std::time::Instant::now();
-        let mut timed_out = false;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if started.elapsed() >= timeout => {
-                    timed_out = true;
-                    let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
-                    let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
-                    let _ = child.wait();
-                    break None;
-                }
-                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
-                Err(e) => {
-                    return Err(WorkspaceError::io(
-                        "wait for the setup command in",
-                        &self.root,
-                        e,
-                    ));
-                }
-            }
-        };
-        let mut text = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
-        text.push_str(&String::from_utf8_lossy(&err.join().unwrap_or_default()));
-        let status = match status {
-            Some(status) if status.success() => return Ok(text),
-            Some(status) => match status.code() {
-                Some(code) => format!("exit code {code}"),
-                None => "killed by a signal".to_string(),
-            },
-            None => {
-                debug_assert!(timed_out);
-                format!(
-                    "timed out after {:.1} s and was killed",
-                    timeout.as_secs_f64()
-                )
-            }
+        let text = output.text();
+        let status = match finished.ending {
+            Ending::Exited(0) => return Ok(text),
+            Ending::Exited(code) => format!("exit code {code}"),
+            Ending::Signaled(signal) => format!("killed by signal {signal}"),
+            Ending::TimedOut => format!(
+                "timed out after {:.1} s and was killed",
+                timeout.as_secs_f64()
+            ),
+            Ending::Cancelled => "cancelled".to_string(),
         };
         Err(WorkspaceError::Setup {
             command: command.to_string(),
@@ -337,9 +338,17 @@ impl Workspace {
         })
     }
 
-    /// Keeps the workspace on disk after drop (`--keep-workspaces`, "open workspace").
+    /// Keeps the workspace on disk after drop (`--keep-workspaces`, "open workspace"); its
+    /// marker says so, so later runs leave it alone until `versus clean`.
     pub fn keep(&mut self) {
         self.owned.keep = true;
+        if let Some(folder) = &self.owned.folder
+            && let Ok(bytes) = fs::read(folder.join(MARKER))
+            && let Ok(mut marker) = serde_json::from_slice::<Marker>(&bytes)
+        {
+            marker.kept = true;
+            let _ = write_marker(folder, &marker);
+        }
     }
 
     /// Removes the workspace now (worktree registration and folder), reporting failures that
@@ -355,42 +364,73 @@ pub fn cleanup_leftovers(project: &Path) -> Result<usize, WorkspaceError> {
     cleanup_leftovers_in(&default_parent(), project)
 }
 
-/// Removes every workspace folder under `parent` whose owner process is dead, pruning its
-/// git worktree registration, then prunes versus worktrees of `project`'s repository whose
-/// owner is dead (their folder may already be gone). Folders of live runs and folders
-/// without a readable marker are left alone. Returns how many folders were removed.
+/// Removes every workspace folder under `parent` whose owner process is dead and that was not
+/// kept, then prunes registrations that older versions of versus left in `project`'s
+/// repository. Folders of live runs, kept folders and anything that does not look exactly
+/// like a workspace folder are left alone. Returns how many folders were removed.
 pub fn cleanup_leftovers_in(parent: &Path, project: &Path) -> Result<usize, WorkspaceError> {
-    let mut removed = 0;
-    let entries = match fs::read_dir(parent) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return prune_only(project, removed),
-        Err(e) => return Err(WorkspaceError::io("list", parent, e)),
-    };
-    for entry in entries.flatten() {
-        let folder = entry.path();
-        let Ok(bytes) = fs::read(folder.join(MARKER)) else {
-            continue;
-        };
-        let Ok(marker) = serde_json::from_slice::<Marker>(&bytes) else {
-            continue;
-        };
-        if !pid_is_dead(marker.pid) {
-            continue;
-        }
-        if let Some(name) = &marker.worktree
-            && let Ok(repo) = git2::Repository::discover(&marker.project)
-        {
-            super::worktree::remove_worktree(repo.commondir(), name)?;
-        }
-        remove_folder(&folder)?;
-        removed += 1;
-    }
-    prune_only(project, removed)
-}
-
-fn prune_only(project: &Path, removed: usize) -> Result<usize, WorkspaceError> {
+    let removed = sweep(parent, |marker| !marker.kept && pid_is_dead(marker.pid))?;
     prune_dead_worktrees(project, pid_is_dead)?;
     Ok(removed)
+}
+
+/// Removes every workspace folder under [`default_parent`] that no live process owns, kept
+/// ones included (`versus clean`). Returns how many were removed.
+pub fn clean_workspaces() -> Result<usize, WorkspaceError> {
+    clean_workspaces_in(&default_parent())
+}
+
+/// [`clean_workspaces`] under another parent folder.
+pub fn clean_workspaces_in(parent: &Path) -> Result<usize, WorkspaceError> {
+    sweep(parent, |marker| pid_is_dead(marker.pid) || marker.kept)
+}
+
+/// Removes the workspace folders under `parent` whose marker `doomed` accepts.
+fn sweep(parent: &Path, doomed: impl Fn(&Marker) -> bool) -> Result<usize, WorkspaceError> {
+    let entries = match fs::read_dir(parent) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(WorkspaceError::io("list", parent, e)),
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let folder = entry.path();
+        let Some(marker) = read_marker(&folder) else {
+            continue;
+        };
+        if marker.pid == std::process::id() && !marker.kept {
+            continue;
+        }
+        if doomed(&marker) {
+            remove_workspace_folder(&folder)?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// The marker of `folder` when it is a real folder (not a symlink) named like a workspace
+/// (`<pid>-<label>-<n>`) holding a readable marker (a regular file, not a link).
+fn read_marker(folder: &Path) -> Option<Marker> {
+    let meta = fs::symlink_metadata(folder).ok()?;
+    if !meta.is_dir() {
+        return None;
+    }
+    let name = folder.file_name()?.to_str()?;
+    let _pid: u32 = name.split('-').next()?.parse().ok()?;
+    let marker_path = folder.join(MARKER);
+    if !fs::symlink_metadata(&marker_path).ok()?.is_file() {
+        return None;
+    }
+    serde_json::from_slice(&fs::read(marker_path).ok()?).ok()
+}
+
+fn write_marker(folder: &Path, marker: &Marker) -> Result<(), WorkspaceError> {
+    let marker_path = folder.join(MARKER);
+    let json = serde_json::to_vec_pretty(marker)
+        .map_err(|e| WorkspaceError::io("write marker", &marker_path, io::Error::other(e)))?;
+    crate::fsutil::atomic_write(&marker_path, &json)
+        .map_err(|e| WorkspaceError::io("write marker", &marker_path, e))
 }
 
 /// True when no process has this pid (pid 0 or an out-of-range pid counts as dead: it cannot
@@ -408,7 +448,22 @@ fn pid_is_dead(pid: u32) -> bool {
     matches!(kill(Pid::from_raw(raw), None), Err(Errno::ESRCH))
 }
 
-fn remove_folder(folder: &Path) -> Result<(), WorkspaceError> {
+/// Deletes a workspace folder after checking it is one: a real folder holding a marker.
+/// `remove_dir_all` never follows symlinks, so a link a model planted inside leads nowhere.
+fn remove_workspace_folder(folder: &Path) -> Result<(), WorkspaceError> {
+    match fs::symlink_metadata(folder) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(WorkspaceError::io("inspect workspace folder", folder, e)),
+        Ok(meta) if !meta.is_dir() => {
+            tracing::warn!(folder = %folder.display(), "not removed: not a real folder");
+            return Ok(());
+        }
+        Ok(_) => {}
+    }
+    if read_marker(folder).is_none() {
+        tracing::warn!(folder = %folder.display(), "not removed: no workspace marker");
+        return Ok(());
+    }
     match fs::remove_dir_all(folder) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),

@@ -19,7 +19,10 @@ pub use base::{Base, BaseEntry, BaseKind, DirChange};
 pub use changeset::{ChangeKind, ChangeSet, ChangeSetError, FileChange, Hunk};
 pub use direct::DirectView;
 pub use error::WorkspaceError;
-pub use manager::{Isolation, Workspace, cleanup_leftovers, cleanup_leftovers_in, default_parent};
+pub use manager::{
+    Isolation, SETUP_TIMEOUT, Workspace, clean_workspaces, clean_workspaces_in, cleanup_leftovers,
+    cleanup_leftovers_in, default_parent,
+};
 pub use overlay::OverlayView;
 pub use path::{PathError, ProjectPath};
 pub use recording::{FileWrite, RecordingView};

@@ -1,51 +1,68 @@
-//! `worktree` isolation: a git worktree at HEAD plus the user's uncommitted state.
+//! `worktree` isolation: a checkout of HEAD plus the user's uncommitted state, in a git
+//! repository of its own.
 //!
-//! libgit2 checks out HEAD into a private folder (cheaper than copying: git writes only the
-//! committed files, and build folders are never there). The user's own state is then laid on
-//! top using `git status` of their repository: every staged, unstaged or untracked-not-ignored
-//! path present in the [`Base`] is copied from the user's tree, and every path the status lists
-//! that the base lacks (a deleted tracked file) is deleted, so the worktree shows exactly what
-//! the user sees. Tracked files that an ignore rule matches stay in the worktree (git has them),
-//! but neither the base nor the bash-change scan looks at them, so they never become proposals.
+//! A linked `git worktree` shares refs, config, hooks, objects, index and stash with the
+//! user's repository, and its `.git` file names the real project: whatever a model's
+//! `git update-ref`, `git config core.fsmonitor` or new hook did landed in the user's
+//! repository. So the workspace gets a private repository instead:
 //!
-//! libgit2 cannot add a detached worktree, so the worktree is added on a branch named after it,
-//! its HEAD is then detached at the same commit and the branch deleted: the user's repository
-//! gains no branch. Every name starts with `versus-ws-<pid>-` so a crashed run's leftovers can
-//! be recognised and pruned without touching anything of the user's.
+//! - `tree/.git` is a fresh repository: its own config, hooks, index, refs and stash, HEAD
+//!   detached at the user's HEAD, the user's branches, tags and remote-tracking refs copied as
+//!   packed refs (so `git log main` and `git diff HEAD` work), the user's `info/exclude` copied;
+//! - its objects come from `base-objects/` (named in `objects/info/alternates`), hard links to
+//!   the user's object files (a copy when the workspace lives on another filesystem; the copy
+//!   is made once per run and hard-linked for the next workspaces). The sandbox mounts that
+//!   folder read-only, so a model can add objects of its own but never change the user's;
+//! - the checkout is written by `git read-tree -u` in the new repository, then the user's own
+//!   state is laid on top using `git status` of their repository: every staged, unstaged or
+//!   untracked-not-ignored path present in the [`Base`] is copied from the user's tree, and
+//!   every path the status lists that the base lacks (a deleted tracked file) is deleted.
+//!
+//! Nothing is registered in the user's repository, so removing a workspace never touches it,
+//! and nothing inside the workspace names the project's path.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
-use git2::{BranchType, Repository, StatusOptions, WorktreePruneOptions};
+use git2::{Repository, StatusOptions};
 
 use super::base::Base;
 use super::copy::copy_paths;
 use super::error::WorkspaceError;
 
-/// Prefix of every worktree (and temporary branch) name versus creates.
+/// Prefix of the worktrees (and temporary branches) older versions of versus registered in the
+/// user's repository; only used to prune their leftovers.
 pub(crate) const NAME_PREFIX: &str = "versus-ws-";
 
-/// A worktree versus created: enough to remove it and its registration later.
+/// Folder, inside a workspace folder, holding the links to the user's objects.
+pub(crate) const BASE_OBJECTS: &str = "base-objects";
+
+/// A private checkout versus created.
 #[derive(Debug, Clone)]
-pub(crate) struct CreatedWorktree {
-    /// The repository's common git dir (the main `.git`), to reopen it for pruning.
-    pub git_dir: PathBuf,
-    /// The worktree's name in `.git/worktrees/`.
-    pub name: String,
-    /// Where the project root lies inside the worktree (the project may be a subfolder of
-    /// its repository).
+pub(crate) struct CreatedCheckout {
+    /// Where the project root lies inside the checkout (the project may be a subfolder of its
+    /// repository).
     pub project_root: PathBuf,
+    /// The user's repository working folder (kept out of the sandbox).
+    pub user_workdir: PathBuf,
+    /// The user's repository git folder (kept out of the sandbox).
+    pub user_git_dir: PathBuf,
+    /// The folder of linked objects (mounted read-only in the sandbox).
+    pub objects: PathBuf,
 }
 
-/// Adds a worktree named `name` at `tree` for the repository holding `base.root()` and lays
-/// the user's uncommitted state on it. Returns `None` when the project is not in a git
-/// repository with at least one commit (the caller then falls back to a plain copy).
-pub(crate) fn create_worktree(
+/// Creates a private repository at `tree` holding the user's HEAD plus their uncommitted state,
+/// with objects linked into `folder/base-objects`. Returns `None` when the project is not in a
+/// git repository with at least one commit (the caller then falls back to a plain copy).
+pub(crate) fn create_checkout(
     base: &Base,
+    folder: &Path,
     tree: &Path,
-    name: &str,
-) -> Result<Option<CreatedWorktree>, WorkspaceError> {
+) -> Result<Option<CreatedCheckout>, WorkspaceError> {
     let project = base.root();
     let Ok(repo) = Repository::discover(project) else {
         return Ok(None);
@@ -58,58 +75,151 @@ pub(crate) fn create_worktree(
     };
     let prefix = project.strip_prefix(&workdir).unwrap_or(Path::new(""));
     let git_dir = repo.commondir().to_path_buf();
+    let objects = folder.join(BASE_OBJECTS);
+    link_objects(&git_dir.join("objects"), &objects)?;
 
-    let created = CreatedWorktree {
-        git_dir: git_dir.clone(),
-        name: name.to_string(),
+    fs::create_dir_all(tree).map_err(|e| WorkspaceError::io("create folder", tree, e))?;
+    let private = Repository::init(tree)
+        .map_err(|e| WorkspaceError::git("create the workspace repository", tree, e))?;
+    let private_git = private.path().to_path_buf();
+    write_file(
+        &private_git.join("objects/info/alternates"),
+        format!("{}\n", objects.display()).as_bytes(),
+    )?;
+    write_file(&private_git.join("packed-refs"), &packed_refs(&repo))?;
+    write_file(
+        &private_git.join("HEAD"),
+        format!("{}\n", head.id()).as_bytes(),
+    )?;
+    if let Ok(exclude) = fs::read(git_dir.join("info/exclude")) {
+        write_file(&private_git.join("info/exclude"), &exclude)?;
+    }
+    checkout(tree)?;
+    fill(&repo, base, tree, prefix)?;
+    Ok(Some(CreatedCheckout {
         project_root: tree.join(prefix),
-    };
-    {
-        // libgit2 reads every worktree's HEAD while adding one; two adds racing in the same
-        // repository make it see a half-written HEAD ("already checked out"). Adding and
-        // detaching are quick; the copying below runs in parallel.
-        let _serial = ADD_LOCK
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        repo.worktree(name, tree, None)
-            .map_err(|e| WorkspaceError::git("add a worktree", project, e))?;
-        if let Err(err) = detach(&repo, tree, name, head.id()) {
-            let _ = remove_worktree_locked(&created.git_dir, name);
-            return Err(err);
-        }
-    }
-    if let Err(err) = fill(&repo, base, tree, prefix) {
-        let _ = remove_worktree(&created.git_dir, name);
-        return Err(err);
-    }
-    Ok(Some(created))
+        user_workdir: workdir,
+        user_git_dir: git_dir,
+        objects,
+    }))
 }
 
-/// Serialises worktree additions within this process (see [`create_worktree`]).
-static ADD_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WorkspaceError> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(|e| WorkspaceError::io("create folder", parent, e))?;
+    }
+    fs::write(path, bytes).map_err(|e| WorkspaceError::io("write", path, e))
+}
 
-/// Detaches the new worktree's HEAD and drops the temporary branch.
-fn detach(
-    repo: &Repository,
-    tree: &Path,
-    name: &str,
-    head: git2::Oid,
-) -> Result<(), WorkspaceError> {
-    let wt_repo =
-        Repository::open(tree).map_err(|e| WorkspaceError::git("open the worktree", tree, e))?;
-    wt_repo
-        .set_head_detached(head)
-        .map_err(|e| WorkspaceError::git("detach the worktree HEAD", tree, e))?;
-    if let Ok(mut branch) = repo.find_branch(name, BranchType::Local) {
-        branch
-            .delete()
-            .map_err(|e| WorkspaceError::git("delete the temporary branch", tree, e))?;
+/// The user's branches, tags and remote-tracking refs as a packed-refs file.
+fn packed_refs(repo: &Repository) -> Vec<u8> {
+    let mut lines: Vec<String> = Vec::new();
+    if let Ok(refs) = repo.references() {
+        for reference in refs.flatten() {
+            let Ok(name) = reference.name() else {
+                continue;
+            };
+            let wanted = ["refs/heads/", "refs/tags/", "refs/remotes/"]
+                .iter()
+                .any(|p| name.starts_with(p));
+            if !wanted || name.starts_with(&format!("refs/heads/{NAME_PREFIX}")) {
+                continue;
+            }
+            if let Some(target) = reference.target() {
+                lines.push(format!("{target} {name}"));
+            }
+        }
+    }
+    lines.sort_by(|a, b| a.split(' ').nth(1).cmp(&b.split(' ').nth(1)));
+    let mut out = String::from("# pack-refs with: sorted\n");
+    for line in lines {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+/// Checks HEAD out into the new repository's tree and index with real git (faster than
+/// libgit2's checkout on large trees). git runs with versus's environment minus every
+/// `GIT_*` variable, so nothing redirects it to another repository.
+fn checkout(tree: &Path) -> Result<(), WorkspaceError> {
+    let mut command = Command::new("git");
+    command
+        .args(["read-tree", "--reset", "-u", "HEAD"])
+        .current_dir(tree)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("GIT_") {
+            command.env_remove(name);
+        }
+    }
+    let out = command
+        .output()
+        .map_err(|e| WorkspaceError::io("run git read-tree in", tree, e))?;
+    if !out.status.success() {
+        return Err(WorkspaceError::io(
+            "check out HEAD with git read-tree in",
+            tree,
+            io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        ));
+    }
+    Ok(())
+}
+
+/// Copies made of object folders on another filesystem, by source: later workspaces of this
+/// process hard-link from the copy instead of copying again.
+static COPIES: Mutex<Option<HashMap<PathBuf, PathBuf>>> = Mutex::new(None);
+
+/// Makes `dst` hold every file of the objects folder `src`: hard links where possible, else
+/// hard links to an earlier copy, else a copy.
+fn link_objects(src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
+    let earlier = COPIES
+        .lock()
+        .ok()
+        .and_then(|map| map.as_ref().and_then(|m| m.get(src).cloned()))
+        .filter(|p| p.is_dir());
+    let mut copied = false;
+    let from = earlier.clone().unwrap_or_else(|| src.to_path_buf());
+    link_tree(&from, dst, &mut copied)?;
+    if copied
+        && earlier.is_none()
+        && let Ok(mut map) = COPIES.lock()
+    {
+        map.get_or_insert_with(HashMap::new)
+            .insert(src.to_path_buf(), dst.to_path_buf());
+    }
+    Ok(())
+}
+
+fn link_tree(src: &Path, dst: &Path, copied: &mut bool) -> Result<(), WorkspaceError> {
+    fs::create_dir_all(dst).map_err(|e| WorkspaceError::io("create folder", dst, e))?;
+    let entries = match fs::read_dir(src) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(WorkspaceError::io("list", src, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| WorkspaceError::io("list", src, e))?;
+        let kind = entry
+            .file_type()
+            .map_err(|e| WorkspaceError::io("inspect", entry.path(), e))?;
+        let to = dst.join(entry.file_name());
+        if kind.is_dir() {
+            link_tree(&entry.path(), &to, copied)?;
+        } else if kind.is_file() && fs::hard_link(entry.path(), &to).is_err() {
+            fs::copy(entry.path(), &to)
+                .map_err(|e| WorkspaceError::io("copy git objects to", &to, e))?;
+            *copied = true;
+        }
+        // Symlinks inside an objects folder are not git's; they are not followed.
     }
     Ok(())
 }
 
 /// Lays the user's uncommitted state (staged, unstaged, untracked-not-ignored, deletions) on
-/// the new worktree.
+/// the new checkout.
 fn fill(repo: &Repository, base: &Base, tree: &Path, prefix: &Path) -> Result<(), WorkspaceError> {
     let mut opts = StatusOptions::new();
     opts.include_untracked(true)
@@ -161,40 +271,9 @@ fn fill(repo: &Repository, base: &Base, tree: &Path, prefix: &Path) -> Result<()
     Ok(())
 }
 
-/// Prunes the worktree `name` of the repository at `git_dir` (its registration and its
-/// folder) and deletes a leftover temporary branch of the same name. A worktree that is
-/// already gone is not an error. Serialised with worktree additions: libgit2 reads every
-/// worktree's HEAD while adding one, and a prune running at that moment made an addition fail
-/// ("already checked out") when `versus run` finished some jobs while starting others.
-pub(crate) fn remove_worktree(git_dir: &Path, name: &str) -> Result<(), WorkspaceError> {
-    let _serial = ADD_LOCK
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    remove_worktree_locked(git_dir, name)
-}
-
-/// [`remove_worktree`] for a caller that already holds `ADD_LOCK`.
-fn remove_worktree_locked(git_dir: &Path, name: &str) -> Result<(), WorkspaceError> {
-    let repo = match Repository::open(git_dir) {
-        Ok(repo) => repo,
-        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(()),
-        Err(e) => return Err(WorkspaceError::git("open the repository", git_dir, e)),
-    };
-    if let Ok(wt) = repo.find_worktree(name) {
-        let mut opts = WorktreePruneOptions::new();
-        opts.valid(true).working_tree(true).locked(true);
-        wt.prune(Some(&mut opts))
-            .map_err(|e| WorkspaceError::git("prune the worktree", git_dir, e))?;
-    }
-    if let Ok(mut branch) = repo.find_branch(name, BranchType::Local) {
-        // Only reached after a crash between adding the worktree and deleting the branch.
-        let _ = branch.delete();
-    }
-    Ok(())
-}
-
-/// Prunes the worktrees of the repository holding `project` that versus created in a
-/// process that no longer runs (`is_dead(pid)`), whatever state their folder is in.
+/// Prunes the registrations of worktrees that older versions of versus added to the user's
+/// repository, when their owner process is dead. Only the registration (`.git/worktrees/NAME`)
+/// is removed: the folder its `gitdir` file names is never touched, whatever it says.
 pub(crate) fn prune_dead_worktrees(
     project: &Path,
     is_dead: impl Fn(u32) -> bool,
@@ -208,15 +287,27 @@ pub(crate) fn prune_dead_worktrees(
         .map_err(|e| WorkspaceError::git("list worktrees", &git_dir, e))?;
     let mut pruned = 0;
     for name in names.iter().flatten().flatten() {
-        if owner_pid(name).is_some_and(&is_dead) {
-            remove_worktree(&git_dir, name)?;
-            pruned += 1;
+        if !owner_pid(name).is_some_and(&is_dead) {
+            continue;
+        }
+        let admin = git_dir.join("worktrees").join(name);
+        match fs::symlink_metadata(&admin) {
+            Ok(meta) if meta.is_dir() => {
+                fs::remove_dir_all(&admin).map_err(|e| {
+                    WorkspaceError::io("remove the worktree registration", &admin, e)
+                })?;
+                pruned += 1;
+            }
+            _ => continue,
+        }
+        if let Ok(mut branch) = repo.find_branch(name, git2::BranchType::Local) {
+            let _ = branch.delete();
         }
     }
     Ok(pruned)
 }
 
-/// The pid encoded in a versus worktree name (`versus-ws-<pid>-...`).
+/// The pid encoded in an old versus worktree name (`versus-ws-<pid>-...`).
 pub(crate) fn owner_pid(name: &str) -> Option<u32> {
     name.strip_prefix(NAME_PREFIX)?
         .split('-')

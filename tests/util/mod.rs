@@ -155,3 +155,28 @@ pub fn process_gone(pid: i32) -> bool {
     }
     false
 }
+
+/// Whether a live (non-zombie) process has exactly this command line.
+pub fn command_alive(argv: &[&str]) -> bool {
+    let wanted: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        cmd == wanted && !stat.contains(") Z ")
+    })
+}
+
+/// Waits (up to 5 s) until no live process has this command line; false if one still does.
+/// Processes inside a sandbox have other pids there, so tests find them by a unique command.
+pub fn command_gone(argv: &[&str]) -> bool {
+    for _ in 0..100 {
+        if !command_alive(argv) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}

@@ -222,7 +222,19 @@ async fn ask(
         workspace_parent: None,
         spill_dir: session_dir.join("spill"),
         output_filter: None,
+        sandbox: config.sandbox.clone(),
     };
+    if let Some(warning) = config.sandbox.warning() {
+        progress.note(&format!("versus: WARNING: {warning}"));
+    } else if let Err(err) = versus::exec::check_available(&config.sandbox) {
+        progress.note(&format!("versus: model commands will be refused: {err}"));
+    }
+    if isolation == Isolation::Overlay {
+        progress.note(
+            "versus: overlay isolation: model commands (bash, setup) are refused, since they \
+             would run in your real project",
+        );
+    }
     progress.note(&format!(
         "versus: {} model(s) on: {}",
         labels.len(),
@@ -236,6 +248,7 @@ async fn ask(
     );
     let mut results: Vec<Option<ModelResult>> = labels.iter().map(|_| None).collect();
     let mut interrupted = false;
+    let mut stop_signals = crate::cli::signals::StopSignals::new()?;
     loop {
         tokio::select! {
             event = rx.recv() => {
@@ -247,9 +260,11 @@ async fn ask(
                     RunEvent::Finished { entry, result } => results[entry] = Some(*result),
                 }
             }
-            _ = tokio::signal::ctrl_c(), if !interrupted => {
+            signal = stop_signals.next(), if !interrupted => {
                 interrupted = true;
-                progress.note("versus: interrupted, stopping every model (no file of yours is changed)");
+                progress.note(&format!(
+                    "versus: {signal}, stopping every model (no file of yours is changed)"
+                ));
                 handle.cancel_all();
             }
         }

@@ -1,10 +1,9 @@
 //! bash: run a shell command in the model's workspace and report its output and exit status.
 //!
-//! The pieces, each in its own module: [`allowlist`] decides whether a recipe allows the line,
-//! [`env`] removes credentials from the inherited environment, [`process`] runs `bash -c` in
-//! its own process group, [`group`] signals that group and makes sure nothing of it survives
-//! the call, [`output`] keeps the
-//! merged output within the model's budget and spills the full text to a file.
+//! The pieces: [`allowlist`] decides whether a recipe allows the line, [`crate::exec`] runs
+//! `bash -c` in the workspace's sandbox (the one command runner: environment allowlist,
+//! process tree, timeout), [`output`] keeps the merged output within the model's budget and
+//! spills the full text to a file.
 //!
 //! Result kinds: a command that ran to its end is a normal result whatever its exit code or
 //! signal (a failing test is information for the model, not a tool failure). A refused line, a
@@ -12,10 +11,7 @@
 //! carry the output captured so far.
 
 mod allowlist;
-mod env;
-mod group;
 mod output;
-mod process;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -26,8 +22,8 @@ use serde_json::json;
 
 use super::registry::{Handler, Tool, typed};
 use super::{ToolClass, ToolContext, ToolError, ToolLimits, ToolOutput, ToolSpec};
+use crate::exec::{CommandSpec, Ending, ExecError, Finished};
 use output::{Budget, Collector, Rendered, SpillPlace};
-use process::{Ending, Finished, Job};
 
 /// The bash tool, for the registry.
 pub(crate) fn tool() -> Arc<dyn Tool> {
@@ -100,20 +96,21 @@ impl Handler for Bash {
                 call_id: ctx.call_id.clone(),
             },
         );
-        let job = Job {
-            command: &args.command,
+        let job = CommandSpec {
+            script: &args.command,
             cwd: ctx.view.root(),
-            remove_env: env::secrets_in_current_env(&ctx.limits.bash_extra_secret_env),
+            sandbox: &ctx.sandbox,
             timeout,
             cancel: &ctx.cancel,
         };
-        let finished = process::run(job, |chunk| collector.push(chunk))
+        let finished = crate::exec::run(job, |chunk| collector.push(chunk))
             .await
-            .map_err(|e| {
-                ToolError::failed(format!(
+            .map_err(|e| match e {
+                ExecError::Spawn(e) => ToolError::failed(format!(
                     "could not run bash: {e}; check that bash is installed and on PATH and that \
                      the project folder exists"
-                ))
+                )),
+                refused => ToolError::failed(format!("bash was not run: {refused}")),
             })?;
         let text = compose(
             &collector.finish(),
@@ -191,6 +188,16 @@ fn compose(rendered: &Rendered, finished: Finished, timeout: Duration, max: Dura
         );
     }
     let status = match finished.ending {
+        // A shell reports a command killed by signal N as 128 + N; in the sandbox that is
+        // also how the shell's own death reaches versus.
+        Ending::Exited(code @ 129..=192) => match nix::sys::signal::Signal::try_from(code - 128) {
+            Ok(sig) => format!(
+                "[exit code: {code} (killed by signal {}, {})]",
+                code - 128,
+                sig.as_str()
+            ),
+            Err(_) => format!("[exit code: {code}]"),
+        },
         Ending::Exited(code) => format!("[exit code: {code}]"),
         Ending::Signaled(signal) => match nix::sys::signal::Signal::try_from(signal) {
             Ok(sig) => format!("[killed by signal {signal} ({})]", sig.as_str()),

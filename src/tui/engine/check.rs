@@ -2,21 +2,17 @@
 //! run in a model's workspace when it finishes, so the table can say whether its change builds
 //! and passes before the user picks anything.
 //!
-//! `bash -c` in its own process group with stderr folded into stdout (one pipe keeps the
-//! order), a time limit, and cancellation: on either, the whole group is killed, so a test
-//! server the command started does not outlive it. Only the end of the output is kept.
+//! It goes through the one command runner ([`crate::exec`]): the workspace's sandbox, stderr
+//! merged into stdout in order, a time limit and cancellation that end every process the
+//! command started. Only the end of the output is kept.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-use tokio::io::AsyncReadExt;
-use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::super::action::CheckResult;
+use crate::exec::{CommandSpec, Ending, Sandbox, Tail};
 
 /// How long a check may run.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -25,107 +21,47 @@ const TAIL_LINES: usize = 20;
 /// Bytes of output kept while reading (the end of it).
 const KEEP_BYTES: usize = 64 * 1024;
 
-/// Runs `command` in `dir`; never fails (a command that cannot start is a failed check).
+/// Runs `command` in `dir` inside `sandbox`; never fails (a command that cannot start is a
+/// failed check that says why).
 pub async fn run_check(
     command: &str,
     dir: &Path,
+    sandbox: &Sandbox,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> CheckResult {
     let started = Instant::now();
-    let script = format!("exec 2>&1\n{command}");
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            return CheckResult {
-                passed: false,
-                ending: format!("could not start bash: {e}"),
-                elapsed_ms: 0,
-                tail: Vec::new(),
-            };
-        }
+    let mut kept = Tail::new(KEEP_BYTES);
+    let spec = CommandSpec {
+        script: command,
+        cwd: dir,
+        sandbox,
+        timeout,
+        cancel,
     };
-    let group = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(Pid::from_raw);
-    let mut out = child.stdout.take();
-    let mut kept: Vec<u8> = Vec::new();
-    let mut buf = vec![0u8; 16 * 1024];
-    let deadline = tokio::time::Instant::now() + timeout;
-    let mut stopped: Option<String> = None;
-    let mut status = None;
-    while status.is_none() && stopped.is_none() {
-        tokio::select! {
-            read = async {
-                match out.as_mut() {
-                    Some(o) => o.read(&mut buf).await,
-                    None => std::future::pending().await,
-                }
-            } => match read {
-                Ok(0) | Err(_) => out = None,
-                Ok(n) => keep(&mut kept, &buf[..n]),
-            },
-            exited = child.wait() => status = Some(exited),
-            () = tokio::time::sleep_until(deadline) => {
-                stopped = Some(format!("timed out after {} s and was stopped", timeout.as_secs()));
-            }
-            () = cancel.cancelled() => stopped = Some("cancelled".to_string()),
-        }
-    }
-    if let Some(pgid) = group {
-        // The shell is gone or must go; its background children go with it (ESRCH is fine).
-        let _ = killpg(pgid, Signal::SIGKILL);
-    }
-    if let Some(mut o) = out {
-        let drain = async {
-            while let Ok(n) = o.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                keep(&mut kept, &buf[..n]);
-            }
-        };
-        let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
-    }
-    let status = match status {
-        Some(s) => s.ok(),
-        None => child.wait().await.ok(),
-    };
-    let (passed, ending) = match (stopped, status.and_then(|s| s.code())) {
-        (Some(why), _) => (false, why),
-        (None, Some(0)) => (true, "passed (exit 0)".to_string()),
-        (None, Some(code)) => (false, format!("failed (exit {code})")),
-        (None, None) => (false, "killed by a signal".to_string()),
+    let (passed, ending) = match crate::exec::run(spec, |chunk| kept.push(chunk)).await {
+        Err(err) => (false, format!("not run: {err}")),
+        Ok(finished) => match finished.ending {
+            Ending::Exited(0) => (true, "passed (exit 0)".to_string()),
+            Ending::Exited(code) => (false, format!("failed (exit {code})")),
+            Ending::Signaled(_) => (false, "killed by a signal".to_string()),
+            Ending::TimedOut => (
+                false,
+                format!("timed out after {} s and was stopped", timeout.as_secs()),
+            ),
+            Ending::Cancelled => (false, "cancelled".to_string()),
+        },
     };
     CheckResult {
         passed,
         ending,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        tail: tail(&kept),
+        tail: tail(&kept.text()),
     }
 }
 
-fn keep(kept: &mut Vec<u8>, chunk: &[u8]) {
-    kept.extend_from_slice(chunk);
-    if kept.len() > KEEP_BYTES {
-        let cut = kept.len() - KEEP_BYTES;
-        kept.drain(..cut);
-    }
-}
-
-/// The last lines of the output (lossy UTF-8, trailing empty lines dropped).
-fn tail(bytes: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(bytes);
+/// The last lines of the output (trailing empty lines dropped).
+fn tail(text: &str) -> Vec<String> {
     let lines: Vec<&str> = text.trim_end().lines().collect();
     let from = lines.len().saturating_sub(TAIL_LINES);
     lines[from..].iter().map(|l| l.to_string()).collect()
@@ -140,12 +76,21 @@ mod tests {
     async fn passes_fails_and_keeps_the_tail_of_both_streams() {
         let dir = tempfile::tempdir().unwrap();
         let never = CancellationToken::new();
-        let ok = run_check("echo out; echo err >&2", dir.path(), CHECK_TIMEOUT, &never).await;
+        let sb = Sandbox::for_dir(dir.path());
+        let ok = run_check(
+            "echo out; echo err >&2",
+            dir.path(),
+            &sb,
+            CHECK_TIMEOUT,
+            &never,
+        )
+        .await;
         assert!(ok.passed, "{ok:?}");
         assert_eq!(ok.tail, ["out", "err"]);
         let failed = run_check(
             "for i in $(seq 1 50); do echo line $i; done; exit 3",
             dir.path(),
+            &sb,
             CHECK_TIMEOUT,
             &never,
         )
@@ -156,11 +101,16 @@ mod tests {
         assert_eq!(failed.tail.last().unwrap(), "line 50");
     }
 
-    fn alive(pid: &str) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Ok(stat) => !stat.contains(") Z "),
-            Err(_) => false,
-        }
+    /// Whether a live process runs `sleep <marker>` (zombies do not count).
+    fn alive(marker: &str) -> bool {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return false;
+        };
+        entries.flatten().any(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            cmd == format!("sleep\0{marker}\0").into_bytes() && !stat.contains(") Z ")
+        })
     }
 
     #[tokio::test]
@@ -172,9 +122,12 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(300)).await;
             token.cancel();
         });
+        let sb = Sandbox::for_dir(dir.path());
+        let marker = format!("{}.{}", 30, std::process::id());
         let result = run_check(
-            "sleep 30 & echo $!; sleep 30",
+            &format!("setsid sleep {marker} & sleep 30"),
             dir.path(),
+            &sb,
             CHECK_TIMEOUT,
             &cancel,
         )
@@ -182,19 +135,19 @@ mod tests {
         canceller.await.unwrap();
         assert!(!result.passed);
         assert_eq!(result.ending, "cancelled");
-        let child = result.tail[0].clone();
         let mut waited = 0;
-        while alive(&child) && waited < 50 {
+        while alive(&marker) && waited < 50 {
             std::thread::sleep(Duration::from_millis(20));
             waited += 1;
         }
         assert!(
-            !alive(&child),
-            "the background child was killed with the group"
+            !alive(&marker),
+            "the background child (setsid) was killed with the sandbox"
         );
         let slow = run_check(
             "sleep 30",
             dir.path(),
+            &sb,
             Duration::from_millis(200),
             &CancellationToken::new(),
         )

@@ -126,6 +126,7 @@ impl Engine {
         let mut out = Vec::new();
         if let (Some(command), Some(workspace)) = (review.check.clone(), &result.workspace) {
             let dir = workspace.root().to_path_buf();
+            let sandbox = workspace.sandbox(&self.config.sandbox);
             let token = review.checks.clone();
             let tx = self.tx.clone();
             let label = result.label.clone();
@@ -135,7 +136,7 @@ impl Engine {
                 state: CheckState::Running,
             });
             tokio::spawn(async move {
-                let result = run_check(&command, &dir, CHECK_TIMEOUT, &token).await;
+                let result = run_check(&command, &dir, &sandbox, CHECK_TIMEOUT, &token).await;
                 let _ = tx.send(LoopMsg::App(EngineMsg::Check {
                     turn,
                     label,

@@ -168,6 +168,7 @@ impl Engine {
             spill_dir: self.session_dir.join("spill"),
             prompt: request.prompt,
             attachments: request.attachments,
+            sandbox: self.config.sandbox.clone(),
         };
         tokio::spawn(start.run(entries, tokens));
         if compacted.is_empty() {
@@ -348,6 +349,7 @@ struct TurnStart {
     spill_dir: PathBuf,
     prompt: String,
     attachments: Vec<String>,
+    sandbox: crate::exec::SandboxSettings,
 }
 
 impl TurnStart {
@@ -384,6 +386,7 @@ impl TurnStart {
             workspace_parent: None,
             spill_dir: self.spill_dir.clone(),
             output_filter: None,
+            sandbox: self.sandbox.clone(),
         };
         for (index, ((entry, note), token)) in entries.into_iter().zip(tokens).enumerate() {
             let mut text = String::new();

@@ -1,4 +1,5 @@
-//! Running `bash -c` in its own process group, with a timeout, cancellation and a clean end.
+//! Running one command (`bash -c`) for a model or a recipe: in the workspace's sandbox, in its
+//! own process group, with a timeout, cancellation and a clean end.
 //!
 //! stdout and stderr are the two ends of one pipe, so their lines arrive in the order the
 //! command wrote them. The pipe is created close-on-exec (so a process that other models spawn
@@ -6,18 +7,18 @@
 //! are dropped right after the spawn, so end-of-file means "every process holding the output
 //! has gone".
 //!
-//! The command is the leader of a new process group; every signal goes to the whole group:
+//! The started process (bubblewrap, or bash when the sandbox is off) leads a new process
+//! group; every signal goes to the whole group:
 //! - timeout or cancellation: SIGTERM, then SIGKILL 2 s later (sooner if the group is already
-//!   empty), then output is read for at most 2 s more: a process that left the group (setsid)
-//!   and still holds the pipe cannot stall the call;
-//! - normal end: as soon as the shell exits, SIGKILL to the group. A model's background servers
-//!   and stray `sleep 1000 &` do not outlive its call, so nothing leaks between calls or models;
+//!   empty), then output is read for at most 2 s more;
+//! - normal end: as soon as the command exits, SIGKILL to the group;
 //! - the call's future dropped (the run was aborted): a guard sends SIGKILL to the group.
 //!
-//! After the final SIGKILL the call waits (at most 1 s) until no member is left alive, so when
-//! it returns, no process of the command is still running (see [`super::group`]).
+//! In the sandbox the command is in its own PID namespace, so when it ends (or bubblewrap is
+//! killed, or versus itself dies) every process it started dies with it, `setsid` or not.
+//! Unconfined, a process that left the group can survive; reading its output then stops 2 s
+//! after the shell ended so it cannot stall the call.
 
-use std::ffi::OsString;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -30,7 +31,11 @@ use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
+use super::bwrap::{self, EPHEMERAL_HOME, Host};
+use super::env;
 use super::group::Group;
+use super::probe;
+use super::sandbox::{Sandbox, SandboxKind};
 
 /// Time between SIGTERM and SIGKILL.
 pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -41,22 +46,45 @@ pub(crate) const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
 const REAP_WAIT: Duration = Duration::from_secs(1);
 
 /// What to run.
-pub(crate) struct Job<'a> {
+pub struct CommandSpec<'a> {
     /// The command line given to `bash -c`.
-    pub command: &'a str,
-    /// Working directory (the workspace root).
+    pub script: &'a str,
+    /// Working directory, inside the sandbox's tree.
     pub cwd: &'a Path,
-    /// Variables removed from the inherited environment.
-    pub remove_env: Vec<OsString>,
+    /// Where and how the command may run.
+    pub sandbox: &'a Sandbox,
     /// Time after which the group is stopped.
     pub timeout: Duration,
     /// Stops the group when fired.
     pub cancel: &'a CancellationToken,
 }
 
+/// Why a command did not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The sandbox refuses commands here (overlay mode).
+    #[error("{0}")]
+    Refused(String),
+    /// The sandbox cannot start on this machine; commands are refused rather than run
+    /// unconfined.
+    #[error(
+        "the command sandbox cannot start: {reason}. versus does not run model commands \
+         unconfined unless told to: {remedy}"
+    )]
+    Unavailable {
+        /// What failed.
+        reason: String,
+        /// What to do about it.
+        remedy: &'static str,
+    },
+    /// The process could not be started.
+    #[error("could not start the command: {0}")]
+    Spawn(#[from] io::Error),
+}
+
 /// How the command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ending {
+pub enum Ending {
     /// The shell exited with this code.
     Exited(i32),
     /// The shell was killed by this signal (not by versus).
@@ -69,7 +97,7 @@ pub(crate) enum Ending {
 
 /// The end of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Finished {
+pub struct Finished {
     /// How the command ended.
     pub ending: Ending,
     /// Reading stopped while some process outside the group still held the output open.
@@ -82,9 +110,12 @@ enum Phase {
     Draining { until: Instant },
 }
 
-/// Runs the job, handing every chunk of merged output to `on_output`. An `Err` means bash could
-/// not be started at all.
-pub(crate) async fn run(job: Job<'_>, mut on_output: impl FnMut(&[u8])) -> io::Result<Finished> {
+/// Runs the command, handing every chunk of merged output to `on_output`. An `Err` means it
+/// did not start at all (refused, sandbox unavailable, spawn failure).
+pub async fn run(
+    job: CommandSpec<'_>,
+    mut on_output: impl FnMut(&[u8]),
+) -> Result<Finished, ExecError> {
     let (mut child, mut output, mut group) = spawn(&job)?;
     let deadline = Instant::now() + job.timeout;
     let mut buf = vec![0u8; 64 * 1024];
@@ -185,29 +216,59 @@ fn ending_of(status: ExitStatus) -> Ending {
     }
 }
 
-fn spawn(job: &Job<'_>) -> io::Result<(Child, tokio::net::unix::pipe::Receiver, Group)> {
+fn spawn(
+    job: &CommandSpec<'_>,
+) -> Result<(Child, tokio::net::unix::pipe::Receiver, Group), ExecError> {
+    let mut command = match &job.sandbox.kind {
+        SandboxKind::Refused(reason) => return Err(ExecError::Refused(reason.clone())),
+        SandboxKind::Confined { settings, dirs } => {
+            probe::check(&settings.program).map_err(|reason| ExecError::Unavailable {
+                reason,
+                remedy: probe::REMEDY,
+            })?;
+            let host = Host::current();
+            let home = dirs.home.clone().unwrap_or_else(|| EPHEMERAL_HOME.into());
+            let tmp = dirs.tmp.clone().unwrap_or_else(|| "/tmp".into());
+            let mut command = Command::new(&settings.program);
+            command.args(bwrap::arguments(settings, dirs, &host, job.cwd, job.script));
+            command.env_clear().envs(env::command_env(
+                &settings.env,
+                &home,
+                &tmp,
+                host.home.as_deref(),
+            ));
+            command
+        }
+        SandboxKind::Unconfined { settings, dirs } => {
+            let temp = std::env::temp_dir();
+            let home = dirs.home.clone().unwrap_or_else(|| temp.clone());
+            let tmp = dirs.tmp.clone().unwrap_or(temp);
+            let mut command = Command::new("bash");
+            command.arg("-c").arg(job.script).current_dir(job.cwd);
+            command.env_clear().envs(env::command_env(
+                &settings.env,
+                &home,
+                &tmp,
+                env::host_home().as_deref(),
+            ));
+            command
+        }
+    };
     let (sender, receiver) = tokio::net::unix::pipe::pipe()?;
     let stdout = sender.into_blocking_fd()?;
     let stderr = stdout.try_clone()?;
-    let mut command = Command::new("bash");
     command
-        .arg("-c")
-        .arg(job.command)
-        .current_dir(job.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr))
         .process_group(0);
-    for name in &job.remove_env {
-        command.env_remove(name);
-    }
     let child = command.spawn()?;
     // The command holds our copies of the write end; without them end-of-file can arrive.
     drop(command);
     let pid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
-        .ok_or_else(|| io::Error::other("the started shell has no process id"))?;
+        .ok_or_else(|| io::Error::other("the started command has no process id"))?;
     Ok((child, receiver, Group::new(pid)))
 }
 
@@ -220,11 +281,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cancel = CancellationToken::new();
         let mut out = Vec::new();
+        let sandbox = Sandbox::new(
+            &crate::exec::SandboxSettings {
+                sandbox: crate::exec::SandboxMode::Off,
+                ..Default::default()
+            },
+            crate::exec::WorkspaceDirs::tree_only(dir.path()),
+        );
         let finished = run(
-            Job {
-                command,
+            CommandSpec {
+                script: command,
                 cwd: dir.path(),
-                remove_env: Vec::new(),
+                sandbox: &sandbox,
                 timeout,
                 cancel: &cancel,
             },
