@@ -1,6 +1,7 @@
 //! Command-line parsing (clap) and dispatch to one module per subcommand.
 
 mod ask;
+mod clean_cmd;
 mod completions_cmd;
 mod demo_cmd;
 mod models_cmd;
@@ -72,6 +73,8 @@ pub enum Command {
     Demo(demo_cmd::DemoArgs),
     /// List the sessions of this project, or show one turn by turn.
     Sessions(sessions_cmd::SessionsArgs),
+    /// Remove workspaces kept with --keep-workspaces and those of runs that died.
+    Clean(clean_cmd::CleanArgs),
     /// Replay tools: `export` writes a model's recorded conversation as a demo script.
     Replay(replay_cmd::ReplayArgs),
     /// Wins, losses, ties, win rate, rating with a 95% interval, cost and latency per model,
@@ -140,6 +143,7 @@ pub fn main() -> ExitCode {
         Some(Command::Recipe(args)) => recipe_cmd::run(args, cli.project, cli.config),
         Some(Command::Run(args)) => run_cmd::run(args, cli.project, cli.config),
         Some(Command::Stats(args)) => stats_cmd::run(args, cli.project),
+        Some(Command::Clean(args)) => clean_cmd::run(args),
         None => tui_cmd::run(cli.tui, cli.project, cli.config),
     };
     match result {
