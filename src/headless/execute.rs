@@ -64,6 +64,12 @@ pub async fn run(
     for note in models::unapplied_settings(&recipe) {
         progress.note(&format!("versus: note: {note}"));
     }
+    let sandbox = recipe.sandbox_settings(&config.sandbox);
+    if let Some(warning) = sandbox.warning() {
+        progress.note(&format!("versus: WARNING: {warning}"));
+    } else if let Err(err) = crate::exec::check_available(&sandbox) {
+        progress.note(&format!("versus: model commands will be refused: {err}"));
+    }
 
     let _ = cleanup_leftovers(&request.project);
     let capture_root = request.project.clone();
@@ -91,7 +97,7 @@ pub async fn run(
         limits: recipe.tool_limits(),
         layout: opened.layout.clone(),
         cancel: run_cancel.clone(),
-        sandbox: recipe.sandbox_settings(&config.sandbox),
+        sandbox,
     });
     let rx = start_jobs(plan.remaining(&done), shared, jobs);
 

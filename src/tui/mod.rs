@@ -113,7 +113,7 @@ pub enum TuiError {
 
 /// Runs the interactive interface until the user quits.
 pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
-    let (config, env) = crate::config::load(&options.project, options.config_file.as_deref())?;
+    let (mut config, env) = crate::config::load(&options.project, options.config_file.as_deref())?;
     let http = crate::provider::http::default_client()?;
     let recipe = match &options.recipe {
         Some(path) => Some(
@@ -181,6 +181,15 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     let mut app = App::new(session, labels, settings, Theme::from_env());
     app.blind = options.blind || recipe.as_ref().is_some_and(|r| r.review.blind);
     app.banner = banner;
+    if let Some(recipe) = &recipe {
+        config.sandbox = recipe.sandbox_settings(&config.sandbox);
+    }
+    if let Some(warning) = config.sandbox.warning() {
+        app.banner.insert(0, format!("WARNING: {warning}"));
+    } else if let Err(err) = crate::exec::check_available(&config.sandbox) {
+        app.banner
+            .insert(0, format!("model commands will be refused: {err}"));
+    }
     app.tool_names = ToolRegistry::builtin()
         .names()
         .into_iter()
