@@ -1,6 +1,6 @@
 //! Workspace and apply benchmarks, each against a reference measured in the same run.
 //!
-//! `cargo bench --bench workspace [-- create|base|changeset|apply]`. A git repository of
+//! `cargo bench --bench workspace [-- create|ask|base|changeset|apply]`. A git repository of
 //! `VERSUS_BENCH_FILES` files (default 10,000) totalling `VERSUS_BENCH_MB` megabytes (default
 //! 200) is generated in a temporary folder (`VERSUS_BENCH_DIR` to put it elsewhere);
 //! `VERSUS_BENCH_APPLY_FILES` (default 1,000) files form the change set that is applied and
@@ -169,6 +169,81 @@ fn bench_create(root: &Path, scratch: &Path, label: &str) {
         ours,
         "4 x `git worktree add --detach`",
         reference,
+    );
+}
+
+/// End to end, as a user runs it: `versus ask` with `models` instant demo models (each answers
+/// at once, so the time is start-up, base capture, workspace creation, the change-set scan and
+/// removal), alternating with the reference: `models` x `git worktree add --detach` then
+/// `git worktree remove --force`, one after the other as a script would.
+fn bench_ask(root: &Path, scratch: &Path, models: usize, label: &str) {
+    let script = scratch.join("instant.jsonl");
+    fs::write(&script, "{\"say\": \"Nothing to change.\"}\n").unwrap();
+    let workspaces = scratch.join("ask-tmp");
+    fs::create_dir_all(&workspaces).unwrap();
+    let mut args: Vec<String> = vec!["ask".into(), "-C".into(), root.display().to_string()];
+    for i in 0..models {
+        args.push("-m".into());
+        args.push(format!("demo/{}#{}", script.display(), i + 1));
+    }
+    args.push("Say hello.".into());
+    let ours = || {
+        timed(|| {
+            let out = Command::new(env!("CARGO_BIN_EXE_versus"))
+                .args(&args)
+                .env("TMPDIR", &workspaces)
+                .env("XDG_STATE_HOME", scratch.join("state"))
+                .env("XDG_CONFIG_HOME", scratch.join("config"))
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "versus ask failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        })
+    };
+    let cli_parent = scratch.join("cli-worktrees-ask");
+    let reference = || {
+        let dirs: Vec<PathBuf> = (0..models)
+            .map(|i| cli_parent.join(format!("w{i}")))
+            .collect();
+        timed(|| {
+            for d in &dirs {
+                git(
+                    root,
+                    &[
+                        "worktree",
+                        "add",
+                        "-q",
+                        "--detach",
+                        d.to_str().unwrap(),
+                        "HEAD",
+                    ],
+                );
+            }
+            for d in &dirs {
+                git(
+                    root,
+                    &["worktree", "remove", "--force", d.to_str().unwrap()],
+                );
+            }
+        })
+    };
+    // Alternate the two so a change in the machine's load hits both alike.
+    ours();
+    reference();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..runs() {
+        a.push(ours());
+        b.push(reference());
+    }
+    row(
+        &format!("`versus ask`, {models} instant models, {label}"),
+        median(a),
+        &format!("{models} x `git worktree add` + `remove`"),
+        median(b),
     );
 }
 
@@ -345,7 +420,15 @@ fn main() {
     if wants("create") {
         bench_create(&root, &scratch_path, "clean tree");
     }
+    if wants("ask") {
+        for models in [4, 16] {
+            bench_ask(&root, &scratch_path, models, "clean tree");
+        }
+    }
     make_dirty(&root, 40, files);
+    if wants("ask") {
+        bench_ask(&root, &scratch_path, 4, "40 modified + 10 untracked");
+    }
     if wants("create") {
         bench_create(&root, &scratch_path, "40 modified + 10 untracked files");
     }

@@ -128,7 +128,7 @@ pub fn main() -> ExitCode {
     if let Some(path) = &cli.log
         && let Err(err) = start_log(path)
     {
-        eprintln!("versus: {err:#}");
+        eprintln!("versus: {}", describe(&err));
         return ExitCode::from(EXIT_USAGE);
     }
     let result = match cli.command {
@@ -149,8 +149,48 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("versus: {err:#}");
+            eprintln!("versus: {}", describe(&err));
             ExitCode::from(EXIT_USAGE)
         }
+    }
+}
+
+/// The error and its causes on one line, like `{:#}`, but a cause whose text the message
+/// already contains (an error that names its source in its own text) is not repeated.
+fn describe(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("could not read x: {source}")]
+    struct Named {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn causes_already_in_the_message_are_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let err = anyhow::Error::new(Named { source: io }).context("load the model");
+        assert_eq!(
+            describe(&err),
+            "load the model: could not read x: no such file"
+        );
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(describe(&plain), "outer: inner");
     }
 }

@@ -125,11 +125,24 @@ pub(crate) fn arguments(
         for candidate in toolchain_folders(host) {
             mount_outside(&mut a, &mut mounted, "--ro-bind", candidate, protected);
         }
+        let home = host.home.as_deref();
         for extra in &settings.read_only {
-            mount_outside(&mut a, &mut mounted, "--ro-bind", extra.clone(), protected);
+            mount_outside(
+                &mut a,
+                &mut mounted,
+                "--ro-bind",
+                expand_home(extra, home),
+                protected,
+            );
         }
         for extra in &settings.writable {
-            mount_outside(&mut a, &mut mounted, "--bind", extra.clone(), protected);
+            mount_outside(
+                &mut a,
+                &mut mounted,
+                "--bind",
+                expand_home(extra, home),
+                protected,
+            );
         }
         if settings.network {
             // /etc/resolv.conf often links into /run, which is otherwise not mounted.
@@ -148,7 +161,7 @@ pub(crate) fn arguments(
             .iter()
             .cloned()
             .chain(secrets)
-            .chain(settings.deny.iter().cloned())
+            .chain(settings.deny.iter().map(|p| expand_home(p, home)))
         {
             if !mounted.iter().any(|m| hidden.starts_with(m)) {
                 continue;
@@ -221,6 +234,14 @@ fn first_component(rel: &Path) -> Option<PathBuf> {
 }
 
 /// Mounts `path` unless it overlaps a protected path or does not exist.
+/// `~/x` in the user's settings means `x` under their home folder, as in a shell.
+fn expand_home(path: &Path, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
 fn mount_outside(
     a: &mut Args,
     mounted: &mut Vec<PathBuf>,
@@ -308,6 +329,21 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("--unshare-net"), "{text}");
+    }
+
+    #[test]
+    fn a_tilde_in_the_users_folders_means_their_home() {
+        let home = Path::new("/home/u");
+        assert_eq!(
+            expand_home(Path::new("~/.cache/pip"), Some(home)),
+            Path::new("/home/u/.cache/pip")
+        );
+        assert_eq!(expand_home(Path::new("~"), Some(home)), home);
+        assert_eq!(
+            expand_home(Path::new("/opt/~x"), Some(home)),
+            Path::new("/opt/~x")
+        );
+        assert_eq!(expand_home(Path::new("~/x"), None), Path::new("~/x"));
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub enum IsolationArg {
     Worktree,
     /// A gitignore-aware copy of the project (default outside git).
     Copy,
-    /// No copy: changes live in memory; bash runs in your real tree (unsafe).
+    /// No copy: changes live in memory over your real tree; bash is refused.
     Overlay,
 }
 
