@@ -178,6 +178,32 @@ fn local_private_and_metadata_addresses_are_refused_before_connecting() {
 }
 
 #[test]
+fn special_purpose_blocks_are_refused_before_connecting() {
+    assert_refused("http://198.18.0.1/", "Benchmarking, 198.18.0.0/15");
+    assert_refused("http://192.0.0.8/", "192.0.0.0/24");
+    assert_refused("http://203.0.113.9/", "Documentation");
+    assert_refused("http://[2002:c0a8:101::1]/", "6to4, 2002::/16");
+    assert_refused("http://[64:ff9b:1::a00:1]/", "64:ff9b:1::/48");
+    assert_refused("http://[2001:db8::1]/", "2001:db8::/32");
+}
+
+#[test]
+fn allow_local_fetch_never_opens_metadata_or_link_local_addresses() {
+    for (url, shown) in [
+        ("http://169.254.169.254/latest/meta-data", "cloud metadata"),
+        ("http://[fd00:ec2::254]/latest/meta-data", "cloud metadata"),
+        ("http://metadata.google.internal/", "metadata"),
+        ("http://169.254.10.1/", "link-local"),
+        ("http://198.18.0.1/", "Benchmarking"),
+    ] {
+        let (code, out) = fetch(url, true);
+        assert_eq!(code, 1, "{url}: {out}");
+        assert!(out.contains("refused to fetch"), "{url}: {out}");
+        assert!(out.contains(shown), "{url}: {out}");
+    }
+}
+
+#[test]
 fn a_host_name_resolving_to_loopback_is_refused() {
     let base = server();
     let port = base.rsplit(':').next().unwrap();

@@ -24,8 +24,189 @@ const METADATA_HOSTS: &[&str] = &[
     "instance-data.ec2.internal",
 ];
 
-/// The well-known address of cloud instance metadata services (AWS, GCP, Azure, ...).
-const METADATA_V4: Ipv4Addr = Ipv4Addr::new(169, 254, 169, 254);
+/// One row of the address table: a block and what it is.
+struct Block {
+    /// The block's first address.
+    net: IpAddr,
+    /// Its prefix length.
+    len: u8,
+    /// What an address in it is.
+    kind: Blocked,
+}
+
+const fn v4(a: u8, b: u8, c: u8, d: u8, len: u8, kind: Blocked) -> Block {
+    Block {
+        net: IpAddr::V4(Ipv4Addr::new(a, b, c, d)),
+        len,
+        kind,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+const fn v6(s: [u16; 8], len: u8, kind: Blocked) -> Block {
+    Block {
+        net: IpAddr::V6(Ipv6Addr::new(
+            s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7],
+        )),
+        len,
+        kind,
+    }
+}
+
+const fn special(name: &'static str, block: &'static str) -> Blocked {
+    Blocked::Special { name, block }
+}
+
+/// Every address web_fetch refuses, in one place: IANA's IPv4 and IPv6 Special-Purpose Address
+/// Registries (all entries, globally reachable or not: none is a web page a model needs), the
+/// multicast and reserved space, and the cloud metadata addresses. The most specific block
+/// wins (metadata before link-local and private). IPv4-mapped and NAT64 addresses are judged
+/// by the IPv4 address they carry (see [`embedded_v4`]).
+const BLOCKS: &[Block] = &[
+    // Cloud metadata: AWS/GCP/Azure/OpenStack, AWS over IPv6, Oracle, Alibaba.
+    v4(169, 254, 169, 254, 32, Blocked::Metadata),
+    v6(
+        [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254],
+        128,
+        Blocked::Metadata,
+    ),
+    v4(192, 0, 0, 192, 32, Blocked::Metadata),
+    v4(100, 100, 100, 200, 32, Blocked::Metadata),
+    // IPv4 Special-Purpose Address Registry.
+    v4(0, 0, 0, 0, 8, Blocked::Unspecified),
+    v4(10, 0, 0, 0, 8, Blocked::Private),
+    v4(100, 64, 0, 0, 10, Blocked::SharedNat),
+    v4(127, 0, 0, 0, 8, Blocked::Loopback),
+    v4(169, 254, 0, 0, 16, Blocked::LinkLocal),
+    v4(172, 16, 0, 0, 12, Blocked::Private),
+    v4(
+        192,
+        0,
+        0,
+        0,
+        24,
+        special("IETF Protocol Assignments", "192.0.0.0/24"),
+    ),
+    v4(
+        192,
+        0,
+        2,
+        0,
+        24,
+        special("Documentation (TEST-NET-1)", "192.0.2.0/24"),
+    ),
+    v4(192, 31, 196, 0, 24, special("AS112-v4", "192.31.196.0/24")),
+    v4(192, 52, 193, 0, 24, special("AMT", "192.52.193.0/24")),
+    v4(
+        192,
+        88,
+        99,
+        0,
+        24,
+        special("Deprecated 6to4 Relay Anycast", "192.88.99.0/24"),
+    ),
+    v4(192, 168, 0, 0, 16, Blocked::Private),
+    v4(
+        192,
+        175,
+        48,
+        0,
+        24,
+        special("Direct Delegation AS112 Service", "192.175.48.0/24"),
+    ),
+    v4(198, 18, 0, 0, 15, special("Benchmarking", "198.18.0.0/15")),
+    v4(
+        198,
+        51,
+        100,
+        0,
+        24,
+        special("Documentation (TEST-NET-2)", "198.51.100.0/24"),
+    ),
+    v4(
+        203,
+        0,
+        113,
+        0,
+        24,
+        special("Documentation (TEST-NET-3)", "203.0.113.0/24"),
+    ),
+    v4(224, 0, 0, 0, 4, Blocked::Multicast),
+    v4(255, 255, 255, 255, 32, Blocked::Broadcast),
+    v4(240, 0, 0, 0, 4, Blocked::Reserved),
+    // IPv6 Special-Purpose Address Registry (::ffff:0:0/96 and 64:ff9b::/96 carry IPv4).
+    v6([0; 8], 128, Blocked::Unspecified),
+    v6([0, 0, 0, 0, 0, 0, 0, 1], 128, Blocked::Loopback),
+    v6(
+        [0x64, 0xff9b, 1, 0, 0, 0, 0, 0],
+        48,
+        special("Local-Use IPv4/IPv6 Translation", "64:ff9b:1::/48"),
+    ),
+    v6(
+        [0x100, 0, 0, 0, 0, 0, 0, 0],
+        64,
+        special("Discard-Only Address Block", "100::/64"),
+    ),
+    v6(
+        [0x100, 0, 0, 1, 0, 0, 0, 0],
+        64,
+        special("Dummy IPv6 Prefix", "100:0:0:1::/64"),
+    ),
+    v6(
+        [0x2001, 0xdb8, 0, 0, 0, 0, 0, 0],
+        32,
+        special("Documentation", "2001:db8::/32"),
+    ),
+    v6(
+        [0x2001, 0, 0, 0, 0, 0, 0, 0],
+        23,
+        special(
+            "IETF Protocol Assignments (Teredo, benchmarking, ORCHID, ...)",
+            "2001::/23",
+        ),
+    ),
+    v6(
+        [0x2002, 0, 0, 0, 0, 0, 0, 0],
+        16,
+        special("6to4", "2002::/16"),
+    ),
+    v6(
+        [0x2620, 0x4f, 0x8000, 0, 0, 0, 0, 0],
+        48,
+        special("Direct Delegation AS112 Service", "2620:4f:8000::/48"),
+    ),
+    v6(
+        [0x3fff, 0, 0, 0, 0, 0, 0, 0],
+        20,
+        special("Documentation", "3fff::/20"),
+    ),
+    v6(
+        [0x5f00, 0, 0, 0, 0, 0, 0, 0],
+        16,
+        special("Segment Routing (SRv6) SIDs", "5f00::/16"),
+    ),
+    v6([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7, Blocked::Private),
+    v6([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10, Blocked::LinkLocal),
+    v6([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10, Blocked::Private),
+    v6([0xff00, 0, 0, 0, 0, 0, 0, 0], 8, Blocked::Multicast),
+    // Deprecated IPv4-compatible addresses (::a.b.c.d) are judged by their IPv4 part below.
+];
+
+fn contains(block: &Block, ip: IpAddr) -> bool {
+    match (block.net, ip) {
+        (IpAddr::V4(net), IpAddr::V4(ip)) => {
+            let mask = u32::MAX.checked_shl(32 - u32::from(block.len)).unwrap_or(0);
+            u32::from(net) & mask == u32::from(ip) & mask
+        }
+        (IpAddr::V6(net), IpAddr::V6(ip)) => {
+            let mask = u128::MAX
+                .checked_shl(128 - u32::from(block.len))
+                .unwrap_or(0);
+            u128::from(net) & mask == u128::from(ip) & mask
+        }
+        _ => false,
+    }
+}
 
 /// How web_fetch decides whether an address may be contacted.
 #[derive(Debug, Clone)]
@@ -58,6 +239,14 @@ pub(crate) enum Blocked {
     Broadcast,
     /// 240/4 (reserved for future use).
     Reserved,
+    /// Another block of IANA's special-purpose registries (benchmarking, documentation,
+    /// protocol assignments, 6to4, Teredo, ...): never a web server a model should reach.
+    Special {
+        /// The registry's name for the block.
+        name: &'static str,
+        /// The block, as written in the registry.
+        block: &'static str,
+    },
 }
 
 impl fmt::Display for Blocked {
@@ -72,7 +261,18 @@ impl fmt::Display for Blocked {
             Blocked::Multicast => "a multicast address",
             Blocked::Broadcast => "the broadcast address",
             Blocked::Reserved => "a reserved address",
+            Blocked::Special { name, block } => {
+                return write!(f, "a special-purpose address ({name}, {block})");
+            }
         })
+    }
+}
+
+impl Blocked {
+    /// What `allow_local_fetch` opens: the user's own machine and networks. Link-local,
+    /// metadata and every other special block stay refused even then.
+    fn is_local(self) -> bool {
+        matches!(self, Blocked::Loopback | Blocked::Private)
     }
 }
 
@@ -97,9 +297,10 @@ pub(crate) enum GuardError {
     },
     /// A host name or address the policy refuses.
     #[error(
-        "refused to fetch {url}: {subject} {kind}. web_fetch does not reach loopback, private, \
-         link-local or metadata addresses unless local fetch is allowed in the recipe or \
-         config (`allow_local_fetch`); fetch a public URL instead"
+        "refused to fetch {url}: {subject} {kind}. web_fetch reaches loopback and private \
+         addresses only when local fetch is allowed in the recipe or config \
+         (`allow_local_fetch`), and link-local, metadata and other special-purpose addresses \
+         never; fetch a public URL instead"
     )]
     Refused {
         /// The URL being fetched.
@@ -175,12 +376,17 @@ impl AddressPolicy {
         }
     }
 
-    /// The reason `ip` may not be contacted, or `None` when it may.
+    /// The reason `ip` may not be contacted, or `None` when it may. `allow_local` opens
+    /// loopback and private networks only ([`Blocked::is_local`]).
     pub(crate) fn check_ip(&self, ip: IpAddr) -> Option<Blocked> {
-        if self.allow_local || self.exempted(ip) {
+        if self.exempted(ip) {
             return None;
         }
-        classify(ip)
+        let kind = classify(ip)?;
+        if self.allow_local && kind.is_local() {
+            return None;
+        }
+        Some(kind)
     }
 
     /// Checks the scheme, the host name and every address the host resolves to. Returns the
@@ -214,7 +420,7 @@ impl AddressPolicy {
             };
         }
         let normalized = host.trim_end_matches('.').to_ascii_lowercase();
-        if !self.allow_local && METADATA_HOSTS.contains(&normalized.as_str()) {
+        if METADATA_HOSTS.contains(&normalized.as_str()) {
             return Err(refuse(format!("the host `{host}` is"), Blocked::Metadata));
         }
         let addrs = resolve(host, port, url).await?;
@@ -282,57 +488,19 @@ pub(crate) fn next_hop(current: &Url, location: &str) -> Result<Url, GuardError>
 
 /// The kind of a local or special address, `None` for an ordinary public address.
 pub(crate) fn classify(ip: IpAddr) -> Option<Blocked> {
-    match ip {
-        IpAddr::V4(v4) => classify_v4(v4),
-        IpAddr::V6(v6) => classify_v6(v6),
+    if let IpAddr::V6(v6) = ip
+        && let Some(v4) = embedded_v4(v6)
+    {
+        // ::, ::1 look IPv4-compatible but are their own entries.
+        if !(v6.is_unspecified() || v6.is_loopback()) {
+            return classify(IpAddr::V4(v4));
+        }
     }
-}
-
-fn classify_v4(ip: Ipv4Addr) -> Option<Blocked> {
-    let [a, b, _, _] = ip.octets();
-    if ip == METADATA_V4 {
-        Some(Blocked::Metadata)
-    } else if a == 0 {
-        Some(Blocked::Unspecified)
-    } else if a == 127 {
-        Some(Blocked::Loopback)
-    } else if a == 10 || (a == 172 && (16..=31).contains(&b)) || (a == 192 && b == 168) {
-        Some(Blocked::Private)
-    } else if a == 169 && b == 254 {
-        Some(Blocked::LinkLocal)
-    } else if a == 100 && (b & 0xc0) == 64 {
-        Some(Blocked::SharedNat)
-    } else if ip.is_broadcast() {
-        Some(Blocked::Broadcast)
-    } else if (224..=239).contains(&a) {
-        Some(Blocked::Multicast)
-    } else if a >= 240 {
-        Some(Blocked::Reserved)
-    } else {
-        None
-    }
-}
-
-fn classify_v6(ip: Ipv6Addr) -> Option<Blocked> {
-    if ip.is_unspecified() {
-        return Some(Blocked::Unspecified);
-    }
-    if ip.is_loopback() {
-        return Some(Blocked::Loopback);
-    }
-    if let Some(v4) = embedded_v4(ip) {
-        return classify_v4(v4);
-    }
-    let first = ip.segments()[0];
-    if (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfec0 {
-        Some(Blocked::Private)
-    } else if (first & 0xffc0) == 0xfe80 {
-        Some(Blocked::LinkLocal)
-    } else if (first & 0xff00) == 0xff00 {
-        Some(Blocked::Multicast)
-    } else {
-        None
-    }
+    BLOCKS
+        .iter()
+        .filter(|block| contains(block, ip))
+        .max_by_key(|block| block.len)
+        .map(|block| block.kind)
 }
 
 /// The IPv4 address carried inside an IPv6 one that reaches it: IPv4-mapped (::ffff:a.b.c.d),
@@ -393,10 +561,92 @@ mod tests {
             ("::ffff:10.1.2.3", Blocked::Private),
             ("::ffff:169.254.169.254", Blocked::Metadata),
             ("64:ff9b::c0a8:101", Blocked::Private),
+            ("fd00:ec2::254", Blocked::Metadata),
+            ("192.0.0.192", Blocked::Metadata),
+            ("100.100.100.200", Blocked::Metadata),
+            ("fec0::1", Blocked::Private),
         ];
         for (addr, kind) in cases {
             assert_eq!(classify(ip(addr)), Some(kind), "{addr}");
         }
+    }
+
+    #[test]
+    fn every_special_purpose_block_is_refused_at_both_ends() {
+        // One row per registry entry: the first and the last address of the block.
+        let cases = [
+            ("192.0.0.1", "192.0.0.255", "192.0.0.0/24"),
+            ("192.0.2.0", "192.0.2.255", "192.0.2.0/24"),
+            ("192.31.196.0", "192.31.196.255", "192.31.196.0/24"),
+            ("192.52.193.0", "192.52.193.255", "192.52.193.0/24"),
+            ("192.88.99.0", "192.88.99.255", "192.88.99.0/24"),
+            ("192.175.48.0", "192.175.48.255", "192.175.48.0/24"),
+            ("198.18.0.0", "198.19.255.255", "198.18.0.0/15"),
+            ("198.51.100.0", "198.51.100.255", "198.51.100.0/24"),
+            ("203.0.113.0", "203.0.113.255", "203.0.113.0/24"),
+            (
+                "64:ff9b:1::",
+                "64:ff9b:1:ffff:ffff:ffff:ffff:ffff",
+                "64:ff9b:1::/48",
+            ),
+            ("100::", "100::ffff:ffff:ffff:ffff", "100::/64"),
+            (
+                "100:0:0:1::",
+                "100:0:0:1:ffff:ffff:ffff:ffff",
+                "100:0:0:1::/64",
+            ),
+            (
+                "2001::",
+                "2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff",
+                "2001::/23",
+            ),
+            (
+                "2001:db8::",
+                "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff",
+                "2001:db8::/32",
+            ),
+            (
+                "2002::",
+                "2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+                "2002::/16",
+            ),
+            (
+                "2620:4f:8000::",
+                "2620:4f:8000:ffff:ffff:ffff:ffff:ffff",
+                "2620:4f:8000::/48",
+            ),
+            (
+                "3fff::",
+                "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff",
+                "3fff::/20",
+            ),
+            (
+                "5f00::",
+                "5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+                "5f00::/16",
+            ),
+        ];
+        for (first, last, block) in cases {
+            for addr in [first, last] {
+                match classify(ip(addr)) {
+                    Some(Blocked::Special { block: b, .. }) => assert_eq!(b, block, "{addr}"),
+                    other => panic!("{addr}: {other:?}"),
+                }
+            }
+        }
+        // Just outside: public.
+        for addr in [
+            "198.17.255.255",
+            "198.20.0.0",
+            "2001:200::1",
+            "2003::1",
+            "3fff:1000::1",
+        ] {
+            assert_eq!(classify(ip(addr)), None, "{addr}");
+        }
+        // 6to4 and Teredo are refused whatever IPv4 address they carry.
+        assert!(classify(ip("2002:0808:0808::1")).is_some());
+        assert!(classify(ip("2001:0:4136:e378:8000:63bf:3fff:fdd2")).is_some());
     }
 
     #[test]
@@ -411,17 +661,29 @@ mod tests {
             "192.169.0.1",
             "2606:2800:220:1:248:1893:25c8:1946",
             "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
         ] {
             assert_eq!(classify(ip(addr)), None, "{addr}");
         }
     }
 
     #[test]
-    fn allow_local_allows_everything() {
+    fn allow_local_opens_loopback_and_private_networks_only() {
         let policy = AddressPolicy::new(true);
-        for addr in ["127.0.0.1", "::1", "169.254.169.254", "10.0.0.1"] {
-            assert_eq!(policy.check_ip(ip(addr)), None);
+        for addr in ["127.0.0.1", "::1", "10.0.0.1", "192.168.1.5", "fd12::1"] {
+            assert_eq!(policy.check_ip(ip(addr)), None, "{addr}");
         }
+        for (addr, kind) in [
+            ("169.254.169.254", Blocked::Metadata),
+            ("fd00:ec2::254", Blocked::Metadata),
+            ("169.254.1.1", Blocked::LinkLocal),
+            ("fe80::1", Blocked::LinkLocal),
+            ("100.100.100.200", Blocked::Metadata),
+            ("0.0.0.0", Blocked::Unspecified),
+        ] {
+            assert_eq!(policy.check_ip(ip(addr)), Some(kind), "{addr}");
+        }
+        assert!(policy.check_ip(ip("198.18.0.1")).is_some());
         assert_eq!(
             AddressPolicy::new(false).check_ip(ip("127.0.0.1")),
             Some(Blocked::Loopback)
@@ -479,6 +741,11 @@ mod tests {
                 ..
             }
         ));
+        let err = AddressPolicy::new(true)
+            .vet(&url("http://metadata.google.internal/computeMetadata/v1/"))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("metadata"), "{err}");
     }
 
     #[tokio::test]
