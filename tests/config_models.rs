@@ -43,6 +43,16 @@ impl Setup {
         self.home.write("xdg/versus/config.toml", text);
     }
 
+    /// `versus trust` in the project: its own config and `.env` count from now on.
+    fn trust(&self) {
+        let out = self.run(&["trust"], &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut c = versus();
         for var in ISOLATED {
@@ -242,6 +252,12 @@ fn project_config_layers_over_the_user_config() {
         ".versus/config.toml",
         "models = [\"demo/good\", \"demo/good#2\"]\n",
     );
+    // Untrusted, the project's file is ignored.
+    assert_eq!(
+        s.json(&[])["default_models"],
+        serde_json::json!(["openai/gpt-5"])
+    );
+    s.trust();
     let json = s.json(&[]);
     assert_eq!(
         json["default_models"],
@@ -283,6 +299,7 @@ fn dotenv_supplies_keys_but_never_overrides_the_environment() {
         ".env",
         format!("# keys\nexport ANTHROPIC_API_KEY=\"{FAKE_KEY}\"\nOPENAI_API_KEY={FAKE_KEY}\n"),
     );
+    s.trust();
     let text = s.ok(&["models"], &[]);
     assert!(
         line_of(&text, "anthropic ").contains("ANTHROPIC_API_KEY (.env): set"),
@@ -317,6 +334,7 @@ fn config_errors_name_file_line_key_and_accepted_keys() {
 fn a_bad_dotenv_line_is_reported_without_its_text() {
     let s = Setup::new();
     s.project.write(".env", format!("OK=1\n{FAKE_KEY}\n"));
+    s.trust();
     let out = s.run(&["models"], &[]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);

@@ -365,7 +365,13 @@ fn a_project_cannot_configure_its_own_sandbox() {
     )
     .unwrap();
     let model = w.script("p.jsonl", &["echo hi"]);
+    // Untrusted, the project's config is ignored as a whole: the run is confined as usual.
     let out = w.ask(&model, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("ignored"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("sandbox is off"), "{}", stderr(&out));
+    // Trusted, a [sandbox] table there is an error, not a setting.
+    let out = w.ask(&model, &["--trust"]);
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains("[sandbox] is only read from your own config"),

@@ -47,7 +47,7 @@ pub fn run(args: DemoArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode>
         on_conflict: ask::ConflictArg::Skip,
         quiet: false,
     };
-    let code = ask::run(ask_args, Some(dir.clone()), None)?;
+    let code = ask::run(ask_args, Some(dir.clone()), None, false)?;
     if args.pick.is_none() {
         eprintln!();
         eprintln!("Next: keep the best fix, then undo it if you like:");

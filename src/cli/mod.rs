@@ -13,6 +13,7 @@ mod sessions_cmd;
 pub(crate) mod signals;
 mod stats_cmd;
 mod tool_cmd;
+mod trust_cmd;
 mod tui_cmd;
 
 use std::path::PathBuf;
@@ -35,6 +36,11 @@ pub struct Cli {
     /// project's .versus/config.toml is still layered over it.
     #[arg(long = "config", global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// Use this project's own .versus/config.toml and .env for this run without recording
+    /// trust (for scripts; `versus trust` records it).
+    #[arg(long = "trust", global = true)]
+    pub trust: bool,
 
     /// Write structured logs (requests, retries, tool calls, applies; never keys) to FILE.
     #[arg(long = "log", global = true, value_name = "FILE")]
@@ -75,6 +81,8 @@ pub enum Command {
     Sessions(sessions_cmd::SessionsArgs),
     /// Remove workspaces kept with --keep-workspaces and those of runs that died.
     Clean(clean_cmd::CleanArgs),
+    /// Trust this project's own .versus/config.toml and .env (ignored until trusted).
+    Trust(trust_cmd::TrustArgs),
     /// Replay tools: `export` writes a model's recorded conversation as a demo script.
     Replay(replay_cmd::ReplayArgs),
     /// Wins, losses, ties, win rate, rating with a 95% interval, cost and latency per model,
@@ -133,18 +141,19 @@ pub fn main() -> ExitCode {
     }
     let result = match cli.command {
         Some(Command::Tool(args)) => tool_cmd::run(args, cli.project),
-        Some(Command::Models(args)) => models_cmd::run(args, cli.project, cli.config),
+        Some(Command::Models(args)) => models_cmd::run(args, cli.project, cli.config, cli.trust),
         Some(Command::Completions(args)) => completions_cmd::run(args),
-        Some(Command::Ask(args)) => ask::run(args, cli.project, cli.config),
+        Some(Command::Ask(args)) => ask::run(args, cli.project, cli.config, cli.trust),
         Some(Command::Rewind(args)) => rewind_cmd::run(args, cli.project),
         Some(Command::Demo(args)) => demo_cmd::run(args, cli.project),
         Some(Command::Sessions(args)) => sessions_cmd::run(args, cli.project),
         Some(Command::Replay(args)) => replay_cmd::run(args, cli.project),
-        Some(Command::Recipe(args)) => recipe_cmd::run(args, cli.project, cli.config),
-        Some(Command::Run(args)) => run_cmd::run(args, cli.project, cli.config),
+        Some(Command::Recipe(args)) => recipe_cmd::run(args, cli.project, cli.config, cli.trust),
+        Some(Command::Run(args)) => run_cmd::run(args, cli.project, cli.config, cli.trust),
+        Some(Command::Trust(args)) => trust_cmd::run(args, cli.project),
         Some(Command::Stats(args)) => stats_cmd::run(args, cli.project),
         Some(Command::Clean(args)) => clean_cmd::run(args),
-        None => tui_cmd::run(cli.tui, cli.project, cli.config),
+        None => tui_cmd::run(cli.tui, cli.project, cli.config, cli.trust),
     };
     match result {
         Ok(code) => code,
@@ -152,6 +161,24 @@ pub fn main() -> ExitCode {
             eprintln!("versus: {}", describe(&err));
             ExitCode::from(EXIT_USAGE)
         }
+    }
+}
+
+/// Tells the user, on stderr, what of the project's own files was ignored and why: an
+/// untrusted folder's config and `.env`, and `.env` names that are not keys or base URLs.
+pub(crate) fn print_config_notices(config: &versus::config::Config, env: &versus::config::Env) {
+    if let Some(notice) = config.trust.notice() {
+        eprintln!("versus: {notice}");
+    }
+    if !env.ignored_dotenv().is_empty() {
+        eprintln!(
+            "versus: ignored {} in {}: a project's .env may only set keys (*_API_KEY, *_KEY, \
+             *_TOKEN) and base URLs (*_BASE_URL)",
+            env.ignored_dotenv().join(", "),
+            env.dotenv_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| ".env".into())
+        );
     }
 }
 

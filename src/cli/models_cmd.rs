@@ -27,12 +27,14 @@ pub fn run(
     args: ModelsArgs,
     project: Option<PathBuf>,
     config_file: Option<PathBuf>,
+    trust: bool,
 ) -> anyhow::Result<ExitCode> {
     let dir = match project {
         Some(dir) => dir,
         None => std::env::current_dir().context("reading the current directory")?,
     };
-    let (config, env) = config::load(&dir, config_file.as_deref())?;
+    let (config, env) = config::load(&dir, config_file.as_deref(), trust)?;
+    super::print_config_notices(&config, &env);
     let text = if args.json {
         let mut text = serde_json::to_string_pretty(&overview_json(&config, &env))?;
         text.push('\n');

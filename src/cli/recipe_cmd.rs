@@ -55,9 +55,10 @@ pub fn run(
     args: RecipeArgs,
     project: Option<PathBuf>,
     config_file: Option<PathBuf>,
+    trust: bool,
 ) -> anyhow::Result<ExitCode> {
     match args.command {
-        RecipeCommand::Check { file } => check(&file, project, config_file),
+        RecipeCommand::Check { file } => check(&file, project, config_file, trust),
         RecipeCommand::New { file } => new(&file),
     }
 }
@@ -66,8 +67,9 @@ fn check(
     file: &Path,
     project: Option<PathBuf>,
     config_file: Option<PathBuf>,
+    trust: bool,
 ) -> anyhow::Result<ExitCode> {
-    let config = match load_config(project, config_file) {
+    let config = match load_config(project, config_file, trust) {
         Ok(config) => Some(config),
         Err(err) => {
             eprintln!("versus: provider names not checked: {err:#}");
@@ -97,9 +99,11 @@ fn check(
 fn load_config(
     project: Option<PathBuf>,
     config_file: Option<PathBuf>,
+    trust: bool,
 ) -> anyhow::Result<config::Config> {
     let dir = super::project_dir(project)?;
-    let (config, _env) = config::load(&dir, config_file.as_deref())?;
+    let (config, env) = config::load(&dir, config_file.as_deref(), trust)?;
+    super::print_config_notices(&config, &env);
     Ok(config)
 }
 

@@ -62,21 +62,24 @@ pub fn run(
     args: RunArgs,
     project: Option<PathBuf>,
     config_file: Option<PathBuf>,
+    trust: bool,
 ) -> anyhow::Result<ExitCode> {
     let here = super::project_dir(project)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("start the async runtime")?;
-    runtime.block_on(run_recipe(args, here, config_file))
+    runtime.block_on(run_recipe(args, here, config_file, trust))
 }
 
 async fn run_recipe(
     args: RunArgs,
     here: PathBuf,
     config_file: Option<PathBuf>,
+    trust: bool,
 ) -> anyhow::Result<ExitCode> {
-    let (config, env) = config::load(&here, config_file.as_deref())?;
+    let (config, env) = config::load(&here, config_file.as_deref(), trust)?;
+    super::print_config_notices(&config, &env);
     let recipe = match Recipe::load_for(&args.recipe, &config) {
         Ok(recipe) => recipe,
         Err(errors) => {

@@ -58,7 +58,8 @@ pub fn run(args: ToolArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode>
     let view = DirectView::new(&dir).with_context(|| format!("opening {}", dir.display()))?;
     let mut ctx = ToolContext::new(Arc::new(view));
     // bash runs in the sandbox the user's config describes, over this folder.
-    let (config, _env) = versus::config::load(&dir, None)?;
+    // Only the user's own [sandbox] matters here, so the project's files are never needed.
+    let (config, _env) = versus::config::load(&dir, None, false)?;
     ctx.sandbox = Arc::new(versus::exec::Sandbox::new(
         &config.sandbox,
         versus::exec::WorkspaceDirs::tree_only(ctx.view.root()),

@@ -43,6 +43,7 @@ pub fn run(
     args: TuiArgs,
     project: Option<PathBuf>,
     config_file: Option<PathBuf>,
+    trust: bool,
 ) -> anyhow::Result<ExitCode> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         bail!(
@@ -57,6 +58,7 @@ pub fn run(
     let outcome = runtime.block_on(run_tui(TuiOptions {
         project,
         config_file,
+        trust,
         models: args.models,
         resume: match (args.continue_session, args.resume) {
             (_, Some(id)) => Some(Some(id)),

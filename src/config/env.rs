@@ -30,6 +30,26 @@ pub struct Env {
     vars: BTreeMap<String, String>,
     from_dotenv: BTreeSet<String>,
     dotenv_path: Option<PathBuf>,
+    ignored_dotenv: Vec<String>,
+}
+
+/// Whether a `.env` entry may be used: keys (`*_API_KEY`, `*_KEY`, `*_TOKEN`) and base URLs
+/// (`*_BASE_URL`) only. Everything else a `.env` could set would steer versus itself
+/// (`XDG_CONFIG_HOME`, `HOME`, `PATH`, `VERSUS_*`, proxies) and is ignored. A base URL from
+/// `.env` counts only for a provider whose key comes from the same file
+/// ([`super::ProviderDef::base_url`]).
+pub fn dotenv_name_allowed(name: &str) -> bool {
+    let steering = name.starts_with("XDG_")
+        || name.starts_with("VERSUS_")
+        || name.to_ascii_uppercase().ends_with("_PROXY")
+        || matches!(
+            name,
+            "HOME" | "PATH" | "TMPDIR" | "SSL_CERT_FILE" | "SSL_CERT_DIR"
+        );
+    !steering
+        && ["_API_KEY", "_KEY", "_TOKEN", "_BASE_URL"]
+            .iter()
+            .any(|s| name.ends_with(s))
 }
 
 impl fmt::Debug for Env {
@@ -39,6 +59,7 @@ impl fmt::Debug for Env {
             .field("vars", &self.vars.len())
             .field("from_dotenv", &self.from_dotenv)
             .field("dotenv_path", &self.dotenv_path)
+            .field("ignored_dotenv", &self.ignored_dotenv)
             .finish()
     }
 }
@@ -118,8 +139,12 @@ impl Env {
             line,
             problem,
         })?;
-        let mut env = self.with_dotenv_entries(entries);
+        let (allowed, ignored): (Vec<_>, Vec<_>) = entries
+            .into_iter()
+            .partition(|(name, _)| dotenv_name_allowed(name));
+        let mut env = self.with_dotenv_entries(allowed);
         env.dotenv_path = Some(path.to_path_buf());
+        env.ignored_dotenv = ignored.into_iter().map(|(name, _)| name).collect();
         Ok(env)
     }
 
@@ -166,6 +191,11 @@ impl Env {
     /// The `.env` file that was read, if any.
     pub fn dotenv_path(&self) -> Option<&Path> {
         self.dotenv_path.as_deref()
+    }
+
+    /// Names in `.env` that were ignored because they are not keys or base URLs.
+    pub fn ignored_dotenv(&self) -> &[String] {
+        &self.ignored_dotenv
     }
 }
 
@@ -354,17 +384,52 @@ mod tests {
     }
 
     #[test]
+    fn only_keys_and_base_urls_may_come_from_dotenv() {
+        for name in [
+            "OPENAI_API_KEY",
+            "MY_SERVER_KEY",
+            "HF_TOKEN",
+            "OLLAMA_BASE_URL",
+        ] {
+            assert!(dotenv_name_allowed(name), "{name}");
+        }
+        for name in [
+            "XDG_CONFIG_HOME",
+            "XDG_STATE_HOME",
+            "HOME",
+            "PATH",
+            "TMPDIR",
+            "VERSUS_LOG",
+            "VERSUS_API_KEY",
+            "HTTPS_PROXY",
+            "https_proxy",
+            "ALL_PROXY",
+            "RUSTFLAGS",
+        ] {
+            assert!(!dotenv_name_allowed(name), "{name}");
+        }
+    }
+
+    #[test]
     fn dotenv_file_is_read_when_present_and_ignored_when_absent() {
         let dir = tempfile::tempdir().unwrap();
         let env = Env::empty()
             .with_dotenv_file(&dir.path().join(".env"))
             .unwrap();
         assert_eq!(env.dotenv_path(), None);
-        std::fs::write(dir.path().join(".env"), "export K=v\n").unwrap();
+        std::fs::write(
+            dir.path().join(".env"),
+            "export K_API_KEY=v\nXDG_CONFIG_HOME=/x\nK=w\n",
+        )
+        .unwrap();
         let env = Env::empty()
             .with_dotenv_file(&dir.path().join(".env"))
             .unwrap();
-        assert_eq!(env.get("K"), Some("v"));
+        assert_eq!(env.get("K_API_KEY"), Some("v"));
+        // Names that are not keys or base URLs are ignored, and said to be.
+        assert_eq!(env.get("XDG_CONFIG_HOME"), None);
+        assert_eq!(env.get("K"), None);
+        assert_eq!(env.ignored_dotenv(), ["XDG_CONFIG_HOME", "K"]);
         std::fs::write(dir.path().join(".env"), "oops\n").unwrap();
         let err = Env::empty()
             .with_dotenv_file(&dir.path().join(".env"))

@@ -73,6 +73,8 @@ pub struct Config {
     pub sandbox: crate::exec::SandboxSettings,
     /// Files looked for, in layer order.
     pub files: Vec<ConfigFileInfo>,
+    /// Whether the project's own files were trusted (and so read); see [`super::trust`].
+    pub trust: super::trust::Trust,
     providers: Vec<ProviderDef>,
 }
 
@@ -153,6 +155,7 @@ impl Config {
             ui: UiConfig::default(),
             sandbox: crate::exec::SandboxSettings::default(),
             files: Vec::new(),
+            trust: super::trust::Trust::NothingToTrust,
             providers,
         };
         config.apply_models(layers)?;

@@ -24,6 +24,7 @@ pub mod prices;
 pub mod providers;
 pub mod resolve;
 pub mod spec;
+pub mod trust;
 pub mod ui;
 
 use std::path::PathBuf;
@@ -36,6 +37,7 @@ pub use prices::{ModelInfo, Price, PriceEntry, PriceTable};
 pub use providers::{BaseSource, BaseUrl, KeySource, KeyStatus, ProviderDef};
 pub use resolve::{ResolveError, ResolvedModel, resolve};
 pub use spec::{ModelSpec, SpecError};
+pub use trust::{Trust, TrustError, TrustStore};
 pub use ui::UiConfig;
 
 /// Why the configuration could not be loaded.
@@ -72,6 +74,9 @@ pub enum ConfigError {
     /// The project's `.env` could not be read.
     #[error(transparent)]
     Env(#[from] EnvError),
+    /// Deciding whether the project is trusted failed (a project file could not be read).
+    #[error(transparent)]
+    Trust(#[from] TrustError),
     /// The built-in price table is broken (a bug).
     #[error(transparent)]
     Builtin(#[from] prices::BuiltinTableError),
@@ -85,17 +90,36 @@ fn location(path: &std::path::Path, line: Option<usize>, column: Option<usize>) 
     }
 }
 
-/// Loads everything a command needs from a project directory: the environment (process +
-/// `.env`) and the layered config. `config_file` is `--config FILE` (replaces the user config).
+/// Loads everything a command needs from a project directory: the environment (process, plus
+/// the keys of the project's `.env`) and the layered config. `config_file` is `--config FILE`
+/// (replaces the user config). The project's `.versus/config.toml` and `.env` are read only
+/// when the user trusts the folder ([`trust`]) or `trust_once` (`--trust`) says so for this
+/// run; otherwise [`Config::trust`] carries the notice front ends print.
 pub fn load(
     project_dir: &std::path::Path,
     config_file: Option<&std::path::Path>,
+    trust_once: bool,
 ) -> Result<(Config, Env), ConfigError> {
-    let env = Env::load(project_dir)?;
+    let trust = if trust_once {
+        Trust::Trusted
+    } else {
+        match TrustStore::for_user() {
+            Ok(store) => store.check(project_dir)?,
+            // No state folder: nothing can have been trusted.
+            Err(_) => TrustStore::at(std::path::PathBuf::new()).check(project_dir)?,
+        }
+    };
+    let mut env = Env::from_process();
+    if trust.allows_project_files() {
+        env = env.with_dotenv_file(&project_dir.join(".env"))?;
+    }
     let options = LoadOptions {
-        project_dir: Some(project_dir.to_path_buf()),
+        project_dir: trust
+            .allows_project_files()
+            .then(|| project_dir.to_path_buf()),
         config_file: config_file.map(std::path::Path::to_path_buf),
     };
-    let config = Config::load(&options, &env)?;
+    let mut config = Config::load(&options, &env)?;
+    config.trust = trust;
     Ok((config, env))
 }

@@ -65,6 +65,8 @@ pub struct TuiOptions {
     pub project: PathBuf,
     /// `--config FILE`.
     pub config_file: Option<PathBuf>,
+    /// `--trust`: use the project's own config and `.env` this once.
+    pub trust: bool,
     /// `-m SPEC` flags.
     pub models: Vec<String>,
     /// `--continue` (`Some(None)`: the latest session) or `--resume ID` (`Some(Some(id))`).
@@ -113,7 +115,11 @@ pub enum TuiError {
 
 /// Runs the interactive interface until the user quits.
 pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
-    let (mut config, env) = crate::config::load(&options.project, options.config_file.as_deref())?;
+    let (mut config, env) = crate::config::load(
+        &options.project,
+        options.config_file.as_deref(),
+        options.trust,
+    )?;
     let http = crate::provider::http::default_client()?;
     let recipe = match &options.recipe {
         Some(path) => Some(
@@ -183,6 +189,9 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     app.banner = banner;
     if let Some(recipe) = &recipe {
         config.sandbox = recipe.sandbox_settings(&config.sandbox);
+    }
+    if let Some(notice) = config.trust.notice() {
+        app.banner.insert(0, notice);
     }
     if let Some(warning) = config.sandbox.warning() {
         app.banner.insert(0, format!("WARNING: {warning}"));

@@ -120,21 +120,24 @@ pub fn run(
     args: AskArgs,
     project: Option<PathBuf>,
     config_file: Option<PathBuf>,
+    trust: bool,
 ) -> anyhow::Result<ExitCode> {
     let project = super::project_dir(project)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("start the async runtime")?;
-    runtime.block_on(ask(args, project, config_file))
+    runtime.block_on(ask(args, project, config_file, trust))
 }
 
 async fn ask(
     args: AskArgs,
     project: PathBuf,
     config_file: Option<PathBuf>,
+    trust: bool,
 ) -> anyhow::Result<ExitCode> {
-    let (config, env) = versus::config::load(&project, config_file.as_deref())?;
+    let (config, env) = versus::config::load(&project, config_file.as_deref(), trust)?;
+    super::print_config_notices(&config, &env);
     let specs = if args.models.is_empty() {
         config.default_models.clone()
     } else {
