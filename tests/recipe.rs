@@ -144,6 +144,7 @@ fn every_section_and_key_is_read() {
         Constraints {
             timeout: Duration::from_secs(5400),
             bash_timeout: Duration::from_secs(90),
+            bash_spill_max_mb: 64,
             max_steps: 0,
             max_cost: Some(2.5),
             project_root: Some("../project".into()),

@@ -93,6 +93,42 @@ fn long_output_keeps_head_and_tail_and_saves_everything() {
 }
 
 #[test]
+fn a_flood_of_output_leaves_a_spill_file_under_its_cap() {
+    let d = Dir::new();
+    let tmp = tempfile::tempdir().unwrap();
+    // 200 MB of output, three times the 64 MiB cap.
+    let out = versus()
+        .env("TMPDIR", tmp.path())
+        .args(["tool", "bash", "--dir"])
+        .arg(d.path())
+        .arg("--args")
+        .arg(
+            json!({"command": "yes 0123456789abcdef | head -c 200000000; echo; echo THE-END"})
+                .to_string(),
+        )
+        .output()
+        .unwrap();
+    let run = ToolRun::from(out);
+    let text = run.ok();
+    let note = text
+        .lines()
+        .find(|l| l.starts_with("[output cut: full output"))
+        .unwrap_or_else(|| panic!("no spill note: {text}"));
+    let path = note
+        .split(" saved to ")
+        .nth(1)
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("unexpected note: {note}"));
+    let size = std::fs::metadata(path).unwrap().len();
+    assert!(size <= 64 * 1024 * 1024, "spill file of {size} bytes");
+    let saved = std::fs::read(path).unwrap();
+    assert!(saved.starts_with(b"0123456789abcdef\n"));
+    assert!(saved.ends_with(b"THE-END\n"));
+    let middle = String::from_utf8_lossy(&saved[32 * 1024 * 1024 - 10..32 * 1024 * 1024 + 300]);
+    assert!(middle.contains("bytes omitted here"), "{middle}");
+}
+
+#[test]
 fn exit_codes_are_reported_as_normal_results() {
     let d = Dir::new();
     assert_eq!(bash(&d, "echo out; exit 3").ok(), "out\n[exit code: 3]\n");

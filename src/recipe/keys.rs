@@ -77,6 +77,19 @@ const CONSTRAINTS: &[Key] = &[
         get: |r| duration::format(r.constraints.bash_timeout),
     },
     Key {
+        name: "bash_spill_max_mb",
+        accepts: || "a whole number of MiB, at least 1".into(),
+        set: |r, v| {
+            let mb: u64 = values::whole(v)?;
+            if mb == 0 {
+                return Err(values::out_of_range("must be at least 1 (MiB)"));
+            }
+            r.constraints.bash_spill_max_mb = mb;
+            Ok(())
+        },
+        get: |r| r.constraints.bash_spill_max_mb.to_string(),
+    },
+    Key {
         name: "max_steps",
         accepts: || "a whole number of at least 0 (0 = unlimited)".into(),
         set: |r, v| {

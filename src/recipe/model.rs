@@ -161,6 +161,8 @@ pub struct Constraints {
     pub timeout: Duration,
     /// Timeout of a bash call when the model gives none.
     pub bash_timeout: Duration,
+    /// Size limit, in MiB, of the file a long bash output is saved to.
+    pub bash_spill_max_mb: u64,
     /// Requests to the model per run; 0 means unlimited.
     pub max_steps: u32,
     /// USD per model run; the model is stopped once its cost passes it. `None`: no limit.

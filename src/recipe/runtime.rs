@@ -72,6 +72,10 @@ impl Recipe {
     pub fn tool_limits(&self) -> ToolLimits {
         let mut limits = ToolLimits::default();
         limits.bash_default_timeout = self.constraints.bash_timeout;
+        limits.bash_spill_max_bytes = self
+            .constraints
+            .bash_spill_max_mb
+            .saturating_mul(1024 * 1024);
         limits.bash_max_timeout = limits.bash_max_timeout.max(self.constraints.bash_timeout);
         limits.allow_local_fetch = self.sandbox.allow_local_fetch;
         if let ToolSet::Only(entries) = &self.tools {

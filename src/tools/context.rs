@@ -26,6 +26,9 @@ pub struct ToolLimits {
     pub bash_output_max_bytes: usize,
     /// bash: lines of output returned to the model (head and tail kept).
     pub bash_output_max_lines: usize,
+    /// bash: size limit of the file a long output is saved to (its first and last halves
+    /// are kept past it).
+    pub bash_spill_max_bytes: u64,
     /// bash: allowed command prefixes (`None`: any command).
     pub bash_allowlist: Option<Vec<String>>,
     /// web_fetch: allow loopback, private and link-local addresses.
@@ -56,6 +59,7 @@ impl Default for ToolLimits {
             bash_max_timeout: Duration::from_secs(600),
             bash_output_max_bytes: 50 * 1024,
             bash_output_max_lines: 2000,
+            bash_spill_max_bytes: 64 * 1024 * 1024,
             bash_allowlist: None,
             allow_local_fetch: false,
             fetch_timeout: Duration::from_secs(30),

@@ -94,6 +94,7 @@ impl Handler for Bash {
             SpillPlace {
                 dir: ctx.spill_dir.clone(),
                 call_id: ctx.call_id.clone(),
+                max_bytes: ctx.limits.bash_spill_max_bytes,
             },
         );
         let job = CommandSpec {

@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -50,7 +50,13 @@ pub(crate) struct SpillPlace {
     pub dir: PathBuf,
     /// Distinguishes the file of this call (the provider's call id, or empty).
     pub call_id: String,
+    /// The file's size limit: past it, the file keeps its first half and a rolling last half
+    /// with a marker between (`yes` can print gigabytes a second).
+    pub max_bytes: u64,
 }
+
+/// Room kept for the marker between a capped spill file's head and tail.
+const SPILL_MARKER_ROOM: u64 = 200;
 
 /// The output as the model will see it, plus the facts needed to describe what was cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -317,9 +323,17 @@ impl Tail {
     }
 }
 
-/// The file the full output streams into once it is too long to return.
+/// The file the full output streams into once it is too long to return. Within its cap it
+/// holds every byte in order; past the cap its first half stays and the rest of the file is a
+/// ring of the latest bytes, put back in order (after a marker) when the command ends.
 struct Spill {
     file: Result<(PathBuf, BufWriter<File>), String>,
+    /// Bytes handed to the spill so far.
+    written: u64,
+    /// Bytes kept from the start.
+    head_cap: u64,
+    /// Size of the rolling tail region.
+    tail_cap: u64,
 }
 
 /// Makes spill names unique within this process.
@@ -327,24 +341,90 @@ static SPILL_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Spill {
     fn create(place: &SpillPlace) -> Self {
+        let cap = place.max_bytes.max(2 * SPILL_MARKER_ROOM + 2);
+        let head_cap = cap / 2;
         Self {
             file: open_spill_file(place)
                 .map_err(|e| format!("creating a file in {}: {e}", place.dir.display())),
+            written: 0,
+            head_cap,
+            tail_cap: cap - head_cap - SPILL_MARKER_ROOM,
         }
     }
 
     fn write(&mut self, chunk: &[u8]) {
-        if let Ok((path, out)) = &mut self.file
-            && let Err(e) = out.write_all(chunk)
-        {
+        let Ok((path, out)) = &mut self.file else {
+            return;
+        };
+        let result = place(out, chunk, self.written, self.head_cap, self.tail_cap);
+        self.written += chunk.len() as u64;
+        if let Err(e) = result {
             self.file = Err(format!("writing {}: {e}", path.display()));
         }
     }
+}
 
+/// Writes `chunk`, whose first byte is byte `at` of the output, where it belongs in a spill
+/// file: straight on while the file is under its cap, then into the tail ring.
+fn place(
+    out: &mut BufWriter<File>,
+    mut chunk: &[u8],
+    mut at: u64,
+    head_cap: u64,
+    tail_cap: u64,
+) -> io::Result<()> {
+    let limit = head_cap + tail_cap;
+    if at < limit {
+        let straight = ((limit - at) as usize).min(chunk.len());
+        out.write_all(&chunk[..straight])?;
+        chunk = &chunk[straight..];
+        at += straight as u64;
+    }
+    // Only the last tail_cap bytes of a chunk can survive in the ring.
+    if chunk.len() as u64 > tail_cap {
+        let skip = chunk.len() - tail_cap as usize;
+        chunk = &chunk[skip..];
+        at += skip as u64;
+    }
+    while !chunk.is_empty() {
+        let pos = (at - head_cap) % tail_cap;
+        let room = ((tail_cap - pos) as usize).min(chunk.len());
+        out.seek(SeekFrom::Start(head_cap + pos))?;
+        out.write_all(&chunk[..room])?;
+        chunk = &chunk[room..];
+        at += room as u64;
+    }
+    Ok(())
+}
+
+impl Spill {
     fn finish(self) -> Result<PathBuf, String> {
         let (path, mut out) = self.file?;
-        out.flush()
-            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        let limit = self.head_cap + self.tail_cap;
+        let done = out.flush().and_then(|()| {
+            if self.written <= limit {
+                return Ok(());
+            }
+            let file = out.get_mut();
+            let mut ring = vec![0u8; self.tail_cap as usize];
+            file.seek(SeekFrom::Start(self.head_cap))?;
+            file.read_exact(&mut ring)?;
+            let pos = ((self.written - self.head_cap) % self.tail_cap) as usize;
+            ring.rotate_left(pos);
+            let marker = format!(
+                "\n[... versus: {} bytes omitted here: this log keeps the first and last {} \
+                 bytes ...]\n",
+                self.written - limit,
+                self.head_cap
+            );
+            let marker = &marker.as_bytes()[..marker.len().min(SPILL_MARKER_ROOM as usize)];
+            file.seek(SeekFrom::Start(self.head_cap))?;
+            file.write_all(marker)?;
+            file.write_all(&ring)?;
+            let end = file.stream_position()?;
+            file.set_len(end)
+        });
+        done.map_err(|e| format!("writing {}: {e}", path.display()))?;
         Ok(path)
     }
 }
@@ -371,7 +451,12 @@ fn open_spill_file(place: &SpillPlace) -> io::Result<(PathBuf, BufWriter<File>)>
         let path = place
             .dir
             .join(format!("bash-{stem}-{}-{n}.log", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
             Ok(file) => return Ok((absolute(&path), BufWriter::new(file))),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last_err = Some(e),
             Err(e) => return Err(e),
@@ -398,8 +483,54 @@ mod tests {
             SpillPlace {
                 dir: dir.join("spill"),
                 call_id: "call/1".to_string(),
+                max_bytes: 64 * 1024 * 1024,
             },
         )
+    }
+
+    #[test]
+    fn a_spill_file_past_its_cap_keeps_its_first_and_last_bytes_in_order() {
+        let d = tempfile::tempdir().unwrap();
+        let cap = 1000u64;
+        let mut c = Collector::new(
+            Budget {
+                max_bytes: 100,
+                max_lines: 1000,
+            },
+            SpillPlace {
+                dir: d.path().join("spill"),
+                call_id: String::new(),
+                max_bytes: cap,
+            },
+        );
+        let all: String = (0..5000).map(|i| format!("{i:06}\n")).collect();
+        // Odd chunk sizes, one larger than the whole ring, so every path is taken.
+        let bytes = all.as_bytes();
+        let (a, rest) = bytes.split_at(333);
+        let (b, rest) = rest.split_at(2500);
+        for chunk in [a, b] {
+            c.push(chunk);
+        }
+        for chunk in rest.chunks(77) {
+            c.push(chunk);
+        }
+        let r = c.finish();
+        let spilled = std::fs::read(r.full.unwrap().unwrap()).unwrap();
+        assert!(spilled.len() as u64 <= cap, "{} > {cap}", spilled.len());
+        let head = (cap / 2) as usize;
+        let tail = (cap - cap / 2 - SPILL_MARKER_ROOM) as usize;
+        assert_eq!(&spilled[..head], &bytes[..head]);
+        assert_eq!(
+            &spilled[spilled.len() - tail..],
+            &bytes[bytes.len() - tail..]
+        );
+        let marker = String::from_utf8_lossy(&spilled[head..spilled.len() - tail]).into_owned();
+        let omitted = bytes.len() - head - tail;
+        assert!(
+            marker.contains(&format!("{omitted} bytes omitted")),
+            "{marker}"
+        );
+        assert_eq!(r.total_bytes, bytes.len() as u64);
     }
 
     fn numbered(n: usize) -> String {
