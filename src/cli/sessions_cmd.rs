@@ -48,7 +48,9 @@ pub fn run(args: SessionsArgs, project: Option<PathBuf>) -> anyhow::Result<ExitC
             let mut rows = Vec::new();
             for id in store.sessions()?.into_iter().rev() {
                 let (_, dir) = store.session(Some(&id))?;
-                let turns = SessionLog::read(&dir)?.turns();
+                let log = SessionLog::read(&dir)?;
+                report_skipped(&log);
+                let turns = log.turns();
                 rows.push((id, turns));
             }
             if args.json {
@@ -85,7 +87,9 @@ pub fn run(args: SessionsArgs, project: Option<PathBuf>) -> anyhow::Result<ExitC
         }
         Some(SessionsCommand::Show { id }) => {
             let (id, dir) = store.session(id.as_deref())?;
-            let turns = SessionLog::read(&dir)?.turns();
+            let log = SessionLog::read(&dir)?;
+            report_skipped(&log);
+            let turns = log.turns();
             if args.json {
                 let doc = json!({"id": id, "turns": turns});
                 writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
@@ -147,4 +151,11 @@ fn one_line(text: &str, max: usize) -> String {
         cut.push('…');
     }
     cut
+}
+
+/// Names, on stderr, each line of a session log that could not be read.
+fn report_skipped(log: &SessionLog) {
+    for line in &log.skipped {
+        eprintln!("versus: {line}");
+    }
 }

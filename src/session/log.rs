@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::clock::now;
-use super::events::{EventLog, read_lines};
+use super::events::{EventLog, read_lines_reporting};
 use super::store::{SessionError, Store};
 use crate::model::{AgentEvent, Message, RunStats, RunStop};
 
@@ -156,15 +156,19 @@ pub struct TurnSummary {
 pub struct SessionLog {
     /// Every readable record, in order.
     pub records: Vec<SessionRecord>,
+    /// Lines that could not be read (named by file and line), for the front end to report.
+    pub skipped: Vec<super::events::SkippedLine>,
 }
 
 impl SessionLog {
     /// Reads `dir/events.jsonl` (a missing file is an empty session; a torn last line is
     /// skipped).
     pub fn read(dir: &Path) -> io::Result<Self> {
-        Ok(Self {
-            records: read_lines(&dir.join(EVENTS_FILE))?,
-        })
+        let (records, skipped) = read_lines_reporting(&dir.join(EVENTS_FILE))?;
+        for line in &skipped {
+            tracing::warn!("{line}");
+        }
+        Ok(Self { records, skipped })
     }
 
     /// The highest turn number (0 for a new session).

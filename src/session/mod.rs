@@ -13,10 +13,12 @@ mod replay;
 mod store;
 
 pub use clock::{Timestamp, now};
-pub use events::EventLog;
+pub use events::{EventLog, SkippedLine};
 pub use log::{
     EVENTS_FILE, Session, SessionLog, SessionRecord, TurnModel, TurnSummary, next_turn_note,
 };
-pub use preferences::{ModelRecord, Preference, append_preference, read_preferences};
+pub use preferences::{
+    ModelRecord, Preference, append_preference, read_preferences, read_preferences_reporting,
+};
 pub use replay::demo_script;
 pub use store::{SessionError, Store};

@@ -59,3 +59,10 @@ pub fn append_preference(path: &Path, preference: &Preference) -> std::io::Resul
 pub fn read_preferences(path: &Path) -> std::io::Result<Vec<Preference>> {
     read_lines(path)
 }
+
+/// Every readable choice in `path`, and the lines that could not be read.
+pub fn read_preferences_reporting(
+    path: &Path,
+) -> std::io::Result<(Vec<Preference>, Vec<super::events::SkippedLine>)> {
+    super::events::read_lines_reporting(path)
+}

@@ -134,10 +134,10 @@ pub struct Stats {
 /// Reads `PROJECT/.versus/` and computes the statistics. Missing files mean no data.
 pub fn collect(project: &Path, filter: &Filter) -> Result<Stats, StatsError> {
     let dir = project.join(".versus");
-    let preferences = if filter.recipe.is_some() {
-        Vec::new()
+    let (preferences, unreadable) = if filter.recipe.is_some() {
+        (Vec::new(), Vec::new())
     } else {
-        sources::preferences(&dir)?
+        sources::preferences_reporting(&dir)?
     };
     let mut reports = sources::reports(&dir)?;
     if let Some(asked) = &filter.recipe {
@@ -158,7 +158,8 @@ pub fn collect(project: &Path, filter: &Filter) -> Result<Stats, StatsError> {
     }
     let mut stats = compute(&preferences, &reports.loaded);
     stats.recipe = filter.recipe.clone();
-    stats.sources.skipped = reports.skipped;
+    stats.sources.skipped = unreadable;
+    stats.sources.skipped.extend(reports.skipped);
     Ok(stats)
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::StatsError;
-use crate::session::{Preference, read_preferences};
+use crate::session::{Preference, read_preferences_reporting};
 
 /// The report schema version this reader understands (`schema_version` in report.json).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -95,8 +95,17 @@ pub struct Reports {
 /// Every choice in `.versus/preferences.jsonl` (none when the file does not exist; torn or
 /// unreadable lines are skipped by the session reader).
 pub fn preferences(versus_dir: &Path) -> Result<Vec<Preference>, StatsError> {
+    Ok(preferences_reporting(versus_dir)?.0)
+}
+
+/// [`preferences`], plus one line per unreadable line of the file (`file:line: skipped: why`).
+pub fn preferences_reporting(
+    versus_dir: &Path,
+) -> Result<(Vec<Preference>, Vec<String>), StatsError> {
     let path = versus_dir.join("preferences.jsonl");
-    read_preferences(&path).map_err(|source| StatsError::Read { path, source })
+    let (read, skipped) =
+        read_preferences_reporting(&path).map_err(|source| StatsError::Read { path, source })?;
+    Ok((read, skipped.iter().map(ToString::to_string).collect()))
 }
 
 /// Every `report.json` one level under `.versus/reports/`, in folder-name order (folders are

@@ -159,6 +159,7 @@ mod tests {
                 text(2, 1, "half of B"),
                 finished(2, 0),
             ],
+            skipped: Vec::new(),
         };
         let mut app = App::new(
             SessionInfo::default(),

@@ -142,6 +142,7 @@ impl Engine {
                 self.history.push(SessionRecord::Rewound { turn });
                 let log = SessionLog {
                     records: self.history.clone(),
+                    skipped: Vec::new(),
                 };
                 self.conversations = log.conversations().into_iter().collect();
                 // The models are back to the turn before: they read again what they read then.
