@@ -11,10 +11,14 @@
 //!   must start with the words of one allowed prefix (word by word, so `cargo test -p a`
 //!   matches `cargo test` and `cargo testx` does not). Words are compared as written: a leading
 //!   assignment such as `FOO=1 cargo test` is refused unless the prefix includes it.
-//! - Refused outright: command substitution (`$(`, `$((`, backticks, also inside double
-//!   quotes), process substitution (`<(`, `>(`), `$[`, unquoted parentheses (subshells and
-//!   function definitions could redefine an allowed command), here-documents and here-strings,
-//!   `${...}` whose body holds anything beyond a plain name and simple operators.
+//! - Refused outright: every expansion (`$NAME`, `${...}`, `$"..."`, `$(`, `$((`,
+//!   `$[`, backticks; inside double quotes too), process substitution (`<(`, `>(`), unquoted
+//!   parentheses (subshells and function definitions could redefine an allowed command),
+//!   here-documents and here-strings, and options that make a tool run another program
+//!   (`--config`, `-Z...`, `-c`, `--exec-path`, ... see [`runs_programs`]).
+//! - The allowlist is a policy, not the boundary: allowing `cargo test` allows the project's
+//!   tests (and build scripts) to run any code. The sandbox (`crate::exec`) is what confines
+//!   that code.
 //! - Redirections: duplicating or closing a file descriptor (`2>&1`, `>&2`, `<&0`, `2>&-`)
 //!   touches no file and is allowed; `/dev/null` as a target is allowed (it is a sink, not a
 //!   file of the project); every other redirection (`>`, `>>`, `>|`, `<`, `<>`, `&>`, `2>file`,
@@ -77,8 +81,40 @@ pub(crate) fn check(line: &str, allowed: &[String]) -> Result<(), Refusal> {
                 clip(&command.text)
             )));
         }
+        if let Some(word) = command.words.iter().find(|w| runs_programs(w)) {
+            return Err(refuse(format!(
+                "`{}` in `{}` can make an allowed command run another program",
+                clip(word),
+                clip(&command.text)
+            )));
+        }
     }
     Ok(())
+}
+
+/// Options known to make an allowed tool run a program of the caller's choosing: cargo's
+/// `--config 'build.rustc-wrapper=...'` and `-Z`, git's `-c core.pager=...` and
+/// `--exec-path`/`--upload-pack`, npm's `--script-shell`/`--node-options`, and a `-c`
+/// (shells, python, git). Matched on the word as written, quotes removed, so `'--config'` is
+/// caught too; an `=value` form counts as the option.
+fn runs_programs(word: &str) -> bool {
+    let bare: String = word
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    let name = bare.split('=').next().unwrap_or(&bare);
+    const LONG: &[&str] = &[
+        "--config",
+        "--exec-path",
+        "--upload-pack",
+        "--receive-pack",
+        "--script-shell",
+        "--node-options",
+        "--rustc-wrapper",
+        "--init-file",
+        "--rcfile",
+    ];
+    LONG.contains(&name) || name.starts_with("-Z") || name == "-c"
 }
 
 /// One simple command: its raw words (quotes kept) and its text, for messages.
@@ -99,30 +135,6 @@ fn is_separator(c: char) -> bool {
 
 fn is_metachar(c: char) -> bool {
     is_blank(c) || is_separator(c) || matches!(c, '<' | '>' | '(' | ')')
-}
-
-/// Characters allowed inside `${...}`: a name and the usual operators, nothing that could
-/// quote, expand, nest or separate.
-fn plain_expansion_char(c: char) -> bool {
-    c.is_ascii_alphanumeric()
-        || matches!(
-            c,
-            '_' | ':'
-                | '-'
-                | '='
-                | '+'
-                | '?'
-                | '#'
-                | '%'
-                | '/'
-                | '.'
-                | ','
-                | '^'
-                | '@'
-                | '*'
-                | '!'
-                | '~'
-        )
 }
 
 /// Long commands are cut in messages so a refusal stays readable.
@@ -345,45 +357,32 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// `$` and what follows it.
+    /// `$` and what follows it. Every expansion is refused, however plain it looks: the
+    /// allowlist cannot know a variable's value, and bash evaluates more inside expansions
+    /// than a scanner can follow (`${PWD:_}` evaluates `$_` arithmetically, which runs a
+    /// `$(...)` stored there by an earlier, harmless-looking command). A `$` that expands to
+    /// nothing but itself (before a blank, a separator, a closing quote or the end) passes.
     fn dollar(&mut self, in_double_quotes: bool) -> Result<(), String> {
         match self.peek(1) {
             Some('(') => Err(self.substitution("command substitution `$(`")),
             Some('[') => Err(self.substitution("arithmetic expansion `$[`")),
-            Some('{') => self.braced_expansion(),
-            Some('\'') if !in_double_quotes => self.ansi_c_quoted(),
-            _ => {
-                // `$"..."` is a double-quoted string; a plain `$NAME` is a word character.
+            None => {
                 self.take('$');
                 Ok(())
             }
-        }
-    }
-
-    /// `${NAME}`, `${NAME:-default}`...: only plain characters inside, or refused.
-    fn braced_expansion(&mut self) -> Result<(), String> {
-        let mut p = self.pos + 2;
-        let mut body = String::new();
-        loop {
-            match self.chars.get(p).map(|&(_, c)| c) {
-                Some('}') => break,
-                Some(c) if plain_expansion_char(c) => body.push(c),
-                _ => {
-                    return Err(format!(
-                        "parameter expansion `${{{}` with quotes, spaces, nested expansions or \
-                         no closing brace is not allowed (in `{}`); use a plain `${{NAME}}`",
-                        clip(&body),
-                        self.current_text()
-                    ));
-                }
+            Some(c) if is_metachar(c) || (in_double_quotes && c == '"') => {
+                self.take('$');
+                Ok(())
             }
-            p += 1;
+            // `$'...'` is quoting (ANSI-C escapes), not an expansion.
+            Some('\'') if !in_double_quotes => self.ansi_c_quoted(),
+            Some(_) => Err(format!(
+                "expansions (`$NAME`, `${{...}}`, `$\"...\"`) are not allowed in an \
+                 allowlisted command (in `{}`): the allowlist cannot see their values; write \
+                 the value itself",
+                self.current_text()
+            )),
         }
-        for c in "${".chars().chain(body.chars()).chain(std::iter::once('}')) {
-            self.push_char(c);
-        }
-        self.pos = p + 1;
-        Ok(())
     }
 
     /// A redirection operator at `<`, `>` or `&>`. Descriptor duplication and `/dev/null` pass;
@@ -550,8 +549,17 @@ mod tests {
     }
 
     #[test]
-    fn parameter_expansion_only_when_plain() {
-        ok("echo $HOME ${HOME} ${X:-default} ${#X}");
+    fn every_expansion_is_refused_however_plain() {
+        for line in [
+            "echo $HOME",
+            "echo ${HOME}",
+            "echo ${X:-default}",
+            "echo ${#X}",
+            "echo \"$HOME\"",
+        ] {
+            refused(line);
+        }
+        ok("echo 'cost: $5' a$ \"$\"");
         refused("echo ${X:-\"}\"}\" ; rm x ; \"");
         refused("echo ${X:-$(rm x)}");
         refused("echo ${X:-a b}");
