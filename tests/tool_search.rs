@@ -468,3 +468,19 @@ fn search_code_does_not_follow_symlinks() {
     );
     assert_eq!(via.ok(), "real/a.txt:1:needle\n");
 }
+
+#[test]
+fn search_code_skips_a_file_whose_one_line_is_too_long_to_hold() {
+    let d = Dir::new();
+    // 40 MB without a newline, a match at its end: holding the line would take 40 MB and more.
+    let mut huge = vec![b'x'; 40 * 1024 * 1024];
+    huge.extend_from_slice(b"needle");
+    d.write("huge.txt", &huge);
+    d.write("small.txt", "no match here\n");
+    let out = d.tool("search_code", &json!({"pattern": "needle"}));
+    let text = out.ok();
+    assert!(
+        text.contains("1 file skipped for a line longer than 16 MiB"),
+        "{text}"
+    );
+}

@@ -23,6 +23,7 @@ pub(super) struct Budget {
     overflowed: AtomicBool,
     files_searched: AtomicUsize,
     binary_files: AtomicUsize,
+    too_long_files: AtomicUsize,
 }
 
 impl Budget {
@@ -34,6 +35,7 @@ impl Budget {
             overflowed: AtomicBool::new(false),
             files_searched: AtomicUsize::new(0),
             binary_files: AtomicUsize::new(0),
+            too_long_files: AtomicUsize::new(0),
         }
     }
 
@@ -60,6 +62,16 @@ impl Budget {
     /// Counts a file whose content was searched.
     pub(super) fn searched_one(&self) {
         self.files_searched.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a file skipped because a line passed the searcher's memory limit.
+    pub(super) fn skipped_too_long(&self) {
+        self.too_long_files.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Files skipped for a line over the memory limit so far.
+    pub(super) fn too_long_files(&self) -> usize {
+        self.too_long_files.load(Ordering::Relaxed)
     }
 
     /// Counts a file skipped as binary.

@@ -13,6 +13,9 @@
 mod collect;
 mod render;
 
+/// Memory one line may take while it is searched; a file with a longer line is skipped.
+const LINE_HEAP_LIMIT: usize = 16 * 1024 * 1024;
+
 use std::sync::Arc;
 
 use globset::GlobMatcher;
@@ -106,6 +109,9 @@ impl Plan<'_> {
     fn searcher(&self) -> Searcher {
         SearcherBuilder::new()
             .line_number(true)
+            // A line is held whole in memory to be matched: without a limit, a 2 GB file with
+            // no newline takes 2 GB (and more while the buffer grows).
+            .heap_limit(Some(LINE_HEAP_LIMIT))
             .binary_detection(BinaryDetection::quit(0))
             .before_context(self.context)
             .after_context(self.context)
@@ -244,8 +250,14 @@ fn search_file(
         Source::Disk => searcher.search_path(&plan.matcher, abs, &mut sink),
         Source::Memory(bytes) => searcher.search_slice(&plan.matcher, bytes, &mut sink),
     };
-    // An unreadable file (permissions, vanished meanwhile) is skipped, as rg does.
-    result.ok()?;
+    // An unreadable file (permissions, vanished meanwhile) is skipped, as rg does; so is one
+    // with a line longer than the searcher may hold, and that is said.
+    if let Err(err) = result {
+        if err.to_string().contains("allocation limit") {
+            plan.budget.skipped_too_long();
+        }
+        return None;
+    }
     if sink.was_binary() {
         plan.budget.skipped_binary();
     }
@@ -348,6 +360,14 @@ fn no_matches(args: &Args, path: &ProjectPath, plan: &Plan<'_>, is_file: bool) -
     );
     if let Some(glob) = &args.file_glob {
         text.push_str(&format!(" matching `{glob}`"));
+    }
+    let too_long = plan.budget.too_long_files();
+    if too_long > 0 {
+        text.push_str(&format!(
+            "; {too_long} file{} skipped for a line longer than {} MiB",
+            if too_long == 1 { "" } else { "s" },
+            LINE_HEAP_LIMIT / (1024 * 1024)
+        ));
     }
     text.push_str("; binary files and files ignored by .gitignore/.ignore are skipped)");
     let literal = args.literal.unwrap_or(false);

@@ -12,8 +12,90 @@ const WIDTH: usize = 100;
 
 use reqwest::Url;
 
+/// Deepest element nesting html2text is given. Its layout work grows faster than linearly
+/// with depth (a 2 MB page of 200,000 nested `<div>`s took minutes of CPU), and no readable
+/// page nests this deep; deeper documents get the linear tag stripper instead.
+const MAX_DEPTH: usize = 512;
+
+/// Elements that never have a closing tag, so they do not deepen the nesting.
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr", "!doctype", "!--",
+];
+
+/// The deepest nesting of elements in `html`, counted in one pass over the tags (an
+/// approximation that can only over-count: unclosed `<p>` and `<li>` count as open).
+fn nesting_depth(html: &str) -> usize {
+    let bytes = html.as_bytes();
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for at in memchr::memchr_iter(b'<', bytes) {
+        let rest = &html[at + 1..];
+        if let Some(closing) = rest.strip_prefix('/') {
+            if closing.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                depth = depth.saturating_sub(1);
+            }
+            continue;
+        }
+        if !rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        let self_closing = rest.find('>').is_some_and(|end| rest[..end].ends_with('/'));
+        if VOID.contains(&name.as_str()) || self_closing {
+            continue;
+        }
+        depth += 1;
+        deepest = deepest.max(depth);
+    }
+    deepest
+}
+
+/// Text of `html` with every tag removed and whitespace runs collapsed: linear in the input,
+/// for documents too deep to lay out.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() / 4);
+    let mut in_tag = false;
+    let mut last_blank = true;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                if !last_blank {
+                    out.push(' ');
+                    last_blank = true;
+                }
+            }
+            _ if in_tag => {}
+            c if c.is_whitespace() => {
+                if !last_blank {
+                    out.push(if c == '\n' { '\n' } else { ' ' });
+                    last_blank = true;
+                }
+            }
+            c => {
+                out.push(c);
+                last_blank = false;
+            }
+        }
+    }
+    out
+}
+
 /// Readable text of an HTML document (already decoded to a string) fetched from `base`.
 pub(crate) fn to_text(html: &str, base: &Url) -> String {
+    let depth = nesting_depth(html);
+    if depth > MAX_DEPTH {
+        return format!(
+            "[the page nests its elements {depth} deep (more than {MAX_DEPTH}), too deep to lay \
+             out; its text with the markup removed follows]\n{}",
+            strip_tags(html).trim()
+        );
+    }
     let body = match html2text::config::plain()
         .allow_width_overflow()
         .string_from_read(html.as_bytes(), WIDTH)
@@ -103,6 +185,32 @@ mod tests {
 
     fn base() -> Url {
         Url::parse("https://example.org/guide/intro.html").unwrap()
+    }
+
+    #[test]
+    fn a_page_nested_too_deep_gets_the_linear_stripper() {
+        let n = 200_000;
+        let html = format!(
+            "<html><body>{}deep text{}</body></html>",
+            "<div>".repeat(n),
+            "</div>".repeat(n)
+        );
+        assert_eq!(nesting_depth(&html), n + 2);
+        let text = to_text(&html, &base());
+        assert!(
+            text.starts_with("[the page nests its elements 200002 deep"),
+            "{}",
+            &text[..200]
+        );
+        assert!(text.contains("deep text"), "{}", &text[..200]);
+    }
+
+    #[test]
+    fn ordinary_pages_are_shallow_and_void_elements_do_not_count() {
+        assert_eq!(nesting_depth(PAGE), 4);
+        let many = "<p>a<br>b<img src=x><hr/></p>".repeat(10_000);
+        assert_eq!(nesting_depth(&many), 1);
+        assert!(!to_text(PAGE, &base()).contains("too deep"));
     }
 
     #[test]
