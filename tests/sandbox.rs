@@ -471,3 +471,25 @@ fn kept_workspaces_survive_later_runs_until_versus_clean() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!kept[0].exists(), "versus clean left the kept workspace");
 }
+
+#[test]
+fn symlinks_bash_makes_are_never_followed_nor_proposed_and_real_edits_still_are() {
+    let w = world();
+    let before_passwd = std::fs::read("/etc/passwd").unwrap();
+    let model = w.script(
+        "links.jsonl",
+        &[
+            "ln -s ../../../../../../../etc/passwd rel.txt && ln -s src srclink && \
+           echo '// edit' >> src/main.rs",
+        ],
+    );
+    let out = w.ask(&model, &["--pick", &model]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The real edit made it; neither link became a file (or a link) in the project.
+    let main = std::fs::read_to_string(w.root.join("src/main.rs")).unwrap();
+    assert!(main.ends_with("// edit\n"), "{main}");
+    assert!(std::fs::symlink_metadata(w.root.join("rel.txt")).is_err());
+    assert!(std::fs::symlink_metadata(w.root.join("srclink")).is_err());
+    assert_eq!(std::fs::read("/etc/passwd").unwrap(), before_passwd);
+    assert!(!w.session_text().contains("root:x:0:0"));
+}

@@ -359,7 +359,16 @@ fn both_sources_add_up_and_a_broken_report_is_a_warning() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("demo-2") && err.contains("skipped"), "{err}");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["sources"]["skipped"].as_array().unwrap().len(), 1);
+    // The broken report, and the torn last line of preferences.jsonl named by file and line.
+    let skipped = doc["sources"]["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(
+        skipped[0]
+            .as_str()
+            .unwrap()
+            .contains("preferences.jsonl:2: skipped"),
+        "{skipped:?}"
+    );
     let good = model(&doc, "demo/good");
     assert_eq!((&good["choices"], &good["wins"]), (&json!(2), &json!(2)));
 }

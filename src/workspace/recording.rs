@@ -93,20 +93,31 @@ impl<V: FileView> RecordingView<V> {
     /// appended to the record, so calling this twice does not report the same change twice.
     ///
     /// Only content counts: a permission change alone is not reported (a `FileWrite` carries
-    /// no mode). A symlink bash created is reported with the content it points at.
+    /// no mode). Symlinks are never followed: a symlink bash created or changed is not
+    /// proposed at all (a proposal is file content, and the bytes behind a link such as
+    /// `rel.txt -> ../../../etc/passwd` are not the model's to propose), and is named in the
+    /// log; a link to a folder does not stop the scan of the rest.
     pub fn bash_changes(&self, base: &Base) -> Result<Vec<FileWrite>, WorkspaceError> {
         let root = self.inner.root().to_path_buf();
         let on_disk = scan(&root)?;
+        let links: BTreeSet<String> = on_disk
+            .iter()
+            .filter(|(_, entry)| entry.kind == super::base::BaseKind::Symlink)
+            .map(|(path, _)| path.clone())
+            .collect();
         let mut actual: BTreeMap<String, Option<String>> = on_disk
             .into_iter()
             .map(|(path, entry)| (path, Some(entry.hash)))
             .collect();
+        let mut in_memory: BTreeSet<String> = BTreeSet::new();
         for change in self.inner.pending() {
             match change {
                 PendingChange::Write { rel, content } => {
+                    in_memory.insert(rel.clone());
                     actual.insert(rel, Some(hash_bytes(&content)));
                 }
                 PendingChange::Delete { rel } => {
+                    in_memory.insert(rel.clone());
                     actual.insert(rel, None);
                 }
             }
@@ -126,6 +137,13 @@ impl<V: FileView> RecordingView<V> {
             let now = actual.get(path).cloned().flatten();
             let predicted = expected.get(path).cloned().flatten();
             if now == predicted {
+                continue;
+            }
+            if links.contains(path) && !in_memory.contains(path) {
+                tracing::warn!(
+                    path = %path,
+                    "bash made a symlink; symlinks are not proposed (never followed)"
+                );
                 continue;
             }
             let content = match now {
@@ -159,7 +177,29 @@ fn read_current<V: FileView>(view: &V, root: &Path, rel: &str) -> Result<Vec<u8>
         return Ok(bytes);
     }
     let abs = root.join(rel);
-    fs::read(&abs).map_err(|e| WorkspaceError::io("read", abs, e))
+    // Never through a symlink, at the last component or any folder on the way.
+    let mut file = std::fs::OpenOptions::new();
+    file.read(true);
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut file, nix::libc::O_NOFOLLOW);
+    if fs::symlink_metadata(root.join(rel).parent().unwrap_or(root))
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false)
+    {
+        return Err(WorkspaceError::io(
+            "read",
+            abs,
+            std::io::Error::other("a folder on the way is a symlink"),
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut file
+            .open(&abs)
+            .map_err(|e| WorkspaceError::io("read", &abs, e))?,
+        &mut bytes,
+    )
+    .map_err(|e| WorkspaceError::io("read", &abs, e))?;
+    Ok(bytes)
 }
 
 /// Serde for [`FileWrite::content`]: text stays readable in a saved session, bytes stay exact.
