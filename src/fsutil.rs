@@ -59,6 +59,129 @@ pub fn atomic_write_with(path: &Path, content: &[u8], durability: Durability) ->
     result
 }
 
+/// Folders of `rel` under `root`, opened one at a time from a handle on `root` with
+/// `O_NOFOLLOW`: a folder that is (or is swapped for) a symlink fails the walk instead of
+/// leading outside. Missing folders are created when `create` is set. Returns the handle of
+/// the last folder and the final name.
+fn walk_beneath<'r>(
+    root: &Path,
+    rel: &'r str,
+    create: bool,
+) -> io::Result<(std::os::fd::OwnedFd, &'r str)> {
+    use nix::fcntl::{OFlag, open, openat};
+    use nix::sys::stat::{Mode, mkdirat};
+    let dir_flags = OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC;
+    let mut parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+    let Some(name) = parts.pop() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty path"));
+    };
+    if parts
+        .iter()
+        .chain(std::iter::once(&name))
+        .any(|p| *p == "." || *p == "..")
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "`.` and `..` are not allowed here",
+        ));
+    }
+    let mut dir = open(root, dir_flags, Mode::empty()).map_err(io::Error::from)?;
+    for part in parts {
+        let next = match openat(&dir, part, dir_flags, Mode::empty()) {
+            Err(nix::errno::Errno::ENOENT) if create => {
+                match mkdirat(&dir, part, Mode::from_bits_truncate(0o755)) {
+                    Ok(()) | Err(nix::errno::Errno::EEXIST) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                openat(&dir, part, dir_flags, Mode::empty())
+            }
+            other => other,
+        };
+        dir = next.map_err(|e| match e {
+            nix::errno::Errno::ELOOP | nix::errno::Errno::ENOTDIR => io::Error::other(format!(
+                "`{part}` in `{rel}` is not a real folder (a symlink or a file): refused"
+            )),
+            e => e.into(),
+        })?;
+    }
+    Ok((dir, name))
+}
+
+/// [`atomic_write_with`] of `rel` inside `root`, race-free: every folder on the way is opened
+/// from the one before without following symlinks, and the temporary file and the rename are
+/// made relative to the last folder's handle. Whatever swaps a folder for a symlink meanwhile,
+/// the bytes land under `root` or nowhere. A symlink at the final name is replaced, never
+/// written through.
+pub fn write_beneath(
+    root: &Path,
+    rel: &str,
+    content: &[u8],
+    durability: Durability,
+) -> io::Result<()> {
+    use nix::fcntl::{AtFlags, OFlag, openat, renameat};
+    use nix::sys::stat::{Mode, fstatat};
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, name) = walk_beneath(root, rel, true)?;
+    let mode = match fstatat(&dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(st) if (st.st_mode & nix::libc::S_IFMT) == nix::libc::S_IFREG => st.st_mode & 0o7777,
+        _ => 0o644,
+    };
+    let tmp_name = unique_temp_path(Path::new(""), name)
+        .to_string_lossy()
+        .into_owned();
+    let fd = openat(
+        &dir,
+        tmp_name.as_str(),
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(0o600),
+    )
+    .map_err(io::Error::from)?;
+    let mut tmp = fs::File::from(fd);
+    let result = (|| {
+        tmp.write_all(content)?;
+        tmp.set_permissions(fs::Permissions::from_mode(mode))?;
+        if durability == Durability::Synced {
+            tmp.sync_all()?;
+        }
+        renameat(&dir, tmp_name.as_str(), &dir, name).map_err(io::Error::from)
+    })();
+    if result.is_err() {
+        let _ = nix::unistd::unlinkat(
+            &dir,
+            tmp_name.as_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
+    }
+    result
+}
+
+/// Deletes the file `rel` inside `root`, race-free as [`write_beneath`] (a symlink at the final
+/// name is removed itself, never its target).
+pub fn remove_beneath(root: &Path, rel: &str) -> io::Result<()> {
+    let (dir, name) = walk_beneath(root, rel, false)?;
+    nix::unistd::unlinkat(&dir, name, nix::unistd::UnlinkatFlags::NoRemoveDir)
+        .map_err(io::Error::from)
+}
+
+/// Opens the file `rel` inside `root` for reading, race-free as [`write_beneath`]: neither a
+/// folder on the way nor the file itself may be a symlink.
+pub fn open_beneath(root: &Path, rel: &str) -> io::Result<fs::File> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    let (dir, name) = walk_beneath(root, rel, false)?;
+    let fd = openat(
+        &dir,
+        name,
+        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| match e {
+        nix::errno::Errno::ELOOP => io::Error::other(format!("`{rel}` is a symlink: refused")),
+        e => e.into(),
+    })?;
+    Ok(fs::File::from(fd))
+}
+
 fn unique_temp_path(dir: &Path, file_name: &str) -> std::path::PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -160,3 +160,59 @@ fn without_a_name_lists_every_tool() {
         assert!(text.contains(name), "{name} missing from {text}");
     }
 }
+
+#[test]
+fn a_folder_swapped_for_a_symlink_mid_write_never_sends_bytes_outside() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let d = Dir::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("racedir")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let root = d.path().to_path_buf();
+        let target = outside.path().to_path_buf();
+        std::thread::spawn(move || {
+            let (dir, parked) = (root.join("racedir"), root.join("parked"));
+            while !stop.load(Ordering::Relaxed) {
+                if std::fs::rename(&dir, &parked).is_ok() {
+                    let _ = std::os::unix::fs::symlink(&target, &dir);
+                    std::thread::yield_now();
+                    let _ = std::fs::remove_file(&dir);
+                    let _ = std::fs::rename(&parked, &dir);
+                }
+            }
+        })
+    };
+    let mut written = 0;
+    for i in 0..300 {
+        let out = d.tool(
+            "write_file",
+            &json!({"path": format!("racedir/f{i}.txt"), "content": "x\n"}),
+        );
+        if out.code == 0 {
+            written += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    let escaped: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        escaped.is_empty(),
+        "{} writes landed outside: {escaped:?}",
+        escaped.len()
+    );
+    // Every write reported as done is in the workspace.
+    let inside = std::fs::read_dir(d.path().join("racedir"))
+        .map(|rd| rd.flatten().count())
+        .unwrap_or(0)
+        + std::fs::read_dir(d.path().join("parked"))
+            .map(|rd| rd.flatten().count())
+            .unwrap_or(0);
+    assert_eq!(inside, written, "writes reported done vs files inside");
+}

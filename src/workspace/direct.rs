@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use super::path::ProjectPath;
 use super::view::{EntryKind, EntryMeta, FileView, WriteOrigin};
-use crate::fsutil::{Durability, atomic_write_with};
+use crate::fsutil::{Durability, remove_beneath, write_beneath};
 
 /// A [`FileView`] backed directly by a directory on disk.
 #[derive(Debug)]
@@ -84,14 +84,16 @@ impl FileView for DirectView {
         Ok(Box::new(fs::File::open(path.abs())?))
     }
 
+    /// Race-free ([`write_beneath`]): a folder on the way swapped for a symlink after the path
+    /// was resolved cannot send the bytes outside the root.
     fn write(&self, path: &ProjectPath, content: &[u8], _origin: &WriteOrigin) -> io::Result<()> {
-        atomic_write_with(path.abs(), content, self.durability)?;
+        write_beneath(&self.root, path.rel(), content, self.durability)?;
         self.remember(path, true);
         Ok(())
     }
 
     fn delete(&self, path: &ProjectPath, _origin: &WriteOrigin) -> io::Result<()> {
-        fs::remove_file(path.abs())?;
+        remove_beneath(&self.root, path.rel())?;
         self.remember(path, false);
         Ok(())
     }
