@@ -761,3 +761,38 @@ fn output_processing_the_tool_cannot_apply_is_applied_before_the_model_reads_it(
         .unwrap();
     assert!(bytes < 60, "the model read only the tail: {bytes} bytes");
 }
+
+#[test]
+fn the_report_records_the_sandbox_and_warns_when_it_is_weakened() {
+    // Default: confined, no warning.
+    let dir = fixture();
+    run_in(&dir, &["run.recipe.md", "--out", "out"]);
+    let report = read_json(&dir.path().join("out/report.json"));
+    let sandbox = &report["environment"]["sandbox"];
+    assert_eq!(sandbox["enabled"], true, "{sandbox}");
+    assert_eq!(sandbox["filesystem"], "project_only", "{sandbox}");
+    assert!(sandbox["warning"].is_null(), "{sandbox}");
+    let md = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(!md.contains("WARNING"), "{md}");
+
+    // `filesystem: unrestricted`: the report says so, at the top of the Markdown too.
+    let dir = fixture();
+    let recipe = dir.path().join("run.recipe.md");
+    let mut body = std::fs::read_to_string(&recipe).unwrap();
+    body.push_str("\n## Sandbox\nfilesystem: unrestricted\n");
+    std::fs::write(&recipe, body).unwrap();
+    let out = run_in(&dir, &["run.recipe.md", "--out", "out"]);
+    assert!(
+        text(&out.stderr).contains("WARNING"),
+        "{}",
+        text(&out.stderr)
+    );
+    let report = read_json(&dir.path().join("out/report.json"));
+    let sandbox = &report["environment"]["sandbox"];
+    assert_eq!(sandbox["filesystem"], "unrestricted", "{sandbox}");
+    let warning = sandbox["warning"].as_str().unwrap_or_default().to_string();
+    assert!(warning.contains("unrestricted"), "{sandbox}");
+    let md = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    let head: String = md.lines().take(4).collect::<Vec<_>>().join("\n");
+    assert!(head.contains(&format!("WARNING: {warning}")), "{head}");
+}

@@ -229,6 +229,7 @@ mod tests {
             os: "linux".into(),
             arch: "x".into(),
             jobs: 1,
+            sandbox: None,
         }
     }
 

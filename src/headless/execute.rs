@@ -65,6 +65,7 @@ pub async fn run(
         progress.note(&format!("versus: note: {note}"));
     }
     let sandbox = recipe.sandbox_settings(&config.sandbox);
+    let sandbox_info = super::report::SandboxInfo::of(&sandbox);
     if let Some(warning) = sandbox.warning() {
         progress.note(&format!("versus: WARNING: {warning}"));
     } else if let Err(err) = crate::exec::check_available(&sandbox) {
@@ -125,6 +126,7 @@ pub async fn run(
         os: std::env::consts::OS.to_string(),
         arch: std::env::consts::ARCH.to_string(),
         jobs,
+        sandbox: Some(sandbox_info),
     };
     let report = final_report(&opened, &recipe, &labels, environment)?;
     write_report(&opened.layout, &report)?;

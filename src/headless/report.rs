@@ -104,6 +104,35 @@ pub struct Environment {
     pub arch: String,
     /// How many model runs were allowed at once (`--jobs`).
     pub jobs: usize,
+    /// How the run's commands were confined. Absent in reports written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxInfo>,
+}
+
+/// The sandbox every command of the run (bash, setup, `run:` criteria) ran in, so a report
+/// read later says whether its numbers came from confined runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SandboxInfo {
+    /// False when `sandbox = "off"`: commands ran unconfined.
+    pub enabled: bool,
+    /// `project_only`, `read_only` or `unrestricted`.
+    pub filesystem: String,
+    /// Whether commands could reach the network.
+    pub network: bool,
+    /// The warning shown when the settings weaken the sandbox (off, or unrestricted).
+    pub warning: Option<String>,
+}
+
+impl SandboxInfo {
+    /// The record of `settings`.
+    pub fn of(settings: &crate::exec::SandboxSettings) -> Self {
+        Self {
+            enabled: settings.sandbox == crate::exec::SandboxMode::On,
+            filesystem: settings.filesystem.as_str().to_string(),
+            network: settings.network,
+            warning: settings.warning(),
+        }
+    }
 }
 
 /// A model that was asked for but did not run.

@@ -12,6 +12,9 @@ pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", report.recipe.name);
     let env = &report.environment;
+    if let Some(warning) = env.sandbox.as_ref().and_then(|s| s.warning.as_ref()) {
+        let _ = writeln!(out, "> **WARNING: {warning}**\n");
+    }
     let _ = writeln!(
         out,
         "Run `{}` of `{}` with versus {}, started {}, project commit {}.\n",
@@ -225,6 +228,7 @@ mod tests {
                 os: "linux".into(),
                 arch: "x".into(),
                 jobs: 2,
+                sandbox: None,
             },
             models: vec!["demo/good".into(), "demo/bad|x".into()],
             skipped_models: vec![],
