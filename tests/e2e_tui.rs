@@ -558,3 +558,88 @@ fn review_pick_across_models_apply_and_rewind_in_a_real_terminal() {
         "the rewind is in the session log"
     );
 }
+
+/// A model whose bash leaves a `setsid` sleeper and a background child, then hangs.
+fn hanging_model(proj: &Path, marker: &str) {
+    let command = format!("setsid sleep {marker}1 & sleep {marker}2 & sleep 600");
+    let step = serde_json::json!({"tools": [{"name": "bash", "args": {"command": command}}]});
+    std::fs::write(
+        proj.join("hang.jsonl"),
+        format!("{step}\n{{\"say\": \"x\"}}\n"),
+    )
+    .unwrap();
+}
+
+/// SIGTERM or SIGHUP to the TUI while a model's command runs: every process it started is
+/// gone, its workspace removed, the terminal back from the alternate screen, and the session
+/// log readable line by line.
+fn stop_by_signal(signal: &str, name: &'static str, marker: &str) {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    hanging_model(&proj, marker);
+    let config = tmp.write("empty.toml", "");
+    let scratch = tmp.path().join("tmp");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let tmux = Tmux::start(name, 120, 32);
+    let command = format!(
+        "TMPDIR={} NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 {} -C {} --config {} -m demo/hang.jsonl; echo EXIT=$?",
+        scratch.display(),
+        env!("CARGO_BIN_EXE_versus"),
+        proj.display(),
+        config.display()
+    );
+    tmux.type_text(&command);
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 0", "demo/hang.jsonl"]);
+    tmux.type_text("go");
+    tmux.press("Enter");
+    let (setsid_child, background) = (format!("{marker}1"), format!("{marker}2"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(util::command_alive(&["sleep", &background])
+        && util::command_alive(&["sleep", &setsid_child]))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the model's command never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = versus_pid(&tmux).to_string();
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let screen = tmux.wait_for(&["EXIT="]);
+    assert_eq!(tmux.alternate_on(), "0", "terminal not restored:\n{screen}");
+    assert!(
+        util::command_gone(&["sleep", &setsid_child]),
+        "setsid child survived"
+    );
+    assert!(
+        util::command_gone(&["sleep", &background]),
+        "background child survived"
+    );
+    let left: Vec<_> = std::fs::read_dir(scratch.join("versus-workspaces"))
+        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "workspaces left behind: {left:?}");
+    // Every line of the session log parses.
+    let records = events(&proj);
+    assert!(!records.is_empty());
+}
+
+#[test]
+fn sigterm_stops_the_interface_and_everything_it_started() {
+    stop_by_signal("TERM", "sigterm", "98761");
+}
+
+#[test]
+fn sighup_stops_the_interface_and_everything_it_started() {
+    stop_by_signal("HUP", "sighup", "98762");
+}
