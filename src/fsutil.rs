@@ -155,6 +155,22 @@ pub fn write_beneath(
     result
 }
 
+/// Opens (creating it if needed) the file `rel` inside `root` for reading and writing, without
+/// following a symlink on the way or at the end: for lock files in a project's `.versus/`.
+pub fn open_beneath_create(root: &Path, rel: &str) -> io::Result<fs::File> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    let (dir, name) = walk_beneath(root, rel, true)?;
+    let fd = openat(
+        &dir,
+        name,
+        OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(0o644),
+    )
+    .map_err(io::Error::from)?;
+    Ok(fs::File::from(fd))
+}
+
 /// Deletes the file `rel` inside `root`, race-free as [`write_beneath`] (a symlink at the final
 /// name is removed itself, never its target).
 pub fn remove_beneath(root: &Path, rel: &str) -> io::Result<()> {

@@ -28,6 +28,7 @@ pub struct ApplyEngine {
     session: PathBuf,
     fail_after_writes: Option<usize>,
     pause_after_writes: Option<(usize, PathBuf)>,
+    lock_wait: super::LockWait,
 }
 
 /// How a path will be (or was) handled, before resolutions.
@@ -184,7 +185,19 @@ impl ApplyEngine {
             session: session.to_path_buf(),
             fail_after_writes: None,
             pause_after_writes: None,
+            lock_wait: super::LockWait::Wait,
         })
+    }
+
+    /// What apply, rewind and recovery do when another process holds the project's lock
+    /// (default: wait). See [`super::lock`].
+    pub fn lock_wait(mut self, wait: super::LockWait) -> Self {
+        self.lock_wait = wait;
+        self
+    }
+
+    fn lock(&self) -> Result<super::ProjectLock> {
+        super::ProjectLock::acquire(&self.root, &self.lock_wait)
     }
 
     /// Test hook: stop an apply after `n` user-file writes, without a commit record, exactly
@@ -249,6 +262,8 @@ impl ApplyEngine {
         plan: &ApplyPlan,
         resolutions: &BTreeMap<String, Resolution>,
     ) -> Result<ApplyReport> {
+        // Held until the apply is committed (or has failed): one writer per project.
+        let _lock = self.lock()?;
         if let Some(p) = recover::pending_recovery(&self.session)? {
             return Err(ApplyError::PendingRecovery {
                 apply_id: p.apply_id,
@@ -368,7 +383,11 @@ impl ApplyEngine {
     }
 
     /// Rolls back the interrupted apply `apply_id` to its snapshot.
+    /// The lock is taken before the journal is read: an apply still being written by a live
+    /// process holds it, so it is never rolled back under that process's feet (once it has
+    /// committed, this reports it is not pending).
     pub fn rollback_incomplete(&self, apply_id: &str) -> Result<RecoveryReport> {
+        let _lock = self.lock()?;
         recover::rollback_incomplete(&self.root, &self.session, apply_id)
     }
 
@@ -380,6 +399,7 @@ impl ApplyEngine {
     /// Undoes the latest apply still in effect. Files edited after that apply are kept unless
     /// `force_edited`.
     pub fn rewind(&self, force_edited: bool) -> Result<RewindReport> {
+        let _lock = self.lock()?;
         rewind::rewind(&self.root, &self.session, force_edited)
     }
 

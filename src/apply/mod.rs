@@ -17,6 +17,7 @@
 pub mod compose;
 pub mod engine;
 pub mod journal;
+pub mod lock;
 pub mod merge3;
 pub mod recover;
 pub mod rewind;
@@ -30,6 +31,7 @@ pub use engine::{
     AppliedAs, ApplyEngine, ApplyReport, ConflictReason, FileOutcome, FilePreview, FileStatus,
     Preview,
 };
+pub use lock::{LockWait, ProjectLock};
 pub use merge3::{ConflictRegion, LineSpan, MergeOutcome, merge3};
 pub use recover::{PendingApply, RecoveryReport};
 pub use rewind::{RewindAction, RewindFile, RewindPreview, RewindReport};
@@ -125,6 +127,16 @@ pub enum ApplyError {
     /// Rewind was asked for but every apply of the session is already undone.
     #[error("nothing to rewind: no applied change is left in this session")]
     NothingToRewind,
+    /// Another versus process is applying to or rewinding this project, and waiting was not
+    /// wanted.
+    #[error(
+        "another versus process{} is applying to or rewinding this project; try again when it is done (or leave out --no-wait to wait for it)",
+        pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+    )]
+    Busy {
+        /// The holder's pid, when it could be read.
+        pid: Option<u32>,
+    },
     /// The recovery asked for names an apply that is not interrupted.
     #[error("apply {apply_id} is not an interrupted apply; use pending_recovery to find one")]
     NotPending {

@@ -46,6 +46,7 @@ pub fn run(args: DemoArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode>
         keep_workspaces: false,
         on_conflict: ask::ConflictArg::Skip,
         quiet: false,
+        no_wait: false,
     };
     let code = ask::run(ask_args, Some(dir.clone()), None, false)?;
     if args.pick.is_none() {

@@ -71,7 +71,8 @@ pub enum Command {
     /// each model's diff; `--pick SPEC` applies that model's changes (undo: `versus rewind`).
     ///
     /// Exit code 0 when done, 1 when --pick left conflicting files unwritten, 2 for bad usage,
-    /// 130 when interrupted (Ctrl+C stops every model and changes no file).
+    /// 75 when --no-wait met another versus applying to the project, 130 when interrupted
+    /// (Ctrl+C stops every model and changes no file).
     Ask(ask::AskArgs),
     /// Undo the latest applied change (or roll back an apply that was interrupted).
     Rewind(rewind_cmd::RewindArgs),
@@ -159,9 +160,34 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             eprintln!("versus: {}", describe(&err));
-            ExitCode::from(EXIT_USAGE)
+            let busy = err.chain().any(|cause| {
+                matches!(
+                    cause.downcast_ref::<versus::apply::ApplyError>(),
+                    Some(versus::apply::ApplyError::Busy { .. })
+                )
+            });
+            ExitCode::from(if busy { EXIT_BUSY } else { EXIT_USAGE })
         }
     }
+}
+
+/// Exit code when `--no-wait` met another versus applying to or rewinding the project
+/// (EX_TEMPFAIL: try again later).
+pub(crate) const EXIT_BUSY: u8 = 75;
+
+/// How apply and rewind wait for another versus process on the same project: refuse at once
+/// with `--no-wait`, else wait and say for whom, once.
+pub(crate) fn lock_wait(no_wait: bool) -> versus::apply::LockWait {
+    if no_wait {
+        return versus::apply::LockWait::NoWait;
+    }
+    versus::apply::LockWait::WaitTelling(std::sync::Arc::new(|pid| {
+        let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        eprintln!(
+            "versus: waiting for another versus{who} that is applying to or rewinding this \
+             project..."
+        );
+    }))
 }
 
 /// Tells the user, on stderr, what of the project's own files was ignored and why: an

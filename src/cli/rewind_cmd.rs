@@ -38,6 +38,11 @@ pub struct RewindArgs {
     /// Also restore files that were edited after the apply (their later edits are lost).
     #[arg(long)]
     pub force: bool,
+
+    /// When another versus is applying to or rewinding this project, refuse at once (exit
+    /// code 75) instead of waiting for it.
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 /// Runs the command.
@@ -52,6 +57,7 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
         eprintln!("Nothing to rewind: every applied change is already undone.");
         return Ok(ExitCode::SUCCESS);
     };
+    let engine = engine.lock_wait(super::lock_wait(args.no_wait));
     if let Some(pending) = engine.pending_recovery()? {
         say!(
             "Apply {} in session {id} was interrupted while writing {} file(s) ({}).",

@@ -113,6 +113,11 @@ pub struct AskArgs {
     /// Do not print progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// With --pick: when another versus is applying to or rewinding this project, refuse at
+    /// once (exit code 75) instead of waiting for it.
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 /// Runs the command.
@@ -317,6 +322,7 @@ async fn ask(
                 pick,
                 &args.prompt,
                 args.on_conflict,
+                args.no_wait,
             )?;
             if conflicts > 0 {
                 exit = ExitCode::from(1);
@@ -403,9 +409,10 @@ fn apply_pick(
     pick: &str,
     prompt: &str,
     on_conflict: ConflictArg,
+    no_wait: bool,
 ) -> anyhow::Result<(PickReport, usize)> {
     let plan = compose(sets, &Selection::new().change_set(pick), prompt)?;
-    let engine = ApplyEngine::new(project, session_dir)?;
+    let engine = ApplyEngine::new(project, session_dir)?.lock_wait(super::lock_wait(no_wait));
     let preview = engine.preview(&plan)?;
     let resolution = match on_conflict {
         ConflictArg::Skip => Resolution::Skip,
