@@ -58,7 +58,9 @@ fn tree(root: &Path) -> BTreeMap<String, (String, u32)> {
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            if rel == ".git" {
+            // versus's own folder (the project lock lives there), like git's, is not the user's
+            // tree.
+            if rel == ".git" || rel == ".versus" {
                 continue;
             }
             let meta = fs::symlink_metadata(&path).unwrap();

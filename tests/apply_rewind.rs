@@ -112,7 +112,8 @@ impl Setup {
                     .unwrap()
                     .to_string_lossy()
                     .into_owned();
-                if rel == ".git" {
+                // versus's own folder (the project lock lives there) is not the user's tree.
+                if rel == ".git" || rel == ".versus" {
                     continue;
                 }
                 let meta = fs::symlink_metadata(&path).unwrap();
