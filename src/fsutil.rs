@@ -198,6 +198,15 @@ pub fn open_beneath(root: &Path, rel: &str) -> io::Result<fs::File> {
     Ok(fs::File::from(fd))
 }
 
+/// Whether `candidate` (a file name) is one of the temporary files [`atomic_write`] makes for
+/// `file_name` in the same folder: debris when a write was killed before its rename.
+pub fn is_temp_for(file_name: &str, candidate: &str) -> bool {
+    candidate
+        .strip_prefix('.')
+        .and_then(|rest| rest.strip_prefix(file_name))
+        .is_some_and(|rest| rest.starts_with(".versus-tmp-"))
+}
+
 fn unique_temp_path(dir: &Path, file_name: &str) -> std::path::PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -216,6 +225,16 @@ fn unique_temp_path(dir: &Path, file_name: &str) -> std::path::PathBuf {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn temp_names_are_recognised_for_their_file_only() {
+        let tmp = unique_temp_path(Path::new(""), "a.txt");
+        let name = tmp.to_string_lossy();
+        assert!(is_temp_for("a.txt", &name));
+        assert!(!is_temp_for("b.txt", &name));
+        assert!(!is_temp_for("a.txt", "a.txt"));
+        assert!(!is_temp_for("a", &name));
+    }
 
     #[test]
     fn replaces_content_and_keeps_mode() {

@@ -617,3 +617,61 @@ fn torn_journal_line_and_user_files_in_created_folders_are_tolerated() {
     );
     assert_eq!(journal::read(&s.session).unwrap().len(), 3);
 }
+
+#[test]
+fn rollback_also_removes_the_temp_file_a_killed_write_left_and_its_new_folder() {
+    let s = Setup::git_repo();
+    let mut writes = Vec::new();
+    for i in 0..10 {
+        writes.push(change(
+            &format!("fresh/deep/f{i}.txt"),
+            None,
+            Some(&format!("new {i}\n")),
+        ));
+    }
+    let p = plan(writes);
+    let before = s.tree();
+    let err = s
+        .engine()
+        .fail_after_writes(4)
+        .apply(&p, &no_resolutions())
+        .unwrap_err();
+    assert!(matches!(err, ApplyError::InjectedFailure { after: 4 }));
+    // What kill -9 in the middle of the fifth write leaves: its temporary file, beside the
+    // target, in a folder the apply created.
+    let debris = s.root.join("fresh/deep/.f4.txt.versus-tmp-4242-0-17");
+    std::fs::write(&debris, "half").unwrap();
+    // A file of the user's with a look-alike name is not debris of this apply.
+    std::fs::write(s.root.join("fresh/deep/.f4.txt.bak"), "mine").unwrap();
+
+    let engine = s.engine();
+    let pending = engine.pending_recovery().unwrap().expect("interrupted");
+    engine.rollback_incomplete(&pending.apply_id).unwrap();
+    assert!(!debris.exists(), "the temporary file survived the rollback");
+    let mut expected = before.clone();
+    expected.insert("fresh/".into(), (Vec::new(), 0o755));
+    expected.insert("fresh/deep/".into(), (Vec::new(), 0o755));
+    expected.insert("fresh/deep/.f4.txt.bak".into(), (b"mine".to_vec(), 0o644));
+    let after = s.tree();
+    assert_eq!(
+        after.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>(),
+        "exactly the user's files are left"
+    );
+
+    // Without a file of the user's in them, the folders the apply made go too (the folders
+    // kept above for the user's file existed before this second apply: clear them first).
+    std::fs::remove_dir_all(s.root.join("fresh")).unwrap();
+    assert_eq!(s.tree(), before);
+    let err = s
+        .engine()
+        .fail_after_writes(2)
+        .apply(&p, &no_resolutions())
+        .unwrap_err();
+    assert!(matches!(err, ApplyError::InjectedFailure { .. }));
+    std::fs::write(s.root.join("fresh/deep/.f2.txt.versus-tmp-1-2-3"), "half").unwrap();
+    let engine = s.engine();
+    let pending = engine.pending_recovery().unwrap().expect("interrupted");
+    engine.rollback_incomplete(&pending.apply_id).unwrap();
+    assert_eq!(s.tree(), before, "folders and debris gone: the exact tree");
+}

@@ -70,6 +70,7 @@ pub fn rollback_incomplete(root: &Path, session: &Path, apply_id: &str) -> Resul
         snapshot::restore_entry(&root, session, &entry.snapshot, e)?;
         restored.push(e.path.clone());
     }
+    snapshot::remove_temp_debris(&root, &manifest);
     snapshot::remove_created_dirs(&root, &manifest);
     journal::append(
         session,

@@ -193,6 +193,31 @@ pub fn restore_entry(root: &Path, session: &Path, apply_id: &str, e: &SnapshotEn
     Ok(())
 }
 
+/// Removes the temporary files a killed apply left next to the paths it was writing
+/// (`.NAME.versus-tmp-...`, see [`crate::fsutil::is_temp_for`]). Only names of this exact
+/// shape beside a path of the manifest are touched; the project lock guarantees no other
+/// versus is writing them.
+pub fn remove_temp_debris(root: &Path, manifest: &Manifest) {
+    for entry in &manifest.entries {
+        let path = root.join(&entry.path);
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            continue;
+        };
+        let name = name.to_string_lossy();
+        let Ok(listing) = fs::read_dir(dir) else {
+            continue;
+        };
+        for found in listing.flatten() {
+            let candidate = found.file_name();
+            if crate::fsutil::is_temp_for(&name, &candidate.to_string_lossy())
+                && found.file_type().is_ok_and(|t| t.is_file())
+            {
+                let _ = fs::remove_file(found.path());
+            }
+        }
+    }
+}
+
 /// Removes the folders an apply created, deepest first, keeping any that are not empty.
 pub fn remove_created_dirs(root: &Path, manifest: &Manifest) {
     for d in &manifest.created_dirs {
