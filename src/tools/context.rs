@@ -47,6 +47,10 @@ pub struct ToolLimits {
     pub search_max_files: usize,
     /// list_directory: entries returned.
     pub list_max_entries: usize,
+    /// Wall time of one call of a tool that works on a blocking thread (read, search, list,
+    /// write, edit, patch): past it the model is told the call timed out and the work is
+    /// abandoned (told to stop, and never waited for).
+    pub blocking_timeout: Duration,
 }
 
 impl Default for ToolLimits {
@@ -69,6 +73,7 @@ impl Default for ToolLimits {
             search_max_line_chars: 500,
             search_max_files: 1000,
             list_max_entries: 500,
+            blocking_timeout: Duration::from_secs(120),
         }
     }
 }

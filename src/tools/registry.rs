@@ -91,10 +91,31 @@ pub(crate) async fn run_blocking<A: Send + 'static>(
     ctx: &ToolContext,
     body: fn(&A, &ToolContext) -> Result<ToolOutput, ToolError>,
 ) -> Result<ToolOutput, ToolError> {
-    let ctx = ctx.clone();
-    tokio::task::spawn_blocking(move || body(&args, &ctx))
-        .await
-        .map_err(|e| ToolError::failed(format!("{tool} stopped unexpectedly: {e}")))?
+    let mut ctx = ctx.clone();
+    // The body gets its own token: on a timeout it is told to stop (walks and searches check
+    // it), and the call returns at once either way.
+    let outer = ctx.cancel.clone();
+    let stop = outer.child_token();
+    ctx.cancel = stop.clone();
+    let limit = ctx.limits.blocking_timeout;
+    let work = tokio::task::spawn_blocking(move || body(&args, &ctx));
+    tokio::select! {
+        done = work => {
+            done.map_err(|e| ToolError::failed(format!("{tool} stopped unexpectedly: {e}")))?
+        }
+        () = tokio::time::sleep(limit) => {
+            stop.cancel();
+            Err(ToolError::failed(format!(
+                "{tool} timed out after {} s and was stopped; narrow the request (a smaller \
+                 path, a more specific pattern) and try again",
+                limit.as_secs_f64()
+            )))
+        }
+        () = outer.cancelled() => {
+            stop.cancel();
+            Err(ToolError::failed(format!("{tool} was cancelled")))
+        }
+    }
 }
 
 pub(crate) fn typed<H: Handler>(spec: ToolSpec, handler: H) -> Arc<dyn Tool> {
@@ -229,6 +250,46 @@ impl ToolRegistry {
 mod tests {
     use super::*;
     use crate::workspace::DirectView;
+
+    static STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// Blocking work that only ends when told to stop (or after a minute).
+    fn endless(_: &(), ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_secs(60) {
+            if ctx.cancel.is_cancelled() {
+                STOPPED.store(true, std::sync::atomic::Ordering::SeqCst);
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Ok(ToolOutput::ok("finished"))
+    }
+
+    #[tokio::test]
+    async fn blocking_work_past_its_time_limit_is_reported_and_told_to_stop() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = ToolContext::new(std::sync::Arc::new(DirectView::new(dir.path()).unwrap()));
+        ctx.limits.blocking_timeout = std::time::Duration::from_millis(50);
+        let err = run_blocking("search_code", (), &ctx, endless)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("search_code timed out after 0.05 s"),
+            "{err}"
+        );
+        let start = std::time::Instant::now();
+        while !STOPPED.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(30),
+                "never told to stop"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // The caller's own token is untouched: only this call was stopped.
+        assert!(!ctx.cancel.is_cancelled());
+    }
 
     #[test]
     fn every_builtin_has_a_complete_definition() {
