@@ -105,7 +105,8 @@ pub fn append(session: &Path, record: &Record) -> Result<()> {
         .map_err(|e| ApplyError::io("append to", &path, e))
 }
 
-/// Reads every record that parses, in order. A missing journal is an empty one.
+/// Reads every record that parses, in order (a line that does not is skipped and named in the
+/// log). A missing journal is an empty one.
 pub fn read(session: &Path) -> Result<Vec<Record>> {
     let path = journal_path(session);
     let bytes = match fs::read(&path) {
@@ -113,11 +114,18 @@ pub fn read(session: &Path) -> Result<Vec<Record>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(ApplyError::io("read", &path, e)),
     };
-    Ok(bytes
-        .split(|&c| c == b'\n')
-        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
-        .filter_map(|l| serde_json::from_slice(l).ok())
-        .collect())
+    let mut records = Vec::new();
+    for (index, line) in bytes.split(|&c| c == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice(line) {
+            Ok(record) => records.push(record),
+            // A torn last line after a crash, or damage: skipped, named, never fatal.
+            Err(err) => tracing::warn!("{}:{}: skipped: {err}", path.display(), index + 1),
+        }
+    }
+    Ok(records)
 }
 
 /// The life of one apply as the journal tells it.
