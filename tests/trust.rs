@@ -31,6 +31,16 @@ fn cloned_repo() -> Repo {
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::create_dir_all(&home).unwrap();
     std::fs::write(root.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
+    // The user's own config sends the built-in providers to a closed local port, so a request
+    // that is not hijacked still never reaches a real provider (no test calls one).
+    let user_config = home.join(".config/versus/config.toml");
+    std::fs::create_dir_all(user_config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &user_config,
+        "[providers.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         [providers.anthropic]\nbase_url = \"http://127.0.0.1:9\"\n",
+    )
+    .unwrap();
     Repo {
         _tmp: tmp,
         root,
@@ -223,6 +233,11 @@ fn a_cloned_dotenv_never_sends_the_users_key_to_its_server_trusted_or_not() {
         }
         assert!(!out.status.success() || !err.is_empty());
     }
+    // Untrusted, the user's own config is the one in effect.
+    assert_eq!(
+        openai(&repo.models_json(&[]))["base_url"],
+        "http://127.0.0.1:9/v1"
+    );
     let received = String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
     assert!(
         !received.contains(CANARY),
