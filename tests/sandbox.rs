@@ -84,7 +84,13 @@ impl World {
     }
 
     fn ask(&self, model: &str, extra: &[&str]) -> Output {
+        self.ask_with(model, extra, &[])
+    }
+
+    /// [`World::ask`] with further environment variables.
+    fn ask_with(&self, model: &str, extra: &[&str], envs: &[(&str, &str)]) -> Output {
         versus()
+            .envs(envs.iter().copied())
             .arg("-C")
             .arg(&self.root)
             .args(["ask", "do it", "-m", model])
@@ -196,12 +202,20 @@ fn attacks(w: &World) -> Vec<String> {
     ]
 }
 
+/// Copy-on-write workspaces (overlays over one frozen checkout) are the default where they
+/// work; `VERSUS_COPY_ON_WRITE=off` makes full checkouts. Both must hold.
+const FULL_CHECKOUT: (&str, &str) = ("VERSUS_COPY_ON_WRITE", "off");
+
 fn assert_attacks_failed(w: &World, mode: &str) {
+    assert_attacks_failed_with(w, mode, &[]);
+}
+
+fn assert_attacks_failed_with(w: &World, mode: &str, envs: &[(&str, &str)]) {
     let commands = attacks(w);
     let refs: Vec<&str> = commands.iter().map(String::as_str).collect();
     let model = w.script(&format!("attack-{mode}.jsonl"), &refs);
     let before = w.state();
-    let out = w.ask(&model, &["--isolation", mode]);
+    let out = w.ask_with(&model, &["--isolation", mode], envs);
     assert!(out.status.success(), "{mode}: {}", stderr(&out));
     assert_eq!(
         w.state(),
@@ -255,6 +269,118 @@ fn attacks_leave_the_users_files_repository_home_and_keys_untouched_in_worktree_
 #[test]
 fn attacks_leave_the_users_files_repository_home_and_keys_untouched_in_copy_mode() {
     assert_attacks_failed(&world(), "copy");
+}
+
+#[test]
+fn attacks_fail_in_full_checkouts_too() {
+    assert_attacks_failed_with(&world(), "worktree", &[FULL_CHECKOUT]);
+    assert_attacks_failed_with(&world(), "copy", &[FULL_CHECKOUT]);
+}
+
+/// The diff part of `versus ask`'s output (from the first `diff --git`).
+fn diffs(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.find("diff --git")
+        .map(|at| text[at..].to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn copy_on_write_workspaces_propose_exactly_what_full_checkouts_do() {
+    let w = world();
+    std::fs::create_dir_all(w.root.join("src/nested")).unwrap();
+    std::fs::write(w.root.join("src/nested/lib.rs"), "pub fn f() {}\n").unwrap();
+    std::fs::write(w.root.join("notes.txt"), "untracked\n").unwrap();
+    let model = w.script(
+        "cow.jsonl",
+        &[
+            "stat -f -c %T . > fs.txt",
+            "echo appended >> src/main.rs && rm notes.txt && rm -rf src/nested && \
+             mkdir src/nested && echo replaced > src/nested/other.rs && chmod +x src/main.rs && \
+             git -c user.name=m -c user.email=m@x commit -qam model-commit && echo cow-end",
+        ],
+    );
+    let before = w.state();
+    let cow = w.ask(&model, &[]);
+    assert!(cow.status.success(), "{}", stderr(&cow));
+    let full = w.ask_with(&model, &[], &[FULL_CHECKOUT]);
+    assert!(full.status.success(), "{}", stderr(&full));
+    assert_eq!(w.state(), before, "a run changed the user's state");
+    let (cow, full) = (diffs(&cow), diffs(&full));
+    assert!(cow.contains("+overlayfs"), "not an overlay:\n{cow}");
+    assert!(
+        !full.contains("+overlayfs"),
+        "full checkout is an overlay:\n{full}"
+    );
+    let without_fs = |d: &str| d[d.find("diff --git a/notes.txt").unwrap()..].to_string();
+    assert_eq!(without_fs(&cow), without_fs(&full));
+    for expected in [
+        "deleted file mode 100644\n--- a/notes.txt",
+        "+appended",
+        "--- a/src/nested/lib.rs\n+++ /dev/null",
+        "+++ b/src/nested/other.rs",
+    ] {
+        assert!(cow.contains(expected), "`{expected}` missing:\n{cow}");
+    }
+    let left: Vec<_> = std::fs::read_dir(w.workspaces.join("versus-workspaces"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "workspace folders left: {left:?}");
+}
+
+#[test]
+fn a_model_cannot_reach_the_shared_lower_layer_nor_another_models_workspace() {
+    let w = world();
+    let sync = w.home.parent().unwrap().join("sync");
+    std::fs::create_dir_all(&sync).unwrap();
+    w.user_config(&format!("[sandbox]\nwritable = [\"{}\"]\n", sync.display()));
+    let sync = sync.display();
+    // The destroyer finds the frozen base in the mount table and tries it, then wipes its
+    // own tree; the reader waits until that happened before it reads.
+    let destroyer = w.script(
+        "destroyer.jsonl",
+        &[&format!(
+            "lower=$(grep -o 'lowerdir=[^,]*' /proc/self/mountinfo | head -1 | cut -d= -f2); \
+             echo \"lower is $lower\"; ls \"$lower\"; touch \"$lower/evil\"; \
+             rm -rf ./* .gitignore; ls -A | wc -l; touch {sync}/destroyed; echo destroyer-end"
+        )],
+    );
+    let reader = w.script(
+        "reader.jsonl",
+        &[&format!(
+            "for i in $(seq 600); do [ -e {sync}/destroyed ] && break; sleep 0.05; done; \
+             ls {sync}; cat src/main.rs > seen.txt"
+        )],
+    );
+    let before = w.state();
+    let out = versus()
+        .arg("-C")
+        .arg(&w.root)
+        .args(["ask", "do it", "-m", &destroyer, "-m", &reader])
+        .env("XDG_CONFIG_HOME", &w.config)
+        .env("HOME", &w.home)
+        .env("TMPDIR", &w.workspaces)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(w.state(), before);
+    let session = w.session_text();
+    assert!(
+        session.contains("lower is /"),
+        "no lower layer named:\n{session}"
+    );
+    assert!(session.contains("destroyer-end"));
+    assert!(
+        session.contains("No such file or directory"),
+        "the lower layer was reachable"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("+fn main() { /* wip */ }"),
+        "the reader did not see the project after the destroyer wiped its own:\n{text}\n{session}"
+    );
 }
 
 #[test]

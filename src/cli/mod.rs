@@ -133,12 +133,29 @@ pub(crate) fn project_dir(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 
 /// Parses the command line, runs the subcommand, maps the outcome to an exit code.
 pub fn main() -> ExitCode {
+    if let Some(scratch) = std::env::var_os(versus::workspace::cow::PROBE_ENV) {
+        return match versus::workspace::cow::probe(std::path::Path::new(&scratch)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(why) => {
+                eprintln!("{why}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let cli = Cli::parse();
+    // Before anything starts a thread (logging, the runtime): see workspace::cow.
+    let copy_on_write = wants_copy_on_write(&cli.command)
+        .then(|| versus::workspace::cow::enter(&versus::workspace::default_parent()));
     if let Some(path) = &cli.log
         && let Err(err) = start_log(path)
     {
         eprintln!("versus: {}", describe(&err));
         return ExitCode::from(EXIT_USAGE);
+    }
+    match copy_on_write {
+        Some(Ok(())) => tracing::info!("copy-on-write workspaces"),
+        Some(Err(why)) => tracing::info!(%why, "full checkouts: no copy-on-write workspaces"),
+        None => {}
     }
     let result = match cli.command {
         Some(Command::Tool(args)) => tool_cmd::run(args, cli.project),
@@ -168,6 +185,16 @@ pub fn main() -> ExitCode {
             });
             ExitCode::from(if busy { EXIT_BUSY } else { EXIT_USAGE })
         }
+    }
+}
+
+/// Whether the command makes model workspaces that may be copy-on-write: `ask` and `run`
+/// and the TUI, unless workspaces must outlive the process (`--keep-workspaces`).
+fn wants_copy_on_write(command: &Option<Command>) -> bool {
+    match command {
+        Some(Command::Ask(args)) => !args.keep_workspaces,
+        Some(Command::Run(_)) | None => true,
+        _ => false,
     }
 }
 

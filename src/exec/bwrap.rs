@@ -122,6 +122,11 @@ pub(crate) fn arguments(
                 _ => {}
             }
         }
+        // Before the folders below: a fresh /tmp mounted after them would hide any of them
+        // that lies under /tmp (a user's shared cache, a toolchain unpacked there).
+        a.pair("--dev", "/dev");
+        a.pair("--proc", "/proc");
+        a.pair("--tmpfs", "/tmp");
         for candidate in toolchain_folders(host) {
             mount_outside(&mut a, &mut mounted, "--ro-bind", candidate, protected);
         }
@@ -172,9 +177,6 @@ pub(crate) fn arguments(
                 Err(_) => {}
             }
         }
-        a.pair("--dev", "/dev");
-        a.pair("--proc", "/proc");
-        a.pair("--tmpfs", "/tmp");
     }
 
     let tree_flag = if settings.filesystem == FsAccess::ReadOnly {
@@ -368,5 +370,35 @@ mod tests {
         ));
         assert!(text.contains("--ro-bind /ws/tree /ws/tree"), "{text}");
         assert!(!text.contains("--unshare-net"), "{text}");
+    }
+
+    #[test]
+    fn folders_the_user_shares_under_tmp_are_mounted_after_the_fresh_tmp() {
+        let shared = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let settings = SandboxSettings {
+            writable: vec![shared.path().to_path_buf()],
+            ..SandboxSettings::default()
+        };
+        let dirs = WorkspaceDirs::tree_only("/ws/tree");
+        let host = Host {
+            home: None,
+            path: Vec::new(),
+            toolchains: Vec::new(),
+        };
+        let text = line(&arguments(
+            &settings,
+            &dirs,
+            &host,
+            Path::new("/ws/tree"),
+            "true",
+        ));
+        let bind = format!("--bind {0} {0}", shared.path().display());
+        let (Some(tmp), Some(bound)) = (text.find("--tmpfs /tmp"), text.find(&bind)) else {
+            panic!("missing mounts: {text}");
+        };
+        assert!(
+            tmp < bound,
+            "the fresh /tmp hides the shared folder: {text}"
+        );
     }
 }

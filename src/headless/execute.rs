@@ -90,6 +90,10 @@ pub async fn run(
     let plan = Plan::new(recipe.task_mode(), opened.tasks.len(), labels.len());
     let jobs = request.jobs.unwrap_or(labels.len()).max(1);
     let run_cancel = cancel.child_token();
+    if recipe.workspace.keep {
+        // Kept workspaces must be real trees that outlive this process.
+        crate::workspace::cow::set_copy_on_write(false);
+    }
     let shared = Arc::new(Shared {
         base: Arc::new(base),
         recipe: Arc::clone(&recipe),

@@ -166,6 +166,15 @@ pub(crate) fn walker(root: &Path) -> WalkBuilder {
 
 /// Walks `root` in parallel and hashes every file and symlink.
 pub(crate) fn scan(root: &Path) -> Result<BTreeMap<String, BaseEntry>, WorkspaceError> {
+    scan_reusing(root, &|_| None)
+}
+
+/// [`scan`], taking the entry of a path from `known` instead of hashing it when `known` has
+/// one (a copy-on-write workspace knows every file the model did not touch).
+pub(crate) fn scan_reusing(
+    root: &Path,
+    known: &(dyn Fn(&str) -> Option<BaseEntry> + Sync),
+) -> Result<BTreeMap<String, BaseEntry>, WorkspaceError> {
     let found: Mutex<Vec<(String, BaseEntry)>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<WorkspaceError>> = Mutex::new(None);
     let fail = |err: WorkspaceError| {
@@ -194,7 +203,11 @@ pub(crate) fn scan(root: &Path) -> Result<BTreeMap<String, BaseEntry>, Workspace
             let Some(rel) = rel_of(root, entry.path()) else {
                 return WalkState::Continue;
             };
-            match hash_entry(entry.path(), file_type.is_symlink()) {
+            let hashed = match known(&rel) {
+                Some(entry) => Ok(entry),
+                None => hash_entry(entry.path(), file_type.is_symlink()),
+            };
+            match hashed {
                 Ok(base_entry) => {
                     if let Ok(mut list) = found.lock() {
                         list.push((rel, base_entry));

@@ -95,23 +95,132 @@ pub struct Workspace {
     hidden: Vec<PathBuf>,
     /// The user's objects, linked for a private checkout (read-only in the sandbox).
     objects: Option<PathBuf>,
+    /// The frozen base under a copy-on-write workspace; after `owned`, so the overlay is
+    /// unmounted before the last workspace lets the base go.
+    frozen: Option<Arc<super::cow::FrozenBase>>,
 }
 
 /// What a workspace owns on disk; removed on drop unless kept. Built before anything is
 /// created, so a creation that fails half-way cleans up after itself.
 #[derive(Debug, Default)]
-struct Owned {
+pub(super) struct Owned {
     folder: Option<PathBuf>,
+    /// The overlay mounted in the folder (copy-on-write workspaces), unmounted first.
+    pub(super) mount: Option<PathBuf>,
     keep: bool,
 }
 
 impl Owned {
+    /// The owned folder (empty for a workspace that owns none).
+    pub(super) fn path(&self) -> &Path {
+        self.folder.as_deref().unwrap_or(Path::new(""))
+    }
+
     fn remove_now(&mut self) -> Result<(), WorkspaceError> {
+        if let Some(mount) = self.mount.take() {
+            // Still mounted, the removal would walk the merged tree; refuse instead.
+            if let Err(e) = super::cow::unmount(&mount) {
+                self.folder = None;
+                return Err(WorkspaceError::io("unmount the workspace", mount, e));
+            }
+        }
         if let Some(folder) = self.folder.take() {
             remove_workspace_folder(&folder)?;
         }
         Ok(())
     }
+}
+
+/// Creates a fresh versus-owned folder `<pid>-<label>-<n>` under `parent` and writes its
+/// marker before anything else goes in, so a crash at any later point leaves a folder
+/// [`cleanup_leftovers`] recognises.
+pub(super) fn new_folder(
+    parent: &Path,
+    label: &str,
+    project: &Path,
+) -> Result<Owned, WorkspaceError> {
+    fs::create_dir_all(parent).map_err(|e| WorkspaceError::io("create folder", parent, e))?;
+    let pid = std::process::id();
+    let label = sanitize(label);
+    let folder = loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let folder = parent.join(format!("{pid}-{label}-{n}"));
+        match fs::create_dir(&folder) {
+            Ok(()) => break folder,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(WorkspaceError::io("create folder", folder, e)),
+        }
+    };
+    // From here on, a failure must not leave the folder behind.
+    let mut owned = Owned::default();
+    owned.folder = Some(folder.clone());
+    write_marker(
+        &folder,
+        &Marker {
+            pid,
+            project: project.to_path_buf(),
+            kept: false,
+        },
+    )?;
+    Ok(owned)
+}
+
+/// A tree filled with the project: where its root lies, the isolation actually used and
+/// what the sandbox must hide or mount read-only for it.
+pub(super) struct Filled {
+    /// The project root inside the tree.
+    pub(super) root: PathBuf,
+    /// Worktree, or copy when the project has no commit.
+    pub(super) mode: Isolation,
+    /// The user's project and repository folders (never visible to commands).
+    pub(super) hidden: Vec<PathBuf>,
+    /// The linked objects of a private checkout (read-only for commands).
+    pub(super) objects: Option<PathBuf>,
+}
+
+/// Fills `tree` (inside the owned `folder` under `parent`) with the project: a private
+/// checkout in worktree mode, an ignore-aware copy otherwise or as the fallback.
+pub(super) fn fill_tree(
+    mode: Isolation,
+    base: &Base,
+    parent: &Path,
+    folder: &Path,
+    tree: &Path,
+) -> Result<Filled, WorkspaceError> {
+    let mut root = tree.to_path_buf();
+    let mut used = Isolation::Copy;
+    let mut hidden = vec![base.root().to_path_buf(), parent.to_path_buf()];
+    let mut objects = None;
+    if mode == Isolation::Worktree
+        && let Some(CreatedCheckout {
+            project_root,
+            user_workdir,
+            user_git_dir,
+            objects: linked,
+        }) = create_checkout(base, folder, tree)?
+    {
+        root = project_root;
+        hidden.push(user_workdir);
+        hidden.push(user_git_dir);
+        objects = Some(linked);
+        used = Isolation::Worktree;
+    } else if let Ok(repo) = git2::Repository::discover(base.root()) {
+        if let Some(workdir) = repo.workdir() {
+            hidden.push(workdir.to_path_buf());
+        }
+        hidden.push(repo.commondir().to_path_buf());
+    }
+    if used == Isolation::Copy {
+        copy_tree(base, base.root(), tree)?;
+    }
+    // A project folder with no committed file is absent from a fresh worktree.
+    fs::create_dir_all(&root).map_err(|e| WorkspaceError::io("create folder", &root, e))?;
+    Ok(Filled {
+        root,
+        mode: used,
+        hidden,
+        objects,
+    })
 }
 
 impl Drop for Owned {
@@ -155,76 +264,79 @@ impl Workspace {
                 owned: Owned::default(),
                 hidden: Vec::new(),
                 objects: None,
+                frozen: None,
             });
         }
-        fs::create_dir_all(parent).map_err(|e| WorkspaceError::io("create folder", parent, e))?;
-        let pid = std::process::id();
-        let label = sanitize(label);
-        let (folder, n) = loop {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let folder = parent.join(format!("{pid}-{label}-{n}"));
-            match fs::create_dir(&folder) {
-                Ok(()) => break (folder, n),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(WorkspaceError::io("create folder", folder, e)),
-            }
-        };
-        // From here on, a failure must not leave the folder behind.
-        let mut owned = Owned::default();
-        owned.folder = Some(folder.clone());
-        let _ = n;
-        write_marker(
-            &folder,
-            &Marker {
-                pid,
-                project: base.root().to_path_buf(),
-                kept: false,
-            },
-        )?;
+        if super::cow::usable()
+            && let Some(workspace) = Self::create_layered(parent, mode, base, label)?
+        {
+            return Ok(workspace);
+        }
+        let owned = new_folder(parent, label, base.root())?;
+        let folder = owned.path().to_path_buf();
         for private in ["home", "tmp"] {
             let dir = folder.join(private);
             fs::create_dir(&dir).map_err(|e| WorkspaceError::io("create folder", &dir, e))?;
         }
-
-        let tree = folder.join("tree");
-        let mut root = tree.clone();
-        let mut used = Isolation::Copy;
-        let mut hidden = vec![base.root().to_path_buf(), parent.to_path_buf()];
-        let mut objects = None;
-        if mode == Isolation::Worktree
-            && let Some(CreatedCheckout {
-                project_root,
-                user_workdir,
-                user_git_dir,
-                objects: linked,
-            }) = create_checkout(base, &folder, &tree)?
-        {
-            root = project_root;
-            hidden.push(user_workdir);
-            hidden.push(user_git_dir);
-            objects = Some(linked);
-            used = Isolation::Worktree;
-        } else if let Ok(repo) = git2::Repository::discover(base.root()) {
-            if let Some(workdir) = repo.workdir() {
-                hidden.push(workdir.to_path_buf());
-            }
-            hidden.push(repo.commondir().to_path_buf());
-        }
-        if used == Isolation::Copy {
-            copy_tree(base, base.root(), &tree)?;
-        }
-        // A project folder with no committed file is absent from a fresh worktree.
-        fs::create_dir_all(&root).map_err(|e| WorkspaceError::io("create folder", &root, e))?;
-        let view =
-            DirectView::scratch(&root).map_err(|e| WorkspaceError::io("open folder", &root, e))?;
+        let filled = fill_tree(mode, base, parent, &folder, &folder.join("tree"))?;
+        let view = DirectView::scratch(&filled.root)
+            .map_err(|e| WorkspaceError::io("open folder", &filled.root, e))?;
         Ok(Self {
-            mode: used,
+            mode: filled.mode,
             root: view.root().to_path_buf(),
             recorder: Recorder::Disk(Arc::new(RecordingView::new(view))),
             owned,
-            hidden,
-            objects,
+            hidden: filled.hidden,
+            objects: filled.objects,
+            frozen: None,
         })
+    }
+
+    /// A copy-on-write workspace: an overlay whose lower layer is the run's frozen base
+    /// (shared by every workspace of the same base) and whose upper layer holds this model's
+    /// changes. `None` when the overlay cannot be mounted here (the caller makes a full
+    /// checkout instead).
+    fn create_layered(
+        parent: &Path,
+        mode: Isolation,
+        base: &Base,
+        label: &str,
+    ) -> Result<Option<Self>, WorkspaceError> {
+        let frozen = super::cow::frozen_base(parent, mode, base)?;
+        let mut owned = new_folder(parent, label, base.root())?;
+        let folder = owned.path().to_path_buf();
+        for private in ["home", "tmp", "upper", "work", "tree"] {
+            let dir = folder.join(private);
+            fs::create_dir(&dir).map_err(|e| WorkspaceError::io("create folder", &dir, e))?;
+        }
+        let tree = folder.join("tree");
+        if let Err(e) = super::cow::mount_layers(
+            frozen.tree(),
+            &folder.join("upper"),
+            &folder.join("work"),
+            &tree,
+        ) {
+            tracing::warn!(error = %e, "copy-on-write workspace not mounted; making a full checkout");
+            return Ok(None);
+        }
+        owned.mount = Some(tree.clone());
+        let root = tree.join(frozen.prefix());
+        fs::create_dir_all(&root).map_err(|e| WorkspaceError::io("create folder", &root, e))?;
+        let view =
+            DirectView::scratch(&root).map_err(|e| WorkspaceError::io("open folder", &root, e))?;
+        let layers =
+            super::cow::Layers::new(folder.join("upper").join(frozen.prefix()), frozen.entries());
+        let mut hidden = frozen.hidden().to_vec();
+        hidden.push(parent.to_path_buf());
+        Ok(Some(Self {
+            mode: frozen.mode(),
+            root: view.root().to_path_buf(),
+            recorder: Recorder::Disk(Arc::new(RecordingView::new(view).with_layers(layers))),
+            owned,
+            hidden,
+            objects: frozen.objects().map(Path::to_path_buf),
+            frozen: Some(frozen),
+        }))
     }
 
     /// The sandbox the workspace's commands run in under `settings`: the tree, the private
@@ -248,6 +360,11 @@ impl Workspace {
             hidden: self.hidden.clone(),
         };
         Sandbox::new(settings, dirs)
+    }
+
+    /// True for a copy-on-write workspace (an overlay over the run's frozen base).
+    pub fn is_copy_on_write(&self) -> bool {
+        self.frozen.is_some()
     }
 
     /// The isolation actually in use (worktree may have fallen back to copy).
@@ -464,6 +581,7 @@ fn remove_workspace_folder(folder: &Path) -> Result<(), WorkspaceError> {
         tracing::warn!(folder = %folder.display(), "not removed: no workspace marker");
         return Ok(());
     }
+    super::cow::open_overlay_work(folder);
     match fs::remove_dir_all(folder) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),

@@ -6,6 +6,7 @@
 mod base;
 pub mod changeset;
 mod copy;
+pub mod cow;
 mod direct;
 mod error;
 mod manager;

@@ -12,7 +12,8 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::base::{Base, hash_bytes, scan};
+use super::base::{Base, hash_bytes, scan, scan_reusing};
+use super::cow::Layers;
 use super::error::WorkspaceError;
 use super::path::{PathError, ProjectPath};
 use super::view::{EntryMeta, FileView, PendingChange, WriteOrigin};
@@ -38,6 +39,9 @@ pub struct FileWrite {
 pub struct RecordingView<V: FileView> {
     inner: V,
     log: Mutex<Vec<FileWrite>>,
+    /// The layers of a copy-on-write workspace: the scan then hashes only what the model
+    /// touched.
+    layers: Option<Layers>,
 }
 
 impl<V: FileView> RecordingView<V> {
@@ -46,7 +50,14 @@ impl<V: FileView> RecordingView<V> {
         Self {
             inner,
             log: Mutex::new(Vec::new()),
+            layers: None,
         }
+    }
+
+    /// Tells the bash-change scan that the view sits on an overlay over known files.
+    pub(crate) fn with_layers(mut self, layers: Layers) -> Self {
+        self.layers = Some(layers);
+        self
     }
 
     /// The wrapped view.
@@ -99,7 +110,10 @@ impl<V: FileView> RecordingView<V> {
     /// log; a link to a folder does not stop the scan of the rest.
     pub fn bash_changes(&self, base: &Base) -> Result<Vec<FileWrite>, WorkspaceError> {
         let root = self.inner.root().to_path_buf();
-        let on_disk = scan(&root)?;
+        let on_disk = match &self.layers {
+            Some(layers) => scan_reusing(&root, &|rel| layers.unchanged(rel))?,
+            None => scan(&root)?,
+        };
         let links: BTreeSet<String> = on_disk
             .iter()
             .filter(|(_, entry)| entry.kind == super::base::BaseKind::Symlink)

@@ -1,0 +1,219 @@
+//! The process's own user and mount namespace, where versus may mount overlays.
+//!
+//! An unprivileged process may mount an overlay only inside a user namespace it owns (Linux
+//! 5.11+, `userxattr`). `unshare(CLONE_NEWUSER)` works only while the process has one thread,
+//! so the binary calls [`enter`] first thing, before logging or the async runtime start any.
+//! The uid and gid map to themselves, so every file versus writes (an apply, a session log)
+//! is owned by the user as before; the mounts live and die with the process and are never
+//! seen by the user's other programs.
+//!
+//! Whether it works is asked of a child first ([`PROBE_ENV`]): the child enters a namespace,
+//! mounts an overlay over a scratch folder under the workspace parent, writes, deletes and
+//! replaces a folder through it, and checks that the sandbox still starts inside. Only when
+//! all of that holds does the process enter a namespace of its own; a kernel without
+//! unprivileged overlays, a restricted AppArmor policy or a filesystem without user xattrs
+//! leaves versus as it was (full checkouts, same safety, slower).
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use nix::mount::{MntFlags, MsFlags, mount, umount2};
+use nix::sched::{CloneFlags, unshare};
+use nix::unistd::{getgid, getuid};
+
+/// Set in a child versus to make it the probe: the value is the scratch folder to use.
+pub const PROBE_ENV: &str = "VERSUS_INTERNAL_COW_PROBE";
+
+/// Set to `off` (or `0`) to keep full checkouts even where overlays work.
+pub const SWITCH_ENV: &str = "VERSUS_COPY_ON_WRITE";
+
+static ENTERED: AtomicBool = AtomicBool::new(false);
+
+/// True once this process runs in its own namespace with working overlays.
+pub(crate) fn entered() -> bool {
+    ENTERED.load(Ordering::Acquire)
+}
+
+/// Puts this (single-threaded) process in a user and mount namespace of its own when the
+/// probe says overlays and the sandbox both work there. `Ok` names what happened; `Err` is
+/// why copy-on-write workspaces stay off (the process is unchanged then).
+pub fn enter(parent: &Path) -> Result<(), String> {
+    if matches!(
+        std::env::var(SWITCH_ENV).as_deref(),
+        Ok("off") | Ok("0") | Ok("false")
+    ) {
+        return Err(format!("{SWITCH_ENV} turns them off"));
+    }
+    if entered() {
+        return Ok(());
+    }
+    probe_in_child(parent)?;
+    enter_namespace().map_err(|e| format!("could not enter a user namespace: {e}"))?;
+    ENTERED.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// Runs this binary as the probe and reads its verdict.
+fn probe_in_child(parent: &Path) -> Result<(), String> {
+    fs::create_dir_all(parent).map_err(|e| format!("create {}: {e}", parent.display()))?;
+    let scratch = parent.join(format!(".cow-probe-{}", std::process::id()));
+    let _ = remove_scratch(&scratch);
+    fs::create_dir(&scratch).map_err(|e| format!("create {}: {e}", scratch.display()))?;
+    let exe = std::env::current_exe().map_err(|e| format!("find this program: {e}"))?;
+    let status = Command::new(exe)
+        .env(PROBE_ENV, &scratch)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    let _ = remove_scratch(&scratch);
+    let output = status.map_err(|e| format!("start the probe: {e}"))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    Err(if said.is_empty() {
+        format!("the probe failed ({})", output.status)
+    } else {
+        said
+    })
+}
+
+/// The probe's whole work, in the child: `Ok` when an overlay mounted in a namespace of our
+/// own behaves (write, delete, a folder replaced) and the sandbox starts there.
+pub fn probe(scratch: &Path) -> Result<(), String> {
+    let layers = ProbeLayers::create(scratch).map_err(|e| format!("prepare the probe: {e}"))?;
+    enter_namespace().map_err(|e| format!("could not enter a user namespace: {e}"))?;
+    mount_overlay(&layers.lower, &layers.upper, &layers.work, &layers.merged)
+        .map_err(|e| format!("could not mount an overlay: {e}"))?;
+    let checked = layers.exercise();
+    let _ = unmount(&layers.merged);
+    checked.map_err(|e| format!("the overlay misbehaved: {e}"))?;
+    let settings = crate::exec::SandboxSettings::default();
+    if crate::exec::check_available(&settings).is_err() {
+        // The sandbox must work in the namespace whenever it works outside it; versus checks
+        // outside only when it fails here, so the common case costs one bwrap start.
+        return Err("the sandbox does not start inside the namespace".to_string());
+    }
+    Ok(())
+}
+
+/// Mounts an overlay of `lower` (never written) and `upper` (every change) at `target`.
+/// Paths holding `,`, `:` or `\` cannot be named in the mount options and are refused.
+pub(crate) fn mount_overlay(
+    lower: &Path,
+    upper: &Path,
+    work: &Path,
+    target: &Path,
+) -> io::Result<()> {
+    let mut data = String::new();
+    for (key, path) in [("lowerdir", lower), ("upperdir", upper), ("workdir", work)] {
+        let Some(text) = path.to_str() else {
+            return Err(io::Error::other(format!("{} is not UTF-8", path.display())));
+        };
+        if text.contains([',', ':', '\\']) {
+            return Err(io::Error::other(format!(
+                "{} holds a character overlay options cannot carry",
+                path.display()
+            )));
+        }
+        data.push_str(&format!("{key}={text},"));
+    }
+    data.push_str("userxattr");
+    mount(
+        Some("overlay"),
+        target,
+        Some("overlay"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(data.as_str()),
+    )
+    .map_err(io::Error::from)
+}
+
+/// Detaches the overlay at `target`; `Ok` when nothing was mounted there.
+pub(crate) fn unmount(target: &Path) -> io::Result<()> {
+    match umount2(target, MntFlags::MNT_DETACH) {
+        Ok(()) | Err(nix::errno::Errno::EINVAL) | Err(nix::errno::Errno::ENOENT) => Ok(()),
+        Err(e) => Err(io::Error::from(e)),
+    }
+}
+
+/// `unshare` a user and mount namespace and map our own uid and gid to themselves.
+fn enter_namespace() -> io::Result<()> {
+    let uid = getuid();
+    let gid = getgid();
+    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS).map_err(io::Error::from)?;
+    match fs::write("/proc/self/setgroups", "deny") {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
+    fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))?;
+    Ok(())
+}
+
+/// A scratch folder can hold the overlay's `work/work` (mode 000); open it before removal.
+pub(crate) fn remove_scratch(folder: &Path) -> io::Result<()> {
+    open_overlay_work(folder);
+    fs::remove_dir_all(folder)
+}
+
+/// Makes an overlay work folder's inner `work/work` (created with mode 000) removable.
+pub(crate) fn open_overlay_work(folder: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let inner = folder.join("work").join("work");
+    if fs::symlink_metadata(&inner).is_ok_and(|m| m.is_dir()) {
+        let _ = fs::set_permissions(&inner, fs::Permissions::from_mode(0o700));
+    }
+}
+
+/// The probe's four folders.
+struct ProbeLayers {
+    lower: PathBuf,
+    upper: PathBuf,
+    work: PathBuf,
+    merged: PathBuf,
+}
+
+impl ProbeLayers {
+    fn create(scratch: &Path) -> io::Result<Self> {
+        let layers = Self {
+            lower: scratch.join("lower"),
+            upper: scratch.join("upper"),
+            work: scratch.join("work"),
+            merged: scratch.join("merged"),
+        };
+        for dir in [&layers.upper, &layers.work, &layers.merged] {
+            fs::create_dir_all(dir)?;
+        }
+        fs::create_dir_all(layers.lower.join("folder"))?;
+        fs::write(layers.lower.join("folder/inside"), b"lower")?;
+        fs::write(layers.lower.join("kept"), b"lower")?;
+        fs::write(layers.lower.join("gone"), b"lower")?;
+        Ok(layers)
+    }
+
+    /// What a model's commands do most: change a file, delete one, replace a folder.
+    fn exercise(&self) -> io::Result<()> {
+        let m = &self.merged;
+        fs::write(m.join("kept"), b"upper")?;
+        fs::remove_file(m.join("gone"))?;
+        fs::remove_dir_all(m.join("folder"))?;
+        fs::create_dir(m.join("folder"))?;
+        let sound = fs::read(m.join("kept"))? == b"upper"
+            && fs::symlink_metadata(m.join("gone")).is_err()
+            && fs::symlink_metadata(m.join("folder/inside")).is_err()
+            && fs::read(self.lower.join("kept"))? == b"lower"
+            && fs::read(self.lower.join("folder/inside"))? == b"lower";
+        if sound {
+            Ok(())
+        } else {
+            Err(io::Error::other(
+                "a change did not show or reached the lower layer",
+            ))
+        }
+    }
+}
