@@ -176,7 +176,7 @@ fn bench_create(root: &Path, scratch: &Path, label: &str) {
 /// at once, so the time is start-up, base capture, workspace creation, the change-set scan and
 /// removal), alternating with the reference: `models` x `git worktree add --detach` then
 /// `git worktree remove --force`, one after the other as a script would.
-fn bench_ask(root: &Path, scratch: &Path, models: usize, label: &str) {
+fn bench_ask(root: &Path, scratch: &Path, models: usize, label: &str, envs: &[(&str, &str)]) {
     let script = scratch.join("instant.jsonl");
     fs::write(&script, "{\"say\": \"Nothing to change.\"}\n").unwrap();
     let workspaces = scratch.join("ask-tmp");
@@ -191,6 +191,7 @@ fn bench_ask(root: &Path, scratch: &Path, models: usize, label: &str) {
         timed(|| {
             let out = Command::new(env!("CARGO_BIN_EXE_versus"))
                 .args(&args)
+                .envs(envs.iter().copied())
                 .env("TMPDIR", &workspaces)
                 .env("XDG_STATE_HOME", scratch.join("state"))
                 .env("XDG_CONFIG_HOME", scratch.join("config"))
@@ -422,12 +423,19 @@ fn main() {
     }
     if wants("ask") {
         for models in [4, 16] {
-            bench_ask(&root, &scratch_path, models, "clean tree");
+            bench_ask(&root, &scratch_path, models, "clean tree", &[]);
         }
+        bench_ask(
+            &root,
+            &scratch_path,
+            4,
+            "clean tree, full checkouts",
+            &[("VERSUS_COPY_ON_WRITE", "off")],
+        );
     }
     make_dirty(&root, 40, files);
     if wants("ask") {
-        bench_ask(&root, &scratch_path, 4, "40 modified + 10 untracked");
+        bench_ask(&root, &scratch_path, 4, "40 modified + 10 untracked", &[]);
     }
     if wants("create") {
         bench_create(&root, &scratch_path, "40 modified + 10 untracked files");
