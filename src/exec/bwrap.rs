@@ -348,6 +348,23 @@ mod tests {
         assert_eq!(expand_home(Path::new("~/x"), None), Path::new("~/x"));
     }
 
+    /// The arguments for `true` in `/ws/tree` on a host with no home and no PATH.
+    fn bare_host_line(settings: &SandboxSettings) -> String {
+        let host = Host {
+            home: None,
+            path: Vec::new(),
+            toolchains: Vec::new(),
+        };
+        let dirs = WorkspaceDirs::tree_only("/ws/tree");
+        line(&arguments(
+            settings,
+            &dirs,
+            &host,
+            Path::new("/ws/tree"),
+            "true",
+        ))
+    }
+
     #[test]
     fn read_only_mounts_the_tree_read_only_and_network_can_be_allowed() {
         let settings = SandboxSettings {
@@ -355,19 +372,7 @@ mod tests {
             network: true,
             ..SandboxSettings::default()
         };
-        let dirs = WorkspaceDirs::tree_only("/ws/tree");
-        let host = Host {
-            home: None,
-            path: Vec::new(),
-            toolchains: Vec::new(),
-        };
-        let text = line(&arguments(
-            &settings,
-            &dirs,
-            &host,
-            Path::new("/ws/tree"),
-            "true",
-        ));
+        let text = bare_host_line(&settings);
         assert!(text.contains("--ro-bind /ws/tree /ws/tree"), "{text}");
         assert!(!text.contains("--unshare-net"), "{text}");
     }
@@ -379,19 +384,7 @@ mod tests {
             writable: vec![shared.path().to_path_buf()],
             ..SandboxSettings::default()
         };
-        let dirs = WorkspaceDirs::tree_only("/ws/tree");
-        let host = Host {
-            home: None,
-            path: Vec::new(),
-            toolchains: Vec::new(),
-        };
-        let text = line(&arguments(
-            &settings,
-            &dirs,
-            &host,
-            Path::new("/ws/tree"),
-            "true",
-        ));
+        let text = bare_host_line(&settings);
         let bind = format!("--bind {0} {0}", shared.path().display());
         let (Some(tmp), Some(bound)) = (text.find("--tmpfs /tmp"), text.find(&bind)) else {
             panic!("missing mounts: {text}");

@@ -324,8 +324,7 @@ impl Workspace {
         fs::create_dir_all(&root).map_err(|e| WorkspaceError::io("create folder", &root, e))?;
         let view =
             DirectView::scratch(&root).map_err(|e| WorkspaceError::io("open folder", &root, e))?;
-        let layers =
-            super::cow::Layers::new(folder.join("upper").join(frozen.prefix()), frozen.entries());
+        let layers = super::cow::Layers::new(folder.join("upper").join(frozen.prefix()));
         let mut hidden = frozen.hidden().to_vec();
         hidden.push(parent.to_path_buf());
         Ok(Some(Self {

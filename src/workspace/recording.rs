@@ -111,7 +111,7 @@ impl<V: FileView> RecordingView<V> {
     pub fn bash_changes(&self, base: &Base) -> Result<Vec<FileWrite>, WorkspaceError> {
         let root = self.inner.root().to_path_buf();
         let on_disk = match &self.layers {
-            Some(layers) => scan_reusing(&root, &|rel| layers.unchanged(rel))?,
+            Some(layers) => scan_reusing(&root, &|rel| layers.unchanged(base, rel))?,
             None => scan(&root)?,
         };
         let links: BTreeSet<String> = on_disk

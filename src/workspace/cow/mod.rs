@@ -7,7 +7,7 @@
 //! the same base and never written again; the upper layer is the model's own folder and
 //! receives every change, from tools and from bash alike. Creating a workspace is then a few
 //! `mkdir`s and a `mount`, and finding what bash changed hashes only what lies in the upper
-//! layer ([`Layers`]); everything else is known from the frozen base's one scan.
+//! layer ([`Layers`]); everything else is the captured base, already hashed.
 //!
 //! The overlay lives in versus's mount namespace: the sandbox binds it like any tree, the
 //! user's other programs never see it, and it disappears with the process (a crash leaves
@@ -17,7 +17,6 @@
 
 mod namespace;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -27,7 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 pub use namespace::{PROBE_ENV, SWITCH_ENV, enter, probe};
 pub(crate) use namespace::{mount_overlay as mount_layers, open_overlay_work, unmount};
 
-use super::base::{Base, BaseEntry, scan};
+use super::base::{Base, BaseEntry};
 use super::error::WorkspaceError;
 use super::manager::{Isolation, Owned, fill_tree, new_folder};
 
@@ -60,7 +59,6 @@ pub struct FrozenBase {
     mode: Isolation,
     hidden: Vec<PathBuf>,
     objects: Option<PathBuf>,
-    entries: Arc<BTreeMap<String, BaseEntry>>,
 }
 
 impl FrozenBase {
@@ -74,7 +72,6 @@ impl FrozenBase {
             .strip_prefix(&tree)
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        let entries = scan(&filled.root)?;
         Ok(Self {
             owned,
             tree,
@@ -82,7 +79,6 @@ impl FrozenBase {
             mode: filled.mode,
             hidden: filled.hidden,
             objects: filled.objects,
-            entries: Arc::new(entries),
         })
     }
 
@@ -110,11 +106,6 @@ impl FrozenBase {
     /// The linked objects of the private repository (read-only for commands).
     pub(crate) fn objects(&self) -> Option<&Path> {
         self.objects.as_deref()
-    }
-
-    /// Every file of the checkout's project root, hashed once for all workspaces.
-    pub(crate) fn entries(&self) -> Arc<BTreeMap<String, BaseEntry>> {
-        self.entries.clone()
     }
 
     /// The versus-owned folder holding the base.
@@ -177,26 +168,25 @@ fn fingerprint(base: &Base) -> [u8; 32] {
     *hasher.finalize().as_bytes()
 }
 
-/// What the bash-change scan needs to skip everything the model did not touch: a path absent
-/// from the upper layer is exactly the lower layer's file, whose hash is already known.
+/// What the bash-change scan needs to skip everything the model did not touch: a path with
+/// nothing of it in the upper layer is the frozen base's file, which is the captured base's
+/// (the checkout is made from it), so its entry is already known and nothing is hashed.
 #[derive(Debug, Clone)]
 pub struct Layers {
     upper_root: PathBuf,
-    lower: Arc<BTreeMap<String, BaseEntry>>,
 }
 
 impl Layers {
-    /// `upper_root`: the project root inside the upper layer; `lower`: the frozen base's
-    /// entries.
-    pub(crate) fn new(upper_root: PathBuf, lower: Arc<BTreeMap<String, BaseEntry>>) -> Self {
-        Self { upper_root, lower }
+    /// `upper_root`: the project root inside the upper layer.
+    pub(crate) fn new(upper_root: PathBuf) -> Self {
+        Self { upper_root }
     }
 
-    /// The known entry of `rel` when the model did not touch it (nothing of it in the upper
-    /// layer); `None` means it must be read.
-    pub(crate) fn unchanged(&self, rel: &str) -> Option<BaseEntry> {
+    /// The base's entry of `rel` when the model did not touch it; `None` means it must be
+    /// read.
+    pub(crate) fn unchanged(&self, base: &Base, rel: &str) -> Option<BaseEntry> {
         match fs::symlink_metadata(self.upper_root.join(rel)) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => self.lower.get(rel).cloned(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => base.get(rel).cloned(),
             _ => None,
         }
     }
