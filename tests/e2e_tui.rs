@@ -643,3 +643,78 @@ fn sigterm_stops_the_interface_and_everything_it_started() {
 fn sighup_stops_the_interface_and_everything_it_started() {
     stop_by_signal("HUP", "sighup", "98762");
 }
+
+/// Starts versus in the pane with its own state folder (where trust is recorded).
+fn launch_with_state(tmux: &Tmux, proj: &Path, config: &Path, state: &Path, args: &str) {
+    tmux.type_text(&format!("clear; XDG_STATE_HOME={} ", state.display()));
+    launch(tmux, proj, config, args);
+}
+
+#[test]
+fn the_interface_asks_before_a_projects_own_settings_count() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    std::fs::create_dir_all(proj.join(".versus")).unwrap();
+    std::fs::write(
+        proj.join(".versus/config.toml"),
+        "models = [\"demo/quick.jsonl\"]\n",
+    )
+    .unwrap();
+    std::fs::write(proj.join(".env"), "OPENAI_API_KEY=sk-never-shown-42\n").unwrap();
+    let config = tmp.write("empty.toml", "");
+    let state = tmp.path().join("state");
+    let record = state.join("versus/trust.json");
+    let tmux = Tmux::start("trust", 120, 40);
+
+    // Asked first, shown what the files say (a key's value never), trusted with `y`: the
+    // project's model is the session's model.
+    launch_with_state(&tmux, &proj, &config, &state, "");
+    let screen = tmux.wait_for(&["Trust them? [y/N]"]);
+    assert!(
+        screen.contains("| models = [\"demo/quick.jsonl\"]"),
+        "{screen}"
+    );
+    assert!(screen.contains("sets OPENAI_API_KEY"), "{screen}");
+    assert!(!screen.contains("sk-never-shown-42"), "{screen}");
+    assert!(!record.exists(), "recorded before the answer");
+    tmux.type_text("y");
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 0", "demo/quick.jsonl"]);
+    assert!(record.exists(), "trust was not recorded");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+
+    // Trusted and unchanged: no question.
+    launch_with_state(&tmux, &proj, &config, &state, "");
+    let screen = tmux.wait_for(&["turn 0", "demo/quick.jsonl"]);
+    assert!(!screen.contains("Trust them?"), "{screen}");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+
+    // Changed since: asked again; `n` leaves the files ignored and the banner says so.
+    std::fs::write(
+        proj.join(".versus/config.toml"),
+        "models = [\"demo/broken.jsonl\"]\n",
+    )
+    .unwrap();
+    launch_with_state(&tmux, &proj, &config, &state, "-m demo/quick.jsonl");
+    let screen = tmux.wait_for(&["Trust them? [y/N]"]);
+    assert!(
+        screen.contains("they changed since you trusted"),
+        "{screen}"
+    );
+    tmux.type_text("n");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["turn 0", "(changed since you trusted"]);
+    assert!(!screen.contains("demo/broken.jsonl"), "{screen}");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+}

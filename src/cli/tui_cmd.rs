@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 
+use versus::config::{Trust, TrustStore};
 use versus::tui::{TuiOptions, run as run_tui};
 
 /// Flags of the bare command.
@@ -51,6 +52,9 @@ pub fn run(
         );
     }
     let project = super::project_dir(project)?;
+    if !trust {
+        ask_trust(&project)?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -82,4 +86,94 @@ pub fn run(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Lines of a project config shown before the user decides.
+const CONFIG_PREVIEW_LINES: usize = 40;
+
+/// Asks, before the interface starts, whether to trust the project's own config and `.env`
+/// when it has them and they are not trusted: shows the config's text and the names (never the
+/// values) `.env` sets, then records trust on `y`. Anything else leaves them ignored, as the
+/// interface's banner then says.
+fn ask_trust(project: &std::path::Path) -> anyhow::Result<()> {
+    use std::io::{BufRead, Write};
+    let store = TrustStore::for_user().context("find the trust record")?;
+    let Trust::Untrusted { files, changed } = store.check(project)? else {
+        return Ok(());
+    };
+    let mut err = std::io::stderr().lock();
+    writeln!(
+        err,
+        "versus: {} has settings of its own, ignored until you trust them{}:",
+        project.display(),
+        if changed {
+            " (they changed since you trusted this folder)"
+        } else {
+            ""
+        }
+    )?;
+    for file in &files {
+        writeln!(err, "\n  {}", file.display())?;
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        if file.file_name().is_some_and(|n| n == ".env") {
+            for name in dotenv_names(&text) {
+                writeln!(err, "    sets {name}")?;
+            }
+            continue;
+        }
+        for line in text.lines().take(CONFIG_PREVIEW_LINES) {
+            writeln!(err, "    | {line}")?;
+        }
+        if text.lines().count() > CONFIG_PREVIEW_LINES {
+            writeln!(err, "    | ...")?;
+        }
+    }
+    write!(
+        err,
+        "\nThey may choose models, providers, base URLs and commands that run on this machine.\n\
+         Trust them? [y/N] "
+    )?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        store.trust(project)?;
+        writeln!(
+            err,
+            "versus: trusted; recorded in {}",
+            store.path().display()
+        )?;
+    } else {
+        writeln!(
+            err,
+            "versus: not trusted; they stay ignored (`versus trust` to change your mind)"
+        )?;
+    }
+    Ok(())
+}
+
+/// The variable names a `.env` text sets, in order (values are never shown: they may be keys).
+fn dotenv_names(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| {
+            let l = l.strip_prefix("export ").unwrap_or(l);
+            let (name, _) = l.split_once('=')?;
+            let name = name.trim();
+            (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                .then(|| name.to_string())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dotenv_names_never_carry_values() {
+        let names = dotenv_names("# c\nexport A_KEY=sk-secret\nB = x\n\nbad line\n=v\n");
+        assert_eq!(names, ["A_KEY", "B"]);
+    }
 }
