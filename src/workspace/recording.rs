@@ -110,10 +110,17 @@ impl<V: FileView> RecordingView<V> {
     /// log; a link to a folder does not stop the scan of the rest.
     pub fn bash_changes(&self, base: &Base) -> Result<Vec<FileWrite>, WorkspaceError> {
         let root = self.inner.root().to_path_buf();
+        let started = std::time::Instant::now();
         let on_disk = match &self.layers {
             Some(layers) => scan_reusing(&root, &|rel| layers.unchanged(base, rel))?,
             None => scan(&root)?,
         };
+        tracing::debug!(
+            files = on_disk.len(),
+            copy_on_write = self.layers.is_some(),
+            ms = started.elapsed().as_millis() as u64,
+            "workspace scanned for bash changes"
+        );
         let links: BTreeSet<String> = on_disk
             .iter()
             .filter(|(_, entry)| entry.kind == super::base::BaseKind::Symlink)

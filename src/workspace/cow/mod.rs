@@ -63,6 +63,7 @@ pub struct FrozenBase {
 
 impl FrozenBase {
     fn create(parent: &Path, mode: Isolation, base: &Base) -> Result<Self, WorkspaceError> {
+        let started = std::time::Instant::now();
         let owned = new_folder(parent, "base", base.root())?;
         let folder = owned.path().to_path_buf();
         let tree = folder.join("tree");
@@ -72,6 +73,11 @@ impl FrozenBase {
             .strip_prefix(&tree)
             .map(Path::to_path_buf)
             .unwrap_or_default();
+        tracing::debug!(
+            folder = %folder.display(),
+            ms = started.elapsed().as_millis() as u64,
+            "frozen base ready"
+        );
         Ok(Self {
             owned,
             tree,
