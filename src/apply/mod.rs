@@ -15,6 +15,7 @@
 //! and snapshots from disk only, so it works after a restart ([`rewind`]).
 
 pub mod compose;
+mod durable;
 pub mod engine;
 pub mod journal;
 pub mod lock;
