@@ -267,11 +267,16 @@ impl ApplyEngine {
     ) -> Result<ApplyReport> {
         // Held until the apply is committed (or has failed): one writer per project.
         let _lock = self.lock()?;
-        if let Some(p) = recover::pending_recovery(&self.session)? {
+        let history = journal::entries(&journal::read(&self.session)?);
+        if let Some(p) = history.iter().rev().find(|e| e.is_interrupted()) {
             return Err(ApplyError::PendingRecovery {
-                apply_id: p.apply_id,
+                apply_id: p.apply_id.clone(),
             });
         }
+        snapshot::remove_orphans(
+            &self.session,
+            &history.into_iter().map(|e| e.snapshot).collect(),
+        );
         let decisions = self.decide_all(plan)?;
         let mut outcomes = Vec::with_capacity(decisions.len());
         let mut actions: Vec<(usize, Target)> = Vec::new();

@@ -436,6 +436,22 @@ pub fn discard_files(session: &Path, apply_id: &str) {
     }
 }
 
+/// Removes the snapshots no journal record names: left by an apply that stopped (crash, power
+/// cut) before its `begin` record was durable, so before it changed anything. Their old files
+/// are second names of the user's files, which would otherwise stay shared (and make the next
+/// snapshot of those files a copy). Call with the project lock held.
+pub fn remove_orphans(session: &Path, named: &BTreeSet<String>) {
+    let Ok(listing) = fs::read_dir(session.join(SNAPSHOTS_DIR)) else {
+        return;
+    };
+    for found in listing.flatten() {
+        let name = found.file_name().to_string_lossy().into_owned();
+        if !named.contains(&name) && found.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = fs::remove_dir_all(found.path());
+        }
+    }
+}
+
 /// Removes the (by then empty) staging folder of a committed apply.
 pub fn discard_staging(session: &Path, apply_id: &str) {
     let _ = fs::remove_dir(snapshot_dir(session, apply_id).join(STAGED_DIR));
