@@ -204,7 +204,8 @@ impl ApplyEngine {
     }
 
     /// Test hook: stop an apply after `n` user-file writes, without a commit record, exactly
-    /// as a crash at that point would leave things.
+    /// as a crash at that point would leave things (`n` = all of them: after the last write,
+    /// before the commit).
     #[doc(hidden)]
     pub fn fail_after_writes(mut self, n: usize) -> Self {
         self.fail_after_writes = Some(n);
@@ -218,6 +219,23 @@ impl ApplyEngine {
     pub fn pause_after_writes(mut self, n: usize, ready_marker: PathBuf) -> Self {
         self.pause_after_writes = Some((n, ready_marker));
         self
+    }
+
+    /// Where the test hooks act: before user-file write number `done` (counting from 0), or
+    /// with `done` equal to the number of writes, after the last one and before the commit.
+    fn crash_point(&self, done: usize) -> Result<()> {
+        if self.fail_after_writes == Some(done) {
+            return Err(ApplyError::InjectedFailure { after: done });
+        }
+        if let Some((n, marker)) = &self.pause_after_writes
+            && *n == done
+        {
+            let _ = fs::write(marker, done.to_string());
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
+        Ok(())
     }
 
     /// The canonical project root.
@@ -354,17 +372,7 @@ impl ApplyEngine {
         // Every new content is staged and durable: putting it in place is one rename each.
         let mut touched: BTreeSet<PathBuf> = BTreeSet::new();
         for (done, (i, target)) in actions.iter().enumerate() {
-            if self.fail_after_writes == Some(done) {
-                return Err(ApplyError::InjectedFailure { after: done });
-            }
-            if let Some((n, marker)) = &self.pause_after_writes
-                && *n == done
-            {
-                let _ = fs::write(marker, done.to_string());
-                loop {
-                    std::thread::sleep(std::time::Duration::from_secs(3600));
-                }
-            }
+            self.crash_point(done)?;
             let d = &decisions[*i];
             let staged = snap.staged.get(done).and_then(Option::as_deref);
             // Re-check at write time: a symlink created since deciding must not redirect us.
@@ -388,6 +396,8 @@ impl ApplyEngine {
                 return Err(e);
             }
         }
+        // After the last rename, before the folders are flushed and `commit` is written.
+        self.crash_point(actions.len())?;
         // The renames (and the folders made for them) reach the disk before `commit` says so.
         for created in &snap.manifest.created_dirs {
             touched.insert(parent_of(&self.root.join(created)));
