@@ -376,9 +376,13 @@ impl ApplyEngine {
             let d = &decisions[*i];
             let staged = snap.staged.get(done).and_then(Option::as_deref);
             // Re-check at write time: a symlink created since deciding must not redirect us.
+            let linked = snap.linked.get(done).copied().flatten();
             let written = ProjectPath::resolve(&self.root, d.path.rel())
                 .map_err(ApplyError::from)
                 .and_then(|path| {
+                    if let (Some(id), Some((old, _))) = (&linked, &d.current) {
+                        snapshot::settle_link(&self.session, &apply_id, done, id, path.abs(), old)?;
+                    }
                     put_in_place(
                         &path,
                         staged,

@@ -128,6 +128,9 @@ pub struct Snapshot {
     /// for a deletion, or when the session is on another filesystem than the project (then the
     /// apply writes the file beside its target instead).
     pub staged: Vec<Option<PathBuf>>,
+    /// Per entry: the identity of the user's file when the snapshot holds it by hard link (see
+    /// [`settle_link`]); `None` for a copy or a path that did not exist.
+    pub linked: Vec<Option<FileIdentity>>,
 }
 
 /// Folder of one snapshot.
@@ -167,6 +170,7 @@ fn create_in(
     let stage = same_filesystem(root, &staged_dir);
     let mut entries = Vec::with_capacity(changes.len());
     let mut staged = Vec::with_capacity(changes.len());
+    let mut linked_ids = Vec::with_capacity(changes.len());
     let mut to_sync = Vec::with_capacity(changes.len() * 2);
     let mut created_dirs: Vec<String> = Vec::new();
     for (n, c) in changes.iter().enumerate() {
@@ -181,6 +185,7 @@ fn create_in(
                 if !linked {
                     write_new_file(&object, bytes, None)?;
                 }
+                linked_ids.push(if linked { c.identity } else { None });
                 to_sync.push(object);
                 Some(StoredFile {
                     hash: content_hash(bytes),
@@ -188,7 +193,10 @@ fn create_in(
                     object: Some(name),
                 })
             }
-            None => None,
+            None => {
+                linked_ids.push(None);
+                None
+            }
         };
         staged.push(match c.new {
             Some(bytes) if stage => {
@@ -229,7 +237,35 @@ fn create_in(
             .into_iter()
             .collect(),
     )?;
-    Ok(Snapshot { manifest, staged })
+    Ok(Snapshot {
+        manifest,
+        staged,
+        linked: linked_ids,
+    })
+}
+
+/// Called just before the apply replaces (or deletes) entry `n`, whose old file the snapshot
+/// holds by hard link. If that file was written in place since it was read (an editor saving
+/// during the apply), the link no longer holds the bytes the manifest names: the snapshot's
+/// old file is then replaced, durably, by a copy of `bytes` (what was read and decided on), so
+/// rewind gives back exactly that, as with a copied snapshot.
+pub fn settle_link(
+    session: &Path,
+    apply_id: &str,
+    n: usize,
+    id: &FileIdentity,
+    target: &Path,
+    bytes: &[u8],
+) -> Result<()> {
+    let unchanged =
+        fs::symlink_metadata(target).is_ok_and(|m| FileIdentity::of(&m).same_content(id));
+    if unchanged {
+        return Ok(());
+    }
+    let entries = snapshot_dir(session, apply_id).join(ENTRIES_DIR);
+    let object = entries.join(n.to_string());
+    atomic_write(&object, bytes).map_err(|e| ApplyError::io("write", &object, e))?;
+    sync_dirs(&[entries].into_iter().collect())
 }
 
 /// Hard-links `src` as `object` and keeps the link only if it names the file that was read
@@ -622,6 +658,43 @@ mod tests {
             "a link cannot cross filesystems: the bytes are copied"
         );
         assert_eq!(snap.staged, vec![None]);
+    }
+
+    #[test]
+    fn a_linked_file_written_in_place_before_it_is_replaced_is_settled_to_a_copy() {
+        let root = tempfile::tempdir().unwrap();
+        let session = tempfile::tempdir().unwrap();
+        let root_path = root.path().canonicalize().unwrap();
+        fs::write(root_path.join("a.txt"), "old\n").unwrap();
+        let path = ProjectPath::resolve(&root_path, "a.txt").unwrap();
+        let (bytes, mode, id) = read_current_identified(&path).unwrap().unwrap();
+        let changes = [PendingChange {
+            path: &path,
+            current: Some((&bytes, mode)),
+            identity: Some(id),
+            new: Some(b"new\n"),
+            new_mode: Some(mode),
+        }];
+        let snap = create(&root_path, session.path(), "s", &changes).unwrap();
+        let linked = snap.linked[0].unwrap();
+        let stored = snap.manifest.entries[0].before.clone().unwrap();
+        // Unchanged: the link stays.
+        settle_link(session.path(), "s", 0, &linked, path.abs(), &bytes).unwrap();
+        assert_eq!(
+            fs::metadata(object_path(session.path(), "s", &stored))
+                .unwrap()
+                .ino(),
+            fs::metadata(path.abs()).unwrap().ino()
+        );
+        // Saved in place during the apply: the snapshot gets the bytes that were read.
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(path.abs())
+            .unwrap();
+        f.write_all(b"typed during the apply\n").unwrap();
+        drop(f);
+        settle_link(session.path(), "s", 0, &linked, path.abs(), &bytes).unwrap();
+        assert_eq!(blob(session.path(), "s", &stored).unwrap(), b"old\n");
     }
 
     #[test]
