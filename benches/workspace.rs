@@ -404,6 +404,20 @@ fn bench_apply(root: &Path, scratch: &Path, cs: &ChangeSet, n: usize) {
         }
         t
     });
+    // Not a target, a gauge of the machine: creating as many new files as apply stages (any
+    // temp + rename pays one new inode per file; ext4 makes that slow for a few minutes after
+    // many files were deleted, by this bench or anything else on the filesystem).
+    let spare = scratch.join("inode-gauge");
+    let creates = measure(|| {
+        fs::create_dir_all(&spare).unwrap();
+        let t = timed(|| {
+            for i in 0..n {
+                drop(fs::File::create_new(spare.join(i.to_string())).unwrap());
+            }
+        });
+        fs::remove_dir_all(&spare).unwrap();
+        t
+    });
     println!(
         "| compose (whole change set, {n} files) | {} | - | - | - |",
         ms(compose_time)
@@ -417,6 +431,10 @@ fn bench_apply(root: &Path, scratch: &Path, cs: &ChangeSet, n: usize) {
         apply,
         "write + fsync each file",
         reference,
+    );
+    println!(
+        "| gauge: create {n} empty files (the new inodes apply stages) | {} | - | - | - |",
+        ms(creates)
     );
     row(
         &format!("rewind, {n} files"),
