@@ -371,6 +371,54 @@ fn bench_apply(root: &Path, scratch: &Path, cs: &ChangeSet, n: usize) {
         }
         t
     });
+    // Reference for rewind: `git checkout` of the same files from a commit holding their
+    // pre-apply content (the tree is rewound here, so it holds that content now). The commit is
+    // made with a temporary index, so neither HEAD nor the index change before the checkout.
+    let list = scratch.join("apply-paths.txt");
+    let paths: Vec<&str> = plan.writes.iter().map(|w| w.path.as_str()).collect();
+    fs::write(&list, paths.join("\n")).unwrap();
+    let list_arg = list.to_str().unwrap();
+    let index = scratch.join("pre-apply.index");
+    git_with_index(root, &index, &["read-tree", "HEAD"]);
+    git_with_index(root, &index, &["add", "--pathspec-from-file", list_arg]);
+    let tree = git_with_index(root, &index, &["write-tree"]);
+    let commit = git_with_index(
+        root,
+        &index,
+        &["commit-tree", &tree, "-p", "HEAD", "-m", "pre"],
+    );
+    let checkout = measure(|| {
+        for (path, _, new) in &originals {
+            fs::write(path, new).unwrap();
+        }
+        let t = timed(|| {
+            git(
+                root,
+                &["checkout", &commit, "--pathspec-from-file", list_arg],
+            )
+        });
+        for (path, old, _) in &originals {
+            assert!(
+                fs::read(path).unwrap() == *old,
+                "git checkout restored {path:?}"
+            );
+        }
+        t
+    });
+    // Not a target, a gauge of the machine: creating as many new files as apply stages (any
+    // temp + rename pays one new inode per file; ext4 makes that slow for a few minutes after
+    // many files were deleted, by this bench or anything else on the filesystem).
+    let spare = scratch.join("inode-gauge");
+    let creates = measure(|| {
+        fs::create_dir_all(&spare).unwrap();
+        let t = timed(|| {
+            for i in 0..n {
+                drop(fs::File::create_new(spare.join(i.to_string())).unwrap());
+            }
+        });
+        fs::remove_dir_all(&spare).unwrap();
+        t
+    });
     println!(
         "| compose (whole change set, {n} files) | {} | - | - | - |",
         ms(compose_time)
@@ -385,12 +433,41 @@ fn bench_apply(root: &Path, scratch: &Path, cs: &ChangeSet, n: usize) {
         "write + fsync each file",
         reference,
     );
+    println!(
+        "| gauge: create {n} empty files (the new inodes apply stages) | {} | - | - | - |",
+        ms(creates)
+    );
+    row(
+        &format!("rewind, {n} files"),
+        rewind,
+        "`git checkout <pre-apply commit> -- <the files>`",
+        checkout,
+    );
     row(
         &format!("rewind, {n} files"),
         rewind,
         "write + fsync each file",
         reference,
     );
+}
+
+/// Runs git in `dir` with `index` as its index file; returns its output, trimmed.
+fn git_with_index(dir: &Path, index: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.com",
+        ])
+        .args(args)
+        .env("GIT_INDEX_FILE", index)
+        .current_dir(dir)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?} failed");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 fn main() {

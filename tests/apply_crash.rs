@@ -25,6 +25,8 @@ use versus::workspace::{Base, ChangeSet, Isolation, Workspace, WriteOrigin, clea
 
 /// Set (to the test folder) only in the child process.
 const CHILD_ENV: &str = "VERSUS_APPLY_CRASH_DIR";
+/// How many writes the child does before pausing (default [`PAUSE_AFTER`]).
+const PAUSE_ENV: &str = "VERSUS_APPLY_CRASH_PAUSE";
 const MODEL: &str = "crash/model";
 const PAUSE_AFTER: usize = 100;
 
@@ -136,16 +138,36 @@ fn child_apply() {
     let cs = ChangeSet::from_workspace(MODEL, &base, &ws).unwrap();
     assert_eq!(cs.files_changed(), 200);
     let plan = compose(&[cs], &Selection::new().change_set(MODEL), "crash test").unwrap();
+    let pause = std::env::var(PAUSE_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(PAUSE_AFTER);
     ApplyEngine::new(&root, &dir.join("session"))
         .unwrap()
-        .pause_after_writes(PAUSE_AFTER, dir.join("ready"))
+        .pause_after_writes(pause, dir.join("ready"))
         .apply(&plan, &BTreeMap::new())
         .unwrap();
-    unreachable!("the apply pauses forever after {PAUSE_AFTER} writes");
+    unreachable!("the apply pauses forever after {pause} writes");
 }
 
 #[test]
 fn sigkill_in_the_middle_of_an_apply_of_200_files_rolls_back_exactly() {
+    kill_after_writes_then_recover(PAUSE_AFTER);
+}
+
+/// The same at the edges: before the first file is put in place (everything snapshotted and
+/// staged, `begin` written), after the first, before the last, and after the last (before the
+/// folders are flushed and `commit` is written).
+#[test]
+fn sigkill_at_the_edges_of_the_writes_rolls_back_exactly() {
+    for pause in [0, 1, 199, 200] {
+        kill_after_writes_then_recover(pause);
+    }
+}
+
+/// Runs the child until it pauses after `pause` writes, kills it, and recovers like a fresh
+/// start: the tree must be exactly as before.
+fn kill_after_writes_then_recover(pause: usize) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap();
     let root = dir.join("project");
@@ -156,6 +178,7 @@ fn sigkill_in_the_middle_of_an_apply_of_200_files_rolls_back_exactly() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "child_apply", "--ignored", "--nocapture"])
         .env(CHILD_ENV, &dir)
+        .env(PAUSE_ENV, pause.to_string())
         .stdin(Stdio::null())
         .stdout(log.try_clone().unwrap())
         .stderr(log)
@@ -187,7 +210,7 @@ fn sigkill_in_the_middle_of_an_apply_of_200_files_rolls_back_exactly() {
             .keys()
             .filter(|p| !p.ends_with('/') && !before.contains_key(*p))
             .count();
-    assert_eq!(changed, PAUSE_AFTER, "the crash left a half-applied tree");
+    assert_eq!(changed, pause, "the crash left a half-applied tree");
 
     // Next start: a fresh engine finds the interrupted apply in the journal.
     let session = dir.join("session");

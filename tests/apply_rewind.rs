@@ -675,3 +675,194 @@ fn rollback_also_removes_the_temp_file_a_killed_write_left_and_its_new_folder() 
     engine.rollback_incomplete(&pending.apply_id).unwrap();
     assert_eq!(s.tree(), before, "folders and debris gone: the exact tree");
 }
+
+fn inode(path: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(path).unwrap();
+    (m.ino(), m.nlink())
+}
+
+#[test]
+fn a_hard_linked_snapshot_gives_back_the_very_file_with_its_bytes_and_mode() {
+    let s = Setup::plain();
+    s.write("run.sh", "#!/bin/sh\necho old\n");
+    s.chmod("run.sh", 0o750);
+    s.write("gone.txt", "to be deleted\n");
+    s.chmod("gone.txt", 0o604);
+    let before = s.tree();
+    let (run_ino, _) = inode(&s.root.join("run.sh"));
+    let (gone_ino, _) = inode(&s.root.join("gone.txt"));
+    let engine = s.engine();
+    engine
+        .apply(
+            &plan(vec![
+                change(
+                    "run.sh",
+                    Some("#!/bin/sh\necho old\n"),
+                    Some("#!/bin/sh\necho new\n"),
+                ),
+                change("gone.txt", Some("to be deleted\n"), None),
+            ]),
+            &no_resolutions(),
+        )
+        .unwrap();
+    let (new_ino, links) = inode(&s.root.join("run.sh"));
+    assert_ne!(
+        new_ino, run_ino,
+        "the new content is a new file renamed into place"
+    );
+    assert_eq!(links, 1);
+    assert_eq!(
+        s.mode("run.sh"),
+        0o750,
+        "the replaced script keeps its mode"
+    );
+    // The preview reads the old bytes through the link.
+    let rp = engine.rewind_preview().unwrap().unwrap();
+    assert_eq!(rp.summary(), "2 files, +2 -1");
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before, "bytes and modes back exactly");
+    assert_eq!(
+        inode(&s.root.join("run.sh")),
+        (run_ino, 1),
+        "the user's own file is back, and the snapshot no longer shares it"
+    );
+    assert_eq!(inode(&s.root.join("gone.txt")), (gone_ino, 1));
+    // Applying again snapshots the same file again.
+    engine
+        .apply(
+            &plan(vec![change(
+                "run.sh",
+                Some("#!/bin/sh\necho old\n"),
+                Some("#!/bin/sh\necho again\n"),
+            )]),
+            &no_resolutions(),
+        )
+        .unwrap();
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+}
+
+#[test]
+fn a_file_with_several_hard_links_is_restored_exactly_whatever_is_done_through_the_others() {
+    let s = Setup::plain();
+    s.write("a.txt", "shared old\n");
+    s.chmod("a.txt", 0o640);
+    fs::hard_link(s.root.join("a.txt"), s.root.join("twin.txt")).unwrap();
+    let engine = s.engine();
+    engine
+        .apply(
+            &plan(vec![change("a.txt", Some("shared old\n"), Some("model\n"))]),
+            &no_resolutions(),
+        )
+        .unwrap();
+    assert_eq!(s.read("a.txt"), "model\n");
+    assert_eq!(
+        s.read("twin.txt"),
+        "shared old\n",
+        "the other name is not the path applied"
+    );
+    // Written in place through the other name: must not reach the snapshot.
+    fs::write(s.root.join("twin.txt"), "edited through the twin\n").unwrap();
+    fs::set_permissions(s.root.join("twin.txt"), fs::Permissions::from_mode(0o600)).unwrap();
+    engine.rewind(false).unwrap();
+    assert_eq!(s.read("a.txt"), "shared old\n");
+    assert_eq!(s.mode("a.txt"), 0o640);
+    assert_eq!(s.read("twin.txt"), "edited through the twin\n");
+}
+
+#[test]
+fn a_session_on_another_filesystem_copies_snapshots_and_still_restores_exactly() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        return;
+    }
+    let session_tmp = tempfile::tempdir_in(shm).unwrap();
+    let s = Setup::git_repo();
+    {
+        use std::os::unix::fs::MetadataExt;
+        if fs::metadata(&s.root).unwrap().dev() == fs::metadata(session_tmp.path()).unwrap().dev() {
+            return; // one filesystem only: nothing to test here
+        }
+    }
+    let engine = ApplyEngine::new(&s.root, session_tmp.path()).unwrap();
+    let before = s.tree();
+    engine.apply(&big_plan(), &no_resolutions()).unwrap();
+    assert_eq!(s.mode("run.sh"), 0o755);
+    assert_eq!(s.mode("bin/tools/tool.sh"), 0o755);
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+    // And an interrupted apply rolls back from the copies.
+    let err = ApplyEngine::new(&s.root, session_tmp.path())
+        .unwrap()
+        .fail_after_writes(3)
+        .apply(&big_plan(), &no_resolutions())
+        .unwrap_err();
+    assert!(matches!(err, ApplyError::InjectedFailure { after: 3 }));
+    let pending = engine.pending_recovery().unwrap().unwrap();
+    engine.rollback_incomplete(&pending.apply_id).unwrap();
+    assert_eq!(s.tree(), before);
+}
+
+#[test]
+fn rollback_gives_back_untouched_and_replaced_files_and_unshares_them() {
+    let s = Setup::plain();
+    for i in 0..6 {
+        s.write(&format!("f{i}.txt"), &format!("old {i}\n"));
+    }
+    s.chmod("f4.txt", 0o700);
+    let before = s.tree();
+    let inodes: Vec<_> = (0..6)
+        .map(|i| inode(&s.root.join(format!("f{i}.txt"))).0)
+        .collect();
+    let writes = (0..6)
+        .map(|i| {
+            let old = format!("old {i}\n");
+            change(&format!("f{i}.txt"), Some(&old), Some("new\n"))
+        })
+        .collect();
+    let p = plan(writes);
+    assert!(
+        s.engine()
+            .fail_after_writes(3)
+            .apply(&p, &no_resolutions())
+            .is_err()
+    );
+    assert_eq!(s.read("f0.txt"), "new\n");
+    assert_eq!(s.read("f5.txt"), "old 5\n");
+    // Not reached yet: the snapshot holds a second name of the user's file.
+    assert_eq!(inode(&s.root.join("f5.txt")).1, 2);
+    let engine = s.engine();
+    let pending = engine.pending_recovery().unwrap().unwrap();
+    engine.rollback_incomplete(&pending.apply_id).unwrap();
+    assert_eq!(s.tree(), before);
+    for (i, ino) in inodes.iter().enumerate() {
+        assert_eq!(
+            inode(&s.root.join(format!("f{i}.txt"))),
+            (*ino, 1),
+            "f{i}.txt"
+        );
+    }
+}
+
+#[test]
+fn a_snapshot_left_by_a_crash_before_begin_is_removed_by_the_next_apply() {
+    let s = Setup::plain();
+    s.write("a.txt", "a\n");
+    // What a power cut after the snapshot and before the `begin` record leaves.
+    let orphan = s.session.join("snapshots/0000000000001-1-0/entries");
+    fs::create_dir_all(&orphan).unwrap();
+    fs::hard_link(s.root.join("a.txt"), orphan.join("0")).unwrap();
+    let before = s.tree();
+    let engine = s.engine();
+    engine
+        .apply(
+            &plan(vec![change("a.txt", Some("a\n"), Some("A\n"))]),
+            &no_resolutions(),
+        )
+        .unwrap();
+    assert!(!orphan.exists(), "the stray snapshot is gone");
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+    assert_eq!(inode(&s.root.join("a.txt")).1, 1);
+}

@@ -10,11 +10,12 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use super::durable::{parent_of, sync_dirs};
 use super::journal::{self, Record};
 use super::merge3::{ConflictRegion, MergeOutcome, line_delta, merge3};
 use super::recover::{self, PendingApply, RecoveryReport};
 use super::rewind::{self, RewindPreview, RewindReport};
-use super::snapshot::{self, PendingChange};
+use super::snapshot::{self, FileIdentity, PendingChange};
 use super::{ApplyError, ApplyPlan, PlannedWrite, Resolution, Result, now_secs};
 use crate::fsutil::atomic_write;
 use crate::workspace::ProjectPath;
@@ -163,6 +164,8 @@ type Target = Option<Vec<u8>>;
 struct Decision {
     path: ProjectPath,
     current: Option<(Vec<u8>, u32)>,
+    /// The file `current` was read from (for a hard-linked snapshot).
+    identity: Option<FileIdentity>,
     status: FileStatus,
     /// What a clean/merged path writes.
     write: Option<Target>,
@@ -201,7 +204,8 @@ impl ApplyEngine {
     }
 
     /// Test hook: stop an apply after `n` user-file writes, without a commit record, exactly
-    /// as a crash at that point would leave things.
+    /// as a crash at that point would leave things (`n` = all of them: after the last write,
+    /// before the commit).
     #[doc(hidden)]
     pub fn fail_after_writes(mut self, n: usize) -> Self {
         self.fail_after_writes = Some(n);
@@ -215,6 +219,23 @@ impl ApplyEngine {
     pub fn pause_after_writes(mut self, n: usize, ready_marker: PathBuf) -> Self {
         self.pause_after_writes = Some((n, ready_marker));
         self
+    }
+
+    /// Where the test hooks act: before user-file write number `done` (counting from 0), or
+    /// with `done` equal to the number of writes, after the last one and before the commit.
+    fn crash_point(&self, done: usize) -> Result<()> {
+        if self.fail_after_writes == Some(done) {
+            return Err(ApplyError::InjectedFailure { after: done });
+        }
+        if let Some((n, marker)) = &self.pause_after_writes
+            && *n == done
+        {
+            let _ = fs::write(marker, done.to_string());
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
+        Ok(())
     }
 
     /// The canonical project root.
@@ -264,11 +285,16 @@ impl ApplyEngine {
     ) -> Result<ApplyReport> {
         // Held until the apply is committed (or has failed): one writer per project.
         let _lock = self.lock()?;
-        if let Some(p) = recover::pending_recovery(&self.session)? {
+        let history = journal::entries(&journal::read(&self.session)?);
+        if let Some(p) = history.iter().rev().find(|e| e.is_interrupted()) {
             return Err(ApplyError::PendingRecovery {
-                apply_id: p.apply_id,
+                apply_id: p.apply_id.clone(),
             });
         }
+        snapshot::remove_orphans(
+            &self.session,
+            &history.into_iter().map(|e| e.snapshot).collect(),
+        );
         let decisions = self.decide_all(plan)?;
         let mut outcomes = Vec::with_capacity(decisions.len());
         let mut actions: Vec<(usize, Target)> = Vec::new();
@@ -315,16 +341,22 @@ impl ApplyEngine {
         let apply_id = new_apply_id();
         let changes: Vec<PendingChange<'_>> = actions
             .iter()
-            .map(|(i, t)| PendingChange {
-                path: &decisions[*i].path,
-                current: decisions[*i]
-                    .current
-                    .as_ref()
-                    .map(|(b, m)| (b.as_slice(), *m)),
-                new: t.as_deref(),
+            .map(|(i, t)| {
+                let d = &decisions[*i];
+                PendingChange {
+                    path: &d.path,
+                    current: d.current.as_ref().map(|(b, m)| (b.as_slice(), *m)),
+                    identity: d.identity,
+                    new: t.as_deref(),
+                    // An existing file keeps its mode; a new one gets the plan's, if any.
+                    new_mode: match &d.current {
+                        Some((_, m)) => Some(*m),
+                        None => d.mode.map(|m| m & 0o7777),
+                    },
+                }
             })
             .collect();
-        snapshot::create(&self.root, &self.session, &apply_id, &changes)?;
+        let snap = snapshot::create(&self.root, &self.session, &apply_id, &changes)?;
         journal::append(
             &self.session,
             &Record::Begin {
@@ -337,24 +369,28 @@ impl ApplyEngine {
                 snapshot: apply_id.clone(),
             },
         )?;
+        // Every new content is staged and durable: putting it in place is one rename each.
+        let mut touched: BTreeSet<PathBuf> = BTreeSet::new();
         for (done, (i, target)) in actions.iter().enumerate() {
-            if self.fail_after_writes == Some(done) {
-                return Err(ApplyError::InjectedFailure { after: done });
-            }
-            if let Some((n, marker)) = &self.pause_after_writes
-                && *n == done
-            {
-                let _ = fs::write(marker, done.to_string());
-                loop {
-                    std::thread::sleep(std::time::Duration::from_secs(3600));
-                }
-            }
+            self.crash_point(done)?;
             let d = &decisions[*i];
+            let staged = snap.staged.get(done).and_then(Option::as_deref);
             // Re-check at write time: a symlink created since deciding must not redirect us.
+            let linked = snap.linked.get(done).copied().flatten();
             let written = ProjectPath::resolve(&self.root, d.path.rel())
                 .map_err(ApplyError::from)
                 .and_then(|path| {
-                    write_target(&path, target.as_deref(), d.current.is_none(), d.mode)
+                    if let (Some(id), Some((old, _))) = (&linked, &d.current) {
+                        snapshot::settle_link(&self.session, &apply_id, done, id, path.abs(), old)?;
+                    }
+                    put_in_place(
+                        &path,
+                        staged,
+                        target.as_deref(),
+                        d.current.is_none(),
+                        d.mode,
+                    )
+                    .map(|()| touched.insert(parent_of(path.abs())))
                 });
             if let Err(e) = written {
                 // A real failure (disk full, a path turned into a folder): undo what was
@@ -364,6 +400,16 @@ impl ApplyEngine {
                 return Err(e);
             }
         }
+        // After the last rename, before the folders are flushed and `commit` is written.
+        self.crash_point(actions.len())?;
+        // The renames (and the folders made for them) reach the disk before `commit` says so.
+        for created in &snap.manifest.created_dirs {
+            touched.insert(parent_of(&self.root.join(created)));
+        }
+        if let Err(e) = sync_dirs(&touched) {
+            let _ = recover::rollback_incomplete(&self.root, &self.session, &apply_id);
+            return Err(e);
+        }
         journal::append(
             &self.session,
             &Record::Commit {
@@ -371,6 +417,7 @@ impl ApplyEngine {
                 time: now_secs(),
             },
         )?;
+        snapshot::discard_staging(&self.session, &apply_id);
         Ok(ApplyReport {
             apply_id: Some(apply_id),
             files: outcomes,
@@ -421,12 +468,15 @@ impl ApplyEngine {
 
     fn decide(&self, w: &PlannedWrite) -> Result<Decision> {
         let path = ProjectPath::resolve(&self.root, &w.path)?;
-        let current = snapshot::read_current(&path)?;
+        let read = snapshot::read_current_identified(&path)?;
+        let identity = read.as_ref().map(|r| r.2);
+        let current = read.map(|(bytes, mode, _)| (bytes, mode));
         let cur_bytes = current.as_ref().map(|c| c.0.as_slice());
         let proposed = w.proposed.clone();
         let mut d = Decision {
             path,
             current: current.clone(),
+            identity,
             status: FileStatus::Clean,
             write: None,
             overwrite: proposed.clone(),
@@ -480,9 +530,13 @@ impl ApplyEngine {
     }
 }
 
-/// Writes (temp + rename) or deletes one user file; a new file gets `mode` if given.
-fn write_target(
+/// Puts one user file's new content in place, or deletes it. Staged content (already durable,
+/// with its final mode) is renamed over the target; without it (session on another
+/// filesystem) the file is written beside its target with temp + fsync + rename, and a new
+/// file gets `mode` if given. The caller flushes the folder afterwards.
+fn put_in_place(
     path: &ProjectPath,
+    staged: Option<&Path>,
     target: Option<&[u8]>,
     is_new: bool,
     mode: Option<u32>,
@@ -490,6 +544,16 @@ fn write_target(
     let abs = path.abs();
     match target {
         Some(bytes) => {
+            if let Some(staged) = staged {
+                let parent = parent_of(abs);
+                fs::create_dir_all(&parent).map_err(|e| ApplyError::io("create", &parent, e))?;
+                match fs::rename(staged, abs) {
+                    Ok(()) => return Ok(()),
+                    // Another filesystem after all (a mount inside the project): write it.
+                    Err(e) if e.raw_os_error() == Some(nix::libc::EXDEV) => {}
+                    Err(e) => return Err(ApplyError::io("write", abs, e)),
+                }
+            }
             atomic_write(abs, bytes).map_err(|e| ApplyError::io("write", abs, e))?;
             if is_new && let Some(m) = mode {
                 fs::set_permissions(abs, fs::Permissions::from_mode(m & 0o7777))

@@ -5,16 +5,20 @@
 //! something recoverable:
 //!
 //! 1. decide per path (unchanged since base: write; changed: three-way merge, see [`merge3`]);
-//! 2. snapshot every path about to change (bytes, mode, existence, folders about to be created)
-//!    into the session folder, fsynced ([`snapshot`]);
+//! 2. snapshot every path about to change (the old file hard-linked or copied, mode, existence,
+//!    folders about to be created) and stage the new content, into the session folder, flushed
+//!    in one batch ([`snapshot`]);
 //! 3. append a `begin` record to the append-only journal, fsynced ([`journal`]);
-//! 4. write each file with [`crate::fsutil::atomic_write`] (temp + rename: never half-written);
+//! 4. rename each staged file over its path (never half-written), then fsync each folder once;
 //! 5. append `commit`.
+//!
+//! docs/apply.md ("What survives a power cut") goes through each step.
 //!
 //! A `begin` without `commit` is an interrupted apply ([`recover`]); rewind reads the journal
 //! and snapshots from disk only, so it works after a restart ([`rewind`]).
 
 pub mod compose;
+mod durable;
 pub mod engine;
 pub mod journal;
 pub mod lock;

@@ -5,8 +5,10 @@
 //! the apply meant it. Rolling back therefore restores every snapshotted path unconditionally
 //! (restoring an untouched path is a no-op) and removes the folders the apply created.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
+use super::durable::sync_dirs;
 use super::journal::{self, Record};
 use super::snapshot;
 use super::{ApplyError, Result, now_secs};
@@ -66,12 +68,16 @@ pub fn rollback_incomplete(root: &Path, session: &Path, apply_id: &str) -> Resul
         })?;
     let manifest = snapshot::load(session, &entry.snapshot)?;
     let mut restored = Vec::with_capacity(manifest.entries.len());
+    let mut touched = BTreeSet::new();
     for e in &manifest.entries {
-        snapshot::restore_entry(&root, session, &entry.snapshot, e)?;
+        touched.insert(snapshot::restore_entry(&root, session, &entry.snapshot, e)?);
         restored.push(e.path.clone());
     }
     snapshot::remove_temp_debris(&root, &manifest);
-    snapshot::remove_created_dirs(&root, &manifest);
+    touched.extend(snapshot::remove_created_dirs(&root, &manifest));
+    // Restored names are on disk before the journal says the apply is rolled back.
+    touched.retain(|d| d.is_dir());
+    sync_dirs(&touched)?;
     journal::append(
         session,
         &Record::Rollback {
@@ -80,6 +86,7 @@ pub fn rollback_incomplete(root: &Path, session: &Path, apply_id: &str) -> Resul
             restored: restored.clone(),
         },
     )?;
+    snapshot::discard_files(session, &entry.snapshot);
     Ok(RecoveryReport {
         apply_id: apply_id.to_string(),
         restored,

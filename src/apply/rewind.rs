@@ -6,8 +6,10 @@
 //! what the apply wrote was edited afterwards; rewind reports it in the preview and leaves it
 //! alone unless forced, so the user's later work is never silently lost.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::durable::sync_dirs;
 use super::journal::{self, ApplyEntry, Record};
 use super::merge3::line_delta;
 use super::snapshot::{self, Manifest};
@@ -107,7 +109,7 @@ pub fn rewind_preview(root: &Path, session: &Path) -> Result<Option<RewindPrevie
         let current = snapshot::read_current(&path)?;
         let cur_bytes = current.as_ref().map(|c| c.0.as_slice());
         let before = match &e.before {
-            Some(s) => Some(snapshot::blob(session, &entry.snapshot, &s.hash)?),
+            Some(s) => Some(snapshot::blob(session, &entry.snapshot, s)?),
             None => None,
         };
         let (added, removed) =
@@ -140,6 +142,7 @@ pub fn rewind(root: &Path, session: &Path, force_edited: bool) -> Result<RewindR
     let manifest: Manifest = snapshot::load(session, &entry.snapshot)?;
     let mut restored = Vec::new();
     let mut kept = Vec::new();
+    let mut touched = BTreeSet::new();
     for e in &manifest.entries {
         let path = ProjectPath::resolve(&root, &e.path)?;
         let current = snapshot::read_current(&path)?;
@@ -148,10 +151,13 @@ pub fn rewind(root: &Path, session: &Path, force_edited: bool) -> Result<RewindR
             kept.push(e.path.clone());
             continue;
         }
-        snapshot::restore_entry(&root, session, &entry.snapshot, e)?;
+        touched.insert(snapshot::restore_entry(&root, session, &entry.snapshot, e)?);
         restored.push(e.path.clone());
     }
-    snapshot::remove_created_dirs(&root, &manifest);
+    touched.extend(snapshot::remove_created_dirs(&root, &manifest));
+    // Restored names are on disk before the journal says the apply is rewound.
+    touched.retain(|d| d.is_dir());
+    sync_dirs(&touched)?;
     journal::append(
         session,
         &Record::Rewind {
@@ -161,6 +167,7 @@ pub fn rewind(root: &Path, session: &Path, force_edited: bool) -> Result<RewindR
             kept: kept.clone(),
         },
     )?;
+    snapshot::discard_files(session, &entry.snapshot);
     Ok(RewindReport {
         apply_id: entry.apply_id,
         label: entry.label,

@@ -1,21 +1,40 @@
 //! Pre-apply snapshots: what every path looked like before an apply touched it.
 //!
-//! Layout: `<session>/snapshots/<apply-id>/manifest.json` plus `objects/<blake3>` holding each
-//! distinct old content once. The manifest also records what the apply is about to write (its
-//! hash), so rewind can tell a file edited after the apply from one still as the apply left it,
-//! and the folders the apply will create, so rewind can remove them again when empty. Everything
-//! is fsynced (files and folders) before the journal's `begin` record is written.
+//! Layout: `<session>/snapshots/<apply-id>/manifest.json`, `entries/<n>` holding the old file of
+//! the manifest's entry `n`, and `new/<n>` holding the content the apply is about to put there
+//! (staged, so the apply itself is only renames). The manifest also records the hash of what the
+//! apply writes, so rewind can tell a file edited after the apply from one still as the apply
+//! left it, and the folders the apply will create, so rewind can remove them again when empty.
+//!
+//! The old file is **hard-linked**, not copied: the apply replaces the user's file by renaming
+//! new content over it, so the old inode is never written again and lives on, unchanged, under
+//! `entries/`. No bytes are copied and only data not yet on disk has to be flushed. A link is
+//! only kept when it provably names the very file that was read (same inode, size and
+//! modification time) and that file had no other name (a second name could change it in place
+//! later); otherwise, and when linking fails (another filesystem, a protected link), the bytes
+//! are copied. Everything is durable (files and folders) before the journal's `begin` record is
+//! written. Snapshots of older versions (`objects/<blake3>`, copies shared by content) are still
+//! read.
 
+use std::collections::BTreeSet;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use super::durable::{parent_of, sync_dirs, sync_files};
 use super::{ApplyError, Result, content_hash};
-use crate::fsutil::{Durability, atomic_write, atomic_write_with};
+use crate::fsutil::atomic_write;
 use crate::workspace::ProjectPath;
 
 /// Name of the snapshots folder inside a session folder.
 pub const SNAPSHOTS_DIR: &str = "snapshots";
+/// Folder of a snapshot holding the old file of each entry (`entries/<n>`).
+const ENTRIES_DIR: &str = "entries";
+/// Folder of a snapshot holding the staged new content of each entry (`new/<n>`).
+const STAGED_DIR: &str = "new";
+/// Suffix of the second name an object gets while it is being restored.
+const RESTORE_SUFFIX: &str = ".restore";
 
 /// The state of one path before the apply, and what the apply writes there.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -28,13 +47,18 @@ pub struct SnapshotEntry {
     pub after: Option<String>,
 }
 
-/// A stored old file: its blob and permission bits.
+/// A stored old file: where its bytes are, their hash and the permission bits.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StoredFile {
-    /// blake3 hex of the content; names the blob under `objects/`.
+    /// blake3 hex of the content.
     pub hash: String,
     /// Permission bits (`mode & 0o7777`).
     pub mode: u32,
+    /// The file holding the bytes, relative to the snapshot folder (`entries/<n>`), this
+    /// entry's alone, so it can be renamed back into place. Absent in snapshots made before
+    /// hard-linking: their bytes are in `objects/<hash>`, shared by equal contents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
 }
 
 /// Everything needed to undo one apply.
@@ -48,6 +72,38 @@ pub struct Manifest {
     pub created_dirs: Vec<String>,
 }
 
+/// Which file a path named when it was read: lets the snapshot hard-link exactly that file, and
+/// notice when the path has been replaced or written since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    nlink: u64,
+    size: u64,
+    mtime: (i64, i64),
+}
+
+impl FileIdentity {
+    /// The identity of the file `meta` describes.
+    pub fn of(meta: &fs::Metadata) -> Self {
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            nlink: meta.nlink(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+        }
+    }
+
+    /// Same file, same size, same modification time: the bytes read are the bytes it holds.
+    fn same_content(&self, other: &Self) -> bool {
+        self.dev == other.dev
+            && self.ino == other.ino
+            && self.size == other.size
+            && self.mtime == other.mtime
+    }
+}
+
 /// A path about to change: its current bytes (if any) and the apply's new content.
 #[derive(Debug, Clone)]
 pub struct PendingChange<'a> {
@@ -55,8 +111,26 @@ pub struct PendingChange<'a> {
     pub path: &'a ProjectPath,
     /// Current content and mode (`None`: does not exist).
     pub current: Option<(&'a [u8], u32)>,
+    /// The file `current` was read from; `None` makes the snapshot copy the bytes.
+    pub identity: Option<FileIdentity>,
     /// New content (`None`: delete).
     pub new: Option<&'a [u8]>,
+    /// Permission bits the new content gets (`None`: the process's default for a new file).
+    pub new_mode: Option<u32>,
+}
+
+/// A durable snapshot plus where the new content of each entry is staged.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// What was saved.
+    pub manifest: Manifest,
+    /// Per entry (same order): the staged new content, ready to be renamed into place; `None`
+    /// for a deletion, or when the session is on another filesystem than the project (then the
+    /// apply writes the file beside its target instead).
+    pub staged: Vec<Option<PathBuf>>,
+    /// Per entry: the identity of the user's file when the snapshot holds it by hard link (see
+    /// [`settle_link`]); `None` for a copy or a path that did not exist.
+    pub linked: Vec<Option<FileIdentity>>,
 }
 
 /// Folder of one snapshot.
@@ -64,33 +138,75 @@ pub fn snapshot_dir(session: &Path, apply_id: &str) -> PathBuf {
     session.join(SNAPSHOTS_DIR).join(apply_id)
 }
 
-/// Stores the snapshot of `changes` durably and returns its manifest.
+/// Stores the snapshot of `changes` and stages their new content, durably, and returns the
+/// manifest. On failure nothing of it is left behind (no stray link to a user's file).
 pub fn create(
     root: &Path,
     session: &Path,
     apply_id: &str,
     changes: &[PendingChange<'_>],
-) -> Result<Manifest> {
+) -> Result<Snapshot> {
     let dir = snapshot_dir(session, apply_id);
-    let objects = dir.join("objects");
-    fs::create_dir_all(&objects).map_err(|e| ApplyError::io("create", &objects, e))?;
+    let made = create_in(root, session, &dir, apply_id, changes);
+    if made.is_err() {
+        let _ = fs::remove_dir_all(&dir);
+    }
+    made
+}
+
+fn create_in(
+    root: &Path,
+    session: &Path,
+    dir: &Path,
+    apply_id: &str,
+    changes: &[PendingChange<'_>],
+) -> Result<Snapshot> {
+    let entries_dir = dir.join(ENTRIES_DIR);
+    let staged_dir = dir.join(STAGED_DIR);
+    for d in [&entries_dir, &staged_dir] {
+        fs::create_dir_all(d).map_err(|e| ApplyError::io("create", d, e))?;
+    }
+    // Staging only pays when the final step can be a rename.
+    let stage = same_filesystem(root, &staged_dir);
     let mut entries = Vec::with_capacity(changes.len());
+    let mut staged = Vec::with_capacity(changes.len());
+    let mut linked_ids = Vec::with_capacity(changes.len());
+    let mut to_sync = Vec::with_capacity(changes.len() * 2);
     let mut created_dirs: Vec<String> = Vec::new();
-    for c in changes {
+    for (n, c) in changes.iter().enumerate() {
         let before = match c.current {
             Some((bytes, mode)) => {
-                let hash = content_hash(bytes);
-                let blob = objects.join(&hash);
-                if !blob.exists() {
-                    // One filesystem sync below makes every blob durable at once: a thousand
-                    // per-file fsyncs were most of the cost of a large apply.
-                    atomic_write_with(&blob, bytes, Durability::Unsynced)
-                        .map_err(|e| ApplyError::io("write", &blob, e))?;
+                let name = format!("{ENTRIES_DIR}/{n}");
+                let object = dir.join(&name);
+                let linked = c
+                    .identity
+                    .filter(|id| id.nlink == 1)
+                    .is_some_and(|id| link_exact(c.path.abs(), &object, &id));
+                if !linked {
+                    write_new_file(&object, bytes, None)?;
                 }
-                Some(StoredFile { hash, mode })
+                linked_ids.push(if linked { c.identity } else { None });
+                to_sync.push(object);
+                Some(StoredFile {
+                    hash: content_hash(bytes),
+                    mode,
+                    object: Some(name),
+                })
             }
-            None => None,
+            None => {
+                linked_ids.push(None);
+                None
+            }
         };
+        staged.push(match c.new {
+            Some(bytes) if stage => {
+                let path = staged_dir.join(n.to_string());
+                write_new_file(&path, bytes, c.new_mode)?;
+                to_sync.push(path.clone());
+                Some(path)
+            }
+            _ => None,
+        });
         if c.new.is_some() {
             missing_parents(root, c.path.rel(), &mut created_dirs);
         }
@@ -100,7 +216,10 @@ pub fn create(
             after: c.new.map(content_hash),
         });
     }
-    sync_blobs(&objects)?;
+    // One batched flush: the old files (already on disk, unless the user just saved them) and
+    // the staged new content.
+    sync_files(&to_sync)?;
+    sync_dirs(&[entries_dir, staged_dir].into_iter().collect())?;
     created_dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
     let manifest = Manifest {
         apply_id: apply_id.to_string(),
@@ -113,10 +232,82 @@ pub fn create(
     })?;
     let path = dir.join("manifest.json");
     atomic_write(&path, &json).map_err(|e| ApplyError::io("write", &path, e))?;
-    sync_dir(&objects)?;
-    sync_dir(&dir)?;
-    sync_dir(&session.join(SNAPSHOTS_DIR))?;
-    Ok(manifest)
+    sync_dirs(
+        &[dir.to_path_buf(), session.join(SNAPSHOTS_DIR)]
+            .into_iter()
+            .collect(),
+    )?;
+    Ok(Snapshot {
+        manifest,
+        staged,
+        linked: linked_ids,
+    })
+}
+
+/// Called just before the apply replaces (or deletes) entry `n`, whose old file the snapshot
+/// holds by hard link. If that file was written in place since it was read (an editor saving
+/// during the apply), the link no longer holds the bytes the manifest names: the snapshot's
+/// old file is then replaced, durably, by a copy of `bytes` (what was read and decided on), so
+/// rewind gives back exactly that, as with a copied snapshot.
+pub fn settle_link(
+    session: &Path,
+    apply_id: &str,
+    n: usize,
+    id: &FileIdentity,
+    target: &Path,
+    bytes: &[u8],
+) -> Result<()> {
+    let unchanged =
+        fs::symlink_metadata(target).is_ok_and(|m| FileIdentity::of(&m).same_content(id));
+    if unchanged {
+        return Ok(());
+    }
+    let entries = snapshot_dir(session, apply_id).join(ENTRIES_DIR);
+    let object = entries.join(n.to_string());
+    atomic_write(&object, bytes).map_err(|e| ApplyError::io("write", &object, e))?;
+    sync_dirs(&[entries].into_iter().collect())
+}
+
+/// Hard-links `src` as `object` and keeps the link only if it names the file that was read
+/// (`id`) and nothing else names it; otherwise removes it. False means: copy the bytes instead.
+fn link_exact(src: &Path, object: &Path, id: &FileIdentity) -> bool {
+    if fs::hard_link(src, object).is_err() {
+        return false;
+    }
+    let exact = fs::symlink_metadata(object).is_ok_and(|m| {
+        let now = FileIdentity::of(&m);
+        m.is_file() && now.same_content(id) && now.nlink == 2
+    });
+    if !exact {
+        let _ = fs::remove_file(object);
+    }
+    exact
+}
+
+/// Creates `path` (which must not exist) holding `bytes`, with `mode` if given. Not flushed:
+/// the caller flushes a batch at once.
+fn write_new_file(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| ApplyError::io("create", path, e))?;
+    file.write_all(bytes)
+        .map_err(|e| ApplyError::io("write", path, e))?;
+    if let Some(m) = mode {
+        file.set_permissions(fs::Permissions::from_mode(m & 0o7777))
+            .map_err(|e| ApplyError::io("set the mode of", path, e))?;
+    }
+    Ok(())
+}
+
+/// Whether `root` and `dir` are on one filesystem (a rename between them can work).
+fn same_filesystem(root: &Path, dir: &Path) -> bool {
+    match (fs::metadata(root), fs::metadata(dir)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev(),
+        _ => false,
+    }
 }
 
 /// Reads a snapshot's manifest back from disk.
@@ -132,17 +323,26 @@ pub fn load(session: &Path, apply_id: &str) -> Result<Manifest> {
     })
 }
 
-/// Reads a stored blob, checking it still hashes to its name.
-pub fn blob(session: &Path, apply_id: &str, hash: &str) -> Result<Vec<u8>> {
-    let path = snapshot_dir(session, apply_id).join("objects").join(hash);
+/// Where the bytes of a stored file are.
+fn object_path(session: &Path, apply_id: &str, stored: &StoredFile) -> PathBuf {
+    let dir = snapshot_dir(session, apply_id);
+    match &stored.object {
+        Some(name) => dir.join(name),
+        None => dir.join("objects").join(&stored.hash),
+    }
+}
+
+/// Reads a stored old file, checking it still hashes to what the manifest says.
+pub fn blob(session: &Path, apply_id: &str, stored: &StoredFile) -> Result<Vec<u8>> {
+    let path = object_path(session, apply_id, stored);
     let bytes = fs::read(&path).map_err(|e| ApplyError::Snapshot {
         apply_id: apply_id.to_string(),
-        why: format!("cannot read blob {hash}: {e}"),
+        why: format!("cannot read {}: {e}", path.display()),
     })?;
-    if content_hash(&bytes) != hash {
+    if content_hash(&bytes) != stored.hash {
         return Err(ApplyError::Snapshot {
             apply_id: apply_id.to_string(),
-            why: format!("blob {hash} no longer matches its hash"),
+            why: format!("{} no longer matches its hash", path.display()),
         });
     }
     Ok(bytes)
@@ -151,36 +351,86 @@ pub fn blob(session: &Path, apply_id: &str, hash: &str) -> Result<Vec<u8>> {
 /// Reads a regular file's bytes and permission bits; `None` when nothing is there. Symlinks
 /// and folders are refused: the engine only snapshots and replaces regular files.
 pub fn read_current(path: &ProjectPath) -> Result<Option<(Vec<u8>, u32)>> {
-    let abs = path.abs();
-    let meta = match fs::symlink_metadata(abs) {
-        Ok(m) => m,
-        Err(e) if is_absent(&e) => return Ok(None),
-        Err(e) => return Err(ApplyError::io("inspect", abs, e)),
-    };
-    if !meta.is_file() {
-        return Err(ApplyError::NotAFile {
-            path: path.rel().to_string(),
-        });
-    }
-    let bytes = fs::read(abs).map_err(|e| ApplyError::io("read", abs, e))?;
-    Ok(Some((bytes, meta.permissions().mode() & 0o7777)))
+    Ok(read_current_identified(path)?.map(|(bytes, mode, _)| (bytes, mode)))
 }
 
-/// Puts one entry back exactly: old bytes and mode, or no file at all.
-pub fn restore_entry(root: &Path, session: &Path, apply_id: &str, e: &SnapshotEntry) -> Result<()> {
+/// [`read_current`] plus the identity of the file the bytes came from (read through one open
+/// handle, so the two agree), for hard-linking it into a snapshot.
+pub fn read_current_identified(path: &ProjectPath) -> Result<Option<(Vec<u8>, u32, FileIdentity)>> {
+    let abs = path.abs();
+    let not_a_file = || ApplyError::NotAFile {
+        path: path.rel().to_string(),
+    };
+    match fs::symlink_metadata(abs) {
+        Ok(m) if !m.is_file() => return Err(not_a_file()),
+        Ok(_) => {}
+        Err(e) if is_absent(&e) => return Ok(None),
+        Err(e) => return Err(ApplyError::io("inspect", abs, e)),
+    }
+    let mut file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(abs)
+    {
+        Ok(f) => f,
+        Err(e) if is_absent(&e) => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => return Err(not_a_file()),
+        Err(e) => return Err(ApplyError::io("read", abs, e)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| ApplyError::io("inspect", abs, e))?;
+    if !meta.is_file() {
+        return Err(not_a_file());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)
+        .map_err(|e| ApplyError::io("read", abs, e))?;
+    Ok(Some((
+        bytes,
+        meta.permissions().mode() & 0o7777,
+        FileIdentity::of(&meta),
+    )))
+}
+
+/// Puts one entry back exactly: old bytes and mode, or no file at all. The old file is renamed
+/// back into place when the snapshot holds it as a file of its own (the user gets their very
+/// file back, nothing is rewritten); older snapshots, and a session on another filesystem, have
+/// the bytes written (temp + fsync + rename). Returns the folder whose entries changed, for the
+/// caller to flush with the others.
+pub fn restore_entry(
+    root: &Path,
+    session: &Path,
+    apply_id: &str,
+    e: &SnapshotEntry,
+) -> Result<PathBuf> {
     let path = ProjectPath::resolve(root, &e.path)?;
     let abs = path.abs();
+    let current = match fs::symlink_metadata(abs) {
+        Ok(m) => Some(m),
+        Err(err) if is_absent(&err) => None,
+        Err(err) => return Err(ApplyError::io("inspect", abs, err)),
+    };
     match &e.before {
         Some(stored) => {
-            let bytes = blob(session, apply_id, &stored.hash)?;
-            if let Ok(meta) = fs::symlink_metadata(abs)
-                && !meta.is_file()
-            {
+            if current.as_ref().is_some_and(|m| !m.is_file()) {
                 return Err(ApplyError::NotAFile {
                     path: e.path.clone(),
                 });
             }
-            atomic_write(abs, &bytes).map_err(|err| ApplyError::io("write", abs, err))?;
+            let bytes = blob(session, apply_id, stored)?;
+            let object = object_path(session, apply_id, stored);
+            // Still the very file the snapshot holds (a rollback of a path the apply had not
+            // reached yet): nothing to move.
+            let in_place = stored.object.is_some()
+                && current.as_ref().is_some_and(|m| {
+                    fs::symlink_metadata(&object)
+                        .is_ok_and(|o| o.dev() == m.dev() && o.ino() == m.ino())
+                });
+            let moved = in_place || (stored.object.is_some() && rename_back(&object, abs));
+            if !moved {
+                atomic_write(abs, &bytes).map_err(|err| ApplyError::io("write", abs, err))?;
+            }
             fs::set_permissions(abs, fs::Permissions::from_mode(stored.mode))
                 .map_err(|err| ApplyError::io("set the mode of", abs, err))?;
         }
@@ -190,7 +440,57 @@ pub fn restore_entry(root: &Path, session: &Path, apply_id: &str, e: &SnapshotEn
             Err(err) => return Err(ApplyError::io("remove", abs, err)),
         },
     }
-    Ok(())
+    Ok(parent_of(abs))
+}
+
+/// Moves a second name of `object` over `target` (one atomic rename; the object keeps its own
+/// name until the snapshot is discarded, so an interrupted rewind can be done again). False
+/// when that is not possible (another filesystem): the caller writes the bytes instead.
+fn rename_back(object: &Path, target: &Path) -> bool {
+    let mut second = object.as_os_str().to_owned();
+    second.push(RESTORE_SUFFIX);
+    let second = PathBuf::from(second);
+    let _ = fs::remove_file(&second);
+    if fs::hard_link(object, &second).is_err() {
+        return false;
+    }
+    let moved = fs::create_dir_all(parent_of(target)).and_then(|()| fs::rename(&second, target));
+    if moved.is_err() {
+        let _ = fs::remove_file(&second);
+    }
+    moved.is_ok()
+}
+
+/// Drops the old files and staged content of a snapshot once the journal says it is rewound or
+/// rolled back (the manifest stays, as a record). Until then they are kept, so the step can be
+/// repeated after a crash. Restored files were given back by rename, so this only drops the
+/// snapshot's second name of them.
+pub fn discard_files(session: &Path, apply_id: &str) {
+    let dir = snapshot_dir(session, apply_id);
+    for sub in [ENTRIES_DIR, STAGED_DIR] {
+        let _ = fs::remove_dir_all(dir.join(sub));
+    }
+}
+
+/// Removes the snapshots no journal record names: left by an apply that stopped (crash, power
+/// cut) before its `begin` record was durable, so before it changed anything. Their old files
+/// are second names of the user's files, which would otherwise stay shared (and make the next
+/// snapshot of those files a copy). Call with the project lock held.
+pub fn remove_orphans(session: &Path, named: &BTreeSet<String>) {
+    let Ok(listing) = fs::read_dir(session.join(SNAPSHOTS_DIR)) else {
+        return;
+    };
+    for found in listing.flatten() {
+        let name = found.file_name().to_string_lossy().into_owned();
+        if !named.contains(&name) && found.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = fs::remove_dir_all(found.path());
+        }
+    }
+}
+
+/// Removes the (by then empty) staging folder of a committed apply.
+pub fn discard_staging(session: &Path, apply_id: &str) {
+    let _ = fs::remove_dir(snapshot_dir(session, apply_id).join(STAGED_DIR));
 }
 
 /// Removes the temporary files a killed apply left next to the paths it was writing
@@ -219,11 +519,17 @@ pub fn remove_temp_debris(root: &Path, manifest: &Manifest) {
 }
 
 /// Removes the folders an apply created, deepest first, keeping any that are not empty.
-pub fn remove_created_dirs(root: &Path, manifest: &Manifest) {
+/// Returns the folders whose entries changed (parents of the removed ones), to be flushed.
+pub fn remove_created_dirs(root: &Path, manifest: &Manifest) -> BTreeSet<PathBuf> {
+    let mut changed = BTreeSet::new();
     for d in &manifest.created_dirs {
         // A folder still holding files (the user's, or restored ones) is kept on purpose.
-        let _ = fs::remove_dir(root.join(d));
+        let dir = root.join(d);
+        if fs::remove_dir(&dir).is_ok() {
+            changed.insert(parent_of(&dir));
+        }
     }
+    changed
 }
 
 /// Adds every not-yet-existing parent folder of `rel` to `out` (deduplicated).
@@ -246,34 +552,6 @@ fn is_absent(e: &std::io::Error) -> bool {
     )
 }
 
-/// Makes every blob written unsynced in `objects` durable: one `syncfs` of the filesystem
-/// holding them on Linux, an fsync per blob elsewhere.
-fn sync_blobs(objects: &Path) -> Result<()> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        let dir = fs::File::open(objects).map_err(|e| ApplyError::io("open", objects, e))?;
-        nix::unistd::syncfs(&dir)
-            .map_err(|e| ApplyError::io("sync", objects, std::io::Error::from(e)))
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    {
-        let entries = fs::read_dir(objects).map_err(|e| ApplyError::io("list", objects, e))?;
-        for entry in entries.flatten() {
-            fs::File::open(entry.path())
-                .and_then(|f| f.sync_all())
-                .map_err(|e| ApplyError::io("sync", entry.path(), e))?;
-        }
-        Ok(())
-    }
-}
-
-/// fsyncs a folder so the names created inside it survive a power cut.
-fn sync_dir(dir: &Path) -> Result<()> {
-    fs::File::open(dir)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| ApplyError::io("sync", dir, e))
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -291,21 +569,153 @@ mod tests {
             PendingChange {
                 path: &a,
                 current: Some((b"old", 0o755)),
+                identity: None,
                 new: Some(b"new"),
+                new_mode: Some(0o755),
             },
             PendingChange {
                 path: &n,
                 current: None,
+                identity: None,
                 new: Some(b"n"),
+                new_mode: None,
             },
         ];
-        let m = create(&root_path, session.path(), "id1", &changes).unwrap();
+        let m = create(&root_path, session.path(), "id1", &changes)
+            .unwrap()
+            .manifest;
         assert_eq!(m.created_dirs, vec!["x/y".to_string(), "x".to_string()]);
         let loaded = load(session.path(), "id1").unwrap();
         assert_eq!(loaded, m);
         let stored = loaded.entries[0].before.clone().unwrap();
         assert_eq!(stored.mode, 0o755);
-        assert_eq!(blob(session.path(), "id1", &stored.hash).unwrap(), b"old");
+        assert_eq!(blob(session.path(), "id1", &stored).unwrap(), b"old");
         assert_eq!(loaded.entries[1].before, None);
+    }
+
+    /// Snapshots `rel` of `root` (as the engine does: identity from the read) and returns the
+    /// snapshot and whether its old file is the user's very inode.
+    fn snapshot_of(root: &Path, session: &Path, rel: &str) -> (Snapshot, bool) {
+        let path = ProjectPath::resolve(root, rel).unwrap();
+        let (bytes, mode, id) = read_current_identified(&path).unwrap().unwrap();
+        let changes = [PendingChange {
+            path: &path,
+            current: Some((&bytes, mode)),
+            identity: Some(id),
+            new: Some(b"new\n"),
+            new_mode: Some(mode),
+        }];
+        let snap = create(root, session, "s", &changes).unwrap();
+        let stored = snap.manifest.entries[0].before.clone().unwrap();
+        let object = object_path(session, "s", &stored);
+        let linked =
+            fs::metadata(&object).unwrap().ino() == fs::metadata(path.abs()).unwrap().ino();
+        assert_eq!(blob(session, "s", &stored).unwrap(), bytes);
+        (snap, linked)
+    }
+
+    #[test]
+    fn a_file_with_one_name_is_hard_linked_not_copied() {
+        let root = tempfile::tempdir().unwrap();
+        let session = tempfile::tempdir().unwrap();
+        let root_path = root.path().canonicalize().unwrap();
+        fs::write(root_path.join("a.txt"), "old\n").unwrap();
+        let (snap, linked) = snapshot_of(&root_path, session.path(), "a.txt");
+        assert!(linked, "the snapshot is the user's file itself");
+        assert!(snap.staged[0].as_ref().unwrap().exists());
+    }
+
+    #[test]
+    fn a_file_with_another_name_is_copied_so_edits_through_that_name_cannot_reach_it() {
+        let root = tempfile::tempdir().unwrap();
+        let session = tempfile::tempdir().unwrap();
+        let root_path = root.path().canonicalize().unwrap();
+        fs::write(root_path.join("a.txt"), "old\n").unwrap();
+        fs::hard_link(root_path.join("a.txt"), root_path.join("twin.txt")).unwrap();
+        let (snap, linked) = snapshot_of(&root_path, session.path(), "a.txt");
+        assert!(!linked, "a second name could change the snapshot in place");
+        fs::write(root_path.join("twin.txt"), "edited through the twin\n").unwrap();
+        let stored = snap.manifest.entries[0].before.clone().unwrap();
+        assert_eq!(blob(session.path(), "s", &stored).unwrap(), b"old\n");
+    }
+
+    #[test]
+    fn a_file_on_another_filesystem_is_copied_and_not_staged() {
+        let shm = Path::new("/dev/shm");
+        if !shm.is_dir() {
+            return;
+        }
+        let root = tempfile::tempdir().unwrap();
+        let session = tempfile::tempdir_in(shm).unwrap();
+        let root_path = root.path().canonicalize().unwrap();
+        if same_filesystem(&root_path, session.path()) {
+            return; // nothing to test on this machine
+        }
+        fs::write(root_path.join("a.txt"), "old\n").unwrap();
+        let (snap, linked) = snapshot_of(&root_path, session.path(), "a.txt");
+        assert!(
+            !linked,
+            "a link cannot cross filesystems: the bytes are copied"
+        );
+        assert_eq!(snap.staged, vec![None]);
+    }
+
+    #[test]
+    fn a_linked_file_written_in_place_before_it_is_replaced_is_settled_to_a_copy() {
+        let root = tempfile::tempdir().unwrap();
+        let session = tempfile::tempdir().unwrap();
+        let root_path = root.path().canonicalize().unwrap();
+        fs::write(root_path.join("a.txt"), "old\n").unwrap();
+        let path = ProjectPath::resolve(&root_path, "a.txt").unwrap();
+        let (bytes, mode, id) = read_current_identified(&path).unwrap().unwrap();
+        let changes = [PendingChange {
+            path: &path,
+            current: Some((&bytes, mode)),
+            identity: Some(id),
+            new: Some(b"new\n"),
+            new_mode: Some(mode),
+        }];
+        let snap = create(&root_path, session.path(), "s", &changes).unwrap();
+        let linked = snap.linked[0].unwrap();
+        let stored = snap.manifest.entries[0].before.clone().unwrap();
+        // Unchanged: the link stays.
+        settle_link(session.path(), "s", 0, &linked, path.abs(), &bytes).unwrap();
+        assert_eq!(
+            fs::metadata(object_path(session.path(), "s", &stored))
+                .unwrap()
+                .ino(),
+            fs::metadata(path.abs()).unwrap().ino()
+        );
+        // Saved in place during the apply: the snapshot gets the bytes that were read.
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(path.abs())
+            .unwrap();
+        f.write_all(b"typed during the apply\n").unwrap();
+        drop(f);
+        settle_link(session.path(), "s", 0, &linked, path.abs(), &bytes).unwrap();
+        assert_eq!(blob(session.path(), "s", &stored).unwrap(), b"old\n");
+    }
+
+    #[test]
+    fn a_file_changed_after_it_was_read_is_copied_from_what_was_read() {
+        let root = tempfile::tempdir().unwrap();
+        let session = tempfile::tempdir().unwrap();
+        let root_path = root.path().canonicalize().unwrap();
+        fs::write(root_path.join("a.txt"), "old\n").unwrap();
+        let path = ProjectPath::resolve(&root_path, "a.txt").unwrap();
+        let (bytes, mode, id) = read_current_identified(&path).unwrap().unwrap();
+        fs::write(root_path.join("a.txt"), "changed meanwhile, longer\n").unwrap();
+        let changes = [PendingChange {
+            path: &path,
+            current: Some((&bytes, mode)),
+            identity: Some(id),
+            new: None,
+            new_mode: None,
+        }];
+        let snap = create(&root_path, session.path(), "s", &changes).unwrap();
+        let stored = snap.manifest.entries[0].before.clone().unwrap();
+        assert_eq!(blob(session.path(), "s", &stored).unwrap(), b"old\n");
+        assert_eq!(fs::metadata(path.abs()).unwrap().nlink(), 1, "no link left");
     }
 }
