@@ -141,6 +141,7 @@ fn change(path: &str, base: Option<&str>, proposed: Option<&str>) -> PlannedWrit
         base: base.map(|b| b.as_bytes().to_vec()),
         proposed: proposed.map(|p| p.as_bytes().to_vec()),
         mode: None,
+        symlink: false,
     }
 }
 

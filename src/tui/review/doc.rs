@@ -252,6 +252,7 @@ mod tests {
             content: Some(Arc::new(after.as_bytes().to_vec())),
             origin: WriteOrigin::new("edit_file", "c1"),
             seq: 0,
+            symlink: false,
         };
         let set = ChangeSet::build("m", &base, &[write], &BaseReader::new(&base), None).unwrap();
         (dir, set)
