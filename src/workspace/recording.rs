@@ -357,4 +357,53 @@ mod tests {
         // Already recorded: a second look finds nothing new.
         assert!(v.bash_changes(&base).unwrap().is_empty());
     }
+
+    #[test]
+    fn bash_symlinks_are_recorded_as_links_with_their_target_never_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret"), "SECRET").unwrap();
+        fs::write(d.path().join("plain.txt"), "src").unwrap();
+        std::os::unix::fs::symlink("plain.txt", d.path().join("old_link")).unwrap();
+        let base = Base::capture(d.path()).unwrap();
+        let v = RecordingView::new(DirectView::scratch(d.path()).unwrap());
+        // "bash": a link out, a link to a folder, a file replaced by a link with the same
+        // text as target, and a base link deleted.
+        std::os::unix::fs::symlink(outside.path().join("secret"), d.path().join("out")).unwrap();
+        fs::create_dir(d.path().join("src")).unwrap();
+        std::os::unix::fs::symlink("src", d.path().join("srclink")).unwrap();
+        fs::remove_file(d.path().join("plain.txt")).unwrap();
+        std::os::unix::fs::symlink("src", d.path().join("plain.txt")).unwrap();
+        fs::remove_file(d.path().join("old_link")).unwrap();
+        let found = v.bash_changes(&base).unwrap();
+        let got: Vec<(&str, Option<&[u8]>, bool)> = found
+            .iter()
+            .map(|f| {
+                (
+                    f.path.as_str(),
+                    f.content.as_deref().map(Vec::as_slice),
+                    f.symlink,
+                )
+            })
+            .collect();
+        let out_target = outside.path().join("secret");
+        assert_eq!(
+            got,
+            vec![
+                ("old_link", None, false),
+                ("out", Some(out_target.as_os_str().as_encoded_bytes()), true),
+                ("plain.txt", Some(&b"src"[..]), true),
+                ("srclink", Some(&b"src"[..]), true),
+            ]
+        );
+        assert!(v.bash_changes(&base).unwrap().is_empty());
+        // Old records (no `symlink` field) still read, as files.
+        let old: FileWrite = serde_json::from_str(
+            r#"{"path":"a","content":"x","origin":{"tool":"bash","call_id":""},"seq":0}"#,
+        )
+        .unwrap();
+        assert!(!old.symlink);
+        let json = serde_json::to_string(&found[3]).unwrap();
+        assert!(json.contains("\"symlink\":true"), "{json}");
+    }
 }

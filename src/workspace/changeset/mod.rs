@@ -444,6 +444,34 @@ mod tests {
     }
 
     #[test]
+    fn symlinks_are_whole_file_changes_shown_as_git_shows_them() {
+        let (_d, base) = base_of(&[("m.txt", "src\n")]);
+        let link = |seq, path: &str, target: &str| FileWrite {
+            symlink: true,
+            ..w(seq, path, Some(target), "bash")
+        };
+        let cs = build(&base, &[link(0, "srclink", "src"), link(1, "m.txt", "src")]);
+        let srclink = cs.file("srclink").unwrap();
+        assert!(srclink.symlink && !srclink.base_symlink);
+        assert_eq!(srclink.whole_file_only(), Some("it is a symlink"));
+        assert_eq!(srclink.symlink_label().as_deref(), Some("symlink -> src"));
+        // A file replaced by a link whose target text equals the file's bytes still changed.
+        let m = cs.file("m.txt").unwrap();
+        assert_eq!(m.kind, ChangeKind::Modified);
+        assert_eq!(
+            cs.unified_diff(),
+            "diff --git a/m.txt b/m.txt\nold mode 100644\nnew mode 120000\n\
+             --- a/m.txt\n+++ b/m.txt\n@@ -1 +1 @@\n-src\n+src\n\\ No newline at end of file\n\
+             diff --git a/srclink b/srclink\nnew file mode 120000\n--- /dev/null\n+++ b/srclink\n\
+             @@ -0,0 +1 @@\n+src\n\\ No newline at end of file\n"
+        );
+        // A link created, then deleted, nets out.
+        let (_e, base2) = base_of(&[]);
+        let cs = build(&base2, &[link(0, "l", "x"), w(1, "l", None, "bash")]);
+        assert!(cs.is_empty());
+    }
+
+    #[test]
     fn a_base_that_cannot_be_found_is_an_error_naming_the_path() {
         let (d, base) = base_of(&[("a.txt", "a\n")]);
         fs::write(d.path().join("a.txt"), "user changed it\n").unwrap();
