@@ -85,6 +85,11 @@ impl DiffDoc {
         let mut rows = Vec::new();
         let mut hunk_rows = Vec::with_capacity(file.hunks.len());
         let mut widest = 1;
+        if let Some(label) = file.symlink_label() {
+            rows.push(Row::Note(format!(
+                "{label} (applied as a symlink only if it points inside the project)"
+            )));
+        }
         if file.binary {
             rows.push(Row::Note("binary file: no line diff".to_string()));
         } else if file.hunks.is_empty() {
