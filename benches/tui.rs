@@ -261,6 +261,7 @@ fn review_bench(frames: usize) {
         content: Some(std::sync::Arc::new(new.into_bytes())),
         origin: WriteOrigin::new("edit_file", "c1"),
         seq: 0,
+        symlink: false,
     };
     let t = Instant::now();
     let set = ChangeSet::build(

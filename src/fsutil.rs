@@ -155,6 +155,31 @@ pub fn write_beneath(
     result
 }
 
+/// Creates (or replaces) the symlink `rel` inside `root` pointing to `target`, race-free as
+/// [`write_beneath`]: every folder on the way is a real folder opened without following
+/// (missing ones are created), the link is made under a temporary name in the last folder
+/// (`symlinkat`) and renamed over the final name (`renameat`), which replaces whatever is
+/// there without following it. The caller flushes the folder.
+pub fn symlink_beneath(root: &Path, rel: &str, target: &[u8]) -> io::Result<()> {
+    use nix::fcntl::renameat;
+    use std::os::unix::ffi::OsStrExt;
+    let (dir, name) = walk_beneath(root, rel, true)?;
+    let tmp_name = unique_temp_path(Path::new(""), name)
+        .to_string_lossy()
+        .into_owned();
+    let target = std::ffi::OsStr::from_bytes(target);
+    nix::unistd::symlinkat(target, &dir, tmp_name.as_str()).map_err(io::Error::from)?;
+    let moved = renameat(&dir, tmp_name.as_str(), &dir, name).map_err(io::Error::from);
+    if moved.is_err() {
+        let _ = nix::unistd::unlinkat(
+            &dir,
+            tmp_name.as_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
+    }
+    moved
+}
+
 /// Opens (creating it if needed) the file `rel` inside `root` for reading and writing, without
 /// following a symlink on the way or at the end: for lock files in a project's `.versus/`.
 pub fn open_beneath_create(root: &Path, rel: &str) -> io::Result<fs::File> {

@@ -141,6 +141,7 @@ fn change(path: &str, base: Option<&str>, proposed: Option<&str>) -> PlannedWrit
         base: base.map(|b| b.as_bytes().to_vec()),
         proposed: proposed.map(|p| p.as_bytes().to_vec()),
         mode: None,
+        symlink: false,
     }
 }
 
@@ -865,4 +866,91 @@ fn a_snapshot_left_by_a_crash_before_begin_is_removed_by_the_next_apply() {
     engine.rewind(false).unwrap();
     assert_eq!(s.tree(), before);
     assert_eq!(inode(&s.root.join("a.txt")).1, 1);
+}
+
+/// A symlink proposal: `change` with `proposed` as the link's target.
+fn link(path: &str, base: Option<&str>, target: &str) -> PlannedWrite {
+    let mut w = change(path, base, Some(target));
+    w.symlink = true;
+    w
+}
+
+#[test]
+fn symlinks_are_applied_as_links_only_inside_and_rewind_restores_the_exact_tree() {
+    let s = Setup::plain();
+    fs::create_dir_all(s.root.join("src")).unwrap();
+    fs::write(s.root.join("src/lib.rs"), "lib\n").unwrap();
+    fs::write(s.root.join("a.txt"), "old\n").unwrap();
+    fs::set_permissions(s.root.join("a.txt"), fs::Permissions::from_mode(0o640)).unwrap();
+    let before = s.tree();
+    let engine = s.engine();
+    let p = plan(vec![
+        // A file replaced by a link, a new link in a new folder, and three refused ones.
+        link("a.txt", Some("old\n"), "src/lib.rs"),
+        link("deep/er/up", None, "../../src"),
+        link("out.txt", None, "../outside.txt"),
+        link("abs.txt", None, "/etc/passwd"),
+        link("sneaky", None, "src/../../x"),
+        change("src/lib.rs", Some("lib\n"), Some("lib 2\n")),
+    ]);
+    let preview = engine.preview(&p).unwrap();
+    let refused: Vec<&str> = preview
+        .files
+        .iter()
+        .filter(|f| matches!(f.status, FileStatus::Refused { .. }))
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(refused, vec!["out.txt", "abs.txt", "sneaky"]);
+    match &preview.files[2].status {
+        FileStatus::Refused { why } => {
+            assert!(why.contains("out.txt -> ../outside.txt"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Even told to overwrite, a refused link is not written.
+    let force: BTreeMap<String, Resolution> = ["out.txt", "abs.txt", "sneaky"]
+        .iter()
+        .map(|p| (p.to_string(), Resolution::Overwrite))
+        .collect();
+    let report = engine.apply(&p, &force).unwrap();
+    let how: Vec<AppliedAs> = report.files.iter().map(|f| f.applied_as).collect();
+    assert_eq!(
+        how,
+        vec![
+            AppliedAs::Written,
+            AppliedAs::Written,
+            AppliedAs::Refused,
+            AppliedAs::Refused,
+            AppliedAs::Refused,
+            AppliedAs::Written,
+        ]
+    );
+    for (path, target) in [("a.txt", "src/lib.rs"), ("deep/er/up", "../../src")] {
+        let meta = fs::symlink_metadata(s.root.join(path)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{path}");
+        assert_eq!(fs::read_link(s.root.join(path)).unwrap(), Path::new(target));
+    }
+    for path in ["out.txt", "abs.txt", "sneaky"] {
+        assert!(fs::symlink_metadata(s.root.join(path)).is_err(), "{path}");
+    }
+    assert_eq!(
+        s.read("a.txt"),
+        "lib 2\n",
+        "the link reads through to the project"
+    );
+    // Applying again: the links are already there.
+    let again = engine.preview(&p).unwrap();
+    assert_eq!(again.files[0].status, FileStatus::AlreadyApplied);
+
+    let rp = engine.rewind_preview().unwrap().unwrap();
+    assert!(rp.edited().is_empty(), "{:?}", rp.edited());
+    engine.rewind(false).unwrap();
+    assert!(
+        fs::symlink_metadata(s.root.join("a.txt"))
+            .unwrap()
+            .is_file()
+    );
+    assert_eq!(s.mode("a.txt"), 0o640);
+    assert!(!s.root.join("deep").exists(), "created folders removed");
+    assert_eq!(s.tree(), before);
 }

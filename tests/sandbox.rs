@@ -599,7 +599,7 @@ fn kept_workspaces_survive_later_runs_until_versus_clean() {
 }
 
 #[test]
-fn symlinks_bash_makes_are_never_followed_nor_proposed_and_real_edits_still_are() {
+fn symlinks_bash_makes_are_proposed_as_links_applied_only_inside_and_rewound_exactly() {
     let w = world();
     let before_passwd = std::fs::read("/etc/passwd").unwrap();
     let model = w.script(
@@ -609,13 +609,48 @@ fn symlinks_bash_makes_are_never_followed_nor_proposed_and_real_edits_still_are(
            echo '// edit' >> src/main.rs",
         ],
     );
+    let before = w.state();
     let out = w.ask(&model, &["--pick", &model]);
     assert!(out.status.success(), "{}", stderr(&out));
-    // The real edit made it; neither link became a file (or a link) in the project.
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    // Both links are proposed, shown as links (git's mode 120000), never as the bytes behind.
+    assert!(stdout.contains("srclink -> src (symlink)"), "{stdout}");
+    assert!(
+        stdout.contains("rel.txt -> ../../../../../../../etc/passwd (symlink)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("new file mode 120000"), "{stdout}");
+    // The real edit made it.
     let main = std::fs::read_to_string(w.root.join("src/main.rs")).unwrap();
     assert!(main.ends_with("// edit\n"), "{main}");
+    // The inside link is applied as a link to `src`; the outside one is refused, by name.
+    let link = std::fs::symlink_metadata(w.root.join("srclink")).unwrap();
+    assert!(link.file_type().is_symlink());
+    assert_eq!(
+        std::fs::read_link(w.root.join("srclink")).unwrap(),
+        Path::new("src")
+    );
     assert!(std::fs::symlink_metadata(w.root.join("rel.txt")).is_err());
-    assert!(std::fs::symlink_metadata(w.root.join("srclink")).is_err());
+    assert!(
+        stdout.contains(
+            "rel.txt: not written: symlink rel.txt -> ../../../../../../../etc/passwd refused"
+        ),
+        "{stdout}"
+    );
     assert_eq!(std::fs::read("/etc/passwd").unwrap(), before_passwd);
     assert!(!w.session_text().contains("root:x:0:0"));
+    let tree = format!("{:?}", tree_state(&w.root));
+    assert!(!tree.contains("root:x:0:0"));
+    // Rewind gives back the exact tree: no link left, main.rs as it was, byte for byte.
+    let out = versus()
+        .arg("-C")
+        .arg(&w.root)
+        .args(["rewind", "-y"])
+        .env("XDG_CONFIG_HOME", &w.config)
+        .env("HOME", &w.home)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::symlink_metadata(w.root.join("srclink")).is_err());
+    assert_eq!(w.state()["tree"], before["tree"]);
 }

@@ -67,6 +67,7 @@ fn write(seq: u64, path: &str, content: &str, tool: &str) -> FileWrite {
         content: Some(Arc::new(content.as_bytes().to_vec())),
         origin: WriteOrigin::new(tool, format!("call-{seq}")),
         seq,
+        symlink: false,
     }
 }
 

@@ -471,6 +471,7 @@ fn compose_file<'a>(takes: &[Take<'a>]) -> FileResult<'a> {
             } else {
                 None
             },
+            symlink: file.symlink && file.proposed.is_some(),
         };
         return Ok(Some((write, models, provenance)));
     }
@@ -497,6 +498,7 @@ fn compose_file<'a>(takes: &[Take<'a>]) -> FileResult<'a> {
         base,
         proposed: Some(out),
         mode: None,
+        symlink: false,
     };
     Ok(Some((write, models, provenance)))
 }
@@ -582,6 +584,7 @@ mod tests {
                     content: Some(Arc::new(content.as_bytes().to_vec())),
                     origin: WriteOrigin::new("write_file", "c"),
                     seq: 0,
+                    symlink: false,
                 };
                 ChangeSet::build(model, &base, &[w], &BaseReader::new(&base), None).unwrap()
             })

@@ -50,6 +50,13 @@ pub enum FileStatus {
     },
     /// The file already holds what the proposal wants: nothing to write.
     AlreadyApplied,
+    /// The proposal is a symlink that cannot be applied (its target leaves the project, or
+    /// the path is not free for it); nothing is written there, whatever the resolution. The
+    /// rest of the apply goes on.
+    Refused {
+        /// Why, naming the path and the target, for the user.
+        why: String,
+    },
 }
 
 /// Why a path conflicts.
@@ -117,6 +124,8 @@ pub enum AppliedAs {
     Unresolved,
     /// Markers were asked for but cannot be written (binary or deletion); nothing written.
     MarkersUnavailable,
+    /// A symlink proposal refused (see [`FileStatus::Refused`]); nothing written.
+    Refused,
 }
 
 /// Outcome of one path.
@@ -174,6 +183,8 @@ struct Decision {
     /// What Markers writes for a conflict, when possible.
     markers: Option<Vec<u8>>,
     mode: Option<u32>,
+    /// The target content is a symlink's target.
+    symlink: bool,
 }
 
 impl ApplyEngine {
@@ -260,7 +271,9 @@ impl ApplyEngine {
                         Some(t) => t,
                         None => &d.overwrite,
                     };
-                    let (added, removed) = if d.status == FileStatus::AlreadyApplied {
+                    let (added, removed) = if d.status == FileStatus::AlreadyApplied
+                        || matches!(d.status, FileStatus::Refused { .. })
+                    {
                         (0, 0)
                     } else {
                         line_delta(cur, target.as_deref().unwrap_or(b""))
@@ -301,6 +314,7 @@ impl ApplyEngine {
         for (i, d) in decisions.iter().enumerate() {
             let (applied_as, target) = match (&d.status, &d.write) {
                 (FileStatus::AlreadyApplied, _) => (AppliedAs::AlreadyApplied, None),
+                (FileStatus::Refused { .. }, _) => (AppliedAs::Refused, None),
                 (FileStatus::Clean, Some(t)) => {
                     let how = if t.is_some() {
                         AppliedAs::Written
@@ -326,8 +340,9 @@ impl ApplyEngine {
                 path: d.path.rel().to_string(),
                 applied_as,
             });
+            // A link replacing a file whose bytes happen to equal its target still changes it.
             if let Some(t) = target
-                && t.as_deref() != d.current.as_ref().map(|c| c.0.as_slice())
+                && (d.symlink || t.as_deref() != d.current.as_ref().map(|c| c.0.as_slice()))
             {
                 actions.push((i, t));
             }
@@ -353,6 +368,7 @@ impl ApplyEngine {
                         Some((_, m)) => Some(*m),
                         None => d.mode.map(|m| m & 0o7777),
                     },
+                    symlink: d.symlink,
                 }
             })
             .collect();
@@ -382,6 +398,13 @@ impl ApplyEngine {
                 .and_then(|path| {
                     if let (Some(id), Some((old, _))) = (&linked, &d.current) {
                         snapshot::settle_link(&self.session, &apply_id, done, id, path.abs(), old)?;
+                    }
+                    if d.symlink
+                        && let Some(link_target) = target.as_deref()
+                    {
+                        return crate::fsutil::symlink_beneath(&self.root, path.rel(), link_target)
+                            .map_err(|e| ApplyError::io("create the symlink", path.abs(), e))
+                            .map(|()| touched.insert(parent_of(path.abs())));
                     }
                     put_in_place(
                         &path,
@@ -468,6 +491,11 @@ impl ApplyEngine {
 
     fn decide(&self, w: &PlannedWrite) -> Result<Decision> {
         let path = ProjectPath::resolve(&self.root, &w.path)?;
+        if w.symlink
+            && let Some(target) = &w.proposed
+        {
+            return self.decide_symlink(w, path, target);
+        }
         let read = snapshot::read_current_identified(&path)?;
         let identity = read.as_ref().map(|r| r.2);
         let current = read.map(|(bytes, mode, _)| (bytes, mode));
@@ -482,6 +510,7 @@ impl ApplyEngine {
             overwrite: proposed.clone(),
             markers: None,
             mode: w.mode,
+            symlink: false,
         };
         if cur_bytes == proposed.as_deref() {
             d.status = FileStatus::AlreadyApplied;
@@ -525,6 +554,96 @@ impl ApplyEngine {
             }
             // Proposed deletion of a file that is already gone: handled as AlreadyApplied above.
             (_, None, None) => d.status = FileStatus::AlreadyApplied,
+        }
+        Ok(d)
+    }
+}
+
+impl ApplyEngine {
+    /// The decision for a symlink proposal: refused unless its target stays inside the
+    /// project ([`super::links::check_link_target`]), no folder on the way is a symlink, and
+    /// the path is free (absent, or the user's file still as at base, which the snapshot keeps
+    /// for rewind). A link already there is never replaced (unless it is this very link).
+    fn decide_symlink(
+        &self,
+        w: &PlannedWrite,
+        path: ProjectPath,
+        target: &[u8],
+    ) -> Result<Decision> {
+        let shown = String::from_utf8_lossy(target).into_owned();
+        let mut d = Decision {
+            path,
+            current: None,
+            identity: None,
+            status: FileStatus::Clean,
+            write: Some(Some(target.to_vec())),
+            overwrite: Some(target.to_vec()),
+            markers: None,
+            mode: None,
+            symlink: true,
+        };
+        let rel = d.path.rel().to_string();
+        let refuse = |why: String| FileStatus::Refused {
+            why: format!("symlink {rel} -> {shown} refused: {why}"),
+        };
+        if let Err(why) = super::links::check_link_target(&rel, target) {
+            d.status = refuse(format!(
+                "{why}; links are applied only when they point inside the project"
+            ));
+            return Ok(d);
+        }
+        let parts: Vec<&str> = rel.split('/').collect();
+        for i in 1..parts.len() {
+            let folder = self.root.join(parts[..i].join("/"));
+            if fs::symlink_metadata(&folder).is_ok_and(|m| !m.is_dir()) {
+                d.status = refuse(format!(
+                    "{} is not a real folder (a symlink or a file)",
+                    parts[..i].join("/")
+                ));
+                return Ok(d);
+            }
+        }
+        let abs = d.path.abs().to_path_buf();
+        match fs::symlink_metadata(&abs) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) => {}
+            Err(e) => return Err(ApplyError::io("inspect", &abs, e)),
+            Ok(m) if m.file_type().is_symlink() => {
+                let now = fs::read_link(&abs)
+                    .map_err(|e| ApplyError::io("read the link", &abs, e))?
+                    .into_os_string()
+                    .into_encoded_bytes();
+                d.status = if now == target {
+                    FileStatus::AlreadyApplied
+                } else {
+                    refuse(format!(
+                        "a symlink is already there (-> {}); remove it and apply again",
+                        String::from_utf8_lossy(&now)
+                    ))
+                };
+            }
+            Ok(m) if m.is_file() => {
+                let read = snapshot::read_current_identified(&d.path)?;
+                let unchanged = match (&read, &w.base) {
+                    (Some((bytes, _, _)), Some(base)) => bytes == base,
+                    _ => false,
+                };
+                if unchanged {
+                    d.identity = read.as_ref().map(|r| r.2);
+                    d.current = read.map(|(bytes, mode, _)| (bytes, mode));
+                } else {
+                    d.status = refuse(
+                        "a file you changed since the run is there; move it aside and apply again"
+                            .to_string(),
+                    );
+                }
+            }
+            Ok(_) => {
+                d.status = refuse("a folder is there".to_string());
+            }
         }
         Ok(d)
     }

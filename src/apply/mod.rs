@@ -21,6 +21,7 @@ pub mod compose;
 mod durable;
 pub mod engine;
 pub mod journal;
+pub mod links;
 pub mod lock;
 pub mod merge3;
 pub mod recover;
@@ -51,6 +52,9 @@ pub struct PlannedWrite {
     pub proposed: Option<Vec<u8>>,
     /// Permission bits for a file the apply creates (ignored when the file exists).
     pub mode: Option<u32>,
+    /// `proposed` is a symlink's target: the path becomes a symlink, applied only when the
+    /// target stays inside the project ([`links::check_link_target`]), refused otherwise.
+    pub symlink: bool,
 }
 
 /// Everything one apply writes, with the provenance the journal records.

@@ -13,7 +13,7 @@ use super::durable::sync_dirs;
 use super::journal::{self, ApplyEntry, Record};
 use super::merge3::line_delta;
 use super::snapshot::{self, Manifest};
-use super::{ApplyError, Result, content_hash, now_secs};
+use super::{ApplyError, Result, now_secs};
 use crate::workspace::ProjectPath;
 
 /// What rewinding does to one path.
@@ -106,7 +106,7 @@ pub fn rewind_preview(root: &Path, session: &Path) -> Result<Option<RewindPrevie
     let mut files = Vec::with_capacity(manifest.entries.len());
     for e in &manifest.entries {
         let path = ProjectPath::resolve(&root, &e.path)?;
-        let current = snapshot::read_current(&path)?;
+        let current = snapshot::read_current_for(&path, e)?;
         let cur_bytes = current.as_ref().map(|c| c.0.as_slice());
         let before = match &e.before {
             Some(s) => Some(snapshot::blob(session, &entry.snapshot, s)?),
@@ -124,7 +124,7 @@ pub fn rewind_preview(root: &Path, session: &Path) -> Result<Option<RewindPrevie
             action,
             added,
             removed,
-            edited_after_apply: cur_bytes.map(content_hash) != e.after,
+            edited_after_apply: snapshot::edited_since(current.as_ref(), e),
         });
     }
     Ok(Some(RewindPreview {
@@ -145,8 +145,8 @@ pub fn rewind(root: &Path, session: &Path, force_edited: bool) -> Result<RewindR
     let mut touched = BTreeSet::new();
     for e in &manifest.entries {
         let path = ProjectPath::resolve(&root, &e.path)?;
-        let current = snapshot::read_current(&path)?;
-        let edited = current.as_ref().map(|c| content_hash(&c.0)) != e.after;
+        let current = snapshot::read_current_for(&path, e)?;
+        let edited = snapshot::edited_since(current.as_ref(), e);
         if edited && !force_edited {
             kept.push(e.path.clone());
             continue;

@@ -45,6 +45,10 @@ pub struct SnapshotEntry {
     pub before: Option<StoredFile>,
     /// Hash of the content the apply writes (`None`: the apply deletes the file).
     pub after: Option<String>,
+    /// The apply puts a symlink there and `after` is the hash of its target. Absent (false)
+    /// in snapshots of applies that wrote only files.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub after_symlink: bool,
 }
 
 /// A stored old file: where its bytes are, their hash and the permission bits.
@@ -117,6 +121,9 @@ pub struct PendingChange<'a> {
     pub new: Option<&'a [u8]>,
     /// Permission bits the new content gets (`None`: the process's default for a new file).
     pub new_mode: Option<u32>,
+    /// `new` is a symlink's target: nothing is staged, the apply makes the link in place
+    /// ([`crate::fsutil::symlink_beneath`]).
+    pub symlink: bool,
 }
 
 /// A durable snapshot plus where the new content of each entry is staged.
@@ -199,7 +206,7 @@ fn create_in(
             }
         };
         staged.push(match c.new {
-            Some(bytes) if stage => {
+            Some(bytes) if stage && !c.symlink => {
                 let path = staged_dir.join(n.to_string());
                 write_new_file(&path, bytes, c.new_mode)?;
                 to_sync.push(path.clone());
@@ -214,6 +221,7 @@ fn create_in(
             path: c.path.rel().to_string(),
             before,
             after: c.new.map(content_hash),
+            after_symlink: c.symlink && c.new.is_some(),
         });
     }
     // One batched flush: the old files (already on disk, unless the user just saved them) and
@@ -393,6 +401,29 @@ pub fn read_current_identified(path: &ProjectPath) -> Result<Option<(Vec<u8>, u3
     )))
 }
 
+/// What is at `path` now, as rewind compares it with what entry `e`'s apply left: the bytes
+/// of a regular file, or, when the apply made a symlink there and one is still there, its
+/// target. The flag says whether the bytes are a link's target. Other symlinks and folders are
+/// refused as by [`read_current`].
+pub fn read_current_for(path: &ProjectPath, e: &SnapshotEntry) -> Result<Option<(Vec<u8>, bool)>> {
+    if e.after_symlink && fs::symlink_metadata(path.abs()).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        let target = fs::read_link(path.abs())
+            .map_err(|err| ApplyError::io("read the link", path.abs(), err))?;
+        return Ok(Some((target.into_os_string().into_encoded_bytes(), true)));
+    }
+    Ok(read_current(path)?.map(|(bytes, _)| (bytes, false)))
+}
+
+/// Whether `path` no longer holds what entry `e`'s apply left there (edited since), given
+/// what [`read_current_for`] read: same kind (file or link) and same content hash.
+pub fn edited_since(current: Option<&(Vec<u8>, bool)>, e: &SnapshotEntry) -> bool {
+    match current {
+        None => e.after.is_some(),
+        Some((bytes, link)) => *link != e.after_symlink || Some(content_hash(bytes)) != e.after,
+    }
+}
+
 /// Puts one entry back exactly: old bytes and mode, or no file at all. The old file is renamed
 /// back into place when the snapshot holds it as a file of its own (the user gets their very
 /// file back, nothing is rewritten); older snapshots, and a session on another filesystem, have
@@ -413,7 +444,9 @@ pub fn restore_entry(
     };
     match &e.before {
         Some(stored) => {
-            if current.as_ref().is_some_and(|m| !m.is_file()) {
+            // The symlink this apply made is replaced (never followed) by the old file.
+            let own_link = e.after_symlink && current.as_ref().is_some_and(|m| m.is_symlink());
+            if current.as_ref().is_some_and(|m| !m.is_file()) && !own_link {
                 return Err(ApplyError::NotAFile {
                     path: e.path.clone(),
                 });
@@ -510,7 +543,9 @@ pub fn remove_temp_debris(root: &Path, manifest: &Manifest) {
         for found in listing.flatten() {
             let candidate = found.file_name();
             if crate::fsutil::is_temp_for(&name, &candidate.to_string_lossy())
-                && found.file_type().is_ok_and(|t| t.is_file())
+                && found
+                    .file_type()
+                    .is_ok_and(|t| t.is_file() || t.is_symlink())
             {
                 let _ = fs::remove_file(found.path());
             }
@@ -572,6 +607,7 @@ mod tests {
                 identity: None,
                 new: Some(b"new"),
                 new_mode: Some(0o755),
+                symlink: false,
             },
             PendingChange {
                 path: &n,
@@ -579,6 +615,7 @@ mod tests {
                 identity: None,
                 new: Some(b"n"),
                 new_mode: None,
+                symlink: false,
             },
         ];
         let m = create(&root_path, session.path(), "id1", &changes)
@@ -604,6 +641,7 @@ mod tests {
             identity: Some(id),
             new: Some(b"new\n"),
             new_mode: Some(mode),
+            symlink: false,
         }];
         let snap = create(root, session, "s", &changes).unwrap();
         let stored = snap.manifest.entries[0].before.clone().unwrap();
@@ -674,6 +712,7 @@ mod tests {
             identity: Some(id),
             new: Some(b"new\n"),
             new_mode: Some(mode),
+            symlink: false,
         }];
         let snap = create(&root_path, session.path(), "s", &changes).unwrap();
         let linked = snap.linked[0].unwrap();
@@ -712,6 +751,7 @@ mod tests {
             identity: Some(id),
             new: None,
             new_mode: None,
+            symlink: false,
         }];
         let snap = create(&root_path, session.path(), "s", &changes).unwrap();
         let stored = snap.manifest.entries[0].before.clone().unwrap();

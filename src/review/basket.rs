@@ -181,6 +181,7 @@ mod tests {
                 call_id: "c1".into(),
             },
             seq: 0,
+            symlink: false,
         };
         let reader = crate::workspace::changeset::BaseReader::new(base);
         ChangeSet::build(model, base, &[write], &reader, None).unwrap()

@@ -12,7 +12,7 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::base::{Base, hash_bytes, scan, scan_reusing};
+use super::base::{Base, BaseKind, hash_bytes, scan, scan_reusing};
 use super::cow::Layers;
 use super::error::WorkspaceError;
 use super::path::{PathError, ProjectPath};
@@ -32,6 +32,11 @@ pub struct FileWrite {
     pub origin: WriteOrigin,
     /// Position in this workspace's sequence of changes, from 0.
     pub seq: u64,
+    /// The content is a symlink's target, not file bytes: bash made a symlink at `path`.
+    /// Recorded so the link is proposed as a link (shown and applied as one), never as the
+    /// bytes behind it. Absent in records written before symlinks were proposed (false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub symlink: bool,
 }
 
 /// Wraps a view and records every successful write and delete as a [`FileWrite`].
@@ -93,6 +98,7 @@ impl<V: FileView> RecordingView<V> {
             content,
             origin: origin.clone(),
             seq,
+            symlink: false,
         });
         Ok(())
     }
@@ -104,10 +110,11 @@ impl<V: FileView> RecordingView<V> {
     /// appended to the record, so calling this twice does not report the same change twice.
     ///
     /// Only content counts: a permission change alone is not reported (a `FileWrite` carries
-    /// no mode). Symlinks are never followed: a symlink bash created or changed is not
-    /// proposed at all (a proposal is file content, and the bytes behind a link such as
-    /// `rel.txt -> ../../../etc/passwd` are not the model's to propose), and is named in the
-    /// log; a link to a folder does not stop the scan of the rest.
+    /// no mode). Symlinks are never followed: a symlink bash created or changed (or a file it
+    /// replaced by one) is recorded as a symlink ([`FileWrite::symlink`]) whose content is the
+    /// link's target, never the bytes behind it (`rel.txt -> ../../../etc/passwd` is proposed
+    /// as exactly that link, which apply then refuses because it points outside). A deleted
+    /// symlink is a delete; a link to a folder does not stop the scan of the rest.
     pub fn bash_changes(&self, base: &Base) -> Result<Vec<FileWrite>, WorkspaceError> {
         let root = self.inner.root().to_path_buf();
         let started = std::time::Instant::now();
@@ -121,35 +128,36 @@ impl<V: FileView> RecordingView<V> {
             ms = started.elapsed().as_millis() as u64,
             "workspace scanned for bash changes"
         );
-        let links: BTreeSet<String> = on_disk
-            .iter()
-            .filter(|(_, entry)| entry.kind == super::base::BaseKind::Symlink)
-            .map(|(path, _)| path.clone())
-            .collect();
-        let mut actual: BTreeMap<String, Option<String>> = on_disk
+        // Each state is (content hash, is a symlink): a file and a link with the same bytes
+        // as target differ.
+        let mut actual: BTreeMap<String, Option<(String, bool)>> = on_disk
             .into_iter()
-            .map(|(path, entry)| (path, Some(entry.hash)))
+            .map(|(path, entry)| {
+                let link = entry.kind == BaseKind::Symlink;
+                (path, Some((entry.hash, link)))
+            })
             .collect();
-        let mut in_memory: BTreeSet<String> = BTreeSet::new();
         for change in self.inner.pending() {
             match change {
                 PendingChange::Write { rel, content } => {
-                    in_memory.insert(rel.clone());
-                    actual.insert(rel, Some(hash_bytes(&content)));
+                    actual.insert(rel, Some((hash_bytes(&content), false)));
                 }
                 PendingChange::Delete { rel } => {
-                    in_memory.insert(rel.clone());
                     actual.insert(rel, None);
                 }
             }
         }
-        let mut expected: BTreeMap<String, Option<String>> = base
+        let mut expected: BTreeMap<String, Option<(String, bool)>> = base
             .entries()
             .iter()
-            .map(|(path, entry)| (path.clone(), Some(entry.hash.clone())))
+            .map(|(path, entry)| {
+                let link = entry.kind == BaseKind::Symlink;
+                (path.clone(), Some((entry.hash.clone(), link)))
+            })
             .collect();
         for write in self.writes() {
-            expected.insert(write.path, write.content.map(|c| hash_bytes(&c)));
+            let state = write.content.map(|c| (hash_bytes(&c), write.symlink));
+            expected.insert(write.path, state);
         }
         let paths: BTreeSet<&String> = actual.keys().chain(expected.keys()).collect();
         let origin = WriteOrigin::new("bash", "");
@@ -160,33 +168,41 @@ impl<V: FileView> RecordingView<V> {
             if now == predicted {
                 continue;
             }
-            if links.contains(path) && !in_memory.contains(path) {
-                tracing::warn!(
-                    path = %path,
-                    "bash made a symlink; symlinks are not proposed (never followed)"
-                );
-                continue;
-            }
-            let content = match now {
-                Some(_) => Some(Arc::new(read_current(&self.inner, &root, path)?)),
-                None => None,
+            let (content, symlink) = match now {
+                Some((_, true)) => (Some(Arc::new(read_link_target(&root, path)?)), true),
+                Some((_, false)) => (
+                    Some(Arc::new(read_current(&self.inner, &root, path)?)),
+                    false,
+                ),
+                None => (None, false),
             };
-            found.push((path.clone(), content));
+            if symlink {
+                tracing::info!(path = %path, "bash made a symlink; proposed as a symlink");
+            }
+            found.push((path.clone(), content, symlink));
         }
         let mut log = self.log();
         let mut out = Vec::with_capacity(found.len());
-        for (path, content) in found {
+        for (path, content, symlink) in found {
             let write = FileWrite {
                 path,
                 content,
                 origin: origin.clone(),
                 seq: log.len() as u64,
+                symlink,
             };
             log.push(write.clone());
             out.push(write);
         }
         Ok(out)
     }
+}
+
+/// The target of the symlink at `root/rel`, as bytes (the link itself is read, never followed).
+fn read_link_target(root: &Path, rel: &str) -> Result<Vec<u8>, WorkspaceError> {
+    let abs = root.join(rel);
+    let target = fs::read_link(&abs).map_err(|e| WorkspaceError::io("read the link", &abs, e))?;
+    Ok(target.into_os_string().into_encoded_bytes())
 }
 
 /// Reads `rel` as the view sees it, falling back to the disk for paths the view refuses
@@ -340,5 +356,54 @@ mod tests {
         assert_eq!(found[0].seq, 2);
         // Already recorded: a second look finds nothing new.
         assert!(v.bash_changes(&base).unwrap().is_empty());
+    }
+
+    #[test]
+    fn bash_symlinks_are_recorded_as_links_with_their_target_never_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret"), "SECRET").unwrap();
+        fs::write(d.path().join("plain.txt"), "src").unwrap();
+        std::os::unix::fs::symlink("plain.txt", d.path().join("old_link")).unwrap();
+        let base = Base::capture(d.path()).unwrap();
+        let v = RecordingView::new(DirectView::scratch(d.path()).unwrap());
+        // "bash": a link out, a link to a folder, a file replaced by a link with the same
+        // text as target, and a base link deleted.
+        std::os::unix::fs::symlink(outside.path().join("secret"), d.path().join("out")).unwrap();
+        fs::create_dir(d.path().join("src")).unwrap();
+        std::os::unix::fs::symlink("src", d.path().join("srclink")).unwrap();
+        fs::remove_file(d.path().join("plain.txt")).unwrap();
+        std::os::unix::fs::symlink("src", d.path().join("plain.txt")).unwrap();
+        fs::remove_file(d.path().join("old_link")).unwrap();
+        let found = v.bash_changes(&base).unwrap();
+        let got: Vec<(&str, Option<&[u8]>, bool)> = found
+            .iter()
+            .map(|f| {
+                (
+                    f.path.as_str(),
+                    f.content.as_deref().map(Vec::as_slice),
+                    f.symlink,
+                )
+            })
+            .collect();
+        let out_target = outside.path().join("secret");
+        assert_eq!(
+            got,
+            vec![
+                ("old_link", None, false),
+                ("out", Some(out_target.as_os_str().as_encoded_bytes()), true),
+                ("plain.txt", Some(&b"src"[..]), true),
+                ("srclink", Some(&b"src"[..]), true),
+            ]
+        );
+        assert!(v.bash_changes(&base).unwrap().is_empty());
+        // Old records (no `symlink` field) still read, as files.
+        let old: FileWrite = serde_json::from_str(
+            r#"{"path":"a","content":"x","origin":{"tool":"bash","call_id":""},"seq":0}"#,
+        )
+        .unwrap();
+        assert!(!old.symlink);
+        let json = serde_json::to_string(&found[3]).unwrap();
+        assert!(json.contains("\"symlink\":true"), "{json}");
     }
 }

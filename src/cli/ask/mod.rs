@@ -21,7 +21,7 @@ use serde_json::json;
 
 use versus::agent::{AgentSettings, system_prompt};
 use versus::apply::compose::{Selection, compose};
-use versus::apply::{AppliedAs, ApplyEngine, Resolution};
+use versus::apply::{AppliedAs, ApplyEngine, FileStatus, Resolution};
 use versus::config::{ResolveError, resolve};
 use versus::model::{Message, RunStop};
 use versus::provider::RetryPolicy;
@@ -425,6 +425,14 @@ fn apply_pick(
         .map(|p| (p.to_string(), resolution))
         .collect();
     let report = engine.apply(&plan, &resolutions)?;
+    let refusals: BTreeMap<&str, &str> = preview
+        .files
+        .iter()
+        .filter_map(|f| match &f.status {
+            FileStatus::Refused { why } => Some((f.path.as_str(), why.as_str())),
+            _ => None,
+        })
+        .collect();
     let mut conflicts = 0;
     let files = report
         .files
@@ -448,6 +456,11 @@ fn apply_pick(
                 AppliedAs::MarkersUnavailable => {
                     conflicts += 1;
                     "not written: conflict, and markers cannot be written here"
+                }
+                // Reported, not a conflict: the rest of the pick was applied as chosen.
+                AppliedAs::Refused => {
+                    let why = refusals.get(f.path.as_str()).copied().unwrap_or("refused");
+                    return (f.path.clone(), format!("not written: {why}"));
                 }
             };
             (f.path.clone(), what.to_string())
@@ -537,6 +550,16 @@ fn print_results(
         if row.diff.is_empty() {
             writeln!(out, "(no changes)")?;
         } else {
+            // Symlinks first, unmistakably: `srclink -> src (symlink)`.
+            for change in &row.changes {
+                if let Some(label) = &change.symlink {
+                    let target = label.split_once(" -> ").map_or("", |(_, t)| t);
+                    match label.starts_with("symlink") {
+                        true => writeln!(out, "{} -> {target} (symlink)", change.path)?,
+                        false => writeln!(out, "{} ({label})", change.path)?,
+                    }
+                }
+            }
             writeln!(out)?;
             write!(out, "{}", row.diff)?;
         }

@@ -54,6 +54,9 @@ pub struct ChangedFile {
     pub removed: usize,
     /// Tools that wrote it.
     pub tools: Vec<String>,
+    /// For a symlink proposal, what review shows (`symlink -> TARGET`); absent for files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symlink: Option<String>,
 }
 
 impl ChangedFile {
@@ -67,6 +70,7 @@ impl ChangedFile {
                 added: f.added,
                 removed: f.removed,
                 tools: f.tools.clone(),
+                symlink: f.symlink_label(),
             })
             .collect()
     }

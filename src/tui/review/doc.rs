@@ -85,6 +85,11 @@ impl DiffDoc {
         let mut rows = Vec::new();
         let mut hunk_rows = Vec::with_capacity(file.hunks.len());
         let mut widest = 1;
+        if let Some(label) = file.symlink_label() {
+            rows.push(Row::Note(format!(
+                "{label} (applied as a symlink only if it points inside the project)"
+            )));
+        }
         if file.binary {
             rows.push(Row::Note("binary file: no line diff".to_string()));
         } else if file.hunks.is_empty() {
@@ -252,6 +257,7 @@ mod tests {
             content: Some(Arc::new(after.as_bytes().to_vec())),
             origin: WriteOrigin::new("edit_file", "c1"),
             seq: 0,
+            symlink: false,
         };
         let set = ChangeSet::build("m", &base, &[write], &BaseReader::new(&base), None).unwrap();
         (dir, set)

@@ -446,6 +446,7 @@ mod tests {
                 content: Some(Arc::new(edited.as_bytes().to_vec())),
                 origin: WriteOrigin::new("write_file", "c"),
                 seq: i as u64,
+                symlink: false,
             })
             .collect();
         let set = ChangeSet::build("m/a", &base, &writes, &BaseReader::new(&base), None).unwrap();

@@ -162,6 +162,7 @@ pub fn chosen(app: &mut App, done: ChoiceDone) {
     let merged = group(&[AppliedAs::Merged]);
     let markers = group(&[AppliedAs::MarkersWritten]);
     let same = group(&[AppliedAs::AlreadyApplied]);
+    let refused = group(&[AppliedAs::Refused]);
     let left = group(&[
         AppliedAs::Skipped,
         AppliedAs::Unresolved,
@@ -174,6 +175,10 @@ pub fn chosen(app: &mut App, done: ChoiceDone) {
         ("conflict markers in", &markers),
         ("already as proposed", &same),
         ("not written (conflicts)", &left),
+        (
+            "refused symlinks (outside the project or path taken)",
+            &refused,
+        ),
     ] {
         if !list.is_empty() {
             parts.push(format!("{what} {}", list.join(", ")));

@@ -76,6 +76,11 @@ fn apply_lines(app: &App, d: &ApplyDialog) -> Drawn {
                 Span::raw(f.path.clone()),
                 Span::styled(" (already as proposed)", t.dim()),
             ]),
+            FileStatus::Refused { why } => Line::from(vec![
+                Span::styled("  refused   ", t.warn()),
+                Span::raw(f.path.clone()),
+                Span::styled(format!(" ({why})"), t.dim()),
+            ]),
             FileStatus::Conflict {
                 reason, regions, ..
             } => {

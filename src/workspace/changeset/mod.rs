@@ -87,6 +87,13 @@ pub struct FileChange {
     pub mode: Option<u32>,
     /// Base or proposal holds a NUL byte: no hunks, shown as "Binary files differ".
     pub binary: bool,
+    /// The proposal is a symlink: `proposed` is its target, not file bytes. Shown and applied
+    /// as a link (never as the bytes behind it), and only taken whole.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub symlink: bool,
+    /// The path was a symlink at run start: `base` is its target.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub base_symlink: bool,
     /// Tools that wrote the file, deduplicated, in order (`write_file`, `edit_file`,
     /// `apply_patch`, `bash`).
     pub tools: Vec<String>,
@@ -109,11 +116,31 @@ impl FileChange {
     /// Why this file can only be taken whole (created, deleted or binary), or `None` when
     /// single hunks of it can be picked.
     pub fn whole_file_only(&self) -> Option<&'static str> {
+        if self.symlink || self.base_symlink {
+            return Some("it is a symlink");
+        }
         match (self.kind, self.binary) {
             (ChangeKind::Created, _) => Some("the model created it"),
             (ChangeKind::Deleted, _) => Some("the model deleted it"),
             (_, true) => Some("it is a binary file"),
             _ => None,
+        }
+    }
+
+    /// How review shows a symlink proposal: `symlink -> TARGET` (or `symlink removed` when
+    /// a base symlink is deleted or replaced by a file); `None` for plain file changes.
+    pub fn symlink_label(&self) -> Option<String> {
+        if self.symlink {
+            let target = self.proposed.as_deref().map_or(&[][..], Vec::as_slice);
+            Some(format!("symlink -> {}", String::from_utf8_lossy(target)))
+        } else if self.base_symlink {
+            let target = self.base.as_deref().map_or(&[][..], Vec::as_slice);
+            Some(format!(
+                "was a symlink -> {}",
+                String::from_utf8_lossy(target)
+            ))
+        } else {
+            None
         }
     }
 
@@ -243,11 +270,13 @@ fn file_change(
         return Ok(None);
     };
     let proposed = last.content.clone();
+    let symlink = proposed.is_some() && last.symlink;
     let entry = base.get(path);
+    let base_symlink = entry.is_some_and(|e| e.kind == BaseKind::Symlink);
     // Cheap checks first: most unchanged paths are decided by hash alone.
     match (entry, &proposed) {
         (None, None) => return Ok(None),
-        (Some(e), Some(p)) if e.kind == BaseKind::File && hash_bytes(p) == e.hash => {
+        (Some(e), Some(p)) if base_symlink == symlink && hash_bytes(p) == e.hash => {
             return Ok(None);
         }
         _ => {}
@@ -260,7 +289,7 @@ fn file_change(
         })?)),
         None => None,
     };
-    if base_bytes == proposed {
+    if base_bytes == proposed && base_symlink == symlink {
         return Ok(None);
     }
     let kind = match (&base_bytes, &proposed) {
@@ -298,7 +327,7 @@ fn file_change(
         hunks::compute(model, path, old, &versions)
     };
     let mode = match (&proposed, mode_root) {
-        (Some(_), Some(root)) => mode_of(&root.join(path)),
+        (Some(_), Some(root)) if !symlink => mode_of(&root.join(path)),
         _ => None,
     };
     Ok(Some(FileChange {
@@ -311,6 +340,8 @@ fn file_change(
         base_mode: entry.map(|e| e.mode),
         mode,
         binary,
+        symlink,
+        base_symlink,
         tools,
         origins,
         hunks,
@@ -346,6 +377,7 @@ mod tests {
             content: content.map(|c| Arc::new(c.as_bytes().to_vec())),
             origin: WriteOrigin::new(tool, format!("call-{seq}")),
             seq,
+            symlink: false,
         }
     }
 
@@ -409,6 +441,34 @@ mod tests {
         );
         let bin = cs.file("bin.dat").unwrap();
         assert!(bin.binary && bin.hunks.is_empty());
+    }
+
+    #[test]
+    fn symlinks_are_whole_file_changes_shown_as_git_shows_them() {
+        let (_d, base) = base_of(&[("m.txt", "src\n")]);
+        let link = |seq, path: &str, target: &str| FileWrite {
+            symlink: true,
+            ..w(seq, path, Some(target), "bash")
+        };
+        let cs = build(&base, &[link(0, "srclink", "src"), link(1, "m.txt", "src")]);
+        let srclink = cs.file("srclink").unwrap();
+        assert!(srclink.symlink && !srclink.base_symlink);
+        assert_eq!(srclink.whole_file_only(), Some("it is a symlink"));
+        assert_eq!(srclink.symlink_label().as_deref(), Some("symlink -> src"));
+        // A file replaced by a link whose target text equals the file's bytes still changed.
+        let m = cs.file("m.txt").unwrap();
+        assert_eq!(m.kind, ChangeKind::Modified);
+        assert_eq!(
+            cs.unified_diff(),
+            "diff --git a/m.txt b/m.txt\nold mode 100644\nnew mode 120000\n\
+             --- a/m.txt\n+++ b/m.txt\n@@ -1 +1 @@\n-src\n+src\n\\ No newline at end of file\n\
+             diff --git a/srclink b/srclink\nnew file mode 120000\n--- /dev/null\n+++ b/srclink\n\
+             @@ -0,0 +1 @@\n+src\n\\ No newline at end of file\n"
+        );
+        // A link created, then deleted, nets out.
+        let (_e, base2) = base_of(&[]);
+        let cs = build(&base2, &[link(0, "l", "x"), w(1, "l", None, "bash")]);
+        assert!(cs.is_empty());
     }
 
     #[test]

@@ -20,21 +20,42 @@ fn git_mode(mode: Option<u32>) -> &'static str {
     }
 }
 
-/// The unified diff of one file.
+/// git's mode for a symlink.
+const SYMLINK_MODE: &str = "120000";
+
+/// The unified diff of one file. A symlink is shown as git shows one: mode `120000` and its
+/// target as the one line (no newline); a file replaced by a symlink (or the reverse) as a
+/// mode change (`old mode 100644` / `new mode 120000`) followed by the content diff.
 pub(super) fn file_diff(f: &FileChange) -> String {
     let mut out = String::new();
     let p = &f.path;
     let _ = writeln!(out, "diff --git a/{p} b/{p}");
+    let new_mode = if f.symlink {
+        SYMLINK_MODE
+    } else {
+        git_mode(f.mode)
+    };
+    let old_mode = if f.base_symlink {
+        SYMLINK_MODE
+    } else {
+        git_mode(f.base_mode)
+    };
     let (old_name, new_name) = match f.kind {
         ChangeKind::Created => {
-            let _ = writeln!(out, "new file mode {}", git_mode(f.mode));
+            let _ = writeln!(out, "new file mode {new_mode}");
             ("/dev/null".to_string(), format!("b/{p}"))
         }
         ChangeKind::Deleted => {
-            let _ = writeln!(out, "deleted file mode {}", git_mode(f.base_mode));
+            let _ = writeln!(out, "deleted file mode {old_mode}");
             (format!("a/{p}"), "/dev/null".to_string())
         }
-        ChangeKind::Modified => (format!("a/{p}"), format!("b/{p}")),
+        ChangeKind::Modified => {
+            if f.symlink != f.base_symlink {
+                let _ = writeln!(out, "old mode {old_mode}");
+                let _ = writeln!(out, "new mode {new_mode}");
+            }
+            (format!("a/{p}"), format!("b/{p}"))
+        }
     };
     if f.binary {
         let _ = writeln!(out, "Binary files {old_name} and {new_name} differ");

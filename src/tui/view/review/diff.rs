@@ -103,8 +103,12 @@ fn file_title(file: &FileChange, doc: &DiffDoc, review: &ReviewState) -> String 
         DiffMode::Unified => "unified",
         DiffMode::SideBySide => "side by side",
     };
+    let link = file
+        .symlink_label()
+        .map(|label| format!(" · {label}"))
+        .unwrap_or_default();
     format!(
-        " {} · {} · +{} -{}{hunk} · {layout} ",
+        " {} · {}{link} · +{} -{}{hunk} · {layout} ",
         file.path,
         kind_word(file.kind),
         file.added,

@@ -43,10 +43,18 @@ pub fn files(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState)
                     ChangeKind::Modified => "M",
                     ChangeKind::Deleted => "D",
                 };
+                // A symlink is named as one: `srclink -> src (symlink)`.
+                let name = match f.symlink_label() {
+                    Some(label) => match label.strip_prefix("symlink -> ") {
+                        Some(target) => format!("{} -> {target} (symlink)", f.path),
+                        None => format!("{} ({label})", f.path),
+                    },
+                    None => f.path.clone(),
+                };
                 let line = Line::from(vec![
                     Span::styled(format!("{mark} "), style),
                     Span::styled(format!("{kind} "), t.dim()),
-                    Span::raw(f.path.clone()),
+                    Span::raw(name),
                     Span::styled(format!(" +{} -{}", f.added, f.removed), t.dim()),
                 ]);
                 if i == review.file {
