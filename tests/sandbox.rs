@@ -542,6 +542,28 @@ fn commands_die_when_versus_is_killed_with_sigkill() {
         command_gone(&["sleep", &format!("{marker}1")]),
         "the sleep outlived versus"
     );
+    // The killed run's folders (its frozen base and the model's layers; the overlay itself
+    // died with the process) are removed by the next run.
+    let parent = w.workspaces.join("versus-workspaces");
+    let left = |pid: u32| {
+        std::fs::read_dir(&parent)
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("{pid}-"))
+            })
+            .count()
+    };
+    assert!(
+        left(child.id()) >= 2,
+        "no base and workspace folders were made"
+    );
+    let quick = w.script("quick.jsonl", &[]);
+    let out = w.ask(&quick, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(left(child.id()), 0, "the killed run's folders were left");
 }
 
 #[test]
