@@ -1,6 +1,6 @@
 //! The one agent loop for every provider.
 //!
-//! A turn: send the conversation, stream the answer (forwarding deltas as [`AgentEvent`]s),
+//! A turn: send the conversation, stream the answer (forwarding deltas as [`AgentEvent`](crate::model::AgentEvent)s),
 //! run each tool call the model made against its own workspace view, append the results, and
 //! repeat until the model stops calling tools or a limit ends the run (`max_steps`, the
 //! timeout, `max_cost`, cancellation, a provider error). Whatever happened, the outcome carries

@@ -4,7 +4,7 @@
 //! computed from. The engine then works in a fixed order so that a crash at any point leaves
 //! something recoverable:
 //!
-//! 1. decide per path (unchanged since base: write; changed: three-way merge, see [`merge3`]);
+//! 1. decide per path (unchanged since base: write; changed: three-way merge, see [`mod@merge3`]);
 //! 2. snapshot every path about to change (the old file hard-linked or copied, mode, existence,
 //!    folders about to be created) and stage the new content, into the session folder, flushed
 //!    in one batch ([`snapshot`]);

@@ -4,7 +4,7 @@
 //! block changes only the keys it sets (headers merge by name); a `[prices."p/m"]` block
 //! changes only the rates it sets, over the built-in entry. Problems found after merging still
 //! name the file and line of the setting involved. The block-level merging lives in
-//! [`super::merge`]; this module finds the files and answers questions about the result.
+//! `merge`; this module finds the files and answers questions about the result.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

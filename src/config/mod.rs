@@ -8,7 +8,7 @@
 //! whatever needs them, so resolution is a pure function of `(spec, Config, Env)` and tests
 //! never touch the process environment.
 //!
-//! The one entry point callers need is [`resolve`]: a [`ModelSpec`] becomes a
+//! The one entry point callers need is [`resolve`](fn@resolve): a [`ModelSpec`] becomes a
 //! [`ResolvedModel`] (adapter kind, [`crate::provider::WireConfig`], price, context window),
 //! or a [`ResolveError`] saying what to set. Keys never appear in `Debug`, `Display` or errors.
 //!

@@ -3,7 +3,7 @@
 //!
 //! Parsing is syntax only, so a spec can be read anywhere (sessions, reports) without a config;
 //! whether the provider exists is checked against a [`super::Config`] by
-//! [`super::Config::parse_spec`] and again by [`super::resolve`]. The provider is everything
+//! [`super::Config::parse_spec`] and again by [`super::resolve`](fn@super::resolve). The provider is everything
 //! before the first `/`; the model is the rest, slashes included
 //! (`openrouter/meta-llama/llama-3.3-70b-instruct`, `demo/path/to/script.jsonl`).
 

@@ -1,6 +1,6 @@
 //! The basket: what the user has picked so far, from one model or several, and whether it can
 //! be applied. Toggling is cheap and the state is recomputed with the pure
-//! [`compose`](crate::apply::compose) on every change, so conflicts show while picking, not
+//! [`compose`](fn@crate::apply::compose) on every change, so conflicts show while picking, not
 //! when the apply fails.
 
 use crate::apply::{ApplyPlan, ComposeError, Conflict, Pick, Selection, compose};
@@ -36,7 +36,7 @@ impl Basket {
         Self::default()
     }
 
-    /// The picks as a selection for [`compose`].
+    /// The picks as a selection for [`compose`](fn@crate::apply::compose).
     pub fn selection(&self) -> Selection {
         Selection {
             items: self.picks.clone(),

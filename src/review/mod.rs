@@ -1,7 +1,7 @@
 //! What the review view needs, as plain data and pure functions, so the TUI only renders and
 //! the rules are tested without a terminal: side-by-side rows of a hunk, word-level highlights
 //! inside changed lines, the basket of picked change sets / files / hunks (with conflicts from
-//! [`crate::apply::compose`] marked before anything is written), and blind-mode names.
+//! [`crate::apply::compose`](fn@crate::apply::compose) marked before anything is written), and blind-mode names.
 
 pub mod basket;
 pub mod blind;

@@ -1,6 +1,6 @@
 //! Reopening a session (`versus --continue`, `--resume ID`): the panels are rebuilt from the
 //! session log's records exactly as they were built live — the same `AgentEvent`s through the
-//! same [`Panel::apply`] — so a reopened session looks like the one that was left.
+//! same `Panel::apply` — so a reopened session looks like the one that was left.
 //!
 //! A turn whose models never all finished (versus was killed) shows what had streamed, marked
 //! as interrupted; its prompt is offered back so the user can send it again.

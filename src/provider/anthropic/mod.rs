@@ -1,9 +1,9 @@
 //! Anthropic Messages adapter (`POST {base}/v1/messages`, streamed).
 //!
-//! Split in two halves that share nothing but the replay tag: [`request`] turns the canonical
+//! Split in two halves that share nothing but the replay tag: `request` turns the canonical
 //! conversation into a Messages body (merging same-role turns, gathering a turn's tool results
 //! into one user message, replaying signed thinking only to the model that produced it), and
-//! [`decode`] rebuilds the assistant message from the content-block events. Errors that arrive
+//! `decode` rebuilds the assistant message from the content-block events. Errors that arrive
 //! inside a 200 stream (`event: error`) are classified here, next to the HTTP ones, so an
 //! `overloaded_error` is retryable whether it comes as a 529 or mid-stream.
 

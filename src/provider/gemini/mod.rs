@@ -1,10 +1,10 @@
 //! Gemini adapter (`POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse`).
 //!
-//! Four small parts: [`request`] builds `contents` (roles `user`/`model`, function calls and
+//! Four small parts: `request` builds `contents` (roles `user`/`model`, function calls and
 //! responses, thought signatures kept on the part they came with and replayed only to the same
-//! model), [`schema`] cuts tool schemas down to the OpenAPI subset Gemini accepts, [`decode`]
+//! model), `schema` cuts tool schemas down to the OpenAPI subset Gemini accepts, `decode`
 //! rebuilds the answer from the candidate chunks (including Vertex's streamed function-call
-//! arguments, assembled by [`args`]), and this module owns the HTTP side: the key travels in
+//! arguments, assembled by `args`), and this module owns the HTTP side: the key travels in
 //! the `x-goog-api-key` header, never in the URL, and Google's error bodies are read for what
 //! the status alone does not say (`RetryInfo.retryDelay`, an invalid key reported as 400).
 

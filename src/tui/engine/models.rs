@@ -25,7 +25,7 @@ impl std::fmt::Debug for Model {
     }
 }
 
-/// What [`resolve_specs`] needs.
+/// What `resolve_specs` needs.
 pub struct Resolver<'a> {
     /// Project root (demo scripts given as paths are read from here).
     pub project: &'a Path,

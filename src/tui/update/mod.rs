@@ -2,11 +2,11 @@
 //!
 //! No I/O, no clock, no async: the event loop feeds messages in and carries the returned
 //! effects out, so every behaviour of the interface (keys, commands, how a run shows up) is
-//! tested here with plain values. Split by source: [`keys`] (the keyboard), [`review`] (keys of
-//! the review screen: moving around), [`pick`] (picking, applying, none of them, ratings),
-//! [`dialog`] (the apply and rewind questions), [`engine`] (news from runs and answers to
-//! effects), [`answers`] (the review's answers: change sets, checks, preview, choice,
-//! rewind), [`command`] (slash commands and sending a prompt).
+//! tested here with plain values. Split by source: `keys` (the keyboard), `review` (keys of
+//! the review screen: moving around), `pick` (picking, applying, none of them, ratings),
+//! `dialog` (the apply and rewind questions), `engine` (news from runs and answers to
+//! effects), `answers` (the review's answers: change sets, checks, preview, choice,
+//! rewind), `command` (slash commands and sending a prompt).
 
 mod answers;
 mod command;
