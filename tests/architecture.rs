@@ -190,3 +190,83 @@ fn the_library_does_not_depend_on_the_binary_edge() {
         );
     }
 }
+
+/// The table "Dependency direction, concretely" in docs/ARCHITECTURE.md, as (module, the
+/// crate modules it may use).
+fn documented_dependencies() -> Vec<(String, Vec<String>)> {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ARCHITECTURE.md"))
+            .unwrap();
+    let table = doc
+        .split("## Dependency direction, concretely")
+        .nth(1)
+        .expect("the dependency table in docs/ARCHITECTURE.md");
+    let code = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    table
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|row| {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let module = code(cells.get(1)?).into_iter().next()?;
+            let uses = code(cells.get(2)?);
+            (module != "cli").then_some((module, uses))
+        })
+        .collect()
+}
+
+/// Every module with a row in the table uses only what its row names, and every top-level
+/// module of the library has a row: the table cannot drift from the code.
+#[test]
+fn each_module_uses_only_what_the_architecture_table_says() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let table = documented_dependencies();
+    let mut problems = Vec::new();
+    for entry in std::fs::read_dir(&src).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().replace(".rs", "");
+        if ["lib", "main", "cli"].contains(&name.as_str()) {
+            continue;
+        }
+        if !table.iter().any(|(m, _)| *m == name) {
+            problems.push(format!("src/{name} has no row in the dependency table"));
+        }
+    }
+    for (module, allowed) in &table {
+        let dir = src.join(module);
+        let mut files = Vec::new();
+        if dir.is_dir() {
+            rust_files(&dir, &mut files);
+        } else {
+            files.push(src.join(format!("{module}.rs")));
+        }
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                for used in line.split("crate::").skip(1) {
+                    let used: String = used
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                        .collect();
+                    if !used.is_empty() && used != *module && !allowed.contains(&used) {
+                        problems.push(format!(
+                            "{}:{}: {module} uses {used}, which its row does not name",
+                            f.display(),
+                            n + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "docs/ARCHITECTURE.md and the code disagree:\n{}",
+        problems.join("\n")
+    );
+}
