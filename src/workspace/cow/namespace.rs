@@ -142,16 +142,55 @@ pub(crate) fn unmount(target: &Path) -> io::Result<()> {
 }
 
 /// `unshare` a user and mount namespace and map our own uid and gid to themselves.
+///
+/// Root maps every id to itself instead: capabilities in a user namespace only reach files
+/// whose owner is mapped there, so with root alone mapped, root could no longer write a project
+/// owned by another user (a CI checkout, say). Only a process outside the new namespace may
+/// write such a map, so a small shell started before `unshare` writes it; when that fails the
+/// namespace gets the one-id map and the error says why (the probe then keeps versus out).
 fn enter_namespace() -> io::Result<()> {
     let uid = getuid();
     let gid = getgid();
+    let mut mapper = if uid.is_root() {
+        Some(
+            Command::new("/bin/sh")
+                .arg("-c")
+                .arg(
+                    "read go && printf '0 0 4294967295\\n' > /proc/$PPID/uid_map && \
+                     printf '0 0 4294967295\\n' > /proc/$PPID/gid_map",
+                )
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()?,
+        )
+    } else {
+        None
+    };
     unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS).map_err(io::Error::from)?;
+    if let Some(mapper) = mapper.as_mut() {
+        use std::io::Write;
+        let told = mapper
+            .stdin
+            .take()
+            .map(|mut stdin| stdin.write_all(b"go\n"))
+            .unwrap_or(Ok(()));
+        let mapped = told.is_ok() && mapper.wait().is_ok_and(|status| status.success());
+        if mapped {
+            return Ok(());
+        }
+    }
     match fs::write("/proc/self/setgroups", "deny") {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
     fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
     fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))?;
+    if mapper.is_some() {
+        return Err(io::Error::other(
+            "root's full id map could not be written, so files of other users would be out of reach",
+        ));
+    }
     Ok(())
 }
 

@@ -1,0 +1,77 @@
+//! Copy-on-write workspaces from the user's side: entering a namespace of its own must not
+//! cost versus any access it had before. Root (a CI container, a sudo session) working on a
+//! project owned by another user still reads and applies to it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use std::os::unix::fs::PermissionsExt;
+
+use util::{git, versus};
+
+#[test]
+fn root_still_reaches_a_project_owned_by_another_user() {
+    if !nix::unistd::getuid().is_root() {
+        eprintln!("skipped: needs root to give the project to another user");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap().join("project");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("private.txt"), "mine\n").unwrap();
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "init"]);
+    std::fs::set_permissions(
+        root.join("private.txt"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let other = Some(nix::unistd::Uid::from_raw(4242));
+    let group = Some(nix::unistd::Gid::from_raw(4242));
+    let mut stack = vec![root.clone()];
+    while let Some(path) = stack.pop() {
+        nix::unistd::fchownat(
+            nix::fcntl::AT_FDCWD,
+            &path,
+            other,
+            group,
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .unwrap();
+        if path.is_dir() && !path.is_symlink() {
+            stack.extend(
+                std::fs::read_dir(&path)
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.path()),
+            );
+        }
+    }
+    let scripts = tmp.path().join("scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    let script = scripts.join("edit.jsonl");
+    std::fs::write(
+        &script,
+        "{\"tools\": [{\"name\": \"bash\", \"args\": {\"command\": \"echo theirs >> private.txt\"}}]}\n{\"say\": \"done\"}\n",
+    )
+    .unwrap();
+    let model = format!("demo/{}", script.display());
+    let out = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["ask", "edit", "-m", &model, "--pick", &model])
+        .env("XDG_CONFIG_HOME", tmp.path().join("config"))
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("private.txt")).unwrap(),
+        "mine\ntheirs\n"
+    );
+}
