@@ -587,7 +587,7 @@ fn stop_by_signal(signal: &str, name: &'static str, marker: &str) {
     std::fs::create_dir_all(&scratch).unwrap();
     let tmux = Tmux::start(name, 120, 32);
     let command = format!(
-        "TMPDIR={} NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 {} -C {} --config {} -m demo/hang.jsonl; echo EXIT=$?",
+        "TMPDIR={} NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 {} -C {} --config {} -m demo/hang.jsonl; echo \"EXIT\"\"=$?\"",
         scratch.display(),
         env!("CARGO_BIN_EXE_versus"),
         proj.display(),
@@ -615,6 +615,8 @@ fn stop_by_signal(signal: &str, name: &'static str, marker: &str) {
         .status()
         .unwrap();
     assert!(sent.success());
+    // The typed command never shows `EXIT=` itself (it is quoted in two), so this waits for
+    // versus to have exited.
     let screen = tmux.wait_for(&["EXIT="]);
     assert_eq!(tmux.alternate_on(), "0", "terminal not restored:\n{screen}");
     assert!(

@@ -126,6 +126,7 @@ impl Owned {
         }
         if let Some(folder) = self.folder.take() {
             remove_workspace_folder(&folder)?;
+            tracing::debug!(folder = %folder.display(), "workspace folder removed");
         }
         Ok(())
     }
@@ -225,8 +226,11 @@ pub(super) fn fill_tree(
 
 impl Drop for Owned {
     fn drop(&mut self) {
-        if !self.keep {
-            let _ = self.remove_now();
+        if !self.keep
+            && let Err(e) = self.remove_now()
+        {
+            // The next run's cleanup removes what is left; say why it was left.
+            tracing::warn!(error = %e, "workspace folder not removed");
         }
     }
 }
