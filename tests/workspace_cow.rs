@@ -75,3 +75,49 @@ fn root_still_reaches_a_project_owned_by_another_user() {
         "mine\ntheirs\n"
     );
 }
+
+#[test]
+fn where_overlays_cannot_be_mounted_versus_makes_full_checkouts_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let root = base.join("project");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "init"]);
+    // Overlay options cannot name a folder with a comma, so the probe fails here.
+    let temp = base.join("tmp,with-comma");
+    std::fs::create_dir_all(&temp).unwrap();
+    let script = base.join("fs.jsonl");
+    std::fs::write(
+        &script,
+        "{\"tools\": [{\"name\": \"bash\", \"args\": {\"command\": \"stat -f -c %T . > fs.txt\"}}]}\n{\"say\": \"done\"}\n",
+    )
+    .unwrap();
+    let log = base.join("versus.log");
+    let out = versus()
+        .arg("-C")
+        .arg(&root)
+        .arg("--log")
+        .arg(&log)
+        .args(["ask", "x", "-m", &format!("demo/{}", script.display())])
+        .env("XDG_CONFIG_HOME", base.join("config"))
+        .env("TMPDIR", &temp)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("+++ b/fs.txt"), "{stdout}");
+    assert!(!stdout.contains("+overlayfs"), "{stdout}");
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains("full checkouts: no copy-on-write workspaces"),
+        "{log}"
+    );
+    assert!(log.contains("overlay options cannot carry"), "{log}");
+}
