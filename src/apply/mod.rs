@@ -55,6 +55,10 @@ pub struct PlannedWrite {
     /// `proposed` is a symlink's target: the path becomes a symlink, applied only when the
     /// target stays inside the project ([`links::check_link_target`]), refused otherwise.
     pub symlink: bool,
+    /// The path was a symlink at run start and `base` is its target (not file bytes): apply
+    /// checks the link is still there with that target before changing it, and the snapshot
+    /// keeps it as a link, so rewind puts back exactly that link.
+    pub base_symlink: bool,
 }
 
 /// Everything one apply writes, with the provenance the journal records.
