@@ -1120,3 +1120,52 @@ fn a_base_link_the_user_repointed_during_the_run_is_not_overwritten() {
     engine.rewind(false).unwrap();
     assert_eq!(s.tree(), before);
 }
+
+#[test]
+fn a_link_made_after_an_apply_deleted_a_base_link_is_kept_by_rewind_unless_forced() {
+    let s = Setup::plain();
+    s.write("src/lib.rs", "lib\n");
+    std::os::unix::fs::symlink("src", s.root.join("l")).unwrap();
+    let before = s.tree();
+    let engine = s.engine();
+    engine
+        .apply(
+            &plan(vec![over_link("l", "src", None, false)]),
+            &no_resolutions(),
+        )
+        .unwrap();
+    std::os::unix::fs::symlink("src/lib.rs", s.root.join("l")).unwrap();
+    let rp = engine.rewind_preview().unwrap().unwrap();
+    assert_eq!(rp.edited(), vec!["l"]);
+    let report = engine.rewind(false).unwrap();
+    assert_eq!(report.kept, vec!["l".to_string()]);
+    assert!(
+        is_link_to(&s.root.join("l"), "src/lib.rs"),
+        "the user's link kept"
+    );
+    // Another apply, then a link made over its file and a forced rewind: the link of before
+    // that apply comes back over the one made since.
+    engine
+        .apply(
+            &plan(vec![over_link("l", "src/lib.rs", Some("file\n"), false)]),
+            &no_resolutions(),
+        )
+        .unwrap();
+    assert_eq!(s.read("l"), "file\n");
+    fs::remove_file(s.root.join("l")).unwrap();
+    std::os::unix::fs::symlink("src", s.root.join("l")).unwrap();
+    assert_eq!(
+        engine.rewind_preview().unwrap().unwrap().edited(),
+        vec!["l"]
+    );
+    engine.rewind(true).unwrap();
+    assert!(is_link_to(&s.root.join("l"), "src/lib.rs"));
+    assert_eq!(
+        s.read("src/lib.rs"),
+        "lib\n",
+        "nothing written through the links"
+    );
+    fs::remove_file(s.root.join("l")).unwrap();
+    std::os::unix::fs::symlink("src", s.root.join("l")).unwrap();
+    assert_eq!(s.tree(), before);
+}

@@ -410,13 +410,12 @@ pub fn read_current_identified(path: &ProjectPath) -> Result<Option<(Vec<u8>, u3
     )))
 }
 
-/// What is at `path` now, as rewind compares it with what entry `e`'s apply left: the bytes
-/// of a regular file, or, when the apply made a symlink there and one is still there, its
-/// target. The flag says whether the bytes are a link's target. Other symlinks and folders are
-/// refused as by [`read_current`].
-pub fn read_current_for(path: &ProjectPath, e: &SnapshotEntry) -> Result<Option<(Vec<u8>, bool)>> {
-    if e.after_symlink && fs::symlink_metadata(path.abs()).is_ok_and(|m| m.file_type().is_symlink())
-    {
+/// What is at `path` now, as rewind compares it with what an apply left there: the bytes
+/// of a regular file, or the target of a symlink (read, never followed), so a link the apply
+/// made is compared by target and a link made since the apply counts as an edit. The flag says
+/// whether the bytes are a link's target. Folders are refused as by [`read_current`].
+pub fn read_current_for(path: &ProjectPath) -> Result<Option<(Vec<u8>, bool)>> {
+    if fs::symlink_metadata(path.abs()).is_ok_and(|m| m.file_type().is_symlink()) {
         let target = fs::read_link(path.abs())
             .map_err(|err| ApplyError::io("read the link", path.abs(), err))?;
         return Ok(Some((target.into_os_string().into_encoded_bytes(), true)));
