@@ -1169,3 +1169,40 @@ fn a_link_made_after_an_apply_deleted_a_base_link_is_kept_by_rewind_unless_force
     std::os::unix::fs::symlink("src", s.root.join("l")).unwrap();
     assert_eq!(s.tree(), before);
 }
+
+#[test]
+fn a_forced_rewind_puts_the_old_file_back_over_a_link_made_since_never_through_it() {
+    for force in [false, true] {
+        let s = Setup::plain();
+        s.write("src/lib.rs", "lib\n");
+        s.write("a.txt", "old\n");
+        s.chmod("a.txt", 0o640);
+        let before = s.tree();
+        let engine = s.engine();
+        engine
+            .apply(
+                &plan(vec![change("a.txt", Some("old\n"), Some("new\n"))]),
+                &no_resolutions(),
+            )
+            .unwrap();
+        fs::remove_file(s.root.join("a.txt")).unwrap();
+        std::os::unix::fs::symlink("src/lib.rs", s.root.join("a.txt")).unwrap();
+        assert_eq!(
+            engine.rewind_preview().unwrap().unwrap().edited(),
+            vec!["a.txt"]
+        );
+        let report = engine.rewind(force).unwrap();
+        assert_eq!(
+            s.read("src/lib.rs"),
+            "lib\n",
+            "never written through the link"
+        );
+        if force {
+            assert!(report.kept.is_empty());
+            assert_eq!(s.tree(), before, "the old file, bytes and mode");
+        } else {
+            assert_eq!(report.kept, vec!["a.txt".to_string()]);
+            assert!(is_link_to(&s.root.join("a.txt"), "src/lib.rs"));
+        }
+    }
+}

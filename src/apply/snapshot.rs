@@ -464,9 +464,10 @@ pub fn restore_entry(
                 .map_err(|err| ApplyError::io("restore the symlink", abs, err))?;
         }
         Some(stored) => {
-            // The symlink this apply made is replaced (never followed) by the old file.
-            let own_link = e.after_symlink && current.as_ref().is_some_and(|m| m.is_symlink());
-            if current.as_ref().is_some_and(|m| !m.is_file()) && !own_link {
+            // A symlink there (the one this apply made, or one made since when rewind is
+            // forced) is replaced by the old file with a rename, never followed.
+            let link = current.as_ref().is_some_and(|m| m.is_symlink());
+            if current.as_ref().is_some_and(|m| !m.is_file()) && !link {
                 return Err(ApplyError::NotAFile {
                     path: e.path.clone(),
                 });
