@@ -102,9 +102,11 @@ pub enum ApplyError {
     /// A path in the plan or a snapshot resolves outside the project (e.g. via a new symlink).
     #[error("refused path: {0}")]
     Path(#[from] crate::workspace::PathError),
-    /// The path exists but is not a regular file, so it cannot be snapshotted and replaced.
+    /// The path exists but is neither a regular file nor a symlink (a folder, a device), so
+    /// it cannot be snapshotted and replaced; also a symlink where a regular file was just
+    /// read (swapped in meanwhile), which is never followed.
     #[error(
-        "{path} is a folder or symlink, not a regular file; apply only replaces regular files: move it aside and try again"
+        "{path} is a folder or a special file, not a regular file or a symlink; apply only replaces files and links: move it aside and try again"
     )]
     NotAFile {
         /// The relative path.
