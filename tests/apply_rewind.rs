@@ -142,6 +142,7 @@ fn change(path: &str, base: Option<&str>, proposed: Option<&str>) -> PlannedWrit
         proposed: proposed.map(|p| p.as_bytes().to_vec()),
         mode: None,
         symlink: false,
+        base_symlink: false,
     }
 }
 
@@ -953,4 +954,255 @@ fn symlinks_are_applied_as_links_only_inside_and_rewind_restores_the_exact_tree(
     assert_eq!(s.mode("a.txt"), 0o640);
     assert!(!s.root.join("deep").exists(), "created folders removed");
     assert_eq!(s.tree(), before);
+}
+
+/// A change of a path that was the symlink `-> base` at run start.
+fn over_link(path: &str, base: &str, proposed: Option<&str>, as_link: bool) -> PlannedWrite {
+    let mut w = change(path, Some(base), proposed);
+    w.base_symlink = true;
+    w.symlink = as_link && proposed.is_some();
+    w
+}
+
+fn is_link_to(path: &Path, target: &str) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        && fs::read_link(path).unwrap() == Path::new(target)
+}
+
+#[test]
+fn base_links_are_deleted_replaced_and_repointed_and_rewind_puts_back_the_exact_links() {
+    let s = Setup::plain();
+    s.write("src/lib.rs", "lib\n");
+    s.chmod("src/lib.rs", 0o640);
+    s.write("docs/a.md", "a\n");
+    for (name, target) in [
+        ("gone", "src"),
+        ("to-file", "src/lib.rs"),
+        ("moved", "src"),
+        ("escape", "docs"),
+    ] {
+        std::os::unix::fs::symlink(target, s.root.join(name)).unwrap();
+    }
+    let before = s.tree();
+    let engine = s.engine();
+    let mut to_file = over_link("to-file", "src/lib.rs", Some("now a file\n"), false);
+    to_file.mode = Some(0o600);
+    let p = plan(vec![
+        over_link("gone", "src", None, false),
+        to_file,
+        over_link("moved", "src", Some("docs"), true),
+        over_link("escape", "docs", Some("../../etc"), true),
+        change("src/lib.rs", Some("lib\n"), Some("lib 2\n")),
+    ]);
+    let preview = engine.preview(&p).unwrap();
+    let statuses: Vec<&FileStatus> = preview.files.iter().map(|f| &f.status).collect();
+    assert_eq!(statuses[..3], [&FileStatus::Clean; 3]);
+    match statuses[3] {
+        FileStatus::Refused { why } => assert!(why.contains("escape -> ../../etc"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let report = engine.apply(&p, &no_resolutions()).unwrap();
+    let how: Vec<AppliedAs> = report.files.iter().map(|f| f.applied_as).collect();
+    assert_eq!(
+        how,
+        vec![
+            AppliedAs::Deleted,
+            AppliedAs::Written,
+            AppliedAs::Written,
+            AppliedAs::Refused,
+            AppliedAs::Written,
+        ]
+    );
+    // The link itself went, never what it pointed to.
+    assert!(fs::symlink_metadata(s.root.join("gone")).is_err());
+    assert!(s.root.join("src").is_dir());
+    assert_eq!(
+        s.read("src/lib.rs"),
+        "lib 2\n",
+        "written, not through a link"
+    );
+    let meta = fs::symlink_metadata(s.root.join("to-file")).unwrap();
+    assert!(meta.is_file());
+    assert_eq!(s.read("to-file"), "now a file\n");
+    assert_eq!(s.mode("to-file"), 0o600);
+    assert_eq!(
+        s.mode("src/lib.rs"),
+        0o640,
+        "the old target's mode is untouched"
+    );
+    assert!(is_link_to(&s.root.join("moved"), "docs"));
+    assert!(
+        is_link_to(&s.root.join("escape"), "docs"),
+        "refused: untouched"
+    );
+
+    let rp = engine.rewind_preview().unwrap().unwrap();
+    assert!(rp.edited().is_empty(), "{:?}", rp.edited());
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+    assert!(is_link_to(&s.root.join("gone"), "src"));
+    assert!(is_link_to(&s.root.join("to-file"), "src/lib.rs"));
+    assert!(is_link_to(&s.root.join("moved"), "src"));
+}
+
+#[test]
+fn a_crash_mid_apply_puts_back_base_links_exactly() {
+    let s = Setup::plain();
+    s.write("src/lib.rs", "lib\n");
+    std::os::unix::fs::symlink("src", s.root.join("a-link")).unwrap();
+    std::os::unix::fs::symlink("src/lib.rs", s.root.join("b-link")).unwrap();
+    let before = s.tree();
+    let p = plan(vec![
+        over_link("a-link", "src", None, false),
+        over_link("b-link", "src/lib.rs", Some("file\n"), false),
+    ]);
+    let err = s
+        .engine()
+        .fail_after_writes(2)
+        .apply(&p, &no_resolutions())
+        .unwrap_err();
+    assert!(matches!(err, ApplyError::InjectedFailure { .. }), "{err}");
+    let engine = s.engine();
+    let pending = engine.pending_recovery().unwrap().unwrap();
+    engine.rollback_incomplete(&pending.apply_id).unwrap();
+    assert_eq!(s.tree(), before);
+    assert!(is_link_to(&s.root.join("a-link"), "src"));
+    assert!(is_link_to(&s.root.join("b-link"), "src/lib.rs"));
+}
+
+#[test]
+fn a_base_link_the_user_repointed_during_the_run_is_not_overwritten() {
+    let s = Setup::plain();
+    s.write("src/lib.rs", "lib\n");
+    s.write("docs/a.md", "a\n");
+    for name in ["del", "file", "move"] {
+        // At run start each was `-> src`; the user re-pointed them since.
+        std::os::unix::fs::symlink("docs", s.root.join(name)).unwrap();
+    }
+    let before = s.tree();
+    let engine = s.engine();
+    let p = plan(vec![
+        over_link("del", "src", None, false),
+        over_link("file", "src", Some("x\n"), false),
+        over_link("move", "src", Some("src/lib.rs"), true),
+    ]);
+    let preview = engine.preview(&p).unwrap();
+    assert!(matches!(
+        preview.files[0].status,
+        FileStatus::Conflict {
+            reason: ConflictReason::DeletedByModel,
+            ..
+        }
+    ));
+    assert!(matches!(
+        preview.files[1].status,
+        FileStatus::Conflict { .. }
+    ));
+    assert!(matches!(
+        preview.files[2].status,
+        FileStatus::Refused { .. }
+    ));
+    let report = engine.apply(&p, &no_resolutions()).unwrap();
+    assert_eq!(report.apply_id, None, "nothing written");
+    assert_eq!(s.tree(), before);
+    // Overwrite, chosen, replaces the user's link; the snapshot keeps it for rewind.
+    let force: BTreeMap<String, Resolution> = ["del", "file", "move"]
+        .iter()
+        .map(|p| (p.to_string(), Resolution::Overwrite))
+        .collect();
+    engine.apply(&p, &force).unwrap();
+    assert!(fs::symlink_metadata(s.root.join("del")).is_err());
+    assert_eq!(s.read("file"), "x\n");
+    assert!(
+        is_link_to(&s.root.join("move"), "docs"),
+        "refused stays refused"
+    );
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+}
+
+#[test]
+fn a_link_made_after_an_apply_deleted_a_base_link_is_kept_by_rewind_unless_forced() {
+    let s = Setup::plain();
+    s.write("src/lib.rs", "lib\n");
+    std::os::unix::fs::symlink("src", s.root.join("l")).unwrap();
+    let before = s.tree();
+    let engine = s.engine();
+    engine
+        .apply(
+            &plan(vec![over_link("l", "src", None, false)]),
+            &no_resolutions(),
+        )
+        .unwrap();
+    std::os::unix::fs::symlink("src/lib.rs", s.root.join("l")).unwrap();
+    let rp = engine.rewind_preview().unwrap().unwrap();
+    assert_eq!(rp.edited(), vec!["l"]);
+    let report = engine.rewind(false).unwrap();
+    assert_eq!(report.kept, vec!["l".to_string()]);
+    assert!(
+        is_link_to(&s.root.join("l"), "src/lib.rs"),
+        "the user's link kept"
+    );
+    // Another apply, then a link made over its file and a forced rewind: the link of before
+    // that apply comes back over the one made since.
+    engine
+        .apply(
+            &plan(vec![over_link("l", "src/lib.rs", Some("file\n"), false)]),
+            &no_resolutions(),
+        )
+        .unwrap();
+    assert_eq!(s.read("l"), "file\n");
+    fs::remove_file(s.root.join("l")).unwrap();
+    std::os::unix::fs::symlink("src", s.root.join("l")).unwrap();
+    assert_eq!(
+        engine.rewind_preview().unwrap().unwrap().edited(),
+        vec!["l"]
+    );
+    engine.rewind(true).unwrap();
+    assert!(is_link_to(&s.root.join("l"), "src/lib.rs"));
+    assert_eq!(
+        s.read("src/lib.rs"),
+        "lib\n",
+        "nothing written through the links"
+    );
+    fs::remove_file(s.root.join("l")).unwrap();
+    std::os::unix::fs::symlink("src", s.root.join("l")).unwrap();
+    assert_eq!(s.tree(), before);
+}
+
+#[test]
+fn a_forced_rewind_puts_the_old_file_back_over_a_link_made_since_never_through_it() {
+    for force in [false, true] {
+        let s = Setup::plain();
+        s.write("src/lib.rs", "lib\n");
+        s.write("a.txt", "old\n");
+        s.chmod("a.txt", 0o640);
+        let before = s.tree();
+        let engine = s.engine();
+        engine
+            .apply(
+                &plan(vec![change("a.txt", Some("old\n"), Some("new\n"))]),
+                &no_resolutions(),
+            )
+            .unwrap();
+        fs::remove_file(s.root.join("a.txt")).unwrap();
+        std::os::unix::fs::symlink("src/lib.rs", s.root.join("a.txt")).unwrap();
+        assert_eq!(
+            engine.rewind_preview().unwrap().unwrap().edited(),
+            vec!["a.txt"]
+        );
+        let report = engine.rewind(force).unwrap();
+        assert_eq!(
+            s.read("src/lib.rs"),
+            "lib\n",
+            "never written through the link"
+        );
+        if force {
+            assert!(report.kept.is_empty());
+            assert_eq!(s.tree(), before, "the old file, bytes and mode");
+        } else {
+            assert_eq!(report.kept, vec!["a.txt".to_string()]);
+            assert!(is_link_to(&s.root.join("a.txt"), "src/lib.rs"));
+        }
+    }
 }

@@ -676,3 +676,42 @@ fn symlinks_bash_makes_are_proposed_as_links_applied_only_inside_and_rewound_exa
     assert!(std::fs::symlink_metadata(w.root.join("srclink")).is_err());
     assert_eq!(w.state()["tree"], before["tree"]);
 }
+
+#[test]
+fn a_committed_symlink_the_model_removes_is_deleted_itself_and_rewound_exactly() {
+    let w = world();
+    std::os::unix::fs::symlink("src", w.root.join("docs-link")).unwrap();
+    git(&w.root, &["add", "docs-link"]);
+    git(&w.root, &["commit", "-qm", "link"]);
+    let model = w.script(
+        "rm-link.jsonl",
+        &["rm docs-link && echo '// edit' >> src/main.rs"],
+    );
+    let before = w.state();
+    let out = w.ask(&model, &["--pick", &model]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.contains("deleted file mode 120000"), "{stdout}");
+    // The link itself is gone; what it pointed to is untouched, and the edit made it.
+    assert!(std::fs::symlink_metadata(w.root.join("docs-link")).is_err());
+    assert!(w.root.join("src").is_dir());
+    let main = std::fs::read_to_string(w.root.join("src/main.rs")).unwrap();
+    assert_eq!(main, "fn main() { /* wip */ }\n// edit\n");
+    let out = versus()
+        .arg("-C")
+        .arg(&w.root)
+        .args(["rewind", "-y"])
+        .env("XDG_CONFIG_HOME", &w.config)
+        .env("HOME", &w.home)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The very link is back (a link, same target), and the tree as it was, byte for byte.
+    let link = std::fs::symlink_metadata(w.root.join("docs-link")).unwrap();
+    assert!(link.file_type().is_symlink());
+    assert_eq!(
+        std::fs::read_link(w.root.join("docs-link")).unwrap(),
+        Path::new("src")
+    );
+    assert_eq!(w.state(), before);
+}

@@ -466,12 +466,14 @@ fn compose_file<'a>(takes: &[Take<'a>]) -> FileResult<'a> {
             path,
             base,
             proposed: file.proposed.as_deref().map(|p| p.to_vec()),
-            mode: if file.kind == ChangeKind::Created {
+            // A file replacing a base link is new as a file: it gets the workspace's mode.
+            mode: if file.kind == ChangeKind::Created || file.base_symlink {
                 file.mode
             } else {
                 None
             },
             symlink: file.symlink && file.proposed.is_some(),
+            base_symlink: file.base_symlink,
         };
         return Ok(Some((write, models, provenance)));
     }
@@ -499,6 +501,7 @@ fn compose_file<'a>(takes: &[Take<'a>]) -> FileResult<'a> {
         proposed: Some(out),
         mode: None,
         symlink: false,
+        base_symlink: first.file.base_symlink,
     };
     Ok(Some((write, models, provenance)))
 }

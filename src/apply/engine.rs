@@ -185,6 +185,8 @@ struct Decision {
     mode: Option<u32>,
     /// The target content is a symlink's target.
     symlink: bool,
+    /// `current` is the target of the symlink at the path now (not file bytes).
+    current_link: bool,
 }
 
 impl ApplyEngine {
@@ -342,7 +344,9 @@ impl ApplyEngine {
             });
             // A link replacing a file whose bytes happen to equal its target still changes it.
             if let Some(t) = target
-                && (d.symlink || t.as_deref() != d.current.as_ref().map(|c| c.0.as_slice()))
+                && (d.symlink
+                    || d.current_link
+                    || t.as_deref() != d.current.as_ref().map(|c| c.0.as_slice()))
             {
                 actions.push((i, t));
             }
@@ -364,11 +368,13 @@ impl ApplyEngine {
                     identity: d.identity,
                     new: t.as_deref(),
                     // An existing file keeps its mode; a new one gets the plan's, if any.
+                    // (A file replacing a link is new as a file.)
                     new_mode: match &d.current {
-                        Some((_, m)) => Some(*m),
-                        None => d.mode.map(|m| m & 0o7777),
+                        Some((_, m)) if !d.current_link => Some(*m),
+                        _ => d.mode.map(|m| m & 0o7777),
                     },
                     symlink: d.symlink,
+                    current_symlink: d.current_link,
                 }
             })
             .collect();
@@ -406,12 +412,22 @@ impl ApplyEngine {
                             .map_err(|e| ApplyError::io("create the symlink", path.abs(), e))
                             .map(|()| touched.insert(parent_of(path.abs())));
                     }
+                    if d.current_link && target.is_none() {
+                        // The link itself is removed, through folder handles, never followed.
+                        return match crate::fsutil::remove_beneath(&self.root, path.rel()) {
+                            Ok(()) => Ok(()),
+                            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                            Err(e) => Err(ApplyError::io("remove the symlink", path.abs(), e)),
+                        }
+                        .map(|()| touched.insert(parent_of(path.abs())));
+                    }
                     put_in_place(
                         &path,
                         staged,
                         target.as_deref(),
-                        d.current.is_none(),
-                        d.mode,
+                        d.current.is_none() || d.current_link,
+                        // Not the mode of whatever a replaced link points to.
+                        d.mode.or(d.current_link.then_some(0o644)),
                     )
                     .map(|()| touched.insert(parent_of(path.abs())))
                 });
@@ -496,6 +512,9 @@ impl ApplyEngine {
         {
             return self.decide_symlink(w, path, target);
         }
+        if let Some(now) = read_link_at(&path)? {
+            return Ok(decide_over_link(w, path, now));
+        }
         let read = snapshot::read_current_identified(&path)?;
         let identity = read.as_ref().map(|r| r.2);
         let current = read.map(|(bytes, mode, _)| (bytes, mode));
@@ -511,7 +530,19 @@ impl ApplyEngine {
             markers: None,
             mode: w.mode,
             symlink: false,
+            current_link: false,
         };
+        // The base was a link and the user replaced or removed it: not the base any more,
+        // whatever the bytes (a file holding the link's target text is not that link).
+        if w.base_symlink {
+            d.status = match (cur_bytes, &proposed) {
+                (c, p) if c == p.as_deref() => FileStatus::AlreadyApplied,
+                (None, _) => whole_conflict(ConflictReason::DeletedByYou),
+                (Some(_), None) => whole_conflict(ConflictReason::DeletedByModel),
+                (Some(_), Some(_)) => whole_conflict(ConflictReason::Binary),
+            };
+            return Ok(d);
+        }
         if cur_bytes == proposed.as_deref() {
             d.status = FileStatus::AlreadyApplied;
             return Ok(d);
@@ -581,6 +612,7 @@ impl ApplyEngine {
             markers: None,
             mode: None,
             symlink: true,
+            current_link: false,
         };
         let rel = d.path.rel().to_string();
         let refuse = |why: String| FileStatus::Refused {
@@ -609,7 +641,16 @@ impl ApplyEngine {
                 if matches!(
                     e.kind(),
                     std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                ) => {}
+                ) =>
+            {
+                if w.base_symlink {
+                    d.status = refuse(
+                        "the link that was there at run start was removed since; apply again to \
+                         make it anyway"
+                            .to_string(),
+                    );
+                }
+            }
             Err(e) => return Err(ApplyError::io("inspect", &abs, e)),
             Ok(m) if m.file_type().is_symlink() => {
                 let now = fs::read_link(&abs)
@@ -618,6 +659,11 @@ impl ApplyEngine {
                     .into_encoded_bytes();
                 d.status = if now == target {
                     FileStatus::AlreadyApplied
+                } else if w.base_symlink && w.base.as_deref() == Some(now.as_slice()) {
+                    // The base link, as at run start: re-pointed (the snapshot keeps it).
+                    d.current = Some((now, 0o777));
+                    d.current_link = true;
+                    FileStatus::Clean
                 } else {
                     refuse(format!(
                         "a symlink is already there (-> {}); remove it and apply again",
@@ -628,7 +674,7 @@ impl ApplyEngine {
             Ok(m) if m.is_file() => {
                 let read = snapshot::read_current_identified(&d.path)?;
                 let unchanged = match (&read, &w.base) {
-                    (Some((bytes, _, _)), Some(base)) => bytes == base,
+                    (Some((bytes, _, _)), Some(base)) => bytes == base && !w.base_symlink,
                     _ => false,
                 };
                 if unchanged {
@@ -646,6 +692,52 @@ impl ApplyEngine {
             }
         }
         Ok(d)
+    }
+}
+
+/// A whole-file conflict (no regions, no markers).
+fn whole_conflict(reason: ConflictReason) -> FileStatus {
+    FileStatus::Conflict {
+        reason,
+        regions: Vec::new(),
+        markers_available: false,
+    }
+}
+
+/// The target of the symlink at `path`, read without following it; `None` when the path is
+/// not a symlink (or absent).
+fn read_link_at(path: &ProjectPath) -> Result<Option<Vec<u8>>> {
+    let abs = path.abs();
+    match fs::symlink_metadata(abs) {
+        Ok(m) if m.file_type().is_symlink() => fs::read_link(abs)
+            .map(|t| Some(t.into_os_string().into_encoded_bytes()))
+            .map_err(|e| ApplyError::io("read the link", abs, e)),
+        _ => Ok(None),
+    }
+}
+
+/// The decision for a file or deletion proposal where a symlink is now (`now` its target).
+/// The link as at run start (the base was this very link) is replaced or removed as proposed,
+/// the snapshot keeping it as a link. A link the user made or re-pointed during the run is
+/// their edit: a whole-file conflict, never silently overwritten.
+fn decide_over_link(w: &PlannedWrite, path: ProjectPath, now: Vec<u8>) -> Decision {
+    let unchanged = w.base_symlink && w.base.as_deref() == Some(now.as_slice());
+    let status = match (&w.proposed, unchanged) {
+        (_, true) => FileStatus::Clean,
+        (None, false) => whole_conflict(ConflictReason::DeletedByModel),
+        (Some(_), false) => whole_conflict(ConflictReason::Binary),
+    };
+    Decision {
+        path,
+        current: Some((now, 0o777)),
+        identity: None,
+        write: unchanged.then(|| w.proposed.clone()),
+        status,
+        overwrite: w.proposed.clone(),
+        markers: None,
+        mode: w.mode,
+        symlink: false,
+        current_link: true,
     }
 }
 

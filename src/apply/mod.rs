@@ -55,6 +55,10 @@ pub struct PlannedWrite {
     /// `proposed` is a symlink's target: the path becomes a symlink, applied only when the
     /// target stays inside the project ([`links::check_link_target`]), refused otherwise.
     pub symlink: bool,
+    /// The path was a symlink at run start and `base` is its target (not file bytes): apply
+    /// checks the link is still there with that target before changing it, and the snapshot
+    /// keeps it as a link, so rewind puts back exactly that link.
+    pub base_symlink: bool,
 }
 
 /// Everything one apply writes, with the provenance the journal records.
@@ -98,9 +102,11 @@ pub enum ApplyError {
     /// A path in the plan or a snapshot resolves outside the project (e.g. via a new symlink).
     #[error("refused path: {0}")]
     Path(#[from] crate::workspace::PathError),
-    /// The path exists but is not a regular file, so it cannot be snapshotted and replaced.
+    /// The path exists but is neither a regular file nor a symlink (a folder, a device), so
+    /// it cannot be snapshotted and replaced; also a symlink where a regular file was just
+    /// read (swapped in meanwhile), which is never followed.
     #[error(
-        "{path} is a folder or symlink, not a regular file; apply only replaces regular files: move it aside and try again"
+        "{path} is a folder or a special file, not a regular file or a symlink; apply only replaces files and links: move it aside and try again"
     )]
     NotAFile {
         /// The relative path.

@@ -106,7 +106,7 @@ pub fn rewind_preview(root: &Path, session: &Path) -> Result<Option<RewindPrevie
     let mut files = Vec::with_capacity(manifest.entries.len());
     for e in &manifest.entries {
         let path = ProjectPath::resolve(&root, &e.path)?;
-        let current = snapshot::read_current_for(&path, e)?;
+        let current = snapshot::read_current_for(&path)?;
         let cur_bytes = current.as_ref().map(|c| c.0.as_slice());
         let before = match &e.before {
             Some(s) => Some(snapshot::blob(session, &entry.snapshot, s)?),
@@ -145,7 +145,7 @@ pub fn rewind(root: &Path, session: &Path, force_edited: bool) -> Result<RewindR
     let mut touched = BTreeSet::new();
     for e in &manifest.entries {
         let path = ProjectPath::resolve(&root, &e.path)?;
-        let current = snapshot::read_current_for(&path, e)?;
+        let current = snapshot::read_current_for(&path)?;
         let edited = snapshot::edited_since(current.as_ref(), e);
         if edited && !force_edited {
             kept.push(e.path.clone());

@@ -63,6 +63,11 @@ pub struct StoredFile {
     /// hard-linking: their bytes are in `objects/<hash>`, shared by equal contents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<String>,
+    /// The path was a symlink: the object holds its target text (`hash` is the target's),
+    /// never the bytes behind it, and restoring it makes that link again (never followed).
+    /// Absent (false) for regular files and in older snapshots.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub symlink: bool,
 }
 
 /// Everything needed to undo one apply.
@@ -124,6 +129,9 @@ pub struct PendingChange<'a> {
     /// `new` is a symlink's target: nothing is staged, the apply makes the link in place
     /// ([`crate::fsutil::symlink_beneath`]).
     pub symlink: bool,
+    /// `current` is the target of the symlink there now: the snapshot stores the target text
+    /// (a copy, never a hard link, never followed), so rollback and rewind remake the link.
+    pub current_symlink: bool,
 }
 
 /// A durable snapshot plus where the new content of each entry is staged.
@@ -185,10 +193,10 @@ fn create_in(
             Some((bytes, mode)) => {
                 let name = format!("{ENTRIES_DIR}/{n}");
                 let object = dir.join(&name);
-                let linked = c
-                    .identity
-                    .filter(|id| id.nlink == 1)
-                    .is_some_and(|id| link_exact(c.path.abs(), &object, &id));
+                let linked = !c.current_symlink
+                    && c.identity
+                        .filter(|id| id.nlink == 1)
+                        .is_some_and(|id| link_exact(c.path.abs(), &object, &id));
                 if !linked {
                     write_new_file(&object, bytes, None)?;
                 }
@@ -198,6 +206,7 @@ fn create_in(
                     hash: content_hash(bytes),
                     mode,
                     object: Some(name),
+                    symlink: c.current_symlink,
                 })
             }
             None => {
@@ -401,13 +410,12 @@ pub fn read_current_identified(path: &ProjectPath) -> Result<Option<(Vec<u8>, u3
     )))
 }
 
-/// What is at `path` now, as rewind compares it with what entry `e`'s apply left: the bytes
-/// of a regular file, or, when the apply made a symlink there and one is still there, its
-/// target. The flag says whether the bytes are a link's target. Other symlinks and folders are
-/// refused as by [`read_current`].
-pub fn read_current_for(path: &ProjectPath, e: &SnapshotEntry) -> Result<Option<(Vec<u8>, bool)>> {
-    if e.after_symlink && fs::symlink_metadata(path.abs()).is_ok_and(|m| m.file_type().is_symlink())
-    {
+/// What is at `path` now, as rewind compares it with what an apply left there: the bytes
+/// of a regular file, or the target of a symlink (read, never followed), so a link the apply
+/// made is compared by target and a link made since the apply counts as an edit. The flag says
+/// whether the bytes are a link's target. Folders are refused as by [`read_current`].
+pub fn read_current_for(path: &ProjectPath) -> Result<Option<(Vec<u8>, bool)>> {
+    if fs::symlink_metadata(path.abs()).is_ok_and(|m| m.file_type().is_symlink()) {
         let target = fs::read_link(path.abs())
             .map_err(|err| ApplyError::io("read the link", path.abs(), err))?;
         return Ok(Some((target.into_os_string().into_encoded_bytes(), true)));
@@ -443,10 +451,23 @@ pub fn restore_entry(
         Err(err) => return Err(ApplyError::io("inspect", abs, err)),
     };
     match &e.before {
+        Some(stored) if stored.symlink => {
+            // A link was there: made again with its exact target, under a temporary name and
+            // renamed over whatever the apply left (file, link or nothing), never following.
+            if current.as_ref().is_some_and(|m| m.is_dir()) {
+                return Err(ApplyError::NotAFile {
+                    path: e.path.clone(),
+                });
+            }
+            let target = blob(session, apply_id, stored)?;
+            crate::fsutil::symlink_beneath(root, path.rel(), &target)
+                .map_err(|err| ApplyError::io("restore the symlink", abs, err))?;
+        }
         Some(stored) => {
-            // The symlink this apply made is replaced (never followed) by the old file.
-            let own_link = e.after_symlink && current.as_ref().is_some_and(|m| m.is_symlink());
-            if current.as_ref().is_some_and(|m| !m.is_file()) && !own_link {
+            // A symlink there (the one this apply made, or one made since when rewind is
+            // forced) is replaced by the old file with a rename, never followed.
+            let link = current.as_ref().is_some_and(|m| m.is_symlink());
+            if current.as_ref().is_some_and(|m| !m.is_file()) && !link {
                 return Err(ApplyError::NotAFile {
                     path: e.path.clone(),
                 });
@@ -608,6 +629,7 @@ mod tests {
                 new: Some(b"new"),
                 new_mode: Some(0o755),
                 symlink: false,
+                current_symlink: false,
             },
             PendingChange {
                 path: &n,
@@ -616,6 +638,7 @@ mod tests {
                 new: Some(b"n"),
                 new_mode: None,
                 symlink: false,
+                current_symlink: false,
             },
         ];
         let m = create(&root_path, session.path(), "id1", &changes)
@@ -642,6 +665,7 @@ mod tests {
             new: Some(b"new\n"),
             new_mode: Some(mode),
             symlink: false,
+            current_symlink: false,
         }];
         let snap = create(root, session, "s", &changes).unwrap();
         let stored = snap.manifest.entries[0].before.clone().unwrap();
@@ -713,6 +737,7 @@ mod tests {
             new: Some(b"new\n"),
             new_mode: Some(mode),
             symlink: false,
+            current_symlink: false,
         }];
         let snap = create(&root_path, session.path(), "s", &changes).unwrap();
         let linked = snap.linked[0].unwrap();
@@ -752,6 +777,7 @@ mod tests {
             new: None,
             new_mode: None,
             symlink: false,
+            current_symlink: false,
         }];
         let snap = create(&root_path, session.path(), "s", &changes).unwrap();
         let stored = snap.manifest.entries[0].before.clone().unwrap();
