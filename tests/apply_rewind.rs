@@ -1206,3 +1206,33 @@ fn a_forced_rewind_puts_the_old_file_back_over_a_link_made_since_never_through_i
         }
     }
 }
+
+#[test]
+fn a_file_saved_by_an_editor_during_the_apply_is_kept_and_the_apply_rolled_back() {
+    let s = Setup::plain();
+    s.write("a.txt", "a\n");
+    s.write("b.txt", "b\n");
+    s.write("c.txt", "c\n");
+    let p = plan(vec![
+        change("a.txt", Some("a\n"), Some("A\n")),
+        change("b.txt", Some("b\n"), Some("B\n")),
+        change("c.txt", Some("c\n"), Some("C\n")),
+    ]);
+    // Before the second write, an editor saves b.txt in place.
+    let engine = s
+        .engine()
+        .save_during_apply(1, "b.txt", b"b, saved by the user\n");
+    let err = engine.apply(&p, &no_resolutions()).unwrap_err();
+    assert!(
+        matches!(&err, ApplyError::ChangedWhileApplying { path } if path == "b.txt"),
+        "{err}"
+    );
+    assert_eq!(s.read("a.txt"), "a\n", "the first write was rolled back");
+    assert_eq!(
+        s.read("b.txt"),
+        "b, saved by the user\n",
+        "the user's save was lost"
+    );
+    assert_eq!(s.read("c.txt"), "c\n");
+    assert!(engine.pending_recovery().unwrap().is_none());
+}

@@ -29,6 +29,7 @@ pub struct ApplyEngine {
     session: PathBuf,
     fail_after_writes: Option<usize>,
     pause_after_writes: Option<(usize, PathBuf)>,
+    save_during_apply: Option<(usize, String, Vec<u8>)>,
     lock_wait: super::LockWait,
 }
 
@@ -201,6 +202,7 @@ impl ApplyEngine {
             session: session.to_path_buf(),
             fail_after_writes: None,
             pause_after_writes: None,
+            save_during_apply: None,
             lock_wait: super::LockWait::Wait,
         })
     }
@@ -234,9 +236,29 @@ impl ApplyEngine {
         self
     }
 
+    /// Test hook: before user-file write number `n`, write `bytes` into the project file
+    /// `rel` in place, as an editor saving it in the middle of an apply would.
+    #[doc(hidden)]
+    pub fn save_during_apply(mut self, n: usize, rel: &str, bytes: &[u8]) -> Self {
+        self.save_during_apply = Some((n, rel.to_string(), bytes.to_vec()));
+        self
+    }
+
     /// Where the test hooks act: before user-file write number `done` (counting from 0), or
     /// with `done` equal to the number of writes, after the last one and before the commit.
     fn crash_point(&self, done: usize) -> Result<()> {
+        if let Some((n, rel, bytes)) = &self.save_during_apply
+            && *n == done
+        {
+            let path = self.root.join(rel);
+            let mut file = fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(&path)
+                .map_err(|e| ApplyError::io("write", &path, e))?;
+            std::io::Write::write_all(&mut file, bytes)
+                .map_err(|e| ApplyError::io("write", &path, e))?;
+        }
         if self.fail_after_writes == Some(done) {
             return Err(ApplyError::InjectedFailure { after: done });
         }
@@ -402,8 +424,15 @@ impl ApplyEngine {
             let written = ProjectPath::resolve(&self.root, d.path.rel())
                 .map_err(ApplyError::from)
                 .and_then(|path| {
-                    if let (Some(id), Some((old, _))) = (&linked, &d.current) {
-                        snapshot::settle_link(&self.session, &apply_id, done, id, path.abs(), old)?;
+                    // A file saved by another program since it was read is the user's newest
+                    // work: stop (the rollback below leaves it as it is now) rather than
+                    // replace it with content decided from its older bytes.
+                    if let (Some(id), Some(_)) = (&linked, &d.current)
+                        && !snapshot::still_as_read(path.abs(), id)
+                    {
+                        return Err(ApplyError::ChangedWhileApplying {
+                            path: path.rel().to_string(),
+                        });
                     }
                     if d.symlink
                         && let Some(link_target) = target.as_deref()

@@ -130,6 +130,16 @@ pub enum ApplyError {
         /// What is wrong.
         why: String,
     },
+    /// A file being applied to was saved by another program after versus read it: the apply
+    /// was rolled back so that save is kept, never replaced by content decided from the older
+    /// bytes.
+    #[error(
+        "{path} was saved by another program while versus was applying; the apply was rolled back and your save kept: look at the file and apply again"
+    )]
+    ChangedWhileApplying {
+        /// The relative path.
+        path: String,
+    },
     /// An earlier apply was interrupted and must be rolled back first.
     #[error(
         "apply {apply_id} was interrupted before it finished; roll it back (rollback_incomplete) before applying or rewinding"

@@ -144,7 +144,7 @@ pub struct Snapshot {
     /// apply writes the file beside its target instead).
     pub staged: Vec<Option<PathBuf>>,
     /// Per entry: the identity of the user's file when the snapshot holds it by hard link (see
-    /// [`settle_link`]); `None` for a copy or a path that did not exist.
+    /// [`still_as_read`]); `None` for a copy or a path that did not exist.
     pub linked: Vec<Option<FileIdentity>>,
 }
 
@@ -261,28 +261,11 @@ fn create_in(
     })
 }
 
-/// Called just before the apply replaces (or deletes) entry `n`, whose old file the snapshot
-/// holds by hard link. If that file was written in place since it was read (an editor saving
-/// during the apply), the link no longer holds the bytes the manifest names: the snapshot's
-/// old file is then replaced, durably, by a copy of `bytes` (what was read and decided on), so
-/// rewind gives back exactly that, as with a copied snapshot.
-pub fn settle_link(
-    session: &Path,
-    apply_id: &str,
-    n: usize,
-    id: &FileIdentity,
-    target: &Path,
-    bytes: &[u8],
-) -> Result<()> {
-    let unchanged =
-        fs::symlink_metadata(target).is_ok_and(|m| FileIdentity::of(&m).same_content(id));
-    if unchanged {
-        return Ok(());
-    }
-    let entries = snapshot_dir(session, apply_id).join(ENTRIES_DIR);
-    let object = entries.join(n.to_string());
-    atomic_write(&object, bytes).map_err(|e| ApplyError::io("write", &object, e))?;
-    sync_dirs(&[entries].into_iter().collect())
+/// Whether the file at `target`, whose old file the snapshot holds by hard link, is still
+/// exactly what was read (`id`: same inode, size and modification time). Checked just before
+/// the apply replaces it: a file an editor saved in the meantime is the user's newest work.
+pub fn still_as_read(target: &Path, id: &FileIdentity) -> bool {
+    fs::symlink_metadata(target).is_ok_and(|m| FileIdentity::of(&m).same_content(id))
 }
 
 /// Hard-links `src` as `object` and keeps the link only if it names the file that was read
@@ -472,18 +455,22 @@ pub fn restore_entry(
                     path: e.path.clone(),
                 });
             }
-            let bytes = blob(session, apply_id, stored)?;
             let object = object_path(session, apply_id, stored);
             // Still the very file the snapshot holds (a rollback of a path the apply had not
-            // reached yet): nothing to move.
+            // reached yet): nothing to move, and its bytes are not checked against the hash,
+            // since a file saved in place after it was read (the reason an apply stops with
+            // `ChangedWhileApplying`) is the user's newest work and stays as it is.
             let in_place = stored.object.is_some()
                 && current.as_ref().is_some_and(|m| {
                     fs::symlink_metadata(&object)
                         .is_ok_and(|o| o.dev() == m.dev() && o.ino() == m.ino())
                 });
-            let moved = in_place || (stored.object.is_some() && rename_back(&object, abs));
-            if !moved {
-                atomic_write(abs, &bytes).map_err(|err| ApplyError::io("write", abs, err))?;
+            if !in_place {
+                // Checked against its hash before it goes back in place, either way.
+                let bytes = blob(session, apply_id, stored)?;
+                if !(stored.object.is_some() && rename_back(&object, abs)) {
+                    atomic_write(abs, &bytes).map_err(|err| ApplyError::io("write", abs, err))?;
+                }
             }
             fs::set_permissions(abs, fs::Permissions::from_mode(stored.mode))
                 .map_err(|err| ApplyError::io("set the mode of", abs, err))?;
@@ -723,7 +710,7 @@ mod tests {
     }
 
     #[test]
-    fn a_linked_file_written_in_place_before_it_is_replaced_is_settled_to_a_copy() {
+    fn a_linked_file_saved_in_place_after_it_was_read_is_no_longer_as_read() {
         let root = tempfile::tempdir().unwrap();
         let session = tempfile::tempdir().unwrap();
         let root_path = root.path().canonicalize().unwrap();
@@ -741,24 +728,15 @@ mod tests {
         }];
         let snap = create(&root_path, session.path(), "s", &changes).unwrap();
         let linked = snap.linked[0].unwrap();
-        let stored = snap.manifest.entries[0].before.clone().unwrap();
-        // Unchanged: the link stays.
-        settle_link(session.path(), "s", 0, &linked, path.abs(), &bytes).unwrap();
-        assert_eq!(
-            fs::metadata(object_path(session.path(), "s", &stored))
-                .unwrap()
-                .ino(),
-            fs::metadata(path.abs()).unwrap().ino()
-        );
-        // Saved in place during the apply: the snapshot gets the bytes that were read.
+        assert!(still_as_read(path.abs(), &linked));
+        // Saved in place during the apply (same inode, more bytes).
         let mut f = fs::OpenOptions::new()
             .append(true)
             .open(path.abs())
             .unwrap();
         f.write_all(b"typed during the apply\n").unwrap();
         drop(f);
-        settle_link(session.path(), "s", 0, &linked, path.abs(), &bytes).unwrap();
-        assert_eq!(blob(session.path(), "s", &stored).unwrap(), b"old\n");
+        assert!(!still_as_read(path.abs(), &linked));
     }
 
     #[test]
