@@ -1209,9 +1209,20 @@ fn a_forced_rewind_puts_the_old_file_back_over_a_link_made_since_never_through_i
 
 #[test]
 fn a_file_saved_by_an_editor_during_the_apply_is_kept_and_the_apply_rolled_back() {
+    for (by_rename, twin) in [(false, false), (true, false), (false, true)] {
+        editor_save_during_apply(by_rename, twin);
+    }
+}
+
+/// `twin`: b.txt has a second name outside the project, so its snapshot is a copy.
+fn editor_save_during_apply(by_rename: bool, twin: bool) {
     let s = Setup::plain();
     s.write("a.txt", "a\n");
     s.write("b.txt", "b\n");
+    let other = tempfile::tempdir().unwrap();
+    if twin {
+        fs::hard_link(s.root.join("b.txt"), other.path().join("twin.txt")).unwrap();
+    }
     s.write("c.txt", "c\n");
     let p = plan(vec![
         change("a.txt", Some("a\n"), Some("A\n")),
@@ -1221,7 +1232,7 @@ fn a_file_saved_by_an_editor_during_the_apply_is_kept_and_the_apply_rolled_back(
     // Before the second write, an editor saves b.txt in place.
     let engine = s
         .engine()
-        .save_during_apply(1, "b.txt", b"b, saved by the user\n");
+        .save_during_apply(1, "b.txt", b"b, saved by the user\n", by_rename);
     let err = engine.apply(&p, &no_resolutions()).unwrap_err();
     assert!(
         matches!(&err, ApplyError::ChangedWhileApplying { path } if path == "b.txt"),

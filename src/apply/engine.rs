@@ -29,7 +29,7 @@ pub struct ApplyEngine {
     session: PathBuf,
     fail_after_writes: Option<usize>,
     pause_after_writes: Option<(usize, PathBuf)>,
-    save_during_apply: Option<(usize, String, Vec<u8>)>,
+    save_during_apply: Option<(usize, String, Vec<u8>, bool)>,
     lock_wait: super::LockWait,
 }
 
@@ -236,28 +236,33 @@ impl ApplyEngine {
         self
     }
 
-    /// Test hook: before user-file write number `n`, write `bytes` into the project file
-    /// `rel` in place, as an editor saving it in the middle of an apply would.
+    /// Test hook: before user-file write number `n`, save `bytes` into the project file `rel`
+    /// as an editor would in the middle of an apply: in place, or (`by_rename`) as a new file
+    /// renamed over it.
     #[doc(hidden)]
-    pub fn save_during_apply(mut self, n: usize, rel: &str, bytes: &[u8]) -> Self {
-        self.save_during_apply = Some((n, rel.to_string(), bytes.to_vec()));
+    pub fn save_during_apply(mut self, n: usize, rel: &str, bytes: &[u8], by_rename: bool) -> Self {
+        self.save_during_apply = Some((n, rel.to_string(), bytes.to_vec(), by_rename));
         self
     }
 
     /// Where the test hooks act: before user-file write number `done` (counting from 0), or
     /// with `done` equal to the number of writes, after the last one and before the commit.
     fn crash_point(&self, done: usize) -> Result<()> {
-        if let Some((n, rel, bytes)) = &self.save_during_apply
+        if let Some((n, rel, bytes, by_rename)) = &self.save_during_apply
             && *n == done
         {
             let path = self.root.join(rel);
-            let mut file = fs::OpenOptions::new()
-                .write(true)
-                .truncate(true)
-                .open(&path)
-                .map_err(|e| ApplyError::io("write", &path, e))?;
-            std::io::Write::write_all(&mut file, bytes)
-                .map_err(|e| ApplyError::io("write", &path, e))?;
+            let saved = if *by_rename {
+                let temp = self.root.join(format!("{rel}.editor-save"));
+                fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, &path))
+            } else {
+                fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(&path)
+                    .and_then(|mut file| std::io::Write::write_all(&mut file, bytes))
+            };
+            saved.map_err(|e| ApplyError::io("write", &path, e))?;
         }
         if self.fail_after_writes == Some(done) {
             return Err(ApplyError::InjectedFailure { after: done });
@@ -427,8 +432,9 @@ impl ApplyEngine {
                     // A file saved by another program since it was read is the user's newest
                     // work: stop (the rollback below leaves it as it is now) rather than
                     // replace it with content decided from its older bytes.
-                    if let (Some(id), Some(_)) = (&linked, &d.current)
-                        && !snapshot::still_as_read(path.abs(), id)
+                    if let (Some(id), Some(_)) = (linked.or(d.identity), &d.current)
+                        && !d.current_link
+                        && !snapshot::still_as_read(path.abs(), &id)
                     {
                         return Err(ApplyError::ChangedWhileApplying {
                             path: path.rel().to_string(),
@@ -464,7 +470,19 @@ impl ApplyEngine {
                 // A real failure (disk full, a path turned into a folder): undo what was
                 // written so far now. If even that fails, the journal still shows the apply
                 // as interrupted and recovery offers the rollback at the next start.
-                let _ = recover::rollback_incomplete(&self.root, &self.session, &apply_id);
+                // Paths after this one were never reached, nor this one when it was saved by
+                // someone else meanwhile: they stay exactly as they are.
+                let first_untouched = match e {
+                    ApplyError::ChangedWhileApplying { .. } => done,
+                    _ => done + 1,
+                };
+                let not_reached: BTreeSet<String> = actions
+                    .iter()
+                    .skip(first_untouched)
+                    .map(|(i, _)| decisions[*i].path.rel().to_string())
+                    .collect();
+                let _ =
+                    recover::rollback_except(&self.root, &self.session, &apply_id, &not_reached);
                 return Err(e);
             }
         }

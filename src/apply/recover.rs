@@ -56,6 +56,18 @@ pub fn pending_recovery(session: &Path) -> Result<Option<PendingApply>> {
 /// Restores every path of the interrupted apply `apply_id` from its snapshot, removes folders
 /// it created, and records a `rollback` in the journal.
 pub fn rollback_incomplete(root: &Path, session: &Path, apply_id: &str) -> Result<RecoveryReport> {
+    rollback_except(root, session, apply_id, &BTreeSet::new())
+}
+
+/// [`rollback_incomplete`] by the apply that just failed, which knows the paths it never
+/// reached: those are left exactly as they are (one of them may hold a save the user made
+/// during the apply, which putting the old file back would lose).
+pub(super) fn rollback_except(
+    root: &Path,
+    session: &Path,
+    apply_id: &str,
+    not_reached: &BTreeSet<String>,
+) -> Result<RecoveryReport> {
     let root = root
         .canonicalize()
         .map_err(|e| ApplyError::io("open the project root", root, e))?;
@@ -69,7 +81,11 @@ pub fn rollback_incomplete(root: &Path, session: &Path, apply_id: &str) -> Resul
     let manifest = snapshot::load(session, &entry.snapshot)?;
     let mut restored = Vec::with_capacity(manifest.entries.len());
     let mut touched = BTreeSet::new();
-    for e in &manifest.entries {
+    for e in manifest
+        .entries
+        .iter()
+        .filter(|e| !not_reached.contains(&e.path))
+    {
         touched.insert(snapshot::restore_entry(&root, session, &entry.snapshot, e)?);
         restored.push(e.path.clone());
     }
