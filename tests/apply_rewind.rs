@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use versus::apply::{
-    AppliedAs, ApplyEngine, ApplyError, ApplyPlan, ConflictReason, FileStatus, PlannedWrite,
-    Resolution, RewindAction, journal,
+    AppliedAs, ApplyEngine, ApplyError, ApplyPlan, ConflictReason, EditorSave, FileStatus,
+    PlannedWrite, Resolution, RewindAction, journal,
 };
 
 /// A project root plus a separate session folder, both temporary.
@@ -1209,13 +1209,45 @@ fn a_forced_rewind_puts_the_old_file_back_over_a_link_made_since_never_through_i
 
 #[test]
 fn a_file_saved_by_an_editor_during_the_apply_is_kept_and_the_apply_rolled_back() {
-    for (by_rename, twin) in [(false, false), (true, false), (false, true)] {
-        editor_save_during_apply(by_rename, twin);
+    for (how, twin) in [
+        (EditorSave::InPlace, false),
+        (EditorSave::ByRename, false),
+        (EditorSave::InPlace, true),
+    ] {
+        editor_save_during_apply(how, twin);
     }
 }
 
+#[test]
+fn a_base_link_repointed_during_the_apply_is_kept_and_the_apply_rolled_back() {
+    let s = Setup::plain();
+    s.write("a.txt", "a\n");
+    s.write("src/lib.rs", "lib\n");
+    s.write("docs/a.md", "a\n");
+    std::os::unix::fs::symlink("src", s.root.join("del")).unwrap();
+    let p = plan(vec![
+        change("a.txt", Some("a\n"), Some("A\n")),
+        over_link("del", "src", None, false),
+    ]);
+    let engine = s
+        .engine()
+        .save_during_apply(1, "del", b"docs", EditorSave::Repoint);
+    let err = engine.apply(&p, &no_resolutions()).unwrap_err();
+    assert!(
+        matches!(&err, ApplyError::ChangedWhileApplying { path } if path == "del"),
+        "{err}"
+    );
+    assert_eq!(s.read("a.txt"), "a\n");
+    assert_eq!(
+        fs::read_link(s.root.join("del")).unwrap(),
+        Path::new("docs"),
+        "the user's re-pointed link was removed"
+    );
+    assert!(engine.pending_recovery().unwrap().is_none());
+}
+
 /// `twin`: b.txt has a second name outside the project, so its snapshot is a copy.
-fn editor_save_during_apply(by_rename: bool, twin: bool) {
+fn editor_save_during_apply(how: EditorSave, twin: bool) {
     let s = Setup::plain();
     s.write("a.txt", "a\n");
     s.write("b.txt", "b\n");
@@ -1232,7 +1264,7 @@ fn editor_save_during_apply(by_rename: bool, twin: bool) {
     // Before the second write, an editor saves b.txt in place.
     let engine = s
         .engine()
-        .save_during_apply(1, "b.txt", b"b, saved by the user\n", by_rename);
+        .save_during_apply(1, "b.txt", b"b, saved by the user\n", how);
     let err = engine.apply(&p, &no_resolutions()).unwrap_err();
     assert!(
         matches!(&err, ApplyError::ChangedWhileApplying { path } if path == "b.txt"),

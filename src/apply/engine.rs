@@ -29,8 +29,20 @@ pub struct ApplyEngine {
     session: PathBuf,
     fail_after_writes: Option<usize>,
     pause_after_writes: Option<(usize, PathBuf)>,
-    save_during_apply: Option<(usize, String, Vec<u8>, bool)>,
+    save_during_apply: Option<(usize, String, Vec<u8>, EditorSave)>,
     lock_wait: super::LockWait,
+}
+
+/// How the test hook [`ApplyEngine::save_during_apply`] changes a path mid-apply.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditorSave {
+    /// Written in place (same inode).
+    InPlace,
+    /// A new file renamed over the path.
+    ByRename,
+    /// The link at the path re-pointed to another target.
+    Repoint,
 }
 
 /// How a path will be (or was) handled, before resolutions.
@@ -236,31 +248,37 @@ impl ApplyEngine {
         self
     }
 
-    /// Test hook: before user-file write number `n`, save `bytes` into the project file `rel`
-    /// as an editor would in the middle of an apply: in place, or (`by_rename`) as a new file
-    /// renamed over it.
+    /// Test hook: before user-file write number `n`, change the project path `rel` as another
+    /// program would in the middle of an apply (see [`EditorSave`]), with `bytes` as the new
+    /// content or link target.
     #[doc(hidden)]
-    pub fn save_during_apply(mut self, n: usize, rel: &str, bytes: &[u8], by_rename: bool) -> Self {
-        self.save_during_apply = Some((n, rel.to_string(), bytes.to_vec(), by_rename));
+    pub fn save_during_apply(mut self, n: usize, rel: &str, bytes: &[u8], how: EditorSave) -> Self {
+        self.save_during_apply = Some((n, rel.to_string(), bytes.to_vec(), how));
         self
     }
 
     /// Where the test hooks act: before user-file write number `done` (counting from 0), or
     /// with `done` equal to the number of writes, after the last one and before the commit.
     fn crash_point(&self, done: usize) -> Result<()> {
-        if let Some((n, rel, bytes, by_rename)) = &self.save_during_apply
+        if let Some((n, rel, bytes, how)) = &self.save_during_apply
             && *n == done
         {
             let path = self.root.join(rel);
-            let saved = if *by_rename {
-                let temp = self.root.join(format!("{rel}.editor-save"));
-                fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, &path))
-            } else {
-                fs::OpenOptions::new()
+            let temp = self.root.join(format!("{rel}.editor-save"));
+            let saved = match how {
+                EditorSave::ByRename => {
+                    fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, &path))
+                }
+                EditorSave::InPlace => fs::OpenOptions::new()
                     .write(true)
                     .truncate(true)
                     .open(&path)
-                    .and_then(|mut file| std::io::Write::write_all(&mut file, bytes))
+                    .and_then(|mut file| std::io::Write::write_all(&mut file, bytes)),
+                EditorSave::Repoint => {
+                    let target = String::from_utf8_lossy(bytes).into_owned();
+                    std::os::unix::fs::symlink(target, &temp)
+                        .and_then(|()| fs::rename(&temp, &path))
+                }
             };
             saved.map_err(|e| ApplyError::io("write", &path, e))?;
         }
@@ -435,6 +453,14 @@ impl ApplyEngine {
                     if let (Some(id), Some(_)) = (linked.or(d.identity), &d.current)
                         && !d.current_link
                         && !snapshot::still_as_read(path.abs(), &id)
+                    {
+                        return Err(ApplyError::ChangedWhileApplying {
+                            path: path.rel().to_string(),
+                        });
+                    }
+                    // The same for a link that was there: still the target that was read.
+                    if d.current_link
+                        && read_link_at(&path)? != d.current.as_ref().map(|(t, _)| t.clone())
                     {
                         return Err(ApplyError::ChangedWhileApplying {
                             path: path.rel().to_string(),

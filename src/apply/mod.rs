@@ -33,8 +33,8 @@ use std::path::PathBuf;
 
 pub use compose::{ComposeError, Conflict, ConflictSide, Pick, Selection, compose};
 pub use engine::{
-    AppliedAs, ApplyEngine, ApplyReport, ConflictReason, FileOutcome, FilePreview, FileStatus,
-    Preview,
+    AppliedAs, ApplyEngine, ApplyReport, ConflictReason, EditorSave, FileOutcome, FilePreview,
+    FileStatus, Preview,
 };
 pub use lock::{LockWait, ProjectLock};
 pub use merge3::{ConflictRegion, LineSpan, MergeOutcome, merge3};
