@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-pub use namespace::{PROBE_ENV, SWITCH_ENV, enter, probe};
+pub use namespace::{CowUnavailable, PROBE_ENV, SWITCH_ENV, enter, probe};
 pub(crate) use namespace::{mount_overlay as mount_layers, open_overlay_work, unmount};
 
 use super::base::{Base, BaseEntry};

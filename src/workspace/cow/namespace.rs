@@ -32,6 +32,37 @@ pub const SWITCH_ENV: &str = "VERSUS_COPY_ON_WRITE";
 
 static ENTERED: AtomicBool = AtomicBool::new(false);
 
+/// Why copy-on-write workspaces are off in this process (workspaces are then full checkouts,
+/// equally isolated). Said in the log, never an error for the user's command.
+#[derive(Debug, thiserror::Error)]
+pub enum CowUnavailable {
+    /// The user turned them off.
+    #[error("{SWITCH_ENV} turns them off")]
+    TurnedOff,
+    /// The probe could not be started or its folder made.
+    #[error("could not {action}: {source}")]
+    ProbeSetup {
+        /// What was being done.
+        action: String,
+        /// Why it failed.
+        #[source]
+        source: io::Error,
+    },
+    /// The probe ran and said why overlays or the sandbox do not work in a namespace here.
+    #[error("{0}")]
+    ProbeFailed(String),
+    /// Entering the namespace failed after the probe succeeded.
+    #[error("could not enter a user namespace: {0}")]
+    Namespace(#[source] io::Error),
+}
+
+impl CowUnavailable {
+    fn setup(action: impl Into<String>) -> impl FnOnce(io::Error) -> Self {
+        let action = action.into();
+        move |source| Self::ProbeSetup { action, source }
+    }
+}
+
 /// True once this process runs in its own namespace with working overlays.
 pub(crate) fn entered() -> bool {
     ENTERED.load(Ordering::Acquire)
@@ -40,29 +71,35 @@ pub(crate) fn entered() -> bool {
 /// Puts this (single-threaded) process in a user and mount namespace of its own when the
 /// probe says overlays and the sandbox both work there. `Ok` names what happened; `Err` is
 /// why copy-on-write workspaces stay off (the process is unchanged then).
-pub fn enter(parent: &Path) -> Result<(), String> {
+pub fn enter(parent: &Path) -> Result<(), CowUnavailable> {
     if matches!(
         std::env::var(SWITCH_ENV).as_deref(),
         Ok("off") | Ok("0") | Ok("false")
     ) {
-        return Err(format!("{SWITCH_ENV} turns them off"));
+        return Err(CowUnavailable::TurnedOff);
     }
     if entered() {
         return Ok(());
     }
     probe_in_child(parent)?;
-    enter_namespace().map_err(|e| format!("could not enter a user namespace: {e}"))?;
+    enter_namespace().map_err(CowUnavailable::Namespace)?;
     ENTERED.store(true, Ordering::Release);
     Ok(())
 }
 
 /// Runs this binary as the probe and reads its verdict.
-fn probe_in_child(parent: &Path) -> Result<(), String> {
-    fs::create_dir_all(parent).map_err(|e| format!("create {}: {e}", parent.display()))?;
+fn probe_in_child(parent: &Path) -> Result<(), CowUnavailable> {
+    fs::create_dir_all(parent).map_err(CowUnavailable::setup(format!(
+        "create {}",
+        parent.display()
+    )))?;
     let scratch = parent.join(format!(".cow-probe-{}", std::process::id()));
     let _ = remove_scratch(&scratch);
-    fs::create_dir(&scratch).map_err(|e| format!("create {}: {e}", scratch.display()))?;
-    let exe = std::env::current_exe().map_err(|e| format!("find this program: {e}"))?;
+    fs::create_dir(&scratch).map_err(CowUnavailable::setup(format!(
+        "create {}",
+        scratch.display()
+    )))?;
+    let exe = std::env::current_exe().map_err(CowUnavailable::setup("find this program"))?;
     let status = Command::new(exe)
         .env(PROBE_ENV, &scratch)
         .stdin(Stdio::null())
@@ -70,33 +107,37 @@ fn probe_in_child(parent: &Path) -> Result<(), String> {
         .stderr(Stdio::piped())
         .output();
     let _ = remove_scratch(&scratch);
-    let output = status.map_err(|e| format!("start the probe: {e}"))?;
+    let output = status.map_err(CowUnavailable::setup("start the probe"))?;
     if output.status.success() {
         return Ok(());
     }
     let said = String::from_utf8_lossy(&output.stderr).trim().to_string();
-    Err(if said.is_empty() {
+    Err(CowUnavailable::ProbeFailed(if said.is_empty() {
         format!("the probe failed ({})", output.status)
     } else {
         said
-    })
+    }))
 }
 
 /// The probe's whole work, in the child: `Ok` when an overlay mounted in a namespace of our
-/// own behaves (write, delete, a folder replaced) and the sandbox starts there.
-pub fn probe(scratch: &Path) -> Result<(), String> {
-    let layers = ProbeLayers::create(scratch).map_err(|e| format!("prepare the probe: {e}"))?;
-    enter_namespace().map_err(|e| format!("could not enter a user namespace: {e}"))?;
+/// own behaves (write, delete, a folder replaced) and the sandbox starts there; the error is
+/// what the child prints for the parent.
+pub fn probe(scratch: &Path) -> Result<(), CowUnavailable> {
+    let layers =
+        ProbeLayers::create(scratch).map_err(CowUnavailable::setup("prepare the probe"))?;
+    enter_namespace().map_err(CowUnavailable::Namespace)?;
     mount_overlay(&layers.lower, &layers.upper, &layers.work, &layers.merged)
-        .map_err(|e| format!("could not mount an overlay: {e}"))?;
+        .map_err(CowUnavailable::setup("mount an overlay"))?;
     let checked = layers.exercise();
     let _ = unmount(&layers.merged);
-    checked.map_err(|e| format!("the overlay misbehaved: {e}"))?;
+    checked.map_err(CowUnavailable::setup("use the overlay"))?;
     let settings = crate::exec::SandboxSettings::default();
     if crate::exec::check_available(&settings).is_err() {
-        // The sandbox must work in the namespace whenever it works outside it; versus checks
-        // outside only when it fails here, so the common case costs one bwrap start.
-        return Err("the sandbox does not start inside the namespace".to_string());
+        // Entering would then refuse commands a sandbox outside the namespace might run (a
+        // policy that allows bwrap only from the first namespace): stay out instead.
+        return Err(CowUnavailable::ProbeFailed(
+            "the sandbox does not start inside the namespace".to_string(),
+        ));
     }
     Ok(())
 }
