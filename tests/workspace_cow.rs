@@ -121,3 +121,40 @@ fn where_overlays_cannot_be_mounted_versus_makes_full_checkouts_and_says_why() {
     );
     assert!(log.contains("overlay options cannot carry"), "{log}");
 }
+
+#[test]
+fn a_probe_folder_left_by_a_killed_run_is_removed_and_a_live_ones_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let root = base.join("project");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    let parent = base.join("versus-workspaces");
+    // A pid above any pid_max: dead. Our own test process: alive.
+    let dead = parent.join(".cow-probe-4294967294");
+    let live = parent.join(format!(".cow-probe-{}", std::process::id()));
+    for dir in [&dead, &live] {
+        std::fs::create_dir_all(dir.join("upper")).unwrap();
+        std::fs::write(dir.join("upper/file"), "x").unwrap();
+    }
+    let script = base.join("say.jsonl");
+    std::fs::write(&script, "{\"say\": \"done\"}\n").unwrap();
+    let out = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["ask", "x", "-m", &format!("demo/{}", script.display())])
+        .env("XDG_CONFIG_HOME", base.join("config"))
+        .env("TMPDIR", &base)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dead.exists(), "the dead run's probe folder was left");
+    assert!(
+        live.join("upper/file").exists(),
+        "a live run's probe folder was removed"
+    );
+}

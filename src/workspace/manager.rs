@@ -555,7 +555,7 @@ fn write_marker(folder: &Path, marker: &Marker) -> Result<(), WorkspaceError> {
 
 /// True when no process has this pid (pid 0 or an out-of-range pid counts as dead: it cannot
 /// be a versus run, and signalling pid 0 would mean our own process group).
-fn pid_is_dead(pid: u32) -> bool {
+pub(super) fn pid_is_dead(pid: u32) -> bool {
     use nix::errno::Errno;
     use nix::sys::signal::kill;
     use nix::unistd::Pid;

@@ -93,7 +93,8 @@ fn probe_in_child(parent: &Path) -> Result<(), CowUnavailable> {
         "create {}",
         parent.display()
     )))?;
-    let scratch = parent.join(format!(".cow-probe-{}", std::process::id()));
+    remove_dead_probes(parent);
+    let scratch = parent.join(format!("{PROBE_PREFIX}{}", std::process::id()));
     let _ = remove_scratch(&scratch);
     fs::create_dir(&scratch).map_err(CowUnavailable::setup(format!(
         "create {}",
@@ -117,6 +118,31 @@ fn probe_in_child(parent: &Path) -> Result<(), CowUnavailable> {
     } else {
         said
     }))
+}
+
+/// Name of a probe's scratch folder under the workspace parent, before the owner's pid.
+const PROBE_PREFIX: &str = ".cow-probe-";
+
+/// Removes the scratch folders of probes whose process died before it could (killed in the
+/// few milliseconds a probe takes); a live one's is left alone.
+fn remove_dead_probes(parent: &Path) {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PROBE_PREFIX))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && super::super::manager::pid_is_dead(pid) {
+            let _ = remove_scratch(&entry.path());
+        }
+    }
 }
 
 /// The probe's whole work, in the child: `Ok` when an overlay mounted in a namespace of our
