@@ -104,6 +104,18 @@ impl World {
             .unwrap()
     }
 
+    /// `versus rewind -y` in the project, as the user.
+    fn rewind(&self) -> Output {
+        versus()
+            .arg("-C")
+            .arg(&self.root)
+            .args(["rewind", "-y"])
+            .env("XDG_CONFIG_HOME", &self.config)
+            .env("HOME", &self.home)
+            .output()
+            .unwrap()
+    }
+
     /// Everything a user could lose: the project's files and modes, its refs, config, hooks
     /// and stash, the home folder and a folder outside the project.
     fn state(&self) -> BTreeMap<String, String> {
@@ -664,14 +676,7 @@ fn symlinks_bash_makes_are_proposed_as_links_applied_only_inside_and_rewound_exa
     let tree = format!("{:?}", tree_state(&w.root));
     assert!(!tree.contains("root:x:0:0"));
     // Rewind gives back the exact tree: no link left, main.rs as it was, byte for byte.
-    let out = versus()
-        .arg("-C")
-        .arg(&w.root)
-        .args(["rewind", "-y"])
-        .env("XDG_CONFIG_HOME", &w.config)
-        .env("HOME", &w.home)
-        .output()
-        .unwrap();
+    let out = w.rewind();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(std::fs::symlink_metadata(w.root.join("srclink")).is_err());
     assert_eq!(w.state()["tree"], before["tree"]);
@@ -697,14 +702,7 @@ fn a_committed_symlink_the_model_removes_is_deleted_itself_and_rewound_exactly()
     assert!(w.root.join("src").is_dir());
     let main = std::fs::read_to_string(w.root.join("src/main.rs")).unwrap();
     assert_eq!(main, "fn main() { /* wip */ }\n// edit\n");
-    let out = versus()
-        .arg("-C")
-        .arg(&w.root)
-        .args(["rewind", "-y"])
-        .env("XDG_CONFIG_HOME", &w.config)
-        .env("HOME", &w.home)
-        .output()
-        .unwrap();
+    let out = w.rewind();
     assert!(out.status.success(), "{}", stderr(&out));
     // The very link is back (a link, same target), and the tree as it was, byte for byte.
     let link = std::fs::symlink_metadata(w.root.join("docs-link")).unwrap();

@@ -7,7 +7,55 @@ mod util;
 
 use std::os::unix::fs::PermissionsExt;
 
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
 use util::{git, versus};
+
+/// A committed project `<base>/project` holding `file` with `content`.
+fn project(base: &Path, file: &str, content: &str) -> PathBuf {
+    let root = base.join("project");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join(file), content).unwrap();
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "init"]);
+    root
+}
+
+/// A demo script at `path` that runs `command` with bash (none: only answers), as a model spec.
+fn script(path: &Path, command: Option<&str>) -> String {
+    let mut text = String::new();
+    if let Some(command) = command {
+        let step = serde_json::json!({"tools": [{"name": "bash", "args": {"command": command}}]});
+        text.push_str(&format!("{step}\n"));
+    }
+    text.push_str("{\"say\": \"done\"}\n");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    format!("demo/{}", path.display())
+}
+
+/// `versus [pre...] -C root ask x ARGS` with its own config folder and `temp` as TMPDIR;
+/// asserts success.
+fn ask(root: &Path, base: &Path, temp: &Path, pre: &[&str], args: &[&str]) -> Output {
+    let out = versus()
+        .args(pre)
+        .arg("-C")
+        .arg(root)
+        .args(["ask", "x"])
+        .args(args)
+        .env("XDG_CONFIG_HOME", base.join("config"))
+        .env("TMPDIR", temp)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
 
 #[test]
 fn root_still_reaches_a_project_owned_by_another_user() {
@@ -16,12 +64,8 @@ fn root_still_reaches_a_project_owned_by_another_user() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().canonicalize().unwrap().join("project");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(root.join("private.txt"), "mine\n").unwrap();
-    git(&root, &["init", "-q"]);
-    git(&root, &["add", "."]);
-    git(&root, &["commit", "-qm", "init"]);
+    let base = tmp.path().canonicalize().unwrap();
+    let root = project(&base, "private.txt", "mine\n");
     std::fs::set_permissions(
         root.join("private.txt"),
         std::fs::Permissions::from_mode(0o600),
@@ -48,28 +92,11 @@ fn root_still_reaches_a_project_owned_by_another_user() {
             );
         }
     }
-    let scripts = tmp.path().join("scripts");
-    std::fs::create_dir_all(&scripts).unwrap();
-    let script = scripts.join("edit.jsonl");
-    std::fs::write(
-        &script,
-        "{\"tools\": [{\"name\": \"bash\", \"args\": {\"command\": \"echo theirs >> private.txt\"}}]}\n{\"say\": \"done\"}\n",
-    )
-    .unwrap();
-    let model = format!("demo/{}", script.display());
-    let out = versus()
-        .arg("-C")
-        .arg(&root)
-        .args(["ask", "edit", "-m", &model, "--pick", &model])
-        .env("XDG_CONFIG_HOME", tmp.path().join("config"))
-        .env("TMPDIR", tmp.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let model = script(
+        &base.join("scripts/edit.jsonl"),
+        Some("echo theirs >> private.txt"),
     );
+    ask(&root, &base, &base, &[], &["-m", &model, "--pick", &model]);
     assert_eq!(
         std::fs::read_to_string(root.join("private.txt")).unwrap(),
         "mine\ntheirs\n"
@@ -80,37 +107,14 @@ fn root_still_reaches_a_project_owned_by_another_user() {
 fn where_overlays_cannot_be_mounted_versus_makes_full_checkouts_and_says_why() {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().canonicalize().unwrap();
-    let root = base.join("project");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(root.join("a.txt"), "a\n").unwrap();
-    git(&root, &["init", "-q"]);
-    git(&root, &["add", "."]);
-    git(&root, &["commit", "-qm", "init"]);
+    let root = project(&base, "a.txt", "a\n");
     // Overlay options cannot name a folder with a comma, so the probe fails here.
     let temp = base.join("tmp,with-comma");
     std::fs::create_dir_all(&temp).unwrap();
-    let script = base.join("fs.jsonl");
-    std::fs::write(
-        &script,
-        "{\"tools\": [{\"name\": \"bash\", \"args\": {\"command\": \"stat -f -c %T . > fs.txt\"}}]}\n{\"say\": \"done\"}\n",
-    )
-    .unwrap();
+    let model = script(&base.join("fs.jsonl"), Some("stat -f -c %T . > fs.txt"));
     let log = base.join("versus.log");
-    let out = versus()
-        .arg("-C")
-        .arg(&root)
-        .arg("--log")
-        .arg(&log)
-        .args(["ask", "x", "-m", &format!("demo/{}", script.display())])
-        .env("XDG_CONFIG_HOME", base.join("config"))
-        .env("TMPDIR", &temp)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let log_arg = log.display().to_string();
+    let out = ask(&root, &base, &temp, &["--log", &log_arg], &["-m", &model]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("+++ b/fs.txt"), "{stdout}");
     assert!(!stdout.contains("+overlayfs"), "{stdout}");
@@ -126,9 +130,7 @@ fn where_overlays_cannot_be_mounted_versus_makes_full_checkouts_and_says_why() {
 fn a_probe_folder_left_by_a_killed_run_is_removed_and_a_live_ones_is_not() {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().canonicalize().unwrap();
-    let root = base.join("project");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    let root = project(&base, "a.txt", "a\n");
     let parent = base.join("versus-workspaces");
     // A pid above any pid_max: dead. Our own test process: alive.
     let dead = parent.join(".cow-probe-4294967294");
@@ -137,21 +139,8 @@ fn a_probe_folder_left_by_a_killed_run_is_removed_and_a_live_ones_is_not() {
         std::fs::create_dir_all(dir.join("upper")).unwrap();
         std::fs::write(dir.join("upper/file"), "x").unwrap();
     }
-    let script = base.join("say.jsonl");
-    std::fs::write(&script, "{\"say\": \"done\"}\n").unwrap();
-    let out = versus()
-        .arg("-C")
-        .arg(&root)
-        .args(["ask", "x", "-m", &format!("demo/{}", script.display())])
-        .env("XDG_CONFIG_HOME", base.join("config"))
-        .env("TMPDIR", &base)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let model = script(&base.join("say.jsonl"), None);
+    ask(&root, &base, &base, &[], &["-m", &model]);
     assert!(!dead.exists(), "the dead run's probe folder was left");
     assert!(
         live.join("upper/file").exists(),

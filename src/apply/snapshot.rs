@@ -715,28 +715,15 @@ mod tests {
         let session = tempfile::tempdir().unwrap();
         let root_path = root.path().canonicalize().unwrap();
         fs::write(root_path.join("a.txt"), "old\n").unwrap();
-        let path = ProjectPath::resolve(&root_path, "a.txt").unwrap();
-        let (bytes, mode, id) = read_current_identified(&path).unwrap().unwrap();
-        let changes = [PendingChange {
-            path: &path,
-            current: Some((&bytes, mode)),
-            identity: Some(id),
-            new: Some(b"new\n"),
-            new_mode: Some(mode),
-            symlink: false,
-            current_symlink: false,
-        }];
-        let snap = create(&root_path, session.path(), "s", &changes).unwrap();
+        let (snap, _) = snapshot_of(&root_path, session.path(), "a.txt");
         let linked = snap.linked[0].unwrap();
-        assert!(still_as_read(path.abs(), &linked));
+        let target = root_path.join("a.txt");
+        assert!(still_as_read(&target, &linked));
         // Saved in place during the apply (same inode, more bytes).
-        let mut f = fs::OpenOptions::new()
-            .append(true)
-            .open(path.abs())
-            .unwrap();
+        let mut f = fs::OpenOptions::new().append(true).open(&target).unwrap();
         f.write_all(b"typed during the apply\n").unwrap();
         drop(f);
-        assert!(!still_as_read(path.abs(), &linked));
+        assert!(!still_as_read(&target, &linked));
     }
 
     #[test]

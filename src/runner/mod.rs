@@ -206,6 +206,7 @@ async fn run_entry(
         model = %entry.label,
         root = %workspace.root().display(),
         mode = ?workspace.mode(),
+        copy_on_write = workspace.is_copy_on_write(),
         "workspace ready"
     );
     let _ = tx.send(RunEvent::WorkspaceReady {

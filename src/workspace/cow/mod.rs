@@ -40,10 +40,6 @@ pub fn set_copy_on_write(on: bool) {
 
 /// True when new workspaces are overlays: the process entered its namespace and nobody
 /// turned them off.
-pub fn copy_on_write_active() -> bool {
-    usable()
-}
-
 pub(crate) fn usable() -> bool {
     namespace::entered() && ENABLED.load(Ordering::Acquire)
 }
@@ -53,7 +49,8 @@ pub(crate) fn usable() -> bool {
 /// by the same code as a full workspace, and never mounted writable anywhere.
 #[derive(Debug)]
 pub struct FrozenBase {
-    owned: Owned,
+    /// Held only to remove the folder when the last workspace lets the base go.
+    _owned: Owned,
     tree: PathBuf,
     prefix: PathBuf,
     mode: Isolation,
@@ -79,7 +76,7 @@ impl FrozenBase {
             "frozen base ready"
         );
         Ok(Self {
-            owned,
+            _owned: owned,
             tree,
             prefix,
             mode: filled.mode,
@@ -112,11 +109,6 @@ impl FrozenBase {
     /// The linked objects of the private repository (read-only for commands).
     pub(crate) fn objects(&self) -> Option<&Path> {
         self.objects.as_deref()
-    }
-
-    /// The versus-owned folder holding the base.
-    pub fn folder(&self) -> &Path {
-        self.owned.path()
     }
 }
 
