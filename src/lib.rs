@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod apply;
 pub mod config;
+pub mod engine;
 pub mod example;
 pub mod exec;
 pub mod fsutil;

@@ -19,7 +19,6 @@ use versus::tui::action::{
     CheckResult, CheckState, ChoiceDone, Effect, EngineMsg, Msg, RewindDone, RewindPlan,
     RewindScope, Settings,
 };
-use versus::tui::engine::apply_choice;
 use versus::tui::panel::RunSummary;
 use versus::tui::state::{App, Dialog, Screen, SessionInfo};
 use versus::tui::theme::Theme;
@@ -555,6 +554,7 @@ fn rewind_scopes_ask_first_then_put_the_prompt_back() {
     send(
         &mut a,
         EngineMsg::Rewound(RewindDone {
+            apply_id: None,
             scope: RewindScope::Both,
             turn: Some(1),
             prompt: Some("The discount test fails. Fix it.".into()),
@@ -600,6 +600,7 @@ fn a_files_only_rewind_keeps_the_review_open_for_a_new_choice() {
     send(
         &mut a,
         EngineMsg::Rewound(RewindDone {
+            apply_id: None,
             scope: RewindScope::Files,
             turn: Some(1),
             prompt: None,
@@ -674,19 +675,20 @@ fn a_user_edit_overlapping_the_chosen_hunk_conflicts_and_is_written_only_as_chos
         panic!("{effects:?}");
     };
     assert!(request.resolutions.is_empty());
-    let outcome = apply_choice(
-        dir.path(),
-        session.path(),
-        1,
-        request.plan.as_ref(),
-        &request.resolutions,
-    )
-    .unwrap();
+    let outcome = ApplyEngine::new(dir.path(), session.path())
+        .unwrap()
+        .apply(request.plan.as_ref().unwrap(), &request.resolutions)
+        .unwrap();
+    let files: Vec<(String, AppliedAs)> = outcome
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.applied_as))
+        .collect();
     assert_eq!(
-        outcome.done.files,
+        files,
         [("src/pricing.rs".to_string(), AppliedAs::Unresolved)]
     );
-    assert_eq!(outcome.done.apply_id, None);
+    assert_eq!(outcome.apply_id, None);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), user, "untouched");
 
     // The user chooses overwrite: now it is written.
@@ -709,15 +711,11 @@ fn a_user_edit_overlapping_the_chosen_hunk_conflicts_and_is_written_only_as_chos
         request.resolutions,
         BTreeMap::from([("src/pricing.rs".to_string(), Resolution::Overwrite)])
     );
-    let outcome = apply_choice(
-        dir.path(),
-        session.path(),
-        1,
-        request.plan.as_ref(),
-        &request.resolutions,
-    )
-    .unwrap();
-    assert_eq!(outcome.written, ["src/pricing.rs"]);
+    let outcome = ApplyEngine::new(dir.path(), session.path())
+        .unwrap()
+        .apply(request.plan.as_ref().unwrap(), &request.resolutions)
+        .unwrap();
+    assert_eq!(outcome.written(), ["src/pricing.rs"]);
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         pricing(&[(4, "    if count >= BULK_MIN_ITEMS {")])

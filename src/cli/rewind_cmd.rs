@@ -13,7 +13,7 @@ use clap::Args;
 
 use versus::apply::journal::JOURNAL_FILE;
 use versus::apply::{ApplyEngine, RewindAction, RewindPreview};
-use versus::session::{Session, SessionRecord, Store};
+use versus::session::Store;
 
 /// A line on stdout; a closed stdout (e.g. `| head`) must not turn a finished rewind into an
 /// error, so write failures are ignored here.
@@ -95,7 +95,15 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
         )?;
     }
     let report = engine.rewind(force)?;
-    mark_turn_rewound(&store, &id, &report.apply_id)?;
+    // The choice that made this apply no longer stands: the session log says so and
+    // `versus stats` leaves it out.
+    versus::engine::mark_apply_rewound(
+        &store,
+        &id,
+        &report.apply_id,
+        report.restored.clone(),
+        report.kept.clone(),
+    )?;
     say!(
         "Rewound: {} file(s) restored{}.",
         report.restored.len(),
@@ -113,24 +121,6 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
         say!("The prompt of that turn was: {}", report.label);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Records in the session log that the turn whose choice made `apply_id` was rewound, so its
-/// conversation is not resumed and `versus sessions show` says so.
-fn mark_turn_rewound(store: &Store, session: &str, apply_id: &str) -> anyhow::Result<()> {
-    let (mut open, log) = Session::open(store, Some(session))?;
-    let turn = log.records.iter().find_map(|r| match r {
-        SessionRecord::Choice {
-            turn,
-            apply_id: Some(id),
-            ..
-        } if id == apply_id => Some(*turn),
-        _ => None,
-    });
-    if let Some(turn) = turn {
-        open.append(&SessionRecord::Rewound { turn })?;
-    }
-    Ok(())
 }
 
 /// The session to act on: the one named, else the newest with something to undo (an

@@ -54,6 +54,13 @@ pub fn run(args: StatsArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode
 /// Both tables and a line on where the numbers come from.
 fn human(stats: &Stats) -> String {
     if stats.models.is_empty() {
+        if stats.sources.rewound > 0 {
+            return format!(
+                "No standing choices: the {} choice{} made here were rewound afterwards.\n",
+                stats.sources.rewound,
+                plural(stats.sources.rewound)
+            );
+        }
         return "No choices or reports yet in .versus/: pick a model's change with `versus ask \
                 PROMPT -m SPEC... --pick SPEC` (or in the TUI), or run a recipe with `versus run \
                 RECIPE`.\n"
@@ -73,6 +80,13 @@ fn human(stats: &Stats) -> String {
         s.reports,
         plural(s.reports),
     ));
+    if s.rewound > 0 {
+        out.push_str(&format!(
+            "Left out: {} choice{} rewound afterwards.\n",
+            s.rewound,
+            plural(s.rewound)
+        ));
+    }
     for recipe in &stats.recipes {
         out.push('\n');
         out.push_str(&recipe_table(recipe));

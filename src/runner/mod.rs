@@ -127,24 +127,17 @@ pub fn fan_out(
     prompt: Message,
     options: RunOptions,
 ) -> (mpsc::UnboundedReceiver<RunEvent>, RunHandle) {
-    let (tx, rx) = mpsc::unbounded_channel();
     let all = CancellationToken::new();
-    let mut tokens = Vec::with_capacity(entries.len());
-    for (index, entry) in entries.into_iter().enumerate() {
-        let token = all.child_token();
-        tokens.push(token.clone());
-        let tx = tx.clone();
-        let base = Arc::clone(&base);
-        let prompt = prompt.clone();
-        let options = options.clone();
-        tokio::spawn(async move {
-            let result = run_entry(index, entry, base, prompt, options, token, tx.clone()).await;
-            let _ = tx.send(RunEvent::Finished {
-                entry: index,
-                result: Box::new(result),
-            });
-        });
-    }
+    let runs: Vec<EntryRun> = entries
+        .into_iter()
+        .map(|entry| EntryRun {
+            entry,
+            prompt: prompt.clone(),
+            cancel: all.child_token(),
+        })
+        .collect();
+    let tokens = runs.iter().map(|r| r.cancel.clone()).collect();
+    let rx = fan_out_each(base, runs, options);
     (
         rx,
         RunHandle {
@@ -152,6 +145,45 @@ pub fn fan_out(
             entries: tokens,
         },
     )
+}
+
+/// One entry of [`fan_out_each`]: the model, its own prompt (a next-turn note differs from
+/// model to model) and the token that cancels it.
+pub struct EntryRun {
+    /// The model.
+    pub entry: ModelEntry,
+    /// What it is sent.
+    pub prompt: Message,
+    /// Cancels this entry (its bash children are killed).
+    pub cancel: CancellationToken,
+}
+
+/// Starts every entry on its own prompt; events are tagged with the entry's position. The
+/// channel closes after the last `Finished`.
+pub fn fan_out_each(
+    base: Arc<Base>,
+    runs: Vec<EntryRun>,
+    options: RunOptions,
+) -> mpsc::UnboundedReceiver<RunEvent> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    for (index, run) in runs.into_iter().enumerate() {
+        let tx = tx.clone();
+        let base = Arc::clone(&base);
+        let options = options.clone();
+        tokio::spawn(async move {
+            let EntryRun {
+                entry,
+                prompt,
+                cancel,
+            } = run;
+            let result = run_entry(index, entry, base, prompt, options, cancel, tx.clone()).await;
+            let _ = tx.send(RunEvent::Finished {
+                entry: index,
+                result: Box::new(result),
+            });
+        });
+    }
+    rx
 }
 
 async fn run_entry(

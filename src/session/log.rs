@@ -13,17 +13,97 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::clock::now;
-use super::events::{EventLog, read_lines_reporting};
+use super::events::{EventLog, SkippedLine};
 use super::store::{SessionError, Store};
 use crate::model::{AgentEvent, Message, RunStats, RunStop};
+use crate::workspace::{BaseEntry, FileWrite, Isolation};
 
 /// File name of the log inside a session folder.
 pub const EVENTS_FILE: &str = "events.jsonl";
+
+/// Schema version written with every record. Version 1 (no `v` field) is still read: its
+/// records had the same shapes minus the fields marked `#[serde(default)]`.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Which front end wrote a session (the engine is the same under each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// `versus ask`.
+    Ask,
+    /// The interactive interface.
+    Tui,
+    /// `versus run` (a recipe).
+    Run,
+}
+
+impl Source {
+    /// The word used in logs and preferences (`ask`, `tui`, `run`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Source::Ask => "ask",
+            Source::Tui => "tui",
+            Source::Run => "run",
+        }
+    }
+}
+
+/// What a rewind undid: the applied files, the turn in every conversation, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RewindScope {
+    /// The applied files and the turn in every model's conversation (`/rewind`).
+    #[default]
+    Both,
+    /// Only the applied files (`/rewind files`, `versus rewind`).
+    Files,
+    /// Only the conversation (`/rewind conversation`).
+    Conversation,
+}
+
+impl RewindScope {
+    /// Whether the files are restored.
+    pub fn files(self) -> bool {
+        matches!(self, RewindScope::Both | RewindScope::Files)
+    }
+
+    /// Whether the turn leaves the conversations.
+    pub fn conversation(self) -> bool {
+        matches!(self, RewindScope::Both | RewindScope::Conversation)
+    }
+
+    /// The word shown to the user.
+    pub fn word(self) -> &'static str {
+        match self {
+            RewindScope::Both => "both",
+            RewindScope::Files => "files",
+            RewindScope::Conversation => "conversation",
+        }
+    }
+}
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionRecord {
+    /// A front end opened the session (new or continued) with these models.
+    Opened {
+        /// RFC 3339 time.
+        time: String,
+        /// The front end.
+        source: Source,
+        /// Every model of the session at this point, in order (what `--continue` runs).
+        models: Vec<String>,
+        /// Turns already in the session (0 for a new one).
+        continued_after_turn: u32,
+    },
+    /// The session's models changed (`/models add`, `/models remove`, `/load`).
+    ModelsChanged {
+        /// The turn it happened after.
+        turn: u32,
+        /// Every model of the session now, in order.
+        models: Vec<String>,
+    },
     /// A prompt was sent to these models.
     Turn {
         /// 1-based turn number.
@@ -44,7 +124,7 @@ pub enum SessionRecord {
         /// Workspace root.
         root: PathBuf,
         /// Isolation actually used.
-        mode: String,
+        mode: Isolation,
     },
     /// One event of one model.
     Agent {
@@ -56,6 +136,21 @@ pub enum SessionRecord {
         model: String,
         /// The event.
         event: AgentEvent,
+    },
+    /// What a finished model proposed: every write in order and the base entry of each path it
+    /// touched, so its change set can be rebuilt after a crash (`--continue`) without its
+    /// workspace.
+    Proposals {
+        /// Turn.
+        turn: u32,
+        /// Entry position.
+        entry: usize,
+        /// Entry label.
+        model: String,
+        /// Recorded writes, then the changes bash made.
+        writes: Vec<FileWrite>,
+        /// The base entry of each touched path (`None`: the path did not exist at turn start).
+        base: BTreeMap<String, Option<BaseEntry>>,
     },
     /// A model ended.
     Finished {
@@ -86,35 +181,127 @@ pub enum SessionRecord {
         /// Every message.
         messages: Vec<Message>,
     },
+    /// Every model of the turn has ended.
+    TurnEnded {
+        /// Turn.
+        turn: u32,
+        /// RFC 3339 time.
+        time: String,
+    },
     /// What the user chose for the turn.
     Choice {
         /// Turn.
         turn: u32,
-        /// Models whose changes were applied (empty: none of them).
+        /// Models chosen (their changes applied, or their answer preferred when they changed
+        /// nothing); empty: none of them.
         chosen: Vec<String>,
         /// The apply's journal id, if anything was written.
         apply_id: Option<String>,
+        /// Ratings given with the choice (`good`, `bad`, `tie`).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        ratings: BTreeMap<String, String>,
     },
-    /// The turn's apply and conversation were rewound.
+    /// A turn was rewound (its apply, its conversation, or both).
     Rewound {
         /// Turn.
         turn: u32,
+        /// What was undone (version 1 logs: both).
+        #[serde(default)]
+        scope: RewindScope,
+        /// The apply undone, if files were restored.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        apply_id: Option<String>,
+        /// Paths restored.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        restored: Vec<String>,
+        /// Paths edited after the apply and left as they were.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        kept: Vec<String>,
+    },
+    /// `/clear`: every conversation starts afresh after this turn.
+    Cleared {
+        /// The turn it happened after.
+        turn: u32,
+    },
+    /// `/compact` or automatic compaction folded earlier turns into a recap.
+    Compacted {
+        /// The turn it happened after.
+        turn: u32,
+        /// Turns folded over all models.
+        turns_folded: usize,
+    },
+    /// The front end closed the session.
+    Ended {
+        /// The last turn.
+        turn: u32,
+        /// RFC 3339 time.
+        time: String,
     },
 }
 
 impl SessionRecord {
-    /// The turn the record belongs to.
+    /// The turn the record belongs to (0 for records written before the first turn).
     pub fn turn(&self) -> u32 {
         match self {
-            SessionRecord::Turn { turn, .. }
+            SessionRecord::Opened {
+                continued_after_turn,
+                ..
+            } => *continued_after_turn,
+            SessionRecord::ModelsChanged { turn, .. }
+            | SessionRecord::Turn { turn, .. }
             | SessionRecord::Workspace { turn, .. }
             | SessionRecord::Agent { turn, .. }
+            | SessionRecord::Proposals { turn, .. }
             | SessionRecord::Finished { turn, .. }
             | SessionRecord::Conversation { turn, .. }
+            | SessionRecord::TurnEnded { turn, .. }
             | SessionRecord::Choice { turn, .. }
-            | SessionRecord::Rewound { turn } => *turn,
+            | SessionRecord::Rewound { turn, .. }
+            | SessionRecord::Cleared { turn }
+            | SessionRecord::Compacted { turn, .. }
+            | SessionRecord::Ended { turn, .. } => *turn,
         }
     }
+
+    /// A rewind of the whole turn (files and conversation), as versions before 2 wrote it.
+    pub fn rewound(turn: u32) -> Self {
+        SessionRecord::Rewound {
+            turn,
+            scope: RewindScope::Both,
+            apply_id: None,
+            restored: Vec::new(),
+            kept: Vec::new(),
+        }
+    }
+}
+
+/// One line as written: the record with the schema version.
+#[derive(Debug, Serialize)]
+struct LineOut<'a> {
+    v: u32,
+    #[serde(flatten)]
+    record: &'a SessionRecord,
+}
+
+/// One line as read: version 1 lines have no `v`.
+#[derive(Debug, Deserialize)]
+struct LineIn {
+    #[serde(default = "version_one")]
+    v: u32,
+    #[serde(flatten)]
+    record: SessionRecord,
+}
+
+fn version_one() -> u32 {
+    1
+}
+
+/// Encodes a record as one log line (without the newline).
+pub fn encode_record(record: &SessionRecord) -> serde_json::Result<Vec<u8>> {
+    serde_json::to_vec(&LineOut {
+        v: SCHEMA_VERSION,
+        record,
+    })
 }
 
 /// One model's part of a turn, as read back.
@@ -157,18 +344,43 @@ pub struct SessionLog {
     /// Every readable record, in order.
     pub records: Vec<SessionRecord>,
     /// Lines that could not be read (named by file and line), for the front end to report.
-    pub skipped: Vec<super::events::SkippedLine>,
+    pub skipped: Vec<SkippedLine>,
 }
 
 impl SessionLog {
-    /// Reads `dir/events.jsonl` (a missing file is an empty session; a torn last line is
-    /// skipped).
+    /// Reads `dir/events.jsonl` (a missing file is an empty session). Lines that cannot be
+    /// read (a torn last line, a record of an unknown type, a newer schema) are kept in
+    /// [`SessionLog::skipped`], named by file and line, for the front end to report.
     pub fn read(dir: &Path) -> io::Result<Self> {
-        let (records, skipped) = read_lines_reporting(&dir.join(EVENTS_FILE))?;
-        for line in &skipped {
+        let path = dir.join(EVENTS_FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(e),
+        };
+        let mut log = Self::default();
+        for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let skip = |why: String| SkippedLine {
+                path: path.clone(),
+                line: index + 1,
+                why,
+            };
+            match serde_json::from_slice::<LineIn>(line) {
+                Ok(read) if read.v > SCHEMA_VERSION => log.skipped.push(skip(format!(
+                    "written by a newer versus (session log schema {}, this one reads up to {SCHEMA_VERSION})",
+                    read.v
+                ))),
+                Ok(read) => log.records.push(read.record),
+                Err(err) => log.skipped.push(skip(err.to_string())),
+            }
+        }
+        for line in &log.skipped {
             tracing::warn!("{line}");
         }
-        Ok(Self { records, skipped })
+        Ok(log)
     }
 
     /// The highest turn number (0 for a new session).
@@ -180,11 +392,23 @@ impl SessionLog {
             .unwrap_or(0)
     }
 
-    fn rewound(&self) -> BTreeSet<u32> {
+    /// Turns taken out of the conversations by a rewind.
+    pub fn rewound(&self) -> BTreeSet<u32> {
         self.records
             .iter()
             .filter_map(|r| match r {
-                SessionRecord::Rewound { turn } => Some(*turn),
+                SessionRecord::Rewound { turn, scope, .. } if scope.conversation() => Some(*turn),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Turns whose choice no longer stands: their apply or the turn itself was rewound.
+    pub fn undone_choices(&self) -> BTreeSet<u32> {
+        self.records
+            .iter()
+            .filter_map(|r| match r {
+                SessionRecord::Rewound { turn, .. } => Some(*turn),
                 _ => None,
             })
             .collect()
@@ -257,34 +481,46 @@ impl SessionLog {
     }
 
     /// Each model's conversation to continue from: its latest `Conversation` record outside
-    /// rewound turns. Models are keyed by entry label.
+    /// rewound turns (a `/clear` empties every conversation). Models are keyed by entry label.
     pub fn conversations(&self) -> BTreeMap<String, Vec<Message>> {
         let rewound = self.rewound();
         let mut out = BTreeMap::new();
         for record in &self.records {
-            if let SessionRecord::Conversation {
-                turn,
-                model,
-                messages,
-            } = record
-                && !rewound.contains(turn)
-            {
-                out.insert(model.clone(), messages.clone());
+            match record {
+                SessionRecord::Conversation {
+                    turn,
+                    model,
+                    messages,
+                } if !rewound.contains(turn) => {
+                    out.insert(model.clone(), messages.clone());
+                }
+                SessionRecord::Cleared { .. } => out.clear(),
+                _ => {}
             }
         }
         out
     }
 
-    /// The models of the latest turn (what a continued session runs next by default).
+    /// The session's models: those of the latest `Opened` / `ModelsChanged` record, plus any
+    /// model a later turn addressed; for version 1 logs, the models of every turn in order of
+    /// first appearance. What a continued session runs next by default.
     pub fn last_models(&self) -> Vec<String> {
-        self.records
-            .iter()
-            .rev()
-            .find_map(|r| match r {
-                SessionRecord::Turn { models, .. } => Some(models.clone()),
-                _ => None,
-            })
-            .unwrap_or_default()
+        let mut models: Vec<String> = Vec::new();
+        for record in &self.records {
+            match record {
+                SessionRecord::Opened { models: set, .. }
+                | SessionRecord::ModelsChanged { models: set, .. } => models = set.clone(),
+                SessionRecord::Turn { models: used, .. } => {
+                    for model in used {
+                        if !models.contains(model) {
+                            models.push(model.clone());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        models
     }
 }
 
@@ -344,7 +580,7 @@ impl Session {
     /// Starts the next turn and records its prompt and models.
     pub fn begin_turn(&mut self, prompt: &str, models: &[String]) -> io::Result<u32> {
         self.turn += 1;
-        self.log.append(&SessionRecord::Turn {
+        self.append(&SessionRecord::Turn {
             turn: self.turn,
             time: now().rfc3339(),
             prompt: prompt.to_string(),
@@ -353,9 +589,12 @@ impl Session {
         Ok(self.turn)
     }
 
-    /// Appends a record (its turn should be [`Session::turn`]).
+    /// Appends a record (its turn should be [`Session::turn`]), with the schema version.
     pub fn append(&mut self, record: &SessionRecord) -> io::Result<()> {
-        self.log.append(record)
+        self.log.append(&LineOut {
+            v: SCHEMA_VERSION,
+            record,
+        })
     }
 }
 
@@ -430,7 +669,7 @@ mod tests {
                     .unwrap();
             }
         }
-        session.append(&SessionRecord::Rewound { turn: 2 }).unwrap();
+        session.append(&SessionRecord::rewound(2)).unwrap();
         // A third turn killed mid-way: one model finished, then a torn line.
         let turn = session.begin_turn("third", &models).unwrap();
         session

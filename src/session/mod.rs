@@ -9,16 +9,20 @@ mod clock;
 mod events;
 mod log;
 mod preferences;
+mod recorder;
 mod replay;
 mod store;
 
 pub use clock::{Timestamp, now};
 pub use events::{EventLog, SkippedLine};
 pub use log::{
-    EVENTS_FILE, Session, SessionLog, SessionRecord, TurnModel, TurnSummary, next_turn_note,
+    EVENTS_FILE, RewindScope, SCHEMA_VERSION, Session, SessionLog, SessionRecord, Source,
+    TurnModel, TurnSummary, encode_record, next_turn_note,
 };
 pub use preferences::{
-    ModelRecord, Preference, append_preference, read_preferences, read_preferences_reporting,
+    ChoiceRef, ModelRecord, Preference, Preferences, RewoundMark, append_preference, mark_rewound,
+    read_preferences, read_preferences_reporting,
 };
+pub use recorder::Recorder;
 pub use replay::demo_script;
 pub use store::{SessionError, Store};

@@ -86,6 +86,8 @@ pub struct ModelStats {
 pub struct SourceCounts {
     /// Interactive choices counted.
     pub preferences: usize,
+    /// Interactive choices left out because they were rewound afterwards.
+    pub rewound: usize,
     /// Headless reports counted.
     pub reports: usize,
     /// Headless tasks counted (each is one comparison).
@@ -134,11 +136,12 @@ pub struct Stats {
 /// Reads `PROJECT/.versus/` and computes the statistics. Missing files mean no data.
 pub fn collect(project: &Path, filter: &Filter) -> Result<Stats, StatsError> {
     let dir = project.join(".versus");
-    let (preferences, unreadable) = if filter.recipe.is_some() {
-        (Vec::new(), Vec::new())
+    let read = if filter.recipe.is_some() {
+        sources::ReadPreferences::default()
     } else {
         sources::preferences_reporting(&dir)?
     };
+    let (preferences, unreadable) = (read.choices, read.skipped);
     let mut reports = sources::reports(&dir)?;
     if let Some(asked) = &filter.recipe {
         let before: Vec<String> = reports
@@ -159,6 +162,7 @@ pub fn collect(project: &Path, filter: &Filter) -> Result<Stats, StatsError> {
     let mut stats = compute(&preferences, &reports.loaded);
     stats.recipe = filter.recipe.clone();
     stats.sources.skipped = unreadable;
+    stats.sources.rewound = read.rewound;
     stats.sources.skipped.extend(reports.skipped);
     Ok(stats)
 }
@@ -219,6 +223,7 @@ pub fn compute(preferences: &[Preference], reports: &[LoadedReport]) -> Stats {
         recipe: None,
         sources: SourceCounts {
             preferences: preferences.len(),
+            rewound: 0,
             reports: reports.len(),
             report_tasks,
             skipped: Vec::new(),

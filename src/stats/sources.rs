@@ -92,20 +92,34 @@ pub struct Reports {
     pub skipped: Vec<String>,
 }
 
-/// Every choice in `.versus/preferences.jsonl` (none when the file does not exist; torn or
-/// unreadable lines are skipped by the session reader).
+/// Every standing choice in `.versus/preferences.jsonl` (none when the file does not exist;
+/// torn or unreadable lines are skipped by the session reader, rewound choices left out).
 pub fn preferences(versus_dir: &Path) -> Result<Vec<Preference>, StatsError> {
-    Ok(preferences_reporting(versus_dir)?.0)
+    Ok(preferences_reporting(versus_dir)?.choices)
 }
 
-/// [`preferences`], plus one line per unreadable line of the file (`file:line: skipped: why`).
-pub fn preferences_reporting(
-    versus_dir: &Path,
-) -> Result<(Vec<Preference>, Vec<String>), StatsError> {
+/// The standing choices, how many were left out because they were rewound, and one line per
+/// unreadable line of the file (`file:line: skipped: why`).
+pub fn preferences_reporting(versus_dir: &Path) -> Result<ReadPreferences, StatsError> {
     let path = versus_dir.join("preferences.jsonl");
-    let (read, skipped) =
+    let read =
         read_preferences_reporting(&path).map_err(|source| StatsError::Read { path, source })?;
-    Ok((read, skipped.iter().map(ToString::to_string).collect()))
+    Ok(ReadPreferences {
+        choices: read.choices,
+        rewound: read.rewound,
+        skipped: read.skipped.iter().map(ToString::to_string).collect(),
+    })
+}
+
+/// What [`preferences_reporting`] found.
+#[derive(Debug, Default)]
+pub struct ReadPreferences {
+    /// Choices that still stand.
+    pub choices: Vec<Preference>,
+    /// Choices left out because they were rewound.
+    pub rewound: usize,
+    /// Unreadable lines.
+    pub skipped: Vec<String>,
 }
 
 /// Every `report.json` one level under `.versus/reports/`, in folder-name order (folders are

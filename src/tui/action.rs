@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use crossterm::event::KeyEvent;
 
-use crate::apply::{AppliedAs, ApplyPlan, Preview, Resolution, RewindPreview};
+use crate::apply::{AppliedAs, ApplyPlan, Preview, Resolution};
 use crate::model::AgentEvent;
 use crate::workspace::changeset::ChangeSet;
 
@@ -222,58 +222,7 @@ pub struct CheckResult {
     pub tail: Vec<String>,
 }
 
-/// Which part of a turn `/rewind` undoes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RewindScope {
-    /// The applied files and the turn in every model's conversation (`/rewind`).
-    Both,
-    /// Only the applied files (`/rewind files`).
-    Files,
-    /// Only the conversation (`/rewind conversation`).
-    Conversation,
-}
-
-impl RewindScope {
-    /// Whether the files are restored.
-    pub fn files(self) -> bool {
-        matches!(self, RewindScope::Both | RewindScope::Files)
-    }
-
-    /// Whether the turn leaves the conversations.
-    pub fn conversation(self) -> bool {
-        matches!(self, RewindScope::Both | RewindScope::Conversation)
-    }
-}
-
-/// What a rewind will do, shown before asking.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RewindPlan {
-    /// The scope asked for.
-    pub scope: RewindScope,
-    /// The turn undone (`None`: a files-only rewind of an apply no turn of this session names).
-    pub turn: Option<u32>,
-    /// That turn's prompt (put back in the prompt box when the conversation is rewound).
-    pub prompt: Option<String>,
-    /// The files part (`None`: no file to restore).
-    pub files: Option<RewindPreview>,
-    /// Why the files are not part of it, when the scope asked for them.
-    pub files_note: Option<String>,
-}
-
-/// What a rewind did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RewindDone {
-    /// The scope carried out.
-    pub scope: RewindScope,
-    /// The turn undone.
-    pub turn: Option<u32>,
-    /// Its prompt.
-    pub prompt: Option<String>,
-    /// Paths restored.
-    pub restored: Vec<String>,
-    /// Paths edited after the apply and left as they are.
-    pub kept: Vec<String>,
-}
+pub use crate::engine::{RewindDone, RewindPlan, RewindScope};
 
 /// A choice for the turn under review: a plan to apply (or none: "none of them"), how to
 /// resolve conflicting files, and the ratings given.
@@ -281,7 +230,9 @@ pub struct RewindDone {
 pub struct ChoiceRequest {
     /// The turn.
     pub turn: u32,
-    /// What to apply (`None`: none of them).
+    /// Models chosen with nothing to apply (a text-only answer was the best).
+    pub chosen: Vec<String>,
+    /// What to apply (`None`: nothing; with no `chosen` either: none of them).
     pub plan: Option<ApplyPlan>,
     /// Per conflicting path, what to do (a conflict with no entry is not written).
     pub resolutions: BTreeMap<String, Resolution>,

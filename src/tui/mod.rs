@@ -48,8 +48,9 @@ pub mod view;
 use std::path::{Path, PathBuf};
 
 use crate::config::ConfigError;
+use crate::engine::{EngineError, SessionEngine};
 use crate::provider::ProviderError;
-use crate::session::{SessionError, SessionLog, Store};
+use crate::session::{SessionError, SessionLog, Source, Store};
 use crate::tools::ToolRegistry;
 
 use action::{EngineMsg, Settings};
@@ -103,6 +104,9 @@ pub enum TuiError {
     /// `.versus/` could not be used.
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// The session could not be opened.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
     /// The recipe given with `--recipe` has problems.
     #[error("{0}")]
     Recipe(String),
@@ -138,20 +142,12 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     let (project, models, banner, warnings, demo) = match &options.resume {
         Some(id) => {
             let store = Store::open(&options.project)?;
-            let (session_id, session_dir) = store.session(id.as_deref())?;
-            let log = SessionLog::read(&session_dir).map_err(|source| SessionError::Io {
-                op: "read",
-                path: session_dir.join(crate::session::EVENTS_FILE),
-                source,
-            })?;
-            let specs = if options.models.is_empty() {
-                log.last_models()
-            } else {
-                options.models.clone()
-            };
+            let roster = (!options.models.is_empty()).then(|| options.models.clone());
+            let opened = SessionEngine::open(store, id.as_deref(), Source::Tui, roster)?;
+            let specs = opened.engine.models().to_vec();
             let (models, warnings) =
                 start::choose_for_session(&specs, &options.project, &config, &env, &http)?;
-            reopened = Some((session_id, session_dir, log));
+            reopened = Some(opened);
             (options.project.clone(), models, Vec::new(), warnings, false)
         }
         None => match start::choose(&options.models, &options.project, &config, &env, &http)? {
@@ -165,16 +161,18 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
             } => (project, models, banner, Vec::new(), true),
         },
     };
-    let store = Store::open(&project)?;
-    let (session_id, session_dir, log) = match reopened {
-        Some(found) => found,
-        None => {
-            let (id, dir) = store.new_session()?;
-            (id, dir, SessionLog::default())
-        }
-    };
-    let _ = crate::workspace::cleanup_leftovers(&project);
     let labels: Vec<String> = models.iter().map(|(l, _)| l.clone()).collect();
+    let (core, log, restored) = match reopened {
+        Some(opened) => (opened.engine, opened.log, opened.restored),
+        None => (
+            SessionEngine::create(Store::open(&project)?, Source::Tui, labels.clone())?,
+            SessionLog::default(),
+            None,
+        ),
+    };
+    let session_id = core.id().to_string();
+    let session_dir = core.dir().to_path_buf();
+    let _ = crate::workspace::cleanup_leftovers(&project);
     let session = SessionInfo {
         id: session_id.clone(),
         project: project.display().to_string(),
@@ -209,24 +207,39 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     }
     if options.resume.is_some() {
         let replayed = replay::replay(&mut app, &log);
-        match replayed.interrupted {
-            Some(prompt) => {
-                app.prompt.set(&prompt);
-                app.info(format!(
-                    "session {session_id} reopened: turn {} was interrupted; its prompt is back in the box (Enter sends it again)",
+        match &restored {
+            Some(turn) => replay::restore_review(&mut app, turn, &session_id),
+            None => match replayed.interrupted {
+                Some(prompt) => {
+                    app.prompt.set(&prompt);
+                    app.info(format!(
+                        "session {session_id} reopened: turn {} was interrupted; its prompt is back in the box (Enter sends it again)",
+                        replayed.turns
+                    ));
+                }
+                None => app.info(format!(
+                    "session {session_id} reopened after {} turn(s): every model continues its conversation",
                     replayed.turns
-                ));
-            }
-            None => app.info(format!(
-                "session {session_id} reopened after {} turn(s): every model continues its conversation",
-                replayed.turns
-            )),
+                )),
+            },
+        }
+        if !log.skipped.is_empty() {
+            app.error(format!(
+                "{} line(s) of the session log could not be read and were left out: {}",
+                log.skipped.len(),
+                log.skipped
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
         }
     }
     if !warnings.is_empty() {
         app.error(format!("skipped: {}", warnings.join("; ")));
     }
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let store = core.store().clone();
     load_in_background(&store, &project, tx.clone());
     let parts = EngineParts {
         project: project.clone(),
@@ -234,14 +247,12 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
         env,
         http,
         models,
-        store,
-        session_id: session_id.clone(),
-        session_dir: session_dir.clone(),
-        conversations: log.conversations().into_iter().collect(),
-        last_turn: log.last_turn(),
-        log,
+        core,
     };
-    let mut engine = Engine::new(parts, tx)?;
+    let mut engine = Engine::new(parts, tx);
+    if let Some(turn) = &restored {
+        engine.restore(turn);
+    }
     let (mut terminal, guard) = terminal::enter()?;
     let size = terminal.size()?;
     app.size = (size.width, size.height);

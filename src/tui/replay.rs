@@ -7,10 +7,12 @@
 
 use std::collections::HashMap;
 
+use crate::engine::RestoredTurn;
 use crate::model::RunStop;
 use crate::session::{SessionLog, SessionRecord};
 
 use super::panel::{PanelStatus, RunSummary};
+use super::review::ReviewState;
 use super::state::App;
 
 /// What a replay found.
@@ -20,6 +22,54 @@ pub struct Replayed {
     pub turns: u32,
     /// The prompt of the last turn if some of its models never finished.
     pub interrupted: Option<String>,
+}
+
+/// Brings a reopened session's last turn back for review: the models that finished can be
+/// reviewed and chosen as if the session had never stopped (their change sets arrive as
+/// `ChangeSet` messages); the prompt goes back to the box addressed to the models that never
+/// finished, so Enter runs only them again.
+pub fn restore_review(app: &mut App, restored: &RestoredTurn, session: &str) {
+    let targets: Vec<(usize, String)> = restored
+        .finished
+        .iter()
+        .filter_map(|f| app.panel_of(&f.label).map(|panel| (panel, f.label.clone())))
+        .collect();
+    let order = app
+        .panel_order()
+        .iter()
+        .filter_map(|panel| targets.iter().position(|(p, _)| p == panel))
+        .collect();
+    app.turn = restored.turn;
+    app.review = Some(ReviewState::new(
+        restored.turn,
+        &restored.prompt,
+        &targets,
+        order,
+    ));
+    let finished: Vec<String> = targets.iter().map(|(_, l)| app.shown_label(l)).collect();
+    if restored.unfinished.is_empty() {
+        app.info(format!(
+            "session {session} reopened: turn {} was not chosen yet; {} can be reviewed (Ctrl+O)",
+            restored.turn,
+            finished.join(", ")
+        ));
+        return;
+    }
+    let mut typed: String = restored
+        .unfinished
+        .iter()
+        .map(|l| format!("@{l} "))
+        .collect();
+    typed.push_str(&restored.prompt);
+    app.prompt.set(&typed);
+    app.info(format!(
+        "session {session} reopened: turn {} was interrupted; {} finished and can be reviewed (Ctrl+O); {} did not: the prompt is back in the box for {} only (Enter runs {} again)",
+        restored.turn,
+        if finished.is_empty() { "no model".to_string() } else { finished.join(", ") },
+        restored.unfinished.join(", "),
+        if restored.unfinished.len() == 1 { "it" } else { "them" },
+        if restored.unfinished.len() == 1 { "it" } else { "them" },
+    ));
 }
 
 /// Rebuilds the panels of `app` (one per roster model) from `log`; models of the log that are

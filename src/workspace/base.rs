@@ -82,6 +82,12 @@ impl Base {
         Ok(Self { root, entries })
     }
 
+    /// A base rebuilt from recorded entries (a session reopened after a crash keeps the base
+    /// entries of the paths its models touched, not a new capture).
+    pub fn from_entries(root: PathBuf, entries: BTreeMap<String, BaseEntry>) -> Self {
+        Self { root, entries }
+    }
+
     /// The canonical project root the base was captured from.
     pub fn root(&self) -> &Path {
         &self.root

@@ -8,7 +8,6 @@
 mod progress;
 mod report;
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,20 +20,19 @@ use serde_json::json;
 
 use versus::agent::{AgentSettings, system_prompt};
 use versus::apply::compose::{Selection, compose};
-use versus::apply::{AppliedAs, ApplyEngine, FileStatus, Resolution};
+use versus::apply::{AppliedAs, ApplyEngine, Resolution};
 use versus::config::{ResolveError, resolve};
-use versus::model::{Message, RunStop};
+use versus::engine::{
+    ChoiceOutcome, ChoiceRequest, FinishedModel, HistoryPolicy, SessionEngine, TurnEvent,
+    TurnRequest, TurnTarget,
+};
 use versus::provider::RetryPolicy;
 use versus::provider::http::default_client;
-use versus::runner::{
-    ModelEntry, ModelResult, RunEvent, RunOptions, client_for, entry_for, fan_out,
-};
-use versus::session::{
-    EventLog, ModelRecord, Preference, Session, SessionRecord, Store, append_preference, now,
-};
+use versus::runner::{RunOptions, client_for, entry_for};
+use versus::session::{EventLog, Source, Store, now};
 use versus::tools::{ToolLimits, ToolRegistry};
-use versus::workspace::changeset::{BaseReader, ChangeSet};
-use versus::workspace::{Base, Isolation, cleanup_leftovers};
+use versus::workspace::changeset::ChangeSet;
+use versus::workspace::{Isolation, cleanup_leftovers};
 
 use progress::Progress;
 use report::{ChangedFile, Row};
@@ -166,7 +164,7 @@ async fn ask(
         ..AgentSettings::default()
     };
     let http = default_client()?;
-    let mut entries: Vec<ModelEntry> = Vec::new();
+    let mut targets: Vec<TurnTarget> = Vec::new();
     for spec in &specs {
         let resolved = match resolve(spec, &config, &env) {
             Ok(resolved) => resolved,
@@ -177,17 +175,17 @@ async fn ask(
             Err(err) => return Err(err.into()),
         };
         let client = client_for(&resolved, &project, &http, RetryPolicy::default())?;
-        entries.push(entry_for(
-            &resolved,
-            client,
-            Arc::clone(&tools),
-            settings.clone(),
-        ));
+        let entry = entry_for(&resolved, client, Arc::clone(&tools), settings.clone());
+        targets.push(TurnTarget {
+            label: entry.label,
+            agent: entry.agent,
+            window: resolved.context_window,
+        });
     }
-    if entries.is_empty() {
+    if targets.is_empty() {
         bail!("no model can run: every model given was skipped (see the warnings above)");
     }
-    let labels: Vec<String> = entries.iter().map(|e| e.label.clone()).collect();
+    let labels: Vec<String> = targets.iter().map(|t| t.label.clone()).collect();
     if let Some(pick) = &args.pick
         && pick != "none"
         && !labels.contains(pick)
@@ -203,34 +201,18 @@ async fn ask(
         refuse_if_interrupted(&store)?;
     }
     let _ = cleanup_leftovers(&project);
-    let mut session = Session::create(&store)?;
-    let session_id = session.id().to_string();
-    let session_dir = session.dir().to_path_buf();
-    let turn = session.begin_turn(&args.prompt, &labels)?;
-    EventLog::open(&store.history())?.append(&json!({
+    let mut engine = SessionEngine::create(store, Source::Ask, labels.clone())?;
+    let session_id = engine.id().to_string();
+    EventLog::open(&engine.store().history())?.append(&json!({
         "time": now().rfc3339(), "session": session_id, "prompt": args.prompt,
     }))?;
 
     let progress = Progress::new(labels.clone(), progress_quiet);
-    let capture_root = project.clone();
-    let base = tokio::task::spawn_blocking(move || Base::capture(&capture_root))
-        .await
-        .context("capture the project state")??;
-    let base = Arc::new(base);
     let isolation = match args.isolation {
         Some(IsolationArg::Worktree) => Isolation::Worktree,
         Some(IsolationArg::Copy) => Isolation::Copy,
         Some(IsolationArg::Overlay) => Isolation::Overlay,
         None => Isolation::default_for(&project),
-    };
-    let options = RunOptions {
-        isolation,
-        limits: ToolLimits::default(),
-        setup: args.setup.clone(),
-        workspace_parent: None,
-        spill_dir: session_dir.join("spill"),
-        output_filter: None,
-        sandbox: config.sandbox.clone(),
     };
     if let Some(warning) = config.sandbox.warning() {
         progress.note(&format!("versus: WARNING: {warning}"));
@@ -248,24 +230,40 @@ async fn ask(
         labels.len(),
         one_line(&args.prompt)
     ));
-    let (mut rx, handle) = fan_out(
-        Arc::clone(&base),
-        entries,
-        Message::user(args.prompt.clone()),
-        options,
-    );
-    let mut results: Vec<Option<ModelResult>> = labels.iter().map(|_| None).collect();
+    let launch = engine.start_turn(TurnRequest {
+        prompt: args.prompt.clone(),
+        attached: String::new(),
+        targets,
+        options: RunOptions {
+            isolation,
+            limits: ToolLimits::default(),
+            setup: args.setup.clone(),
+            workspace_parent: None,
+            spill_dir: engine.dir().join("spill"),
+            output_filter: None,
+            sandbox: config.sandbox.clone(),
+        },
+        policy: HistoryPolicy::default(),
+    })?;
+    let turn = launch.turn;
+    let mut launched = launch.launch().await.map_err(anyhow::Error::msg)?;
+    engine.turn_started(turn, Arc::clone(&launched.base));
+    let mut finished: Vec<Option<FinishedModel>> = labels.iter().map(|_| None).collect();
     let mut interrupted = false;
     let mut stop_signals = crate::cli::signals::StopSignals::new()?;
     loop {
         tokio::select! {
-            event = rx.recv() => {
+            event = launched.events.recv() => {
                 let Some(event) = event else { break };
-                record(&mut session, turn, &labels, &event);
-                match event {
-                    RunEvent::Agent { entry, event } => progress.event(entry, &event),
-                    RunEvent::WorkspaceReady { .. } => {}
-                    RunEvent::Finished { entry, result } => results[entry] = Some(*result),
+                for event in engine.on_event(turn, event) {
+                    match event {
+                        TurnEvent::Agent { entry, event } => progress.event(entry, &event),
+                        TurnEvent::Finished(model) => {
+                            let entry = model.entry;
+                            finished[entry] = Some(model);
+                        }
+                        TurnEvent::WorkspaceReady { .. } | TurnEvent::Ended { .. } => {}
+                    }
                 }
             }
             signal = stop_signals.next(), if !interrupted => {
@@ -273,108 +271,89 @@ async fn ask(
                 progress.note(&format!(
                     "versus: {signal}, stopping every model (no file of yours is changed)"
                 ));
-                handle.cancel_all();
+                engine.cancel_all();
             }
-        }
-    }
-    let results: Vec<ModelResult> = results.into_iter().flatten().collect();
-
-    let mut reader = BaseReader::new(&base);
-    for result in &results {
-        if let Some(ws) = &result.workspace {
-            reader = reader.with_fallback(ws.root());
         }
     }
     let mut sets = Vec::new();
     let mut rows = Vec::new();
-    for result in &results {
-        let set = ChangeSet::build(
-            &result.label,
-            &base,
-            &result.writes,
-            &reader,
-            result.workspace.as_ref().map(|w| w.root()),
-        )
-        .with_context(|| format!("build the change set of {}", result.label))?;
-        rows.push(row(result, &set));
+    for model in finished.into_iter().flatten() {
+        let set = engine
+            .change_set_job(&model.label)
+            .context("a finished model has no change set")?
+            .build()
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("build the change set of {}", model.label))?;
+        engine.change_set_built(turn, &set);
+        rows.push(row(&model, &set));
         sets.push(set);
     }
 
     if interrupted {
         print_results(&args, &rows, &session_id, None)?;
+        engine.finish();
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
 
     let mut exit = ExitCode::SUCCESS;
     let mut pick_report = None;
     if let Some(pick) = &args.pick {
-        let chosen: Vec<String> = if pick == "none" {
-            Vec::new()
-        } else {
-            vec![pick.clone()]
-        };
-        let mut apply_id = None;
-        if !chosen.is_empty() {
-            let (report, conflicts) = apply_pick(
-                &project,
-                &session_dir,
-                &sets,
-                pick,
-                &args.prompt,
-                args.on_conflict,
-                args.no_wait,
-            )?;
+        let request = choice(&sets, pick, &args, turn)?;
+        let outcome = engine.choice_job(request)?.run()?;
+        if let Some(error) = &outcome.preference_error {
+            eprintln!("versus: {error}");
+        }
+        engine.chosen(&outcome);
+        if pick != "none" {
+            let (report, conflicts) = pick_report_of(pick, &outcome);
             if conflicts > 0 {
                 exit = ExitCode::from(1);
             }
-            apply_id = report.apply_id.clone();
             pick_report = Some(report);
         }
-        session.append(&SessionRecord::Choice {
-            turn,
-            chosen: chosen.clone(),
-            apply_id,
-        })?;
-        append_preference(
-            &store.preferences(),
-            &Preference {
-                time: now().rfc3339(),
-                session: session_id.clone(),
-                turn,
-                prompt_hash: blake3::hash(args.prompt.as_bytes()).to_hex().to_string(),
-                models: rows
-                    .iter()
-                    .map(|r| ModelRecord {
-                        model: r.model.clone(),
-                        status: r.status.label().to_string(),
-                        cost: r.cost,
-                        usage: r.usage,
-                        latency_ms: r.elapsed_ms,
-                        files: r.files,
-                    })
-                    .collect(),
-                chosen,
-                ratings: BTreeMap::new(),
-                blind: false,
-                source: "ask".to_string(),
-            },
-        )
-        .context("record the choice in .versus/preferences.jsonl")?;
     }
     print_results(&args, &rows, &session_id, pick_report.as_ref())?;
     if args.keep_workspaces {
-        for mut result in results {
-            if let Some(ws) = result.workspace.as_mut() {
-                ws.keep();
-                eprintln!(
-                    "kept workspace of {}: {}",
-                    result.label,
-                    ws.root().display()
-                );
-            }
+        for (label, root) in engine.keep_workspaces() {
+            eprintln!("kept workspace of {label}: {}", root.display());
         }
     }
+    engine.finish();
     Ok(exit)
+}
+
+/// The engine's choice for `--pick`: that model's whole change set (or, when it changed no
+/// file, its answer), or none of them.
+fn choice(
+    sets: &[ChangeSet],
+    pick: &str,
+    args: &AskArgs,
+    turn: u32,
+) -> anyhow::Result<ChoiceRequest> {
+    let mut request = ChoiceRequest {
+        turn,
+        resolve_rest: Some(match args.on_conflict {
+            ConflictArg::Skip => Resolution::Skip,
+            ConflictArg::Overwrite => Resolution::Overwrite,
+            ConflictArg::Markers => Resolution::Markers,
+        }),
+        lock_wait: super::lock_wait(args.no_wait),
+        ..ChoiceRequest::default()
+    };
+    if pick == "none" {
+        return Ok(request);
+    }
+    let changed = sets.iter().any(|s| s.model == pick && !s.is_empty());
+    if changed {
+        request.plan = Some(compose(
+            sets,
+            &Selection::new().change_set(pick),
+            &args.prompt,
+        )?);
+    } else {
+        request.chosen = vec![pick.to_string()];
+    }
+    Ok(request)
 }
 
 /// An interrupted apply must be rolled back before a new one (its snapshots would be stale).
@@ -402,43 +381,13 @@ struct PickReport {
     files: Vec<(String, String)>,
 }
 
-fn apply_pick(
-    project: &std::path::Path,
-    session_dir: &std::path::Path,
-    sets: &[ChangeSet],
-    pick: &str,
-    prompt: &str,
-    on_conflict: ConflictArg,
-    no_wait: bool,
-) -> anyhow::Result<(PickReport, usize)> {
-    let plan = compose(sets, &Selection::new().change_set(pick), prompt)?;
-    let engine = ApplyEngine::new(project, session_dir)?.lock_wait(super::lock_wait(no_wait));
-    let preview = engine.preview(&plan)?;
-    let resolution = match on_conflict {
-        ConflictArg::Skip => Resolution::Skip,
-        ConflictArg::Overwrite => Resolution::Overwrite,
-        ConflictArg::Markers => Resolution::Markers,
-    };
-    let resolutions: BTreeMap<String, Resolution> = preview
-        .conflicts()
-        .into_iter()
-        .map(|p| (p.to_string(), resolution))
-        .collect();
-    let report = engine.apply(&plan, &resolutions)?;
-    let refusals: BTreeMap<&str, &str> = preview
-        .files
-        .iter()
-        .filter_map(|f| match &f.status {
-            FileStatus::Refused { why } => Some((f.path.as_str(), why.as_str())),
-            _ => None,
-        })
-        .collect();
+fn pick_report_of(pick: &str, outcome: &ChoiceOutcome) -> (PickReport, usize) {
     let mut conflicts = 0;
-    let files = report
+    let files = outcome
         .files
         .iter()
-        .map(|f| {
-            let what = match f.applied_as {
+        .map(|(path, applied_as)| {
+            let what = match applied_as {
                 AppliedAs::Written => "written",
                 AppliedAs::Deleted => "deleted",
                 AppliedAs::Merged => "merged with your edits",
@@ -459,42 +408,29 @@ fn apply_pick(
                 }
                 // Reported, not a conflict: the rest of the pick was applied as chosen.
                 AppliedAs::Refused => {
-                    let why = refusals.get(f.path.as_str()).copied().unwrap_or("refused");
-                    return (f.path.clone(), format!("not written: {why}"));
+                    let why = outcome.refused.get(path).map_or("refused", String::as_str);
+                    return (path.clone(), format!("not written: {why}"));
                 }
             };
-            (f.path.clone(), what.to_string())
+            (path.clone(), what.to_string())
         })
         .collect();
-    Ok((
+    (
         PickReport {
             model: pick.to_string(),
-            apply_id: report.apply_id,
+            apply_id: outcome.apply_id.clone(),
             files,
         },
         conflicts,
-    ))
+    )
 }
 
-fn row(result: &ModelResult, set: &ChangeSet) -> Row {
-    let (status, error, stats, final_text) = match &result.outcome {
-        Some(o) => (
-            o.stop,
-            o.error.clone().or_else(|| result.error.clone()),
-            o.stats.clone(),
-            o.final_text.clone(),
-        ),
-        None => (
-            RunStop::Error,
-            result.error.clone(),
-            Default::default(),
-            String::new(),
-        ),
-    };
+fn row(model: &FinishedModel, set: &ChangeSet) -> Row {
+    let stats = &model.stats;
     Row {
-        model: result.label.clone(),
-        status,
-        error,
+        model: model.label.clone(),
+        status: model.stop,
+        error: model.error.clone(),
         files: set.files_changed(),
         added: set.added(),
         removed: set.removed(),
@@ -504,7 +440,7 @@ fn row(result: &ModelResult, set: &ChangeSet) -> Row {
         steps: stats.steps,
         tool_calls: stats.tool_calls,
         failed_edits: stats.failed_edits,
-        final_text,
+        final_text: model.final_text.clone(),
         diff: set.unified_diff(),
         changes: ChangedFile::all(set),
     }
@@ -579,54 +515,6 @@ fn print_results(
         writeln!(out, "Recorded: none of them.")?;
     }
     Ok(())
-}
-
-/// Appends one runner event to the session log (a finished model also gets its whole
-/// conversation recorded, so the session can be continued from it).
-fn record(session: &mut Session, turn: u32, labels: &[String], event: &RunEvent) {
-    let label = |entry: usize| labels.get(entry).cloned().unwrap_or_default();
-    let mut records = Vec::new();
-    match event {
-        RunEvent::Agent { entry, event } => records.push(SessionRecord::Agent {
-            turn,
-            entry: *entry,
-            model: label(*entry),
-            event: event.clone(),
-        }),
-        RunEvent::WorkspaceReady { entry, root, mode } => records.push(SessionRecord::Workspace {
-            turn,
-            entry: *entry,
-            root: root.clone(),
-            mode: format!("{mode:?}").to_lowercase(),
-        }),
-        RunEvent::Finished { entry, result } => {
-            records.push(SessionRecord::Finished {
-                turn,
-                entry: *entry,
-                model: result.label.clone(),
-                stop: result.outcome.as_ref().map(|o| o.stop),
-                stats: result.outcome.as_ref().map(|o| o.stats.clone()),
-                writes: result.writes.len(),
-                error: result.error.clone(),
-                final_text: result
-                    .outcome
-                    .as_ref()
-                    .map(|o| o.final_text.clone())
-                    .unwrap_or_default(),
-            });
-            if let Some(outcome) = &result.outcome {
-                records.push(SessionRecord::Conversation {
-                    turn,
-                    model: result.label.clone(),
-                    messages: outcome.messages.clone(),
-                });
-            }
-        }
-    }
-    for record in records {
-        // Logging must never stop a run; a full disk shows up in the apply step instead.
-        let _ = session.append(&record);
-    }
 }
 
 fn one_line(text: &str) -> String {

@@ -1,64 +1,41 @@
-//! One turn: entries built from each model's conversation, the project captured, one fan-out
-//! per model (so each can get its own next-turn note and be cancelled alone), and every run
-//! event recorded in the session log before it reaches the app.
+//! One turn from the interface: the models addressed become engine targets, the session engine
+//! records the turn and prepares each model's history and note, a task captures the project and
+//! starts the models, and every run event goes through the engine (which records it) before it
+//! reaches the app.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
-use tokio::sync::mpsc::UnboundedSender;
-use tokio_util::sync::CancellationToken;
-
-use super::choice::TurnReview;
-use super::conversation::{AUTO_COMPACT_THRESHOLD, auto_compact};
 use crate::agent::{AgentSettings, system_prompt};
-use crate::model::Message;
-use crate::runner::{ModelEntry, RunEvent, RunOptions, entry_for, fan_out};
-use crate::session::{EventLog, SessionRecord, next_turn_note, now};
+use crate::engine::{HistoryPolicy, TurnEvent, TurnRequest as EngineTurn, TurnTarget};
+use crate::runner::{RunOptions, entry_for};
+use crate::session::{EventLog, now};
 use crate::tools::{ToolLimits, ToolRegistry};
 use crate::workspace::{Base, Isolation};
 
-use super::super::action::{EngineMsg, Target, TurnRequest};
+use super::super::action::{CheckState, EngineMsg, Target, TurnRequest};
 use super::super::panel::RunSummary;
-use super::{Engine, LoopMsg, NoteInputs};
+use super::check::{CHECK_TIMEOUT, run_check};
+use super::{Engine, LoopMsg};
 
 /// Largest file `@path` attaches.
 const MAX_ATTACHMENT: u64 = 512 * 1024;
 
-/// The running turn.
+/// The running turn's display facts: which panel each model draws into.
 #[derive(Debug)]
 pub struct ActiveTurn {
     turn: u32,
     prompt: String,
     remember: bool,
-    check: Option<String>,
-    all: CancellationToken,
-    targets: Vec<(Target, CancellationToken)>,
-    remaining: usize,
-}
-
-impl ActiveTurn {
-    /// Cancels every model of the turn.
-    pub fn cancel_all(&self) {
-        self.all.cancel();
-    }
-
-    /// Cancels one model.
-    pub fn cancel(&self, label: &str) {
-        for (target, token) in &self.targets {
-            if target.label == label {
-                token.cancel();
-            }
-        }
-    }
+    targets: Vec<Target>,
 }
 
 impl Engine {
     /// Starts a turn; the answer (`TurnStarted` or `TurnRejected`) comes through the loop.
     pub(super) fn submit(&mut self, request: TurnRequest) -> Vec<EngineMsg> {
         let reject = |error: String| vec![EngineMsg::TurnRejected { error }];
-        if self.turn.is_some() {
+        if self.core.running() {
             return reject("models are still running: wait for them, or press Esc".to_string());
         }
         let mut registry = ToolRegistry::builtin();
@@ -72,6 +49,10 @@ impl Engine {
                 ));
             }
         }
+        let attached = match read_attachments(&self.project, &request.attachments) {
+            Ok(text) => text,
+            Err(error) => return reject(error),
+        };
         let tools = Arc::new(registry);
         let settings = AgentSettings {
             max_steps: request.settings.max_steps,
@@ -79,14 +60,7 @@ impl Engine {
             system: system_prompt(&tools.guidance(), request.settings.system.as_deref()),
             ..AgentSettings::default()
         };
-        let mut entries = Vec::with_capacity(request.targets.len());
-        let mut compacted: Vec<String> = Vec::new();
-        // What the models read about the previous turn's choice (nothing chosen: none applied).
-        let inputs = NoteInputs {
-            own: self.last_files.clone(),
-            ..self.next_note.clone().unwrap_or_default()
-        };
-        let mut records = Vec::new();
+        let mut targets = Vec::with_capacity(request.targets.len());
         for target in &request.targets {
             let Some(model) = self.models.get(&target.label) else {
                 return reject(format!(
@@ -94,83 +68,71 @@ impl Engine {
                     target.label, target.label
                 ));
             };
-            let mut entry: ModelEntry = entry_for(
+            let entry = entry_for(
                 &model.resolved,
                 Arc::clone(&model.client),
                 Arc::clone(&tools),
                 settings.clone(),
             );
-            entry.label = target.label.clone();
-            entry.history = self
-                .conversations
-                .get(&target.label)
-                .cloned()
-                .unwrap_or_default();
-            if let Some(window) = model.resolved.context_window {
-                let folded = auto_compact(&mut entry.history, window, AUTO_COMPACT_THRESHOLD);
-                if folded > 0 {
-                    tracing::info!(model = %target.label, folded, window, "auto-compacted");
-                    records.push((target.label.clone(), entry.history.clone()));
-                    compacted.push(format!("{} ({folded} turn(s))", target.label));
-                }
-            }
-            // From the second turn on, a model reads what became of its proposals: which
-            // model's changes were applied (or none) and which of its own files were not.
-            let note = (!entry.history.is_empty()).then(|| {
-                next_turn_note(
-                    &target.label,
-                    &inputs.chosen,
-                    inputs
-                        .own
-                        .get(&target.label)
-                        .map(Vec::as_slice)
-                        .unwrap_or(&[]),
-                    &inputs.applied,
-                )
+            targets.push(TurnTarget {
+                label: target.label.clone(),
+                agent: entry.agent,
+                window: model.resolved.context_window,
             });
-            entries.push((entry, note));
         }
-        for (label, messages) in records {
-            self.record_conversation(self.last_turn, &label, &messages);
-            self.conversations.insert(label, messages);
-        }
-        // The note is used up when the turn starts (a rejected turn leaves it for the next).
-        self.sent_notes.insert(request.turn, inputs);
-        // The old workspaces go below: stop their checks first.
-        if let Some(review) = &self.review {
-            review.checks.cancel();
-        }
-        let old = std::mem::take(&mut self.kept);
-        if !old.is_empty() {
-            // Removing workspaces is disk work: never on the loop's thread.
-            tokio::task::spawn_blocking(move || drop(old));
-        }
-        let all = CancellationToken::new();
-        let targets: Vec<(Target, CancellationToken)> = request
-            .targets
+        // The old workspaces go with the new turn: stop their checks first.
+        self.checks.cancel();
+        self.checks = tokio_util::sync::CancellationToken::new();
+        self.check = request.settings.check.clone();
+        let launch = match self.core.start_turn(EngineTurn {
+            prompt: request.prompt.clone(),
+            attached,
+            targets,
+            options: RunOptions {
+                isolation: Isolation::default_for(&self.project),
+                limits: ToolLimits::default(),
+                setup: None,
+                workspace_parent: None,
+                spill_dir: self.core.dir().join("spill"),
+                output_filter: None,
+                sandbox: self.config.sandbox.clone(),
+            },
+            policy: HistoryPolicy::default(),
+        }) {
+            Ok(launch) => launch,
+            Err(e) => return reject(e.to_string()),
+        };
+        let turn = launch.turn;
+        let compacted: Vec<String> = launch
+            .compacted
             .iter()
-            .map(|t| (t.clone(), all.child_token()))
+            .map(|(label, n)| format!("{label} ({n} turn(s))"))
             .collect();
-        let tokens: Vec<CancellationToken> = targets.iter().map(|(_, t)| t.clone()).collect();
         self.turn = Some(ActiveTurn {
-            turn: request.turn,
+            turn,
             prompt: request.prompt.clone(),
             remember: request.remember,
-            check: request.settings.check.clone(),
-            all,
-            remaining: targets.len(),
-            targets,
+            targets: request.targets,
         });
-        let start = TurnStart {
-            tx: self.tx.clone(),
-            turn: request.turn,
-            project: self.project.clone(),
-            spill_dir: self.session_dir.join("spill"),
-            prompt: request.prompt,
-            attachments: request.attachments,
-            sandbox: self.config.sandbox.clone(),
-        };
-        tokio::spawn(start.run(entries, tokens));
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            match launch.launch().await {
+                Err(error) => {
+                    let _ = tx.send(LoopMsg::Rejected { turn, error });
+                }
+                Ok(mut launched) => {
+                    let _ = tx.send(LoopMsg::Started {
+                        turn,
+                        base: launched.base,
+                    });
+                    while let Some(event) = launched.events.recv().await {
+                        if tx.send(LoopMsg::Run { turn, event }).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
         if compacted.is_empty() {
             Vec::new()
         } else {
@@ -187,13 +149,25 @@ impl Engine {
             LoopMsg::App(m) => vec![m],
             LoopMsg::Started { turn, base } => self.started(turn, base),
             LoopMsg::Rejected { turn, error } => {
+                self.core.turn_rejected(turn);
                 if self.turn.as_ref().is_some_and(|t| t.turn == turn) {
                     self.turn = None;
                 }
                 vec![EngineMsg::TurnRejected { error }]
             }
-            LoopMsg::Run { turn, entry, event } => self.run_event(turn, entry, event),
-            LoopMsg::ChangeSet { turn, label, set } => self.change_set_built(turn, label, set),
+            LoopMsg::Run { turn, event } => {
+                let events = self.core.on_event(turn, event);
+                events
+                    .into_iter()
+                    .flat_map(|e| self.turn_event(turn, e))
+                    .collect()
+            }
+            LoopMsg::ChangeSet { turn, label, set } => {
+                if let Ok(set) = &set {
+                    self.core.change_set_built(turn, set);
+                }
+                vec![EngineMsg::ChangeSet { turn, label, set }]
+            }
             LoopMsg::Chosen(outcome) => self.chosen(outcome),
             LoopMsg::Rewound(done) => self.rewound(done),
         }
@@ -203,38 +177,12 @@ impl Engine {
         let Some(active) = self.turn.as_ref().filter(|t| t.turn == turn) else {
             return Vec::new();
         };
-        self.last_turn = turn;
-        self.next_note = None;
-        self.prompts.insert(turn, active.prompt.clone());
-        self.review = Some(TurnReview {
-            turn,
-            prompt: active.prompt.clone(),
-            base,
-            labels: active
-                .targets
-                .iter()
-                .map(|(t, _)| t.label.clone())
-                .collect(),
-            finished: Default::default(),
-            files: Default::default(),
-            check: active.check.clone(),
-            checks: tokio_util::sync::CancellationToken::new(),
-        });
-        self.recorder.record(&SessionRecord::Turn {
-            turn,
-            time: now().rfc3339(),
-            prompt: active.prompt.clone(),
-            models: active
-                .targets
-                .iter()
-                .map(|(t, _)| t.label.clone())
-                .collect(),
-        });
+        self.core.turn_started(turn, base);
         if active.remember {
-            let line = json!({
-                "time": now().rfc3339(), "session": self.session_id, "prompt": active.prompt,
+            let line = serde_json::json!({
+                "time": now().rfc3339(), "session": self.core.id(), "prompt": active.prompt,
             });
-            let path = self.store.history();
+            let path = self.core.store().history();
             tokio::task::spawn_blocking(move || {
                 if let Err(err) = EventLog::open(&path).and_then(|mut log| log.append(&line)) {
                     tracing::warn!(error = %err, "could not append to history.jsonl");
@@ -247,56 +195,88 @@ impl Engine {
         }]
     }
 
-    fn run_event(&mut self, turn: u32, entry: usize, event: RunEvent) -> Vec<EngineMsg> {
-        let Some(active) = self.turn.as_ref().filter(|t| t.turn == turn) else {
-            return Vec::new();
-        };
-        let Some((target, _)) = active.targets.get(entry) else {
-            return Vec::new();
-        };
-        let (panel, label) = (target.panel, target.label.clone());
-        self.recorder.record(&record(turn, entry, &label, &event));
+    fn panel(&self, turn: u32, entry: usize) -> Option<usize> {
+        let active = self.turn.as_ref().filter(|t| t.turn == turn)?;
+        active.targets.get(entry).map(|t| t.panel)
+    }
+
+    fn turn_event(&mut self, turn: u32, event: TurnEvent) -> Vec<EngineMsg> {
         match event {
-            RunEvent::Agent { event, .. } => vec![EngineMsg::Agent { panel, event }],
-            RunEvent::WorkspaceReady { .. } => Vec::new(),
-            RunEvent::Finished { result, .. } => {
-                let mut files: Vec<String> = result.writes.iter().map(|w| w.path.clone()).collect();
-                files.sort();
-                files.dedup();
-                let (stop, elapsed_ms) = match &result.outcome {
-                    Some(o) => (o.stop, o.stats.elapsed_ms),
-                    None => (crate::model::RunStop::Error, 0),
-                };
-                if let Some(outcome) = &result.outcome {
-                    let messages = outcome.messages.clone();
-                    self.record_conversation(turn, &label, &messages);
-                    self.conversations.insert(label.clone(), messages);
+            TurnEvent::WorkspaceReady { .. } => Vec::new(),
+            TurnEvent::Agent { entry, event } => match self.panel(turn, entry) {
+                Some(panel) => vec![EngineMsg::Agent { panel, event }],
+                None => Vec::new(),
+            },
+            TurnEvent::Finished(finished) => {
+                let mut out = Vec::new();
+                if let Some(panel) = self.panel(turn, finished.entry) {
+                    out.push(EngineMsg::Finished {
+                        panel,
+                        summary: RunSummary {
+                            stop: finished.stop,
+                            elapsed_ms: finished.stats.elapsed_ms,
+                            writes: finished.writes,
+                            files: finished.files.clone(),
+                            error: finished.error.clone(),
+                        },
+                    });
                 }
-                self.last_files.insert(label, files.clone());
-                let summary = RunSummary {
-                    stop,
-                    elapsed_ms,
-                    writes: result.writes.len(),
-                    files,
-                    error: result.error.clone(),
-                };
-                let mut out = vec![EngineMsg::Finished { panel, summary }];
-                out.extend(self.review_finished(turn, &result));
-                self.kept.push(*result);
-                let Some(active) = self.turn.as_mut() else {
-                    return out;
-                };
-                active.remaining = active.remaining.saturating_sub(1);
-                if active.remaining == 0 {
-                    self.turn = None;
-                    self.recorder.record(
-                        &json!({"type": "turn_end", "turn": turn, "time": now().rfc3339()}),
-                    );
-                    out.push(EngineMsg::TurnEnded { turn });
-                }
+                self.build_change_set(turn, &finished.label);
+                out.extend(self.start_check(turn, &finished.label));
                 out
             }
+            TurnEvent::Ended { turn } => {
+                if self.turn.as_ref().is_some_and(|t| t.turn == turn) {
+                    self.turn = None;
+                }
+                vec![EngineMsg::TurnEnded { turn }]
+            }
         }
+    }
+
+    /// Builds a finished model's change set off the loop's thread.
+    pub(super) fn build_change_set(&self, turn: u32, label: &str) {
+        let Some(job) = self.core.change_set_job(label) else {
+            return;
+        };
+        let tx = self.tx.clone();
+        let label = label.to_string();
+        tokio::task::spawn_blocking(move || {
+            let set = job.build();
+            let _ = tx.send(LoopMsg::ChangeSet { turn, label, set });
+        });
+    }
+
+    /// A reopened session's last turn came back for review: rebuild its models' change sets.
+    pub fn restore(&self, restored: &crate::engine::RestoredTurn) {
+        for finished in &restored.finished {
+            self.build_change_set(restored.turn, &finished.label);
+        }
+    }
+
+    /// Runs the review check in a finished model's workspace.
+    fn start_check(&self, turn: u32, label: &str) -> Option<EngineMsg> {
+        let command = self.check.clone()?;
+        let workspace = self.core.workspace(label)?;
+        let dir = workspace.root().to_path_buf();
+        let sandbox = workspace.sandbox(&self.config.sandbox);
+        let token = self.checks.clone();
+        let tx = self.tx.clone();
+        let label = label.to_string();
+        let answer = EngineMsg::Check {
+            turn,
+            label: label.clone(),
+            state: CheckState::Running,
+        };
+        tokio::spawn(async move {
+            let result = run_check(&command, &dir, &sandbox, CHECK_TIMEOUT, &token).await;
+            let _ = tx.send(LoopMsg::App(EngineMsg::Check {
+                turn,
+                label,
+                state: CheckState::Done(result),
+            }));
+        });
+        Some(answer)
     }
 }
 
@@ -307,124 +287,6 @@ fn seed(turn: u32) -> u64 {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     (nanos as u64) ^ (u64::from(std::process::id()) << 32) ^ u64::from(turn).rotate_left(17)
-}
-
-/// One runner event as a session-log record (the shape `versus ask` writes).
-fn record(turn: u32, entry: usize, label: &str, event: &RunEvent) -> SessionRecord {
-    match event {
-        RunEvent::Agent { event, .. } => SessionRecord::Agent {
-            turn,
-            entry,
-            model: label.to_string(),
-            event: event.clone(),
-        },
-        RunEvent::WorkspaceReady { root, mode, .. } => SessionRecord::Workspace {
-            turn,
-            entry,
-            root: root.clone(),
-            mode: format!("{mode:?}").to_lowercase(),
-        },
-        RunEvent::Finished { result, .. } => SessionRecord::Finished {
-            turn,
-            entry,
-            model: label.to_string(),
-            stop: result.outcome.as_ref().map(|o| o.stop),
-            stats: result.outcome.as_ref().map(|o| o.stats.clone()),
-            writes: result.writes.len(),
-            error: result.error.clone(),
-            final_text: result
-                .outcome
-                .as_ref()
-                .map(|o| o.final_text.clone())
-                .unwrap_or_default(),
-        },
-    }
-}
-
-/// The part of a turn that runs on a task: attachments, capture, fan-out, forwarding.
-struct TurnStart {
-    tx: UnboundedSender<LoopMsg>,
-    turn: u32,
-    project: PathBuf,
-    spill_dir: PathBuf,
-    prompt: String,
-    attachments: Vec<String>,
-    sandbox: crate::exec::SandboxSettings,
-}
-
-impl TurnStart {
-    async fn run(self, entries: Vec<(ModelEntry, Option<String>)>, tokens: Vec<CancellationToken>) {
-        let project = self.project.clone();
-        let attachments = self.attachments.clone();
-        let prepared = tokio::task::spawn_blocking(move || -> Result<(String, Base), String> {
-            let text = read_attachments(&project, &attachments)?;
-            let base = Base::capture(&project)
-                .map_err(|e| format!("could not capture the project's files: {e}"))?;
-            Ok((text, base))
-        })
-        .await
-        .unwrap_or_else(|e| Err(format!("preparing the turn failed: {e}")));
-        let (attached, base) = match prepared {
-            Ok(ok) => ok,
-            Err(error) => {
-                let _ = self.tx.send(LoopMsg::Rejected {
-                    turn: self.turn,
-                    error,
-                });
-                return;
-            }
-        };
-        let base = Arc::new(base);
-        let _ = self.tx.send(LoopMsg::Started {
-            turn: self.turn,
-            base: Arc::clone(&base),
-        });
-        let options = RunOptions {
-            isolation: Isolation::default_for(&self.project),
-            limits: ToolLimits::default(),
-            setup: None,
-            workspace_parent: None,
-            spill_dir: self.spill_dir.clone(),
-            output_filter: None,
-            sandbox: self.sandbox.clone(),
-        };
-        for (index, ((entry, note), token)) in entries.into_iter().zip(tokens).enumerate() {
-            let mut text = String::new();
-            if let Some(note) = note {
-                text.push_str(&note);
-                text.push_str("\n\n");
-            }
-            text.push_str(&self.prompt);
-            text.push_str(&attached);
-            let (mut rx, handle) = fan_out(
-                Arc::clone(&base),
-                vec![entry],
-                Message::user(text),
-                options.clone(),
-            );
-            let tx = self.tx.clone();
-            let turn = self.turn;
-            tokio::spawn(async move {
-                let mut cancelled = false;
-                loop {
-                    tokio::select! {
-                        event = rx.recv() => match event {
-                            Some(event) => {
-                                if tx.send(LoopMsg::Run { turn, entry: index, event }).is_err() {
-                                    handle.cancel_all();
-                                }
-                            }
-                            None => break,
-                        },
-                        () = token.cancelled(), if !cancelled => {
-                            cancelled = true;
-                            handle.cancel_all();
-                        }
-                    }
-                }
-            });
-        }
-    }
 }
 
 /// The text appended to the prompt for `@path` attachments.

@@ -105,6 +105,7 @@ pub fn preview(app: &mut App, turn: u32, preview: crate::apply::Preview) -> Vec<
         });
         return vec![Effect::Choose(ChoiceRequest {
             turn,
+            chosen: Vec::new(),
             plan: Some(plan),
             resolutions: Default::default(),
             ratings,

@@ -88,6 +88,7 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                     });
                     return vec![Effect::Choose(ChoiceRequest {
                         turn: dialog.turn,
+                        chosen: Vec::new(),
                         plan: Some(dialog.plan),
                         resolutions: dialog.resolutions,
                         ratings,

@@ -93,23 +93,27 @@ pub fn file(app: &mut App) {
     report_pick(app, &label, &path, taken);
 }
 
-/// `c`: the selected model's whole change set.
-pub fn model(app: &mut App) {
+/// `c`: the selected model's whole change set; for a model that changed no file (it answered
+/// in text), choosing it records its answer as the turn's winner.
+pub fn model(app: &mut App) -> Vec<Effect> {
     if !can_pick(app) {
-        return;
+        return Vec::new();
     }
     let Some(review) = app.review.as_mut() else {
-        return;
+        return Vec::new();
     };
     let Some(label) = review.model().map(|m| m.label.clone()) else {
-        return;
+        return Vec::new();
     };
-    if review.set_of(&label).is_none_or(|s| s.is_empty()) {
+    if review.set_of(&label).is_some_and(|s| s.is_empty()) {
+        return text_winner(app, &label);
+    }
+    if review.set_of(&label).is_none() {
         let shown = app.shown_label(&label);
         app.error(format!(
-            "{shown} has no change to pick (x records \"none of them\")"
+            "{shown} has nothing to pick yet: its change set is not ready"
         ));
-        return;
+        return Vec::new();
     }
     review.basket.toggle_model(&label);
     let taken = review
@@ -119,6 +123,39 @@ pub fn model(app: &mut App) {
         .any(|p| matches!(p, crate::apply::Pick::ChangeSet { model } if *model == label));
     review.recompute_basket();
     report_pick(app, &label, "every change", taken);
+    Vec::new()
+}
+
+/// Chooses a model that changed no file: its answer wins, nothing is written.
+fn text_winner(app: &mut App, label: &str) -> Vec<Effect> {
+    let shown = app.shown_label(label);
+    if let Some(why) = choice_blocked(app) {
+        app.error(why);
+        return Vec::new();
+    }
+    let blind = app.hiding();
+    let Some(review) = app.review.as_mut() else {
+        return Vec::new();
+    };
+    if !review.basket.picks().is_empty() {
+        app.error(format!(
+            "{shown} changed no file; to choose its answer, empty the basket first (Space/f/c on the picks)"
+        ));
+        return Vec::new();
+    }
+    review.busy = true;
+    let request = ChoiceRequest {
+        turn: review.turn,
+        chosen: vec![label.to_string()],
+        plan: None,
+        resolutions: Default::default(),
+        ratings: review.ratings.clone(),
+        blind,
+    };
+    app.info(format!(
+        "recording: {shown}'s answer chosen (it changed no file)…"
+    ));
+    vec![Effect::Choose(request)]
 }
 
 /// The status line after a pick: what changed and what the basket now does.
@@ -253,6 +290,7 @@ pub fn none_of_them(app: &mut App) -> Vec<Effect> {
     review.busy = true;
     let request = ChoiceRequest {
         turn: review.turn,
+        chosen: Vec::new(),
         plan: None,
         resolutions: Default::default(),
         ratings: review.ratings.clone(),

@@ -75,7 +75,7 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
         KeyCode::Char('s') => toggle_layout(review),
         KeyCode::Char(' ') => pick::hunk(app),
         KeyCode::Char('f') => pick::file(app),
-        KeyCode::Char('c') => pick::model(app),
+        KeyCode::Char('c') => return Some(pick::model(app)),
         KeyCode::Char('a') => return Some(pick::apply(app)),
         KeyCode::Char('x') => return Some(pick::none_of_them(app)),
         KeyCode::Char('+') => pick::rate(app, "good"),

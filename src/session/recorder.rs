@@ -1,29 +1,35 @@
-//! The session log writer: run events are appended to `events.jsonl` on a thread of their own,
-//! so the interface never waits for the disk (a slow or full disk delays the log, not a frame).
+//! The session log writer: records are appended to `events.jsonl` on a thread of their own,
+//! so no front end waits for the disk (a slow or full disk delays the log, not a frame or a
+//! model). One writer per open session; every front end records through it.
 
+use std::io::Write;
 use std::path::Path;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use crate::session::EventLog;
+use super::log::{SessionRecord, encode_record};
 
 /// Sends records to the writer thread.
 #[derive(Debug)]
 pub struct Recorder {
-    tx: Option<mpsc::Sender<serde_json::Value>>,
+    tx: Option<mpsc::Sender<Vec<u8>>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Recorder {
     /// Opens (creating) the log and starts the writer.
     pub fn start(path: &Path) -> std::io::Result<Recorder> {
-        let mut log = EventLog::open(path)?;
-        let (tx, rx) = mpsc::channel::<serde_json::Value>();
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        let (tx, rx) = mpsc::channel::<Vec<u8>>();
         let thread = std::thread::Builder::new()
             .name("versus-session-log".to_string())
             .spawn(move || {
-                for record in rx {
-                    if let Err(err) = log.append(&record) {
+                for line in rx {
+                    // One write per line on an append-mode file: a crash tears at most the last.
+                    if let Err(err) = file.write_all(&line) {
                         tracing::warn!(error = %err, "could not append to the session log");
                     }
                 }
@@ -35,10 +41,11 @@ impl Recorder {
     }
 
     /// Queues one record (never blocks on the disk).
-    pub fn record<T: serde::Serialize>(&self, record: &T) {
-        match (serde_json::to_value(record), &self.tx) {
-            (Ok(value), Some(tx)) => {
-                let _ = tx.send(value);
+    pub fn record(&self, record: &SessionRecord) {
+        match (encode_record(record), &self.tx) {
+            (Ok(mut line), Some(tx)) => {
+                line.push(b'\n');
+                let _ = tx.send(line);
             }
             (Err(err), _) => tracing::warn!(error = %err, "a session record could not be encoded"),
             (Ok(_), None) => {}
@@ -70,13 +77,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
         let mut r = Recorder::start(&path).unwrap();
-        for n in 0..100 {
-            r.record(&serde_json::json!({ "n": n }));
+        for turn in 0..100 {
+            r.record(&SessionRecord::Cleared { turn });
         }
         r.finish();
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 100);
-        assert_eq!(lines[99], r#"{"n":99}"#);
+        assert_eq!(lines[99], r#"{"v":2,"type":"cleared","turn":99}"#);
+        let log = super::super::SessionLog::read(dir.path()).unwrap();
+        assert_eq!(log.records.len(), 100);
+        assert!(log.skipped.is_empty());
     }
 }

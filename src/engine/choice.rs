@@ -1,0 +1,210 @@
+//! The choice: apply what was picked through the apply engine (snapshots and journal in the
+//! session folder, so a rewind undoes it), the preference line, the `Choice` record and the
+//! next turn's note. A model that answered in text only can be chosen too: its answer wins,
+//! nothing is written.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use super::{EngineError, NoteInputs, SessionEngine};
+use crate::apply::{
+    AppliedAs, ApplyEngine, ApplyError, ApplyPlan, FileStatus, LockWait, Resolution,
+};
+use crate::model::{RunStats, RunStop};
+use crate::session::{ModelRecord, Preference, SessionRecord, append_preference, now};
+
+/// What the user chose for a turn.
+#[derive(Debug, Clone, Default)]
+pub struct ChoiceRequest {
+    /// The turn.
+    pub turn: u32,
+    /// Models chosen without anything to apply (their answer was the best; text-only
+    /// winners). The plan's models are chosen too.
+    pub chosen: Vec<String>,
+    /// What to write (`None`: nothing).
+    pub plan: Option<ApplyPlan>,
+    /// Per-path resolution of conflicts the user decided.
+    pub resolutions: BTreeMap<String, Resolution>,
+    /// Every conflict not in `resolutions` resolved this way (`versus ask --on-conflict`).
+    pub resolve_rest: Option<Resolution>,
+    /// Ratings (`good`, `bad`, `tie`) by model.
+    pub ratings: BTreeMap<String, String>,
+    /// Whether names were hidden when the choice was made.
+    pub blind: bool,
+    /// Whether to wait for another versus that holds the project's lock.
+    pub lock_wait: LockWait,
+}
+
+/// A choice ready to be carried out: [`ChoiceJob::run`] blocks (it writes the user's files).
+pub struct ChoiceJob {
+    project: PathBuf,
+    session_dir: PathBuf,
+    preferences: PathBuf,
+    turn: u32,
+    chosen: Vec<String>,
+    plan: Option<ApplyPlan>,
+    resolutions: BTreeMap<String, Resolution>,
+    resolve_rest: Option<Resolution>,
+    ratings: BTreeMap<String, String>,
+    lock_wait: LockWait,
+    preference: Preference,
+}
+
+/// What carrying out a choice did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChoiceOutcome {
+    /// The turn.
+    pub turn: u32,
+    /// Models chosen (empty: none of them).
+    pub chosen: Vec<String>,
+    /// Ratings given.
+    pub ratings: BTreeMap<String, String>,
+    /// The apply's journal id (`None`: nothing written).
+    pub apply_id: Option<String>,
+    /// What happened to each planned path.
+    pub files: Vec<(String, AppliedAs)>,
+    /// Why each refused path was refused.
+    pub refused: BTreeMap<String, String>,
+    /// Paths whose content changed on disk.
+    pub written: Vec<String>,
+    /// The preference line could not be written (the choice still stands).
+    pub preference_error: Option<String>,
+}
+
+impl ChoiceJob {
+    /// Applies the plan, then appends the preference line. An error means nothing was
+    /// applied and nothing recorded (`ApplyError::Busy`: another versus holds the project).
+    pub fn run(self) -> Result<ChoiceOutcome, ApplyError> {
+        let mut outcome = ChoiceOutcome {
+            turn: self.turn,
+            chosen: self.chosen,
+            ratings: self.ratings,
+            apply_id: None,
+            files: Vec::new(),
+            refused: BTreeMap::new(),
+            written: Vec::new(),
+            preference_error: None,
+        };
+        if let Some(plan) = &self.plan {
+            let engine =
+                ApplyEngine::new(&self.project, &self.session_dir)?.lock_wait(self.lock_wait);
+            let mut resolutions = self.resolutions;
+            let preview = engine.preview(plan)?;
+            for file in &preview.files {
+                match &file.status {
+                    FileStatus::Conflict { .. } => {
+                        if let Some(rest) = self.resolve_rest {
+                            resolutions.entry(file.path.clone()).or_insert(rest);
+                        }
+                    }
+                    FileStatus::Refused { why } => {
+                        outcome.refused.insert(file.path.clone(), why.clone());
+                    }
+                    _ => {}
+                }
+            }
+            let report = engine.apply(plan, &resolutions)?;
+            outcome.written = report.written().into_iter().map(str::to_string).collect();
+            outcome.apply_id = report.apply_id;
+            outcome.files = report
+                .files
+                .into_iter()
+                .map(|f| (f.path, f.applied_as))
+                .collect();
+        }
+        if let Err(e) = append_preference(&self.preferences, &self.preference) {
+            outcome.preference_error = Some(format!(
+                "the choice was made but not logged to {}: {e}",
+                self.preferences.display()
+            ));
+        }
+        Ok(outcome)
+    }
+}
+
+impl SessionEngine {
+    /// Prepares the choice for the turn under review.
+    pub fn choice_job(&self, request: ChoiceRequest) -> Result<ChoiceJob, EngineError> {
+        let state = self
+            .turn
+            .as_ref()
+            .filter(|t| t.turn == request.turn && !t.running())
+            .ok_or(EngineError::NotUnderReview(request.turn))?;
+        let labels: Vec<&str> = state.slots.iter().map(|s| s.label.as_str()).collect();
+        let mut chosen = request.chosen.clone();
+        if let Some(plan) = &request.plan {
+            for model in &plan.models {
+                if !chosen.contains(model) {
+                    chosen.push(model.clone());
+                }
+            }
+        }
+        for model in chosen.iter().chain(request.ratings.keys()) {
+            if !labels.contains(&model.as_str()) {
+                return Err(EngineError::UnknownModel {
+                    model: model.clone(),
+                    turn: state.turn,
+                    known: labels.join(", "),
+                });
+            }
+        }
+        let preference = Preference {
+            time: now().rfc3339(),
+            session: self.id.clone(),
+            turn: state.turn,
+            prompt_hash: blake3::hash(state.prompt.as_bytes()).to_hex().to_string(),
+            models: state
+                .slots
+                .iter()
+                .map(|slot| {
+                    let (stop, stats) = slot
+                        .finished
+                        .as_ref()
+                        .map(|f| (f.stop, f.stats.clone()))
+                        .unwrap_or((RunStop::Error, RunStats::default()));
+                    ModelRecord {
+                        model: slot.label.clone(),
+                        status: stop.label().to_string(),
+                        cost: stats.cost,
+                        usage: stats.usage,
+                        latency_ms: stats.elapsed_ms,
+                        files: slot.files.unwrap_or(0),
+                    }
+                })
+                .collect(),
+            chosen: chosen.clone(),
+            ratings: request.ratings.clone(),
+            blind: request.blind,
+            source: self.source.word().to_string(),
+        };
+        Ok(ChoiceJob {
+            project: self.project.clone(),
+            session_dir: self.dir.clone(),
+            preferences: self.store.preferences(),
+            turn: state.turn,
+            chosen,
+            plan: request.plan,
+            resolutions: request.resolutions,
+            resolve_rest: request.resolve_rest,
+            ratings: request.ratings,
+            lock_wait: request.lock_wait,
+            preference,
+        })
+    }
+
+    /// Records a choice carried out: the `Choice` record and the next turn's note.
+    pub fn chosen(&mut self, outcome: &ChoiceOutcome) {
+        self.recorder.record(&SessionRecord::Choice {
+            turn: outcome.turn,
+            chosen: outcome.chosen.clone(),
+            apply_id: outcome.apply_id.clone(),
+            ratings: outcome.ratings.clone(),
+        });
+        self.applies.insert(outcome.turn, outcome.apply_id.clone());
+        self.next_note = Some(NoteInputs {
+            chosen: outcome.chosen.clone(),
+            applied: outcome.written.clone(),
+            own: HashMap::new(),
+        });
+    }
+}

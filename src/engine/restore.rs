@@ -1,0 +1,144 @@
+//! Crash-continue: a session reopened after its process was killed (or quit before the
+//! choice) gets its last turn back for review. Each finished model's change set is rebuilt
+//! from its recorded proposals against the base entries recorded with them, so it can be
+//! reviewed, applied and rewound like a live one; models that never finished are named, so a
+//! front end offers to run only them again.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::SessionEngine;
+use super::turn::{FinishedModel, Slot, TurnState};
+use crate::model::{RunStats, RunStop};
+use crate::session::{SessionLog, SessionRecord};
+use crate::workspace::Base;
+
+/// The last turn of a reopened session, brought back for review.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RestoredTurn {
+    /// The turn.
+    pub turn: u32,
+    /// Its prompt.
+    pub prompt: String,
+    /// Models that finished, with what they proposed (their change sets can be rebuilt).
+    pub finished: Vec<FinishedModel>,
+    /// Models that never finished (the process ended first): the ones to run again.
+    pub unfinished: Vec<String>,
+}
+
+impl SessionEngine {
+    /// Brings back the last turn when it has no choice yet and is not rewound.
+    pub(super) fn restore_interrupted(&mut self, log: &SessionLog) -> Option<RestoredTurn> {
+        let turn = log.records.iter().rev().find_map(|r| match r {
+            SessionRecord::Turn { turn, .. } => Some(*turn),
+            _ => None,
+        })?;
+        let mut prompt = String::new();
+        let mut labels: Vec<String> = Vec::new();
+        let mut finished: BTreeMap<usize, FinishedModel> = BTreeMap::new();
+        let mut proposals = BTreeMap::new();
+        let mut base = BTreeMap::new();
+        for record in log.records.iter().filter(|r| r.turn() == turn) {
+            match record {
+                SessionRecord::Turn {
+                    prompt: p, models, ..
+                } => {
+                    prompt = p.clone();
+                    labels = models.clone();
+                }
+                SessionRecord::Choice { .. } | SessionRecord::Rewound { .. } => return None,
+                SessionRecord::Proposals {
+                    entry,
+                    writes,
+                    base: entries,
+                    ..
+                } => {
+                    proposals.insert(*entry, writes.clone());
+                    for (path, entry) in entries {
+                        if let Some(entry) = entry {
+                            base.insert(path.clone(), entry.clone());
+                        }
+                    }
+                }
+                SessionRecord::Finished {
+                    entry,
+                    model,
+                    stop,
+                    stats,
+                    writes,
+                    error,
+                    final_text,
+                    ..
+                } => {
+                    let files = proposals
+                        .get(entry)
+                        .map(|w: &Vec<crate::workspace::FileWrite>| {
+                            let mut f: Vec<String> = w.iter().map(|w| w.path.clone()).collect();
+                            f.sort();
+                            f.dedup();
+                            f
+                        })
+                        .unwrap_or_default();
+                    finished.insert(
+                        *entry,
+                        FinishedModel {
+                            entry: *entry,
+                            label: model.clone(),
+                            stop: stop.unwrap_or(RunStop::Error),
+                            stats: stats.clone().unwrap_or_else(RunStats::default),
+                            error: error.clone(),
+                            final_text: final_text.clone(),
+                            writes: *writes,
+                            files,
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+        if finished.is_empty() {
+            return None;
+        }
+        let mut slots = Vec::new();
+        let mut unfinished = Vec::new();
+        for (entry, label) in labels.iter().enumerate() {
+            let done = finished.get(&entry).cloned();
+            // A model that finished with proposals but whose proposals were not recorded
+            // (a version 1 log) cannot be reviewed: it is offered to run again.
+            let reviewable = done
+                .as_ref()
+                .is_some_and(|f| f.writes == 0 || proposals.contains_key(&entry));
+            if !reviewable {
+                unfinished.push(label.clone());
+            }
+            if let Some(done) = &done {
+                self.last_files.insert(label.clone(), done.files.clone());
+            }
+            slots.push(Slot {
+                label: label.clone(),
+                finished: done.filter(|_| reviewable),
+                writes: proposals.remove(&entry).unwrap_or_default(),
+                result: None,
+                files: None,
+                cancel: CancellationToken::new(),
+            });
+        }
+        let restored = RestoredTurn {
+            turn,
+            prompt: prompt.clone(),
+            finished: slots.iter().filter_map(|s| s.finished.clone()).collect(),
+            unfinished,
+        };
+        self.turn = Some(TurnState {
+            turn,
+            prompt,
+            base: Some(Arc::new(Base::from_entries(self.project.clone(), base))),
+            slots,
+            all: CancellationToken::new(),
+            restored: true,
+        });
+        Some(restored)
+    }
+}

@@ -1,0 +1,536 @@
+//! A turn: each model's history shortened by the one policy, its next-turn note, the project
+//! captured, the fan-out, and every run event recorded before the front end sees it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::history::{self, HistoryPolicy};
+use super::{EngineError, NoteInputs, SessionEngine};
+use crate::agent::Agent;
+use crate::model::{AgentEvent, Message, RunStats, RunStop};
+use crate::runner::{EntryRun, ModelEntry, ModelResult, RunEvent, RunOptions, fan_out_each};
+use crate::session::{SessionRecord, next_turn_note, now};
+use crate::workspace::changeset::{BaseReader, ChangeSet};
+use crate::workspace::{Base, FileWrite};
+
+/// One model of a turn.
+#[derive(Clone)]
+pub struct TurnTarget {
+    /// Entry label (`openai/gpt-5#2`).
+    pub label: String,
+    /// The configured model.
+    pub agent: Agent,
+    /// Its context window in tokens, when known (automatic compaction needs it).
+    pub window: Option<u64>,
+}
+
+/// What a front end asks for.
+pub struct TurnRequest {
+    /// The user's prompt.
+    pub prompt: String,
+    /// Text appended to the prompt (attached files), not recorded as the prompt.
+    pub attached: String,
+    /// The models addressed, in order.
+    pub targets: Vec<TurnTarget>,
+    /// How workspaces are made and tools limited.
+    pub options: RunOptions,
+    /// How conversations are shortened.
+    pub policy: HistoryPolicy,
+}
+
+/// A turn recorded and ready to start: run [`TurnLaunch::launch`] on the async runtime.
+pub struct TurnLaunch {
+    /// The turn number.
+    pub turn: u32,
+    /// Models whose conversation was shortened first (label, turns folded).
+    pub compacted: Vec<(String, usize)>,
+    project: PathBuf,
+    runs: Vec<EntryRun>,
+    options: RunOptions,
+    old: Vec<ModelResult>,
+}
+
+/// A turn that started: its base and the events of its models, tagged with their position.
+pub struct Launched {
+    /// The project's state at the start (change sets are computed against it).
+    pub base: Arc<Base>,
+    /// Every model's events; closes after the last `Finished`.
+    pub events: mpsc::UnboundedReceiver<RunEvent>,
+}
+
+impl TurnLaunch {
+    /// Removes the previous turn's workspaces, captures the project and starts every model.
+    /// Blocking work runs on the blocking pool. An error means no model started.
+    pub async fn launch(self) -> Result<Launched, String> {
+        let old = self.old;
+        let project = self.project.clone();
+        let captured = tokio::task::spawn_blocking(move || {
+            drop(old);
+            Base::capture(&project)
+        })
+        .await
+        .map_err(|e| format!("preparing the turn failed: {e}"))?
+        .map_err(|e| format!("could not capture the project's files: {e}"))?;
+        let base = Arc::new(captured);
+        let events = fan_out_each(Arc::clone(&base), self.runs, self.options);
+        Ok(Launched { base, events })
+    }
+}
+
+/// A finished model, as front ends show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FinishedModel {
+    /// Position in the turn.
+    pub entry: usize,
+    /// Entry label.
+    pub label: String,
+    /// How it ended (`Error` when its workspace could not be prepared).
+    pub stop: RunStop,
+    /// Counters.
+    pub stats: RunStats,
+    /// The error text, if any (agent or outside it).
+    pub error: Option<String>,
+    /// Its last visible text.
+    pub final_text: String,
+    /// Proposals recorded.
+    pub writes: usize,
+    /// Paths it changed, sorted.
+    pub files: Vec<String>,
+}
+
+/// What a run event meant, for the front end.
+#[derive(Debug)]
+pub enum TurnEvent {
+    /// A model's workspace is ready.
+    WorkspaceReady {
+        /// Position in the turn.
+        entry: usize,
+        /// Its root.
+        root: PathBuf,
+    },
+    /// An event of a model's agent.
+    Agent {
+        /// Position in the turn.
+        entry: usize,
+        /// The event.
+        event: AgentEvent,
+    },
+    /// A model ended; its change set can be built ([`SessionEngine::change_set_job`]).
+    Finished(FinishedModel),
+    /// Every model of the turn has ended.
+    Ended {
+        /// The turn.
+        turn: u32,
+    },
+}
+
+/// One model's slot in the turn under review.
+pub(super) struct Slot {
+    pub label: String,
+    pub finished: Option<FinishedModel>,
+    pub writes: Vec<FileWrite>,
+    pub result: Option<ModelResult>,
+    pub files: Option<usize>,
+    pub cancel: CancellationToken,
+}
+
+/// The running turn, or the last one, kept for review until the next starts.
+pub(super) struct TurnState {
+    pub turn: u32,
+    pub prompt: String,
+    pub base: Option<Arc<Base>>,
+    pub slots: Vec<Slot>,
+    pub all: CancellationToken,
+    /// Rebuilt from the log after the process that ran it ended: nothing runs.
+    pub restored: bool,
+}
+
+impl TurnState {
+    pub fn cancel_all(&self) {
+        self.all.cancel();
+    }
+
+    pub fn running(&self) -> bool {
+        !self.restored && self.slots.iter().any(|s| s.finished.is_none())
+    }
+}
+
+/// Builds one model's change set off the engine (reads base content: blocking).
+pub struct ChangeSetJob {
+    /// The model.
+    pub label: String,
+    base: Arc<Base>,
+    writes: Vec<FileWrite>,
+    root: Option<PathBuf>,
+    fallbacks: Vec<PathBuf>,
+}
+
+impl ChangeSetJob {
+    /// Folds the model's writes into its change set against the turn's base.
+    pub fn build(self) -> Result<ChangeSet, String> {
+        let mut reader = BaseReader::new(&self.base);
+        for dir in &self.fallbacks {
+            reader = reader.with_fallback(dir);
+        }
+        ChangeSet::build(
+            &self.label,
+            &self.base,
+            &self.writes,
+            &reader,
+            self.root.as_deref(),
+        )
+        .map_err(|e| e.to_string())
+    }
+}
+
+impl SessionEngine {
+    /// Whether a turn is running.
+    pub fn running(&self) -> bool {
+        self.turn.as_ref().is_some_and(TurnState::running)
+    }
+
+    /// The turn under review (running or finished), if any.
+    pub fn current_turn(&self) -> Option<u32> {
+        self.turn.as_ref().map(|t| t.turn)
+    }
+
+    /// Records a new turn and prepares each model's history and prompt; the front end then
+    /// runs [`TurnLaunch::launch`]. The previous turn's workspaces go with it.
+    pub fn start_turn(&mut self, request: TurnRequest) -> Result<TurnLaunch, EngineError> {
+        if self.running() {
+            return Err(EngineError::Busy);
+        }
+        let turn = self.last_turn + 1;
+        // What the models read about the previous turn's choice (nothing chosen: none applied).
+        let inputs = NoteInputs {
+            own: self.last_files.clone(),
+            ..self.next_note.clone().unwrap_or_default()
+        };
+        let all = CancellationToken::new();
+        let mut runs = Vec::with_capacity(request.targets.len());
+        let mut slots = Vec::with_capacity(request.targets.len());
+        let mut compacted = Vec::new();
+        for target in &request.targets {
+            let mut history = self
+                .conversations
+                .get(&target.label)
+                .cloned()
+                .unwrap_or_default();
+            let shortened = history::prepare(&mut history, target.window, request.policy);
+            if shortened.folded > 0 || shortened.dropped > 0 {
+                tracing::info!(model = %target.label, ?shortened, "history shortened");
+                self.record_conversation(self.last_turn, &target.label, &history);
+                self.conversations
+                    .insert(target.label.clone(), history.clone());
+                if shortened.folded > 0 {
+                    self.recorder.record(&SessionRecord::Compacted {
+                        turn: self.last_turn,
+                        turns_folded: shortened.folded,
+                    });
+                    compacted.push((target.label.clone(), shortened.folded));
+                }
+            }
+            // From the second turn on, a model reads what became of its proposals: which
+            // model's changes were applied (or none) and which of its own files were not.
+            let mut text = String::new();
+            if !history.is_empty() {
+                text.push_str(&next_turn_note(
+                    &target.label,
+                    &inputs.chosen,
+                    inputs
+                        .own
+                        .get(&target.label)
+                        .map(Vec::as_slice)
+                        .unwrap_or(&[]),
+                    &inputs.applied,
+                ));
+                text.push_str("\n\n");
+            }
+            text.push_str(&request.prompt);
+            text.push_str(&request.attached);
+            let cancel = all.child_token();
+            slots.push(Slot {
+                label: target.label.clone(),
+                finished: None,
+                writes: Vec::new(),
+                result: None,
+                files: None,
+                cancel: cancel.clone(),
+            });
+            runs.push(EntryRun {
+                entry: ModelEntry {
+                    label: target.label.clone(),
+                    agent: target.agent.clone(),
+                    history,
+                },
+                prompt: Message::user(text),
+                cancel,
+            });
+        }
+        self.sent_notes.insert(turn, inputs);
+        self.next_note = None;
+        self.last_turn = turn;
+        self.prompts.insert(turn, request.prompt.clone());
+        let labels: Vec<String> = request.targets.iter().map(|t| t.label.clone()).collect();
+        for label in &labels {
+            if !self.models.contains(label) {
+                let mut models = self.models.clone();
+                models.push(label.clone());
+                self.set_models(models);
+            }
+        }
+        self.recorder.record(&SessionRecord::Turn {
+            turn,
+            time: now().rfc3339(),
+            prompt: request.prompt.clone(),
+            models: labels,
+        });
+        let old = self
+            .turn
+            .take()
+            .map(|t| t.slots.into_iter().filter_map(|s| s.result).collect())
+            .unwrap_or_default();
+        self.turn = Some(TurnState {
+            turn,
+            prompt: request.prompt,
+            base: None,
+            slots,
+            all,
+            restored: false,
+        });
+        Ok(TurnLaunch {
+            turn,
+            compacted,
+            project: self.project.clone(),
+            runs,
+            options: request.options,
+            old,
+        })
+    }
+
+    /// The turn could not start (its project capture failed): nothing ran.
+    pub fn turn_rejected(&mut self, turn: u32) {
+        if self.turn.as_ref().is_some_and(|t| t.turn == turn) {
+            self.turn = None;
+            self.recorder.record(&SessionRecord::TurnEnded {
+                turn,
+                time: now().rfc3339(),
+            });
+        }
+    }
+
+    /// The turn started from `base`.
+    pub fn turn_started(&mut self, turn: u32, base: Arc<Base>) {
+        if let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn) {
+            state.base = Some(base);
+        }
+    }
+
+    /// Cancels every model of the running turn (their bash children are killed).
+    pub fn cancel_all(&self) {
+        if let Some(turn) = &self.turn {
+            turn.cancel_all();
+        }
+    }
+
+    /// Cancels one model of the running turn.
+    pub fn cancel(&self, label: &str) {
+        if let Some(turn) = &self.turn {
+            for slot in turn.slots.iter().filter(|s| s.label == label) {
+                slot.cancel.cancel();
+            }
+        }
+    }
+
+    /// Records one run event of turn `turn` and says what it means. Events of an older turn
+    /// are ignored.
+    pub fn on_event(&mut self, turn: u32, event: RunEvent) -> Vec<TurnEvent> {
+        let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn) else {
+            return Vec::new();
+        };
+        match event {
+            RunEvent::WorkspaceReady { entry, root, mode } => {
+                self.recorder.record(&SessionRecord::Workspace {
+                    turn,
+                    entry,
+                    root: root.clone(),
+                    mode,
+                });
+                vec![TurnEvent::WorkspaceReady { entry, root }]
+            }
+            RunEvent::Agent { entry, event } => {
+                let label = state
+                    .slots
+                    .get(entry)
+                    .map(|s| s.label.clone())
+                    .unwrap_or_default();
+                self.recorder.record(&SessionRecord::Agent {
+                    turn,
+                    entry,
+                    model: label,
+                    event: event.clone(),
+                });
+                vec![TurnEvent::Agent { entry, event }]
+            }
+            RunEvent::Finished { entry, result } => self.finished(turn, entry, *result),
+        }
+    }
+
+    fn finished(&mut self, turn: u32, entry: usize, result: ModelResult) -> Vec<TurnEvent> {
+        let Some(state) = self.turn.as_mut() else {
+            return Vec::new();
+        };
+        let base = state.base.clone();
+        let Some(slot) = state.slots.get_mut(entry) else {
+            return Vec::new();
+        };
+        let label = slot.label.clone();
+        let mut files: Vec<String> = result.writes.iter().map(|w| w.path.clone()).collect();
+        files.sort();
+        files.dedup();
+        let (stop, stats, error, final_text) = match &result.outcome {
+            Some(o) => (
+                o.stop,
+                o.stats.clone(),
+                o.error.clone().or_else(|| result.error.clone()),
+                o.final_text.clone(),
+            ),
+            None => (
+                RunStop::Error,
+                RunStats::default(),
+                result.error.clone(),
+                String::new(),
+            ),
+        };
+        let finished = FinishedModel {
+            entry,
+            label: label.clone(),
+            stop,
+            stats: stats.clone(),
+            error: error.clone(),
+            final_text: final_text.clone(),
+            writes: result.writes.len(),
+            files: files.clone(),
+        };
+        let touched: BTreeMap<String, Option<crate::workspace::BaseEntry>> = files
+            .iter()
+            .map(|p| (p.clone(), base.as_ref().and_then(|b| b.get(p).cloned())))
+            .collect();
+        self.recorder.record(&SessionRecord::Proposals {
+            turn,
+            entry,
+            model: label.clone(),
+            writes: result.writes.clone(),
+            base: touched,
+        });
+        slot.finished = Some(finished.clone());
+        slot.writes = result.writes.clone();
+        let messages = result.outcome.as_ref().map(|o| o.messages.clone());
+        slot.result = Some(result);
+        let all_done = state.slots.iter().all(|s| s.finished.is_some());
+        self.recorder.record(&SessionRecord::Finished {
+            turn,
+            entry,
+            model: label.clone(),
+            stop: messages.as_ref().map(|_| stop),
+            stats: messages.as_ref().map(|_| stats),
+            writes: finished.writes,
+            error,
+            final_text,
+        });
+        if let Some(messages) = messages {
+            self.record_conversation(turn, &label, &messages);
+            self.conversations.insert(label.clone(), messages);
+        }
+        self.last_files.insert(label, files);
+        let mut out = vec![TurnEvent::Finished(finished)];
+        if all_done {
+            self.recorder.record(&SessionRecord::TurnEnded {
+                turn,
+                time: now().rfc3339(),
+            });
+            out.push(TurnEvent::Ended { turn });
+        }
+        out
+    }
+
+    /// The job that builds `label`'s change set in the turn under review (`None`: no such
+    /// finished model, or the turn has no base yet).
+    pub fn change_set_job(&self, label: &str) -> Option<ChangeSetJob> {
+        let state = self.turn.as_ref()?;
+        let base = Arc::clone(state.base.as_ref()?);
+        let slot = state.slots.iter().find(|s| s.label == label)?;
+        slot.finished.as_ref()?;
+        let root = slot
+            .result
+            .as_ref()
+            .and_then(|r| r.workspace.as_ref())
+            .map(|w| w.root().to_path_buf());
+        // Other finished workspaces started from the same base: a fallback for base content
+        // the user's tree and git no longer hold.
+        let fallbacks = state
+            .slots
+            .iter()
+            .filter_map(|s| s.result.as_ref()?.workspace.as_ref())
+            .map(|w| w.root().to_path_buf())
+            .collect();
+        Some(ChangeSetJob {
+            label: label.to_string(),
+            base,
+            writes: slot.writes.clone(),
+            root,
+            fallbacks,
+        })
+    }
+
+    /// A change set was built: its size goes into the preference line.
+    pub fn change_set_built(&mut self, turn: u32, set: &ChangeSet) {
+        if let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn)
+            && let Some(slot) = state.slots.iter_mut().find(|s| s.label == set.model)
+        {
+            slot.files = Some(set.files_changed());
+        }
+    }
+
+    /// The workspace of `label` in the turn under review (for checks and "open workspace").
+    pub fn workspace(&self, label: &str) -> Option<&crate::workspace::Workspace> {
+        self.turn
+            .as_ref()?
+            .slots
+            .iter()
+            .find(|s| s.label == label)?
+            .result
+            .as_ref()?
+            .workspace
+            .as_ref()
+    }
+
+    /// Keeps every workspace of the turn under review on disk; returns (label, root).
+    pub fn keep_workspaces(&mut self) -> Vec<(String, PathBuf)> {
+        let mut kept = Vec::new();
+        if let Some(state) = self.turn.as_mut() {
+            for slot in &mut state.slots {
+                if let Some(ws) = slot.result.as_mut().and_then(|r| r.workspace.as_mut()) {
+                    ws.keep();
+                    kept.push((slot.label.clone(), ws.root().to_path_buf()));
+                }
+            }
+        }
+        kept
+    }
+
+    /// Removes the workspaces of the turn under review (blocking: call off async threads).
+    pub fn drop_workspaces(&mut self) {
+        if let Some(state) = self.turn.as_mut() {
+            for slot in &mut state.slots {
+                if let Some(result) = slot.result.as_mut() {
+                    result.workspace = None;
+                }
+            }
+        }
+    }
+}
