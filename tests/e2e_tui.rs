@@ -720,3 +720,103 @@ fn the_interface_asks_before_a_projects_own_settings_count() {
     tmux.press("Enter");
     tmux.wait_for(&["EXIT=0"]);
 }
+
+/// A turn killed with SIGKILL after one model finished: `--continue` brings that model's
+/// proposal back for review and choice (rebuilt from the session log, its workspace is gone),
+/// the prompt goes back to the box for the model that never finished only, and the killed
+/// model's command did not outlive versus.
+#[test]
+fn a_killed_turn_is_reviewable_after_continue_and_only_the_unfinished_model_reruns() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    let fast = serde_json::json!({"say": "Fixing the notes.", "tools": [{"name": "write_file",
+        "args": {"path": "notes.txt", "content": "hello, fixed\n"}}]});
+    std::fs::write(
+        proj.join("fast.jsonl"),
+        format!("{fast}\n{{\"say\": \"FAST-DONE\"}}\n"),
+    )
+    .unwrap();
+    let marker = format!("4{}", std::process::id() % 100_000);
+    let hang = serde_json::json!({"tools": [{"name": "bash",
+        "args": {"command": format!("sleep {marker}")}}]});
+    std::fs::write(
+        proj.join("hang.jsonl"),
+        format!("{hang}\n{{\"say\": \"x\"}}\n"),
+    )
+    .unwrap();
+    util::git(&proj, &["add", "fast.jsonl", "hang.jsonl"]);
+    util::git(&proj, &["commit", "-qm", "scripts"]);
+    let config = tmp.write("empty.toml", "");
+    {
+        let tmux = Tmux::start("crashreview", 120, 32);
+        launch(
+            &tmux,
+            &proj,
+            &config,
+            "-m demo/fast.jsonl -m demo/hang.jsonl",
+        );
+        tmux.wait_for(&["turn 0"]);
+        tmux.type_text("fix the notes");
+        tmux.press("Enter");
+        // The finished model's change opens the review by itself.
+        tmux.wait_for(&["1/2 finished", "hello, fixed"]);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !util::command_alive(&["sleep", &marker]) {
+            assert!(
+                Instant::now() < deadline,
+                "the hanging command never started"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let pid = versus_pid(&tmux);
+        let killed = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        tmux.wait_for(&["EXIT=137"]);
+    }
+    assert!(
+        util::command_gone(&["sleep", &marker]),
+        "the killed model's command outlived versus"
+    );
+    assert_eq!(
+        std::fs::read_to_string(proj.join("notes.txt")).unwrap(),
+        "hello\n"
+    );
+    let tmux = Tmux::start("crashcontinue", 120, 32);
+    launch(&tmux, &proj, &config, "--continue");
+    let screen = tmux.wait_for(&["ready to review", "(interrupted"]);
+    assert!(
+        screen.contains("│@demo/hang.jsonl fix the notes"),
+        "the prompt is back for the unfinished model only:\n{screen}"
+    );
+    // Review and choose the finished model's change, as if the session had never stopped.
+    tmux.press("C-u");
+    tmux.press("C-o");
+    tmux.wait_for(&["hello, fixed"]);
+    tmux.type_text("c");
+    tmux.type_text("a");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(proj.join("notes.txt")).unwrap() != "hello, fixed\n" {
+        assert!(
+            Instant::now() < deadline,
+            "the restored change was not applied:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = events(&proj);
+    let choice = log
+        .iter()
+        .find(|e| e["type"] == "choice")
+        .expect("a choice record");
+    assert_eq!(choice["turn"], 1);
+    assert_eq!(choice["chosen"], serde_json::json!(["demo/fast.jsonl"]));
+    assert!(choice["apply_id"].is_string(), "{choice}");
+}

@@ -16,6 +16,7 @@
 
 mod choice;
 pub mod history;
+mod record;
 mod restore;
 mod rewind;
 mod turn;
@@ -28,6 +29,7 @@ use crate::session::{Recorder, SessionError, SessionLog, SessionRecord, Source, 
 
 pub use choice::{ChoiceJob, ChoiceOutcome, ChoiceRequest};
 pub use history::{HistoryPolicy, Shortened};
+pub use record::Finish;
 pub use restore::RestoredTurn;
 pub use rewind::{RewindDone, RewindJob, RewindPlan, RewindPlanJob, mark_apply_rewound};
 pub use turn::{

@@ -1,7 +1,6 @@
 //! A turn: each model's history shortened by the one policy, its next-turn note, the project
 //! captured, the fan-out, and every run event recorded before the front end sees it.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -9,11 +8,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::history::{self, HistoryPolicy};
+use super::record::Finish;
 use super::{EngineError, NoteInputs, SessionEngine};
 use crate::agent::Agent;
 use crate::model::{AgentEvent, Message, RunStats, RunStop};
 use crate::runner::{EntryRun, ModelEntry, ModelResult, RunEvent, RunOptions, fan_out_each};
-use crate::session::{SessionRecord, next_turn_note, now};
+use crate::session::{SessionRecord, next_turn_note};
 use crate::workspace::changeset::{BaseReader, ChangeSet};
 use crate::workspace::{Base, FileWrite};
 
@@ -276,19 +276,7 @@ impl SessionEngine {
         self.last_turn = turn;
         self.prompts.insert(turn, request.prompt.clone());
         let labels: Vec<String> = request.targets.iter().map(|t| t.label.clone()).collect();
-        for label in &labels {
-            if !self.models.contains(label) {
-                let mut models = self.models.clone();
-                models.push(label.clone());
-                self.set_models(models);
-            }
-        }
-        self.recorder.record(&SessionRecord::Turn {
-            turn,
-            time: now().rfc3339(),
-            prompt: request.prompt.clone(),
-            models: labels,
-        });
+        self.record_turn(turn, &request.prompt, &labels);
         let old = self
             .turn
             .take()
@@ -316,10 +304,7 @@ impl SessionEngine {
     pub fn turn_rejected(&mut self, turn: u32) {
         if self.turn.as_ref().is_some_and(|t| t.turn == turn) {
             self.turn = None;
-            self.recorder.record(&SessionRecord::TurnEnded {
-                turn,
-                time: now().rfc3339(),
-            });
+            self.record_turn_end(turn);
         }
     }
 
@@ -354,12 +339,7 @@ impl SessionEngine {
         };
         match event {
             RunEvent::WorkspaceReady { entry, root, mode } => {
-                self.recorder.record(&SessionRecord::Workspace {
-                    turn,
-                    entry,
-                    root: root.clone(),
-                    mode,
-                });
+                self.record_workspace(turn, entry, &root, mode);
                 vec![TurnEvent::WorkspaceReady { entry, root }]
             }
             RunEvent::Agent { entry, event } => {
@@ -368,12 +348,7 @@ impl SessionEngine {
                     .get(entry)
                     .map(|s| s.label.clone())
                     .unwrap_or_default();
-                self.recorder.record(&SessionRecord::Agent {
-                    turn,
-                    entry,
-                    model: label,
-                    event: event.clone(),
-                });
+                self.record_agent(turn, entry, &label, &event);
                 vec![TurnEvent::Agent { entry, event }]
             }
             RunEvent::Finished { entry, result } => self.finished(turn, entry, *result),
@@ -381,78 +356,36 @@ impl SessionEngine {
     }
 
     fn finished(&mut self, turn: u32, entry: usize, result: ModelResult) -> Vec<TurnEvent> {
-        let Some(state) = self.turn.as_mut() else {
+        let Some(state) = self.turn.as_ref() else {
+            return Vec::new();
+        };
+        let Some(label) = state.slots.get(entry).map(|s| s.label.clone()) else {
             return Vec::new();
         };
         let base = state.base.clone();
-        let Some(slot) = state.slots.get_mut(entry) else {
+        let finished = self.record_finished(
+            turn,
+            entry,
+            &label,
+            Finish {
+                outcome: result.outcome.as_ref(),
+                writes: &result.writes,
+                error: result.error.clone(),
+                base: base.as_deref(),
+            },
+        );
+        let Some(state) = self.turn.as_mut() else {
             return Vec::new();
         };
-        let label = slot.label.clone();
-        let mut files: Vec<String> = result.writes.iter().map(|w| w.path.clone()).collect();
-        files.sort();
-        files.dedup();
-        let (stop, stats, error, final_text) = match &result.outcome {
-            Some(o) => (
-                o.stop,
-                o.stats.clone(),
-                o.error.clone().or_else(|| result.error.clone()),
-                o.final_text.clone(),
-            ),
-            None => (
-                RunStop::Error,
-                RunStats::default(),
-                result.error.clone(),
-                String::new(),
-            ),
-        };
-        let finished = FinishedModel {
-            entry,
-            label: label.clone(),
-            stop,
-            stats: stats.clone(),
-            error: error.clone(),
-            final_text: final_text.clone(),
-            writes: result.writes.len(),
-            files: files.clone(),
-        };
-        let touched: BTreeMap<String, Option<crate::workspace::BaseEntry>> = files
-            .iter()
-            .map(|p| (p.clone(), base.as_ref().and_then(|b| b.get(p).cloned())))
-            .collect();
-        self.recorder.record(&SessionRecord::Proposals {
-            turn,
-            entry,
-            model: label.clone(),
-            writes: result.writes.clone(),
-            base: touched,
-        });
-        slot.finished = Some(finished.clone());
-        slot.writes = result.writes.clone();
-        let messages = result.outcome.as_ref().map(|o| o.messages.clone());
-        slot.result = Some(result);
-        let all_done = state.slots.iter().all(|s| s.finished.is_some());
-        self.recorder.record(&SessionRecord::Finished {
-            turn,
-            entry,
-            model: label.clone(),
-            stop: messages.as_ref().map(|_| stop),
-            stats: messages.as_ref().map(|_| stats),
-            writes: finished.writes,
-            error,
-            final_text,
-        });
-        if let Some(messages) = messages {
-            self.record_conversation(turn, &label, &messages);
-            self.conversations.insert(label.clone(), messages);
+        if let Some(slot) = state.slots.get_mut(entry) {
+            slot.finished = Some(finished.clone());
+            slot.writes = result.writes.clone();
+            slot.result = Some(result);
         }
-        self.last_files.insert(label, files);
+        let all_done = state.slots.iter().all(|s| s.finished.is_some());
         let mut out = vec![TurnEvent::Finished(finished)];
         if all_done {
-            self.recorder.record(&SessionRecord::TurnEnded {
-                turn,
-                time: now().rfc3339(),
-            });
+            self.record_turn_end(turn);
             out.push(TurnEvent::Ended { turn });
         }
         out

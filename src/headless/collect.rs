@@ -3,15 +3,20 @@
 //! Jobs send [`JobEvent`]s; the collector turns each into files, in the order they arrive:
 //! raw agent events into `events/<task>/<model>.jsonl`, a `step` checkpoint record after every
 //! model step, and for a finished cell first its diff file and then its `finished` record, so a
-//! record in the checkpoint always has its files. It also drives the progress display. Being
-//! the only writer, it needs no locks, and two jobs can never interleave half-lines.
+//! record in the checkpoint always has its files. It also drives the progress display, and
+//! records every task as a turn of the run's session (`.versus/sessions/`) through the session
+//! engine, with the same records `versus ask` and the TUI write. Being the only writer, it
+//! needs no locks, and two jobs can never interleave half-lines.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::sync::Arc;
 
+use crate::engine::{Finish, SessionEngine};
 use crate::model::AgentEvent;
+use crate::workspace::Base;
 
 use super::HeadlessError;
 use super::checkpoint::{Checkpoint, Record};
@@ -27,6 +32,12 @@ pub(super) struct Collector<'a> {
     tasks: &'a [String],
     labels: &'a [String],
     events: BTreeMap<Cell, BufWriter<File>>,
+    /// The run's session: each task is a turn.
+    session: &'a mut SessionEngine,
+    /// The project as the run started.
+    base: Arc<Base>,
+    /// Cells of each task still to end in this process.
+    open_cells: BTreeMap<usize, usize>,
     /// The display.
     pub progress: &'a mut Progress,
     /// The first write that failed; the run is cancelled when it happens.
@@ -34,22 +45,45 @@ pub(super) struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    /// A collector writing into `layout` for these task and model names.
+    /// A collector writing into `layout` for these task and model names; `cells` are the
+    /// cells this process runs.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         checkpoint: &'a mut Checkpoint,
         layout: &'a Layout,
         tasks: &'a [String],
         labels: &'a [String],
+        session: &'a mut SessionEngine,
+        base: Arc<Base>,
+        cells: &[Cell],
         progress: &'a mut Progress,
     ) -> Self {
+        let mut open_cells = BTreeMap::new();
+        for (task, _) in cells {
+            *open_cells.entry(*task).or_insert(0) += 1;
+        }
         Self {
             checkpoint,
             layout,
             tasks,
             labels,
             events: BTreeMap::new(),
+            session,
+            base,
+            open_cells,
             progress,
             failure: None,
+        }
+    }
+
+    /// One cell of `task` ended (finished or interrupted): the last one ends the turn.
+    fn cell_ended(&mut self, task: usize) {
+        if let Some(left) = self.open_cells.get_mut(&task) {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                self.open_cells.remove(&task);
+                self.session.record_turn_end(turn_of(task));
+            }
         }
     }
 
@@ -86,8 +120,15 @@ impl<'a> Collector<'a> {
                 }
             }
             JobEvent::Phase { cell, phase } => self.progress.phase(cell, phase),
+            JobEvent::Workspace { cell, root, mode } => {
+                self.session
+                    .record_workspace(turn_of(cell.0), cell.1, &root, mode);
+            }
             JobEvent::Agent { cell, event } => {
                 self.progress.event(cell, &event);
+                let label = self.key(cell).1;
+                self.session
+                    .record_agent(turn_of(cell.0), cell.1, &label, &event);
                 self.log_event(cell, &event)?;
                 if let AgentEvent::StepFinished { step, .. } = event {
                     let (task, model) = self.key(cell);
@@ -95,8 +136,22 @@ impl<'a> Collector<'a> {
                         .append(&Record::Step { task, model, step })?;
                 }
             }
-            JobEvent::Finished { cell, run } => {
+            JobEvent::Finished { cell, run, output } => {
                 self.close_events(cell)?;
+                let label = self.key(cell).1;
+                let base = Arc::clone(&self.base);
+                self.session.record_finished(
+                    turn_of(cell.0),
+                    cell.1,
+                    &label,
+                    Finish {
+                        outcome: output.outcome.as_ref(),
+                        writes: &output.writes,
+                        error: output.error.clone(),
+                        base: Some(&base),
+                    },
+                );
+                self.cell_ended(cell.0);
                 let path = self.layout.path(&run.change_set.diff_file);
                 create_with_parents(&path)?
                     .write_all(run.change_set.diff.as_bytes())
@@ -107,6 +162,7 @@ impl<'a> Collector<'a> {
             }
             JobEvent::Interrupted { cell } => {
                 self.close_events(cell)?;
+                self.cell_ended(cell.0);
                 self.progress.interrupted(cell);
             }
         }
@@ -135,6 +191,11 @@ impl<'a> Collector<'a> {
         }
         Ok(())
     }
+}
+
+/// The session turn of a task: tasks in recipe order are turns 1, 2, ...
+pub(super) fn turn_of(task: usize) -> u32 {
+    u32::try_from(task).map_or(u32::MAX, |t| t.saturating_add(1))
 }
 
 /// Creates (truncating) `path` and its folders.

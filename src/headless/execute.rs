@@ -15,8 +15,9 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, Env};
+use crate::engine::SessionEngine;
 use crate::recipe::{Choice, Criterion, Recipe};
-use crate::session::now;
+use crate::session::{Source, Store, now};
 use crate::workspace::{Base, Isolation, WorkspaceError, cleanup_leftovers};
 
 use super::assemble::{self, Frame};
@@ -94,27 +95,44 @@ pub async fn run(
         // Kept workspaces must be real trees that outlive this process.
         crate::workspace::cow::set_copy_on_write(false);
     }
+    let base = Arc::new(base);
+    let remaining = plan.remaining(&done);
+    let cells: Vec<Cell> = remaining.iter().flat_map(|job| job.cells()).collect();
+    // Every task is a turn of the run's session, recorded as `versus ask` and the TUI record
+    // theirs.
+    let store = Store::open(&request.project)?;
+    let mut session = SessionEngine::create(store, Source::Run, labels.clone())?;
+    for (task, prompt) in recipe.tasks().iter().map(|t| t.prompt.clone()).enumerate() {
+        if cells.iter().any(|(t, _)| *t == task) {
+            session.record_turn(super::collect::turn_of(task), &prompt, &labels);
+        }
+    }
     let shared = Arc::new(Shared {
-        base: Arc::new(base),
+        base: Arc::clone(&base),
         recipe: Arc::clone(&recipe),
         entries: std::mem::take(&mut opened.prepared.entries),
+        windows: std::mem::take(&mut opened.prepared.windows),
         isolation,
         limits: recipe.tool_limits(),
         layout: opened.layout.clone(),
         cancel: run_cancel.clone(),
         sandbox,
     });
-    let rx = start_jobs(plan.remaining(&done), shared, jobs);
+    let rx = start_jobs(remaining, shared, jobs);
 
     let mut collector = Collector::new(
         &mut opened.checkpoint,
         &opened.layout,
         &opened.tasks,
         &labels,
+        &mut session,
+        base,
+        &cells,
         &mut progress,
     );
     collect(&mut collector, rx, &run_cancel, request.display).await;
     let failure = collector.failure.take();
+    session.finish();
     progress.finish();
     if let Some(err) = failure {
         return Err(err);

@@ -17,13 +17,14 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{EventSink, ToolEnv};
-use crate::model::{AgentEvent, Message, Part, Role, RunStats, RunStop};
-use crate::recipe::{Recipe, TaskMode};
+use crate::agent::{AgentOutcome, EventSink, ToolEnv};
+use crate::engine::HistoryPolicy;
+use crate::model::{AgentEvent, Message, RunStats, RunStop};
+use crate::recipe::{CompactStrategy, Recipe, TaskMode};
 use crate::runner::ModelEntry;
 use crate::tools::ToolLimits;
 use crate::workspace::changeset::ChangeSet;
-use crate::workspace::{Base, ChangeKind, Isolation, Workspace, WorkspaceError};
+use crate::workspace::{Base, ChangeKind, FileWrite, Isolation, Workspace, WorkspaceError};
 
 use super::criteria::{self, Facts};
 use super::layout::Layout;
@@ -38,6 +39,8 @@ pub(super) struct Shared {
     pub recipe: Arc<Recipe>,
     /// The runnable models, by model position.
     pub entries: Vec<ModelEntry>,
+    /// Each model's context window, by model position.
+    pub windows: Vec<Option<u64>>,
     /// Workspace isolation.
     pub isolation: Isolation,
     /// Tool limits from the recipe.
@@ -76,6 +79,15 @@ pub(super) enum JobEvent {
         /// Its phase.
         phase: Phase,
     },
+    /// The model's workspace is ready (before its first task).
+    Workspace {
+        /// The cell.
+        cell: Cell,
+        /// Its root.
+        root: PathBuf,
+        /// Isolation actually used.
+        mode: Isolation,
+    },
     /// An event of the model's agent.
     Agent {
         /// The cell.
@@ -89,12 +101,26 @@ pub(super) enum JobEvent {
         cell: Cell,
         /// Its record.
         run: Box<ModelRun>,
+        /// What the model left, for the session log.
+        output: Box<CellOutput>,
     },
     /// A cell was not finished because the run was cancelled.
     Interrupted {
         /// The cell.
         cell: Cell,
     },
+}
+
+/// What a cell's model left: its outcome (`None`: no workspace) and its proposals, recorded in
+/// the session log exactly as the other front ends record a model's end.
+#[derive(Debug)]
+pub(super) struct CellOutput {
+    /// The agent's outcome.
+    pub outcome: Option<crate::agent::AgentOutcome>,
+    /// Recorded writes, then the changes bash made.
+    pub writes: Vec<crate::workspace::FileWrite>,
+    /// A failure outside the agent.
+    pub error: Option<String>,
 }
 
 /// Runs `job` to its end (or until cancelled), reporting on `tx`. The workspace is made once,
@@ -118,7 +144,14 @@ pub(super) async fn run(job: Job, shared: Arc<Shared>, tx: UnboundedSender<JobEv
         if position == 0 {
             let started = Instant::now();
             match prepare(&shared, job.model).await {
-                Ok(ws) => workspace = Some(ws),
+                Ok(ws) => {
+                    let _ = tx.send(JobEvent::Workspace {
+                        cell,
+                        root: ws.root().to_path_buf(),
+                        mode: ws.mode(),
+                    });
+                    workspace = Some(ws);
+                }
                 Err(err) => setup_error = Some(err),
             }
             workspace_ms = millis(started);
@@ -149,18 +182,24 @@ pub(super) async fn run(job: Job, shared: Arc<Shared>, tx: UnboundedSender<JobEv
             &setup_error,
         )
         .await;
-        let Some((mut record, kept)) = finished else {
+        let Some((mut record, kept, writes)) = finished else {
             interrupt_rest(&tx, &job, position);
             return;
         };
         workspace = kept;
         record.workspace_ms = workspace_ms;
-        if let Some(outcome) = outcome {
-            history = outcome.messages;
+        if let Some(outcome) = &outcome {
+            history = outcome.messages.clone();
         }
+        let error = record.error.clone();
         let _ = tx.send(JobEvent::Finished {
             cell,
             run: Box::new(record),
+            output: Box::new(CellOutput {
+                outcome,
+                writes,
+                error,
+            }),
         });
     }
     if let Some(ws) = workspace.take() {
@@ -199,25 +238,16 @@ async fn prepare(shared: &Shared, model: usize) -> Result<Workspace, String> {
     })
 }
 
-/// The result of running the model on one task.
-struct ModelOutcome {
-    stop: RunStop,
-    error: Option<String>,
-    final_text: String,
-    stats: RunStats,
-    messages: Vec<Message>,
-}
-
 async fn run_model(
     shared: &Shared,
     cell: Cell,
     workspace: &Workspace,
-    history: Vec<Message>,
+    mut history: Vec<Message>,
     tx: &UnboundedSender<JobEvent>,
-) -> ModelOutcome {
+) -> AgentOutcome {
     let (task, model) = cell;
     let Some(entry) = shared.entries.get(model) else {
-        return ModelOutcome {
+        return AgentOutcome {
             stop: RunStop::Error,
             error: Some("internal: no such model entry".to_string()),
             final_text: String::new(),
@@ -249,8 +279,9 @@ async fn run_model(
     let emit: EventSink = Arc::new(move |event| {
         let _ = sink_tx.send(JobEvent::Agent { cell, event });
     });
-    let history = trim_history(history, shared.recipe.context.max_history_turns);
-    let outcome = entry
+    let window = shared.windows.get(model).copied().flatten();
+    crate::engine::history::prepare(&mut history, window, history_policy(&shared.recipe));
+    entry
         .agent
         .run_turn(
             history,
@@ -259,13 +290,17 @@ async fn run_model(
             &emit,
             shared.cancel.child_token(),
         )
-        .await;
-    ModelOutcome {
-        stop: outcome.stop,
-        error: outcome.error,
-        final_text: outcome.final_text,
-        stats: outcome.stats,
-        messages: outcome.messages,
+        .await
+}
+
+/// The recipe's `## Context` as the engine's one history policy.
+fn history_policy(recipe: &Recipe) -> HistoryPolicy {
+    HistoryPolicy {
+        compact_at: match recipe.context.strategy {
+            CompactStrategy::AutoCompact => Some(recipe.context.compact_threshold),
+            CompactStrategy::Manual | CompactStrategy::Off => None,
+        },
+        max_turns: recipe.context.max_history_turns,
     }
 }
 
@@ -275,9 +310,9 @@ async fn finish_cell(
     shared: &Shared,
     cell: Cell,
     workspace: Option<Workspace>,
-    outcome: Option<&ModelOutcome>,
+    outcome: Option<&AgentOutcome>,
     setup_error: &Option<String>,
-) -> Option<(ModelRun, Option<Workspace>)> {
+) -> Option<(ModelRun, Option<Workspace>, Vec<FileWrite>)> {
     let (task, model) = cell;
     let label = shared
         .entries
@@ -288,9 +323,9 @@ async fn finish_cell(
         .tasks()
         .get(task)
         .map_or_else(String::new, |t| t.name.clone());
-    let (workspace, built) = match workspace {
+    let (workspace, built, writes) = match workspace {
         Some(ws) => change_set(shared, &label, ws).await,
-        None => (None, Ok(ChangeSetReport::default())),
+        None => (None, Ok(ChangeSetReport::default()), Vec::new()),
     };
     let (mut change_set, change_error) = match built {
         Ok(report) => (report, None),
@@ -372,32 +407,33 @@ async fn finish_cell(
         events_file: shared.layout.events_rel(task, model),
         workspace: kept_path,
     };
-    Some((record, workspace))
+    Some((record, workspace, writes))
 }
 
-/// The change set of the model in `workspace` (bash changes included), as report data.
+/// The change set of the model in `workspace` (bash changes included), as report data, and
+/// the writes it was built from.
 async fn change_set(
     shared: &Shared,
     label: &str,
     workspace: Workspace,
-) -> (Option<Workspace>, Result<ChangeSetReport, String>) {
+) -> (
+    Option<Workspace>,
+    Result<ChangeSetReport, String>,
+    Vec<FileWrite>,
+) {
     let base = Arc::clone(&shared.base);
     let label = label.to_string();
     let joined = tokio::task::spawn_blocking(move || {
         let built = ChangeSet::from_workspace(&label, &base, &workspace);
-        (workspace, built)
+        let writes = workspace.writes();
+        (workspace, built, writes)
     })
     .await;
+    let failed = |err: String| format!("the change set could not be built: {err}");
     match joined {
-        Ok((ws, Ok(set))) => (Some(ws), Ok(report_of(&set))),
-        Ok((ws, Err(err))) => (
-            Some(ws),
-            Err(format!("the change set could not be built: {err}")),
-        ),
-        Err(err) => (
-            None,
-            Err(format!("the change set could not be built: {err}")),
-        ),
+        Ok((ws, Ok(set), writes)) => (Some(ws), Ok(report_of(&set)), writes),
+        Ok((ws, Err(err), writes)) => (Some(ws), Err(failed(err.to_string())), writes),
+        Err(err) => (None, Err(failed(err.to_string())), Vec::new()),
     }
 }
 
@@ -439,76 +475,30 @@ async fn drop_or_keep(mut workspace: Workspace, shared: &Shared) {
     let _ = tokio::task::spawn_blocking(move || drop(workspace)).await;
 }
 
-/// Keeps the last `turns` turns of `history` (0 keeps all). A turn starts at a user message
-/// that is not only tool results, so a tool call is never separated from its result.
-fn trim_history(history: Vec<Message>, turns: u32) -> Vec<Message> {
-    if turns == 0 {
-        return history;
-    }
-    let starts: Vec<usize> = history
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| {
-            m.role == Role::User
-                && m.parts
-                    .iter()
-                    .any(|p| !matches!(p, Part::ToolResult { .. }))
-        })
-        .map(|(i, _)| i)
-        .collect();
-    let keep = turns as usize;
-    if starts.len() <= keep {
-        return history;
-    }
-    let from = starts[starts.len() - keep];
-    history.into_iter().skip(from).collect()
-}
-
 fn millis(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
-    fn tool_result() -> Message {
-        Message {
-            role: Role::User,
-            parts: vec![Part::ToolResult {
-                call_id: "c".into(),
-                name: "bash".into(),
-                content: "ok".into(),
-                is_error: false,
-            }],
-        }
-    }
-
-    fn assistant(text: &str) -> Message {
-        Message {
-            role: Role::Assistant,
-            parts: vec![Part::text(text)],
-        }
-    }
-
     #[test]
-    fn history_is_cut_at_turn_starts_only() {
-        let history = vec![
-            Message::user("one"),
-            assistant("a"),
-            tool_result(),
-            assistant("b"),
-            Message::user("two"),
-            assistant("c"),
-            tool_result(),
-            Message::user("three"),
-            assistant("d"),
-        ];
-        assert_eq!(trim_history(history.clone(), 0).len(), 9);
-        assert_eq!(trim_history(history.clone(), 5).len(), 9);
-        let kept = trim_history(history.clone(), 2);
-        assert_eq!(kept.len(), 5);
-        assert_eq!(kept[0], Message::user("two"));
-        assert_eq!(trim_history(history, 1)[0], Message::user("three"));
+    fn the_recipe_context_becomes_the_engine_history_policy() {
+        let mut recipe = Recipe::parse("# R\nversion: 1\n", "r.md").unwrap();
+        recipe.context.max_history_turns = 3;
+        recipe.context.compact_threshold = 0.5;
+        assert_eq!(
+            history_policy(&recipe),
+            HistoryPolicy {
+                compact_at: Some(0.5),
+                max_turns: 3
+            }
+        );
+        recipe.context.strategy = CompactStrategy::Manual;
+        assert_eq!(history_policy(&recipe).compact_at, None);
+        recipe.context.strategy = CompactStrategy::Off;
+        assert_eq!(history_policy(&recipe).compact_at, None);
     }
 }

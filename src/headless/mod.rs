@@ -176,6 +176,12 @@ pub enum HeadlessError {
     /// The project could not be captured or prepared.
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
+    /// The run's session could not be opened in `.versus/`.
+    #[error(transparent)]
+    Session(#[from] crate::engine::EngineError),
+    /// `.versus/` could not be used.
+    #[error(transparent)]
+    Store(#[from] crate::session::SessionError),
 }
 
 impl HeadlessError {

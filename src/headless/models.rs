@@ -21,6 +21,8 @@ use super::{HeadlessError, RequestedModel};
 pub(super) struct Prepared {
     /// Runnable entries, in the requested order.
     pub entries: Vec<ModelEntry>,
+    /// Each entry's context window in tokens, when known (automatic compaction needs it).
+    pub windows: Vec<Option<u64>>,
     /// Skipped models, in the requested order.
     pub skipped: Vec<SkippedModel>,
 }
@@ -56,6 +58,7 @@ pub(super) fn prepare(
         message: e.to_string(),
     })?;
     let mut entries = Vec::new();
+    let mut windows = Vec::new();
     let mut skipped = Vec::new();
     for requested in models {
         let label = requested.spec.to_string();
@@ -87,12 +90,17 @@ pub(super) fn prepare(
         })?;
         let mut settings = recipe.agent_settings(&requested.spec);
         settings.system = system.clone();
+        windows.push(resolved.context_window);
         entries.push(entry_for(&resolved, client, Arc::clone(&tools), settings));
     }
     if entries.is_empty() {
         return Err(HeadlessError::AllSkipped);
     }
-    Ok(Prepared { entries, skipped })
+    Ok(Prepared {
+        entries,
+        windows,
+        skipped,
+    })
 }
 
 /// Warnings about recipe settings a headless run reads but cannot apply yet, so nothing is

@@ -49,17 +49,18 @@ pub struct Store {
 
 impl Store {
     /// Opens the store of `project`, creating `.versus/` on first use and listing it in the
-    /// repository's `.git/info/exclude` so it never shows in `git status`.
+    /// repository's `info/exclude` so it never shows in `git status`. The exclude goes to the
+    /// repository's common folder, the one git reads for every linked worktree too (a
+    /// worktree's own `.git/worktrees/NAME/info/exclude` is ignored by git).
     pub fn open(project: &Path) -> Result<Self, SessionError> {
         let project = project
             .canonicalize()
             .map_err(io_err("open the project folder", project))?;
         let root = project.join(".versus");
-        let fresh = !root.is_dir();
         fs::create_dir_all(root.join("sessions")).map_err(io_err("create", &root))?;
-        if fresh {
-            exclude_from_git(&project);
-        }
+        // Every time, not only on creation: a `.versus/` made by an older version in a linked
+        // worktree had its exclude written where git never reads it.
+        exclude_from_git(&project);
         Ok(Self { project, root })
     }
 
@@ -165,7 +166,7 @@ fn exclude_from_git(project: &Path) {
     let Ok(repo) = git2::Repository::discover(project) else {
         return;
     };
-    let info = repo.path().join("info");
+    let info = repo.commondir().join("info");
     let exclude = info.join("exclude");
     let current = fs::read_to_string(&exclude).unwrap_or_default();
     if current.lines().any(|l| l.trim() == ".versus/") {

@@ -1,0 +1,141 @@
+//! The records of a turn, written by one piece of code for every front end: the engine's own
+//! turns ([`SessionEngine::start_turn`]) and turns a front end drives itself (a headless job
+//! keeps one workspace across several prompts, so it runs the agent loop directly) produce the
+//! same lines in the session log.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::SessionEngine;
+use super::turn::FinishedModel;
+use crate::agent::AgentOutcome;
+use crate::model::{AgentEvent, RunStats, RunStop};
+use crate::session::{SessionRecord, now};
+use crate::workspace::{Base, BaseEntry, FileWrite, Isolation};
+
+/// What a model's run left, for its records.
+pub struct Finish<'a> {
+    /// The agent's outcome (`None`: its workspace could not be prepared).
+    pub outcome: Option<&'a AgentOutcome>,
+    /// Recorded writes, then the changes bash made.
+    pub writes: &'a [FileWrite],
+    /// A failure outside the agent (workspace, setup, bash-change scan).
+    pub error: Option<String>,
+    /// The turn's base (the base entry of each touched path is recorded with the proposals).
+    pub base: Option<&'a Base>,
+}
+
+impl SessionEngine {
+    /// Records a turn's prompt and models (models new to the session join its model set).
+    pub fn record_turn(&mut self, turn: u32, prompt: &str, models: &[String]) {
+        for label in models {
+            if !self.models.contains(label) {
+                let mut all = self.models.clone();
+                all.push(label.clone());
+                self.set_models(all);
+            }
+        }
+        self.last_turn = self.last_turn.max(turn);
+        self.prompts.insert(turn, prompt.to_string());
+        self.recorder.record(&SessionRecord::Turn {
+            turn,
+            time: now().rfc3339(),
+            prompt: prompt.to_string(),
+            models: models.to_vec(),
+        });
+    }
+
+    /// Records that a model's workspace is ready.
+    pub fn record_workspace(&mut self, turn: u32, entry: usize, root: &Path, mode: Isolation) {
+        self.recorder.record(&SessionRecord::Workspace {
+            turn,
+            entry,
+            root: root.to_path_buf(),
+            mode,
+        });
+    }
+
+    /// Records one event of a model's agent.
+    pub fn record_agent(&mut self, turn: u32, entry: usize, label: &str, event: &AgentEvent) {
+        self.recorder.record(&SessionRecord::Agent {
+            turn,
+            entry,
+            model: label.to_string(),
+            event: event.clone(),
+        });
+    }
+
+    /// Records a model's end: its proposals (with the base entries they change), how it ended
+    /// and its whole conversation, which the next turn continues from.
+    pub fn record_finished(
+        &mut self,
+        turn: u32,
+        entry: usize,
+        label: &str,
+        finish: Finish<'_>,
+    ) -> FinishedModel {
+        let mut files: Vec<String> = finish.writes.iter().map(|w| w.path.clone()).collect();
+        files.sort();
+        files.dedup();
+        let (stop, stats, error, final_text) = match finish.outcome {
+            Some(o) => (
+                o.stop,
+                o.stats.clone(),
+                o.error.clone().or_else(|| finish.error.clone()),
+                o.final_text.clone(),
+            ),
+            None => (
+                RunStop::Error,
+                RunStats::default(),
+                finish.error.clone(),
+                String::new(),
+            ),
+        };
+        let touched: BTreeMap<String, Option<BaseEntry>> = files
+            .iter()
+            .map(|p| (p.clone(), finish.base.and_then(|b| b.get(p).cloned())))
+            .collect();
+        self.recorder.record(&SessionRecord::Proposals {
+            turn,
+            entry,
+            model: label.to_string(),
+            writes: finish.writes.to_vec(),
+            base: touched,
+        });
+        let ran = finish.outcome.is_some();
+        self.recorder.record(&SessionRecord::Finished {
+            turn,
+            entry,
+            model: label.to_string(),
+            stop: ran.then_some(stop),
+            stats: ran.then(|| stats.clone()),
+            writes: finish.writes.len(),
+            error: error.clone(),
+            final_text: final_text.clone(),
+        });
+        if let Some(outcome) = finish.outcome {
+            self.record_conversation(turn, label, &outcome.messages);
+            self.conversations
+                .insert(label.to_string(), outcome.messages.clone());
+        }
+        self.last_files.insert(label.to_string(), files.clone());
+        FinishedModel {
+            entry,
+            label: label.to_string(),
+            stop,
+            stats,
+            error,
+            final_text,
+            writes: finish.writes.len(),
+            files,
+        }
+    }
+
+    /// Records that every model of the turn has ended.
+    pub fn record_turn_end(&mut self, turn: u32) {
+        self.recorder.record(&SessionRecord::TurnEnded {
+            turn,
+            time: now().rfc3339(),
+        });
+    }
+}
