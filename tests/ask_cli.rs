@@ -502,3 +502,138 @@ fn a_recorded_run_exported_as_a_demo_script_replays_the_same_change() {
             .contains("no recorded conversation of nobody/x")
     );
 }
+
+/// `versus stats --json` in `root`.
+fn stats(root: &Path) -> serde_json::Value {
+    let out = versus()
+        .arg("-C")
+        .arg(root)
+        .args(["stats", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{:?}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn wins(stats: &serde_json::Value, model: &str) -> Option<u64> {
+    stats["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["model"] == model)
+        .map(|m| m["wins"].as_u64().unwrap())
+}
+
+/// Regression: a choice undone with `versus rewind` kept counting as a win.
+#[test]
+fn a_rewound_choice_no_longer_counts_in_stats_and_stats_says_so() {
+    let (_tmp, root) = project();
+    let out = ask(&root, &["--pick", "demo/scripts/a.jsonl"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert_eq!(wins(&stats(&root), "demo/scripts/a.jsonl"), Some(1));
+
+    let rewind = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["rewind", "--yes"])
+        .output()
+        .unwrap();
+    assert!(rewind.status.success(), "{:?}", text(&rewind));
+    let after = stats(&root);
+    assert_eq!(after["sources"]["preferences"], 0, "{after}");
+    assert_eq!(after["sources"]["rewound"], 1, "{after}");
+    assert_eq!(wins(&after, "demo/scripts/a.jsonl"), None, "{after}");
+    let human = versus().arg("-C").arg(&root).arg("stats").output().unwrap();
+    let (stdout, _) = text(&human);
+    assert!(
+        stdout.contains("1 choice made here were rewound"),
+        "{stdout}"
+    );
+    // The session log says the turn's choice was rewound (files only).
+    let sessions = root.join(".versus/sessions");
+    let session = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let log = std::fs::read_to_string(session.path().join("events.jsonl")).unwrap();
+    let rewound: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["type"] == "rewound")
+        .collect();
+    assert_eq!(rewound.len(), 1, "{log}");
+    assert_eq!(rewound[0]["scope"], "files");
+    assert_eq!(rewound[0]["turn"], 1);
+}
+
+const TEXT_ONLY: &str = r#"
+{"say": "The answer is 42: nothing needs to change."}
+"#;
+
+/// Regression: a model that answered in text only could not be the turn's winner.
+#[test]
+fn a_text_only_answer_can_win_and_counts_in_stats() {
+    let (_tmp, root) = project();
+    write(&root, "scripts/t.jsonl", TEXT_ONLY);
+    let before = tree(&root);
+    let out = versus()
+        .arg("-C")
+        .arg(&root)
+        .args([
+            "ask",
+            "what is the answer?",
+            "-m",
+            "demo/scripts/a.jsonl",
+            "-m",
+            "demo/scripts/t.jsonl",
+            "--pick",
+            "demo/scripts/t.jsonl",
+        ])
+        .env("XDG_CONFIG_HOME", root.join(".no-config"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("Nothing to write for demo/scripts/t.jsonl"),
+        "{stdout}"
+    );
+    assert_eq!(tree(&root), before, "a text-only choice writes nothing");
+    let prefs = std::fs::read_to_string(root.join(".versus/preferences.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(prefs.trim()).unwrap();
+    assert_eq!(line["chosen"], serde_json::json!(["demo/scripts/t.jsonl"]));
+    let s = stats(&root);
+    assert_eq!(wins(&s, "demo/scripts/t.jsonl"), Some(1), "{s}");
+    assert_eq!(wins(&s, "demo/scripts/a.jsonl"), Some(0), "{s}");
+}
+
+/// Regression: in a linked worktree `.versus/` showed in `git status` (the exclude went to the
+/// worktree's own folder, which git never reads).
+#[test]
+fn versus_leaves_git_status_clean_in_a_linked_worktree() {
+    let (tmp, root) = project();
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "all"]);
+    let linked = tmp.path().canonicalize().unwrap().join("linked");
+    git(
+        &root,
+        &["worktree", "add", "-q", linked.to_str().unwrap(), "HEAD"],
+    );
+    write(&linked, "scripts/a.jsonl", MODEL_A);
+    write(&linked, "scripts/b.jsonl", MODEL_B);
+    let status = |dir: &Path| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["status", "--porcelain", "--untracked-files=all"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(status(&linked), "");
+    let out = ask(&linked, &[]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert!(linked.join(".versus/sessions").is_dir());
+    assert_eq!(status(&linked), "", "versus's folder shows in git status");
+}

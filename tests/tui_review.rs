@@ -1100,3 +1100,59 @@ fn the_review_draws_at_any_size_without_panicking() {
     let screen = format!("{:?}", t.backend());
     assert!(screen.contains("src/pricing.rs"), "{screen}");
 }
+
+/// Regression: `c` on a model that answered in text only said "has no change to pick", so a
+/// turn whose best answer changed no file could not have a winner.
+#[test]
+fn c_on_a_text_only_model_chooses_its_answer() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = app(&[GOOD, SLOPPY]);
+    typed(&mut a, "Which discount applies to ten items?");
+    key(&mut a, KeyCode::Enter);
+    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    let (good, _) = sets(&base);
+    finish(&mut a, 0, &["README.md", "src/pricing.rs"]);
+    send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: GOOD.into(),
+            set: Ok(good),
+        },
+    );
+    finish(&mut a, 1, &[]);
+    send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: SLOPPY.into(),
+            set: Ok(change_set(&base, SLOPPY, &[])),
+        },
+    );
+    send(&mut a, EngineMsg::TurnEnded { turn: 1 });
+    assert_eq!(a.screen, Screen::Review, "the review opened by itself");
+    // Select the text-only model, rate it, choose it.
+    for _ in 0..2 {
+        if a.review.as_ref().unwrap().model().unwrap().label != SLOPPY {
+            key(&mut a, KeyCode::Tab);
+        }
+    }
+    assert_eq!(a.review.as_ref().unwrap().model().unwrap().label, SLOPPY);
+    ch(&mut a, '+');
+    let effects = ch(&mut a, 'c');
+    let [Effect::Choose(request)] = effects.as_slice() else {
+        panic!(
+            "c should choose the text-only answer: {effects:?}, {:?}",
+            a.status
+        );
+    };
+    assert_eq!(request.chosen, [SLOPPY]);
+    assert!(request.plan.is_none());
+    assert_eq!(
+        request.ratings.get(SLOPPY).map(String::as_str),
+        Some("good")
+    );
+    let (text, error) = status(&a);
+    assert!(!error && text.contains("answer chosen"), "{text}");
+}
