@@ -27,7 +27,7 @@
     missing_docs
 )]
 
-#[path = "../tests/util/mock_server.rs"]
+#[path = "../tests/it/util/mock_server.rs"]
 mod mock_server;
 
 use std::collections::HashMap;

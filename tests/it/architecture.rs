@@ -1,0 +1,501 @@
+//! Keeps docs/ARCHITECTURE.md honest: lower layers must not import higher ones, and the table
+//! "Dependency direction, concretely" lists exactly what each module uses.
+//!
+//! The sources are parsed with `syn` rather than matched line by line, because a text match
+//! misses what Rust allows: grouped imports (`use crate::{tui::X, apply}`), imports spread over
+//! several lines, `super::super::...` climbing out of a module, and `crate::tui::f()` written
+//! inline in an expression or a type without any `use`. Every path that starts with `crate`,
+//! `super` or `self` (in `use` trees, in code, and in the tokens of macro calls such as
+//! `format!`) is resolved to the top-level module it lands in.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use proc_macro2::{TokenStream, TokenTree};
+use syn::visit::{self, Visit};
+
+/// The layers from the bottom up. A module may use only modules of a lower layer: modules of
+/// one layer are peers and never import each other (`tui` and `headless`, `runner` and
+/// `recipe`). The table in docs/ARCHITECTURE.md says what each module may use; this order is
+/// the second lock, so that widening a row upward means editing this file too, in review.
+const LAYERS: &[&[&str]] = &[
+    &["exec", "fsutil", "model"],
+    &["example", "workspace", "provider"],
+    &["apply", "tools", "config", "session"],
+    &["agent", "review", "stats"],
+    &["runner", "recipe"],
+    // The one session engine under every front end.
+    &["engine"],
+    &["headless", "tui"],
+    // The binary: its `crate::` is the binary crate, and it may use anything in the library.
+    &["cli"],
+];
+
+/// One path in a source file that reaches a top-level module of the crate.
+#[derive(Debug, Clone)]
+struct Import {
+    file: PathBuf,
+    line: usize,
+    /// The top-level module the file belongs to.
+    from: String,
+    /// The top-level module the path lands in (after `super` and `self` are resolved).
+    to: String,
+    /// The resolved path, from the crate root: `tui::app::App`.
+    path: String,
+}
+
+impl std::fmt::Display for Import {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: {} uses {} (crate::{})",
+            self.file.display(),
+            self.line,
+            self.from,
+            self.to,
+            self.path
+        )
+    }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The module path of a file below `src`: `src/a/b.rs` is `a::b`, `src/a/mod.rs` and `src/a.rs`
+/// are `a`, `src/lib.rs` and `src/main.rs` are the root.
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.len() == 1 && (parts[0] == "lib" || parts[0] == "main") {
+        parts.clear();
+    }
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Walks one file's syntax tree and records every path into the crate.
+struct Collector<'a> {
+    file: &'a Path,
+    /// The module the visitor is in: the file's module, plus any inline `mod x { }` around it.
+    module: Vec<String>,
+    out: &'a mut Vec<Import>,
+}
+
+impl Collector<'_> {
+    /// `crate::a::b`, `super::super::a` or `self::a` resolved to a path from the crate root;
+    /// `None` for other paths (`std::...`, a local name, a child module of this one).
+    fn resolve(&self, segments: &[String]) -> Option<Vec<String>> {
+        let first = segments.first()?;
+        let rest = match first.as_str() {
+            "crate" => return Some(segments[1..].to_vec()),
+            "super" | "self" => segments,
+            _ => return None,
+        };
+        let mut module = self.module.clone();
+        let mut i = 0;
+        while let Some(s) = rest.get(i) {
+            match s.as_str() {
+                "super" => {
+                    module.pop()?;
+                }
+                "self" => {}
+                _ => break,
+            }
+            i += 1;
+        }
+        module.extend(rest[i..].iter().cloned());
+        Some(module)
+    }
+
+    fn record(&mut self, segments: &[String], line: usize) {
+        let Some(path) = self.resolve(segments) else {
+            return;
+        };
+        let (Some(from), Some(to)) = (self.module.first(), path.first()) else {
+            return;
+        };
+        if from == to {
+            return;
+        }
+        self.out.push(Import {
+            file: self.file.to_path_buf(),
+            line,
+            from: from.clone(),
+            to: to.clone(),
+            path: path.join("::"),
+        });
+    }
+
+    /// Every leaf of a `use` tree as a full path: `use crate::{a::b, c::{d, e}}` gives
+    /// `crate::a::b`, `crate::c::d` and `crate::c::e`.
+    fn use_tree(&mut self, tree: &syn::UseTree, prefix: &mut Vec<String>) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(&p.tree, prefix);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => {
+                prefix.push(n.ident.to_string());
+                self.record(&prefix.clone(), n.ident.span().start().line);
+                prefix.pop();
+            }
+            syn::UseTree::Rename(r) => {
+                prefix.push(r.ident.to_string());
+                self.record(&prefix.clone(), r.ident.span().start().line);
+                prefix.pop();
+            }
+            syn::UseTree::Glob(g) => {
+                self.record(&prefix.clone(), g.star_token.spans[0].start().line);
+            }
+            syn::UseTree::Group(g) => {
+                for item in &g.items {
+                    self.use_tree(item, prefix);
+                }
+            }
+        }
+    }
+
+    /// Paths inside a macro call are tokens, not syntax (`assert!(crate::tui::ok())`): find
+    /// each run of `crate`/`super`/`self` `::` ident `::` ... among them.
+    fn tokens(&mut self, tokens: TokenStream) {
+        let trees: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut i = 0;
+        while i < trees.len() {
+            if let TokenTree::Group(g) = &trees[i] {
+                self.tokens(g.stream());
+                i += 1;
+                continue;
+            }
+            let starts = matches!(&trees[i], TokenTree::Ident(id)
+                if id == "crate" || id == "super" || id == "self");
+            let after_dollar =
+                i > 0 && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '$');
+            if !starts
+                || (after_dollar && !matches!(&trees[i], TokenTree::Ident(id) if id == "crate"))
+            {
+                i += 1;
+                continue;
+            }
+            let line = trees[i].span().start().line;
+            let mut segments = vec![trees[i].to_string()];
+            let mut j = i + 1;
+            while let (
+                Some(TokenTree::Punct(a)),
+                Some(TokenTree::Punct(b)),
+                Some(TokenTree::Ident(id)),
+            ) = (trees.get(j), trees.get(j + 1), trees.get(j + 2))
+            {
+                if a.as_char() != ':' || b.as_char() != ':' {
+                    break;
+                }
+                segments.push(id.to_string());
+                j += 3;
+            }
+            if segments.len() > 1 {
+                self.record(&segments, line);
+            }
+            i = j;
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Collector<'_> {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        let inline = m.content.is_some();
+        if inline {
+            self.module.push(m.ident.to_string());
+        }
+        visit::visit_item_mod(self, m);
+        if inline {
+            self.module.pop();
+        }
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        self.use_tree(&u.tree, &mut Vec::new());
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segments: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let Some(first) = p.segments.first() {
+            self.record(&segments, first.ident.span().start().line);
+        }
+        visit::visit_path(self, p);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.tokens(m.tokens.clone());
+        visit::visit_macro(self, m);
+    }
+
+    /// Doc comments and other attributes are not code: an intra-doc link to `crate::tui` makes
+    /// no dependency.
+    fn visit_attribute(&mut self, _: &'ast syn::Attribute) {}
+}
+
+/// Every path from a file under `src` into another top-level module.
+fn imports(src: &Path) -> Vec<Import> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let mut out = Vec::new();
+    for file in files {
+        let module = module_of(src, &file);
+        if module.is_empty() {
+            continue; // lib.rs and main.rs only declare the modules
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let ast = syn::parse_file(&text)
+            .unwrap_or_else(|e| panic!("{}: does not parse: {e}", file.display()));
+        Collector {
+            file: &file,
+            module,
+            out: &mut out,
+        }
+        .visit_file(&ast);
+    }
+    out
+}
+
+/// The top-level modules under `src`: its folders and its files other than lib.rs and main.rs.
+fn top_level_modules(src: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(src)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let path = e.path();
+            if path.is_dir() {
+                return Some(e.file_name().to_string_lossy().into_owned());
+            }
+            let stem = path.file_stem()?.to_string_lossy().into_owned();
+            (path.extension()? == "rs" && stem != "lib" && stem != "main").then_some(stem)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// The table "Dependency direction, concretely" in a document, as (module, the crate modules
+/// it may use). Only names in backticks count, and not those in parentheses, which explain
+/// (`config` builds `WireConfig`s; `tui` never uses `headless`); `cli` says "anything public in
+/// the library".
+fn documented_dependencies(doc: &str) -> Vec<(String, Vec<String>)> {
+    let table = doc
+        .split("## Dependency direction, concretely")
+        .nth(1)
+        .expect("the dependency table in docs/ARCHITECTURE.md");
+    let code = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    table
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|row| {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let module = code(cells.get(1)?).into_iter().next()?;
+            let mut depth = 0usize;
+            let uses: String = cells
+                .get(2)?
+                .chars()
+                .filter(|c| {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth = depth.saturating_sub(1),
+                        _ => return depth == 0,
+                    }
+                    false
+                })
+                .collect();
+            Some((module, code(&uses)))
+        })
+        .collect()
+}
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+/// Everything wrong between the sources under `src`, the dependency table in `doc` and
+/// [`LAYERS`], one line each: a module without a row or without a layer, a row for a module
+/// that does not exist, a row naming something that is not a module, a row that allows a
+/// module of the same or a higher layer, a path the row does not allow (with file and line),
+/// and an allowed module the code no longer uses (the table says exactly what is used).
+fn check(src: &Path, doc: &str) -> Vec<String> {
+    let modules = top_level_modules(src);
+    let table = documented_dependencies(doc);
+    let mut problems = Vec::new();
+    for module in &modules {
+        if !table.iter().any(|(m, _)| m == module) {
+            problems.push(format!("src/{module} has no row in the dependency table"));
+        }
+        if layer_of(module).is_none() {
+            problems.push(format!(
+                "src/{module} has no layer in LAYERS (tests/it/architecture.rs)"
+            ));
+        }
+    }
+    let found = imports(src);
+    for (module, allowed) in &table {
+        if !modules.contains(module) {
+            problems.push(format!(
+                "the table has a row for {module}, which is not in src/"
+            ));
+            continue;
+        }
+        if module == "cli" {
+            continue; // the binary: `crate::` there is the binary crate
+        }
+        for used in allowed {
+            if !modules.contains(used) {
+                problems.push(format!("{module}'s row names {used}, which is not in src/"));
+            } else if layer_of(used) >= layer_of(module) {
+                problems.push(format!(
+                    "{module}'s row allows {used}, which is not in a lower layer"
+                ));
+            } else if !found.iter().any(|i| i.from == *module && i.to == *used) {
+                problems.push(format!(
+                    "{module}'s row names {used}, which {module} does not use"
+                ));
+            }
+        }
+        for import in found.iter().filter(|i| i.from == *module) {
+            if !allowed.contains(&import.to) {
+                problems.push(format!("{import}, which its row does not name"));
+            }
+        }
+    }
+    problems
+}
+
+/// The real tree against the real document.
+#[test]
+fn each_module_uses_exactly_what_the_architecture_table_says() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let problems = check(&root.join("src"), &doc);
+    assert!(
+        problems.is_empty(),
+        "docs/ARCHITECTURE.md and the code disagree:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The checker itself, on a small tree with every kind of upward path it must catch: without
+/// this, a checker that finds nothing would pass the test above forever.
+#[test]
+fn the_checker_reports_every_kind_of_upward_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let write = |rel: &str, text: &str| {
+        let path = src.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("lib.rs", "pub mod exec;\npub mod model;\npub mod tui;\n");
+    write("tui/mod.rs", "pub fn draw() {}\npub struct Screen;\n");
+    write("model.rs", "pub struct Message;\n");
+    write(
+        "exec/mod.rs",
+        "mod deep;\n\
+         use crate::tui::Screen;\n\
+         use crate::{model::Message, tui::draw};\n\
+         pub fn run(_: crate::tui::Screen) {\n\
+         \x20   crate::tui::draw();\n\
+         \x20   assert!(crate::tui::draw() == ());\n\
+         }\n\
+         pub use crate::tui as ui;\n",
+    );
+    write(
+        "exec/deep/mod.rs",
+        "use super::super::tui::Screen;\nmod inner { use super::super::super::model::*; }\n",
+    );
+    write("stray.rs", "");
+    let doc = "## Dependency direction, concretely\n\n\
+               | Module | May use |\n|---|---|\n\
+               | `exec` | nothing in the crate |\n\
+               | `model` | `exec` |\n\
+               | `tui` | `model`, `headless` (never `cli`) |\n";
+    let problems = check(&src, doc);
+    let report = problems.join("\n");
+    let expect = [
+        // an upward `use`
+        "exec/mod.rs:2: exec uses tui (crate::tui::Screen)",
+        // both leaves of a grouped import
+        "exec/mod.rs:3: exec uses model (crate::model::Message)",
+        "exec/mod.rs:3: exec uses tui (crate::tui::draw)",
+        // inline paths: a type, an expression, a macro's tokens
+        "exec/mod.rs:4: exec uses tui (crate::tui::Screen)",
+        "exec/mod.rs:5: exec uses tui (crate::tui::draw)",
+        "exec/mod.rs:6: exec uses tui (crate::tui::draw)",
+        // a re-export
+        "exec/mod.rs:8: exec uses tui (crate::tui)",
+        // `super` climbing out of the module, from a file and from an inline module
+        "deep/mod.rs:1: exec uses tui (crate::tui::Screen)",
+        "deep/mod.rs:2: exec uses model (crate::model)",
+        // the table itself
+        "src/stray has no row in the dependency table",
+        "src/stray has no layer in LAYERS",
+        "model's row allows exec, which is not in a lower layer",
+        "tui's row names model, which tui does not use",
+        "tui's row names headless, which is not in src/",
+    ];
+    assert!(
+        !report.contains("names cli"),
+        "parentheses explain: {report}"
+    );
+    for line in expect {
+        assert!(report.contains(line), "missing {line:?} in:\n{report}");
+    }
+    // Paths that stay inside a module, or leave the crate, are not imports of another module.
+    write(
+        "tui/mod.rs",
+        "use self::inner::X;\nuse std::fmt;\nmod inner { pub struct X; use super::draw; }\n\
+         pub fn draw() { crate::tui::draw(); }\n",
+    );
+    let report = check(&src, doc).join("\n");
+    assert!(!report.contains("tui/mod.rs"), "{report}");
+}
+
+/// Keeps the old guarantee that no library code reaches for the binary's error and argument
+/// crates.
+#[test]
+fn the_library_does_not_depend_on_the_binary_edge() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    for f in files {
+        if f.starts_with(src.join("cli")) || f.ends_with("main.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(
+            !text.contains("anyhow::"),
+            "{}: anyhow belongs to the binary edge",
+            f.display()
+        );
+        assert!(
+            !text.contains("clap::"),
+            "{}: clap belongs to the binary edge",
+            f.display()
+        );
+    }
+}

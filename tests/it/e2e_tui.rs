@@ -1,0 +1,822 @@
+//! End to end in a real terminal: the `versus` binary runs inside tmux with scripted demo
+//! models (tests/fixtures/tui/). A session: a prompt is typed, the panels finish, a second
+//! prompt is cancelled with Esc, /quit leaves, and afterwards the terminal is back from the
+//! alternate screen and the session's events.jsonl holds both turns. A killed session
+//! continues. The review: hunk 1 from one model and a file from another are picked and
+//! applied (exactly those changes on disk), a review check runs in each workspace, a shell
+//! opens in a workspace and returns, the next turn's note names the chosen models, and two
+//! /rewinds walk back to a byte-identical tree (modes included) with the prompt back in the
+//! box and the choice in preferences.jsonl.
+//!
+//! Skips (and says why) when tmux is not installed; .ci/run installs it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::util;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A private tmux server (its own socket), killed when the test ends.
+struct Tmux {
+    socket: String,
+    target: &'static str,
+}
+
+impl Tmux {
+    fn start(name: &'static str, width: u16, height: u16) -> Tmux {
+        let socket = format!("versus-e2e-{name}-{}", std::process::id());
+        let tmux = Tmux {
+            socket,
+            target: name,
+        };
+        let out = tmux
+            .cmd()
+            .args(["new-session", "-d", "-s", name, "-x"])
+            .arg(width.to_string())
+            .arg("-y")
+            .arg(height.to_string())
+            .arg("sh")
+            .env("PS1", "$ ")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tmux: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        tmux
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket, "-f", "/dev/null"]);
+        c
+    }
+
+    /// Types `text` literally.
+    fn type_text(&self, text: &str) {
+        let ok = self
+            .cmd()
+            .args(["send-keys", "-t", self.target, "-l", text])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    /// Presses a named key (`Enter`, `Escape`).
+    fn press(&self, key: &str) {
+        let ok = self
+            .cmd()
+            .args(["send-keys", "-t", self.target, key])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    fn screen(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-t", self.target])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn alternate_on(&self) -> String {
+        let out = self
+            .cmd()
+            .args([
+                "display-message",
+                "-p",
+                "-t",
+                self.target,
+                "#{alternate_on}",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Polls the screen until every needle is on it (or fails after a generous deadline).
+    fn wait_for(&self, needles: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let screen = self.screen();
+            if needles.iter().all(|n| screen.contains(n)) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("waited for {needles:?}; the screen is:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+fn tmux_available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// A committed git project with a notes file and the two demo scripts.
+fn project(dir: &Path) {
+    versus::example::write_project(dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "hello\n").unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tui");
+    for name in ["quick.jsonl", "broken.jsonl"] {
+        std::fs::copy(fixtures.join(name), dir.join(name)).unwrap();
+    }
+}
+
+fn events(project: &Path) -> Vec<serde_json::Value> {
+    let sessions = project.join(".versus/sessions");
+    let session = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .expect("one session folder")
+        .unwrap()
+        .path();
+    std::fs::read_to_string(session.join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Starts versus in the pane with `args` (after the common flags); `; echo EXIT=$?` follows.
+fn launch(tmux: &Tmux, proj: &Path, config: &Path, args: &str) {
+    let command = format!(
+        "NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 {} -C {} --config {} {args}; echo EXIT=$?",
+        env!("CARGO_BIN_EXE_versus"),
+        proj.display(),
+        config.display()
+    );
+    tmux.type_text(&command);
+    tmux.press("Enter");
+}
+
+const MODELS: &str = "-m demo/quick.jsonl -m demo/broken.jsonl";
+
+#[test]
+fn a_session_in_a_real_terminal() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    let config = tmp.write("empty.toml", "");
+    let tmux = Tmux::start("session", 120, 32);
+    launch(&tmux, &proj, &config, MODELS);
+    tmux.wait_for(&["turn 0", "demo/quick.jsonl", "demo/broken.jsonl"]);
+    assert_eq!(
+        tmux.alternate_on(),
+        "1",
+        "the interface uses the alternate screen"
+    );
+
+    tmux.type_text("what do the notes say?");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["QUICK-DONE", "BROKEN-DONE", "turn 1 finished"]);
+    assert!(screen.contains("✓ read_file notes.txt"), "{screen}");
+    assert!(screen.contains("✗ read_file missing.toml"), "{screen}");
+    assert!(
+        screen.contains("── turn 1 ── what do the notes say?"),
+        "{screen}"
+    );
+
+    tmux.type_text("and now?");
+    tmux.press("Enter");
+    tmux.wait_for(&["This second", "Another slow"]);
+    tmux.press("Escape");
+    let screen = tmux.wait_for(&["turn 2 finished"]);
+    assert!(screen.contains("demo/quick.jsonl cancelled"), "{screen}");
+    assert!(screen.contains("demo/broken.jsonl cancelled"), "{screen}");
+
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["EXIT=0"]);
+    assert_eq!(tmux.alternate_on(), "0", "the alternate screen was left");
+    assert!(screen.contains("versus: session"), "{screen}");
+
+    let log = events(&proj);
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        log.iter().filter(|e| e["type"] == kind).collect()
+    };
+    let turns: Vec<u64> = of("turn")
+        .iter()
+        .map(|e| e["turn"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, [1, 2]);
+    assert_eq!(of("turn")[1]["prompt"], "and now?");
+    let finished: Vec<(u64, String)> = of("finished")
+        .iter()
+        .map(|e| {
+            (
+                e["turn"].as_u64().unwrap(),
+                e["stop"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(finished.len(), 4, "{finished:?}");
+    assert!(
+        finished
+            .iter()
+            .filter(|(t, _)| *t == 1)
+            .all(|(_, s)| s == "completed")
+    );
+    assert!(
+        finished
+            .iter()
+            .filter(|(t, _)| *t == 2)
+            .all(|(_, s)| s == "cancelled")
+    );
+    assert!(
+        of("agent")
+            .iter()
+            .any(|e| e["turn"] == 2 && e["event"]["type"] == "text_delta"),
+        "turn 2 events are recorded as they happen"
+    );
+    let history = std::fs::read_to_string(proj.join(".versus/history.jsonl")).unwrap();
+    assert_eq!(history.lines().count(), 2);
+}
+
+/// The pid of the versus process running in the pane (a child of the pane's shell).
+fn versus_pid(tmux: &Tmux) -> i32 {
+    let out = tmux
+        .cmd()
+        .args(["display-message", "-p", "-t", tmux.target, "#{pane_pid}"])
+        .output()
+        .unwrap();
+    let shell = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+            .unwrap_or_default();
+        for pid in children.split_whitespace() {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if comm.trim() == "versus" {
+                return pid.parse().unwrap();
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no versus process under the pane's shell {shell}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_session_killed_mid_run_continues() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    let config = tmp.write("empty.toml", "");
+    {
+        let tmux = Tmux::start("killed", 120, 32);
+        launch(&tmux, &proj, &config, MODELS);
+        tmux.wait_for(&["turn 0"]);
+        tmux.type_text("what do the notes say?");
+        tmux.press("Enter");
+        tmux.wait_for(&["turn 1 finished"]);
+        tmux.type_text("and now?");
+        tmux.press("Enter");
+        tmux.wait_for(&["This second", "Another slow"]);
+        let pid = versus_pid(&tmux);
+        let killed = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        tmux.wait_for(&["EXIT=137"]);
+    }
+    // A fresh terminal (the killed process could not restore its own).
+    let tmux = Tmux::start("continued", 120, 32);
+    launch(&tmux, &proj, &config, "--continue");
+    let screen = tmux.wait_for(&["QUICK-DONE", "BROKEN-DONE", "turn 2", "interrupted"]);
+    assert!(screen.contains("── turn 2 ── and now?"), "{screen}");
+    assert!(screen.contains("its prompt is back in the box"), "{screen}");
+    assert!(screen.contains("│and now?"), "the prompt is back: {screen}");
+    // Going on: the prompt is sent again as turn 3 (the slow script step), then cancelled.
+    tmux.press("Enter");
+    tmux.wait_for(&["── turn 3 ── and now?", "This second"]);
+    tmux.press("Escape");
+    tmux.wait_for(&["turn 3 finished"]);
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+    assert_eq!(tmux.alternate_on(), "0");
+
+    let log = events(&proj);
+    let turns: Vec<u64> = log
+        .iter()
+        .filter(|e| e["type"] == "turn")
+        .map(|e| e["turn"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, [1, 2, 3], "one session file holds every turn");
+    let conversations = log
+        .iter()
+        .filter(|e| e["type"] == "conversation" && e["turn"] == 3)
+        .count();
+    assert_eq!(conversations, 2, "both models carried on in turn 3");
+    let turn3 = log
+        .iter()
+        .find(|e| e["type"] == "conversation" && e["turn"] == 3 && e["model"] == "demo/quick.jsonl")
+        .unwrap();
+    let messages = turn3["messages"].as_array().unwrap();
+    assert!(
+        messages.len() > 3,
+        "turn 3 continues the conversation of turn 1: {messages:?}"
+    );
+}
+
+/// Every file under `dir` (but `.git` and `.versus`): its path, mode and content hash.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, (u32, String)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name == ".git" || name == ".versus" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().display().to_string();
+                let hash = blake3::hash(&std::fs::read(&path).unwrap())
+                    .to_hex()
+                    .to_string();
+                out.insert(rel, (meta.permissions().mode() & 0o7777, hash));
+            }
+        }
+    }
+    out
+}
+
+/// A committed git project for the review test: a 30-line story, notes, an executable script
+/// and the two review scripts (tests/fixtures/tui/review_*.jsonl).
+fn review_project(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    let story: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.join("story.txt"), story).unwrap();
+    std::fs::write(dir.join("notes.txt"), "hello\n").unwrap();
+    std::fs::write(dir.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(dir.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tui");
+    for name in ["review_a.jsonl", "review_b.jsonl"] {
+        std::fs::copy(fixtures.join(name), dir.join(name)).unwrap();
+    }
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "git {args:?}: {ok:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "start"]);
+}
+
+#[test]
+fn review_pick_across_models_apply_and_rewind_in_a_real_terminal() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    review_project(&proj);
+    let config = tmp.write("empty.toml", "");
+    let before = tree(&proj);
+    let tmux = Tmux::start("review", 130, 40);
+    launch(
+        &tmux,
+        &proj,
+        &config,
+        "-m demo/review_a.jsonl -m demo/review_b.jsonl",
+    );
+    tmux.wait_for(&["turn 0"]);
+    // A review check: passes where "three" made it into the story.
+    tmux.type_text("/config check grep -q three story.txt");
+    tmux.press("Enter");
+    tmux.wait_for(&["check: `grep -q three story.txt` runs"]);
+    tmux.type_text("tell the story");
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 1 finished", "review · turn 1 · 2/2 finished"]);
+
+    // Hunk 1 of A's story.txt.
+    // Tab until the file list is the model's; each Tab is waited for (the title changes).
+    let files_title = |screen: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains("files · "))
+            .map(str::to_string)
+    };
+    let select = |label: &str| {
+        let want = format!("files · {label} (");
+        for _ in 0..4 {
+            let screen = tmux.screen();
+            if screen.contains(&want) {
+                return;
+            }
+            let shown = files_title(&screen);
+            tmux.press("Tab");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while files_title(&tmux.screen()) == shown && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        tmux.wait_for(&[&want]);
+    };
+    select("demo/review_a.jsonl");
+    tmux.wait_for(&[
+        "story.txt · modified · +2 -2 · hunk 1/2",
+        "`grep -q three story.txt` passed (exit 0)",
+    ]);
+    // Open its workspace in a shell, and come back.
+    tmux.press("o");
+    tmux.wait_for(&["a shell in the workspace of demo/review_a.jsonl"]);
+    tmux.type_text("echo INSIDE=$VERSUS_WORKSPACE; exit");
+    tmux.press("Enter");
+    tmux.wait_for(&["back from the shell in demo/review_a.jsonl's workspace"]);
+    tmux.press("Space");
+    tmux.wait_for(&["picked hunk 1/2 of story.txt"]);
+    // notes.txt of B, whole (its first file).
+    select("demo/review_b.jsonl");
+    tmux.wait_for(&["notes.txt · modified", "failed (exit 1)"]);
+    tmux.press("f");
+    tmux.wait_for(&["basket: 2 files from 2 models"]);
+    tmux.press("a");
+    let screen = tmux.wait_for(&["applied demo/review_a.jsonl + demo/review_b.jsonl"]);
+    assert!(screen.contains("wrote notes.txt, story.txt"), "{screen}");
+
+    // Exactly those changes on disk.
+    let story: String = (1..=30)
+        .map(|i| match i {
+            3 => "line three, told by A\n".to_string(),
+            i => format!("line {i}\n"),
+        })
+        .collect();
+    assert_eq!(
+        std::fs::read_to_string(proj.join("story.txt")).unwrap(),
+        story
+    );
+    assert_eq!(
+        std::fs::read_to_string(proj.join("notes.txt")).unwrap(),
+        "notes from B\nsecond line\n"
+    );
+    let after = tree(&proj);
+    for (path, entry) in &before {
+        if path != "story.txt" && path != "notes.txt" {
+            assert_eq!(after.get(path), Some(entry), "{path} is untouched");
+        }
+    }
+    assert_eq!(after.len(), before.len(), "no file was added");
+
+    // A second turn: the models read which changes were applied.
+    tmux.press("Escape");
+    tmux.type_text("and then?");
+    tmux.press("Enter");
+    tmux.wait_for(&["A-AGAIN", "B-AGAIN", "turn 2 finished"]);
+
+    // /rewind walks back: turn 2 (nothing applied), then turn 1 with its files.
+    tmux.type_text("/rewind");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["rewind turn 2?"]);
+    assert!(
+        screen.contains("no choice was made in that turn"),
+        "{screen}"
+    );
+    tmux.press("y");
+    let screen = tmux.wait_for(&["rewound turn 2"]);
+    assert!(
+        screen.contains("│and then?"),
+        "the prompt is back: {screen}"
+    );
+    assert_ne!(tree(&proj), before, "turn 1's changes are still applied");
+    tmux.press("C-u");
+    tmux.type_text("/rewind");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["rewind turn 1?", "2 files, +2 -3"]);
+    assert!(screen.contains("restore  story.txt"), "{screen}");
+    tmux.press("y");
+    let screen = tmux.wait_for(&["rewound turn 1", "its prompt is back in the box"]);
+    assert!(
+        screen.contains("│tell the story"),
+        "the prompt is back: {screen}"
+    );
+    assert_eq!(tree(&proj), before, "byte-identical tree, modes included");
+
+    // The choice is in preferences.jsonl and the session.
+    let prefs = std::fs::read_to_string(proj.join(".versus/preferences.jsonl")).unwrap();
+    let pref: serde_json::Value = serde_json::from_str(prefs.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        pref["chosen"],
+        serde_json::json!(["demo/review_a.jsonl", "demo/review_b.jsonl"])
+    );
+    assert_eq!(pref["source"], "tui");
+    assert_eq!(pref["blind"], false);
+    assert_eq!(pref["models"].as_array().unwrap().len(), 2);
+
+    tmux.press("C-u");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+    let log = events(&proj);
+    let choice = log.iter().find(|e| e["type"] == "choice").unwrap();
+    assert_eq!(choice["turn"], 1);
+    assert!(choice["apply_id"].is_string());
+    assert!(
+        log.iter().any(|e| e["type"] == "rewound" && e["turn"] == 1),
+        "the rewind is in the session log"
+    );
+}
+
+/// A model whose bash leaves a `setsid` sleeper and a background child, then hangs.
+fn hanging_model(proj: &Path, marker: &str) {
+    let command = format!("setsid sleep {marker}1 & sleep {marker}2 & sleep 600");
+    let step = serde_json::json!({"tools": [{"name": "bash", "args": {"command": command}}]});
+    std::fs::write(
+        proj.join("hang.jsonl"),
+        format!("{step}\n{{\"say\": \"x\"}}\n"),
+    )
+    .unwrap();
+}
+
+/// SIGTERM or SIGHUP to the TUI while a model's command runs: every process it started is
+/// gone, its workspace removed, the terminal back from the alternate screen, and the session
+/// log readable line by line.
+fn stop_by_signal(signal: &str, name: &'static str, marker: &str) {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    hanging_model(&proj, marker);
+    let config = tmp.write("empty.toml", "");
+    let scratch = tmp.path().join("tmp");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let tmux = Tmux::start(name, 120, 32);
+    let command = format!(
+        "TMPDIR={} NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 {} -C {} --config {} -m demo/hang.jsonl; echo \"EXIT\"\"=$?\"",
+        scratch.display(),
+        env!("CARGO_BIN_EXE_versus"),
+        proj.display(),
+        config.display()
+    );
+    tmux.type_text(&command);
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 0", "demo/hang.jsonl"]);
+    tmux.type_text("go");
+    tmux.press("Enter");
+    let (setsid_child, background) = (format!("{marker}1"), format!("{marker}2"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(util::command_alive(&["sleep", &background])
+        && util::command_alive(&["sleep", &setsid_child]))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the model's command never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = versus_pid(&tmux).to_string();
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    // The typed command never shows `EXIT=` itself (it is quoted in two), so this waits for
+    // versus to have exited.
+    let screen = tmux.wait_for(&["EXIT="]);
+    assert_eq!(tmux.alternate_on(), "0", "terminal not restored:\n{screen}");
+    assert!(
+        util::command_gone(&["sleep", &setsid_child]),
+        "setsid child survived"
+    );
+    assert!(
+        util::command_gone(&["sleep", &background]),
+        "background child survived"
+    );
+    let left: Vec<_> = std::fs::read_dir(scratch.join("versus-workspaces"))
+        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "workspaces left behind: {left:?}");
+    // Every line of the session log parses.
+    let records = events(&proj);
+    assert!(!records.is_empty());
+}
+
+#[test]
+fn sigterm_stops_the_interface_and_everything_it_started() {
+    stop_by_signal("TERM", "sigterm", "98761");
+}
+
+#[test]
+fn sighup_stops_the_interface_and_everything_it_started() {
+    stop_by_signal("HUP", "sighup", "98762");
+}
+
+/// Starts versus in the pane with its own state folder (where trust is recorded).
+fn launch_with_state(tmux: &Tmux, proj: &Path, config: &Path, state: &Path, args: &str) {
+    tmux.type_text(&format!("clear; XDG_STATE_HOME={} ", state.display()));
+    launch(tmux, proj, config, args);
+}
+
+#[test]
+fn the_interface_asks_before_a_projects_own_settings_count() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    std::fs::create_dir_all(proj.join(".versus")).unwrap();
+    std::fs::write(
+        proj.join(".versus/config.toml"),
+        "models = [\"demo/quick.jsonl\"]\n",
+    )
+    .unwrap();
+    std::fs::write(proj.join(".env"), "OPENAI_API_KEY=sk-never-shown-42\n").unwrap();
+    let config = tmp.write("empty.toml", "");
+    let state = tmp.path().join("state");
+    let record = state.join("versus/trust.json");
+    let tmux = Tmux::start("trust", 120, 40);
+
+    // Asked first, shown what the files say (a key's value never), trusted with `y`: the
+    // project's model is the session's model.
+    launch_with_state(&tmux, &proj, &config, &state, "");
+    let screen = tmux.wait_for(&["Trust them? [y/N]"]);
+    assert!(
+        screen.contains("| models = [\"demo/quick.jsonl\"]"),
+        "{screen}"
+    );
+    assert!(screen.contains("sets OPENAI_API_KEY"), "{screen}");
+    assert!(!screen.contains("sk-never-shown-42"), "{screen}");
+    assert!(!record.exists(), "recorded before the answer");
+    tmux.type_text("y");
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 0", "demo/quick.jsonl"]);
+    assert!(record.exists(), "trust was not recorded");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+
+    // Trusted and unchanged: no question.
+    launch_with_state(&tmux, &proj, &config, &state, "");
+    let screen = tmux.wait_for(&["turn 0", "demo/quick.jsonl"]);
+    assert!(!screen.contains("Trust them?"), "{screen}");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+
+    // Changed since: asked again; `n` leaves the files ignored and the banner says so.
+    std::fs::write(
+        proj.join(".versus/config.toml"),
+        "models = [\"demo/broken.jsonl\"]\n",
+    )
+    .unwrap();
+    launch_with_state(&tmux, &proj, &config, &state, "-m demo/quick.jsonl");
+    let screen = tmux.wait_for(&["Trust them? [y/N]"]);
+    assert!(
+        screen.contains("they changed since you trusted"),
+        "{screen}"
+    );
+    tmux.type_text("n");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["turn 0", "(changed since you trusted"]);
+    assert!(!screen.contains("demo/broken.jsonl"), "{screen}");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+}
+
+/// A turn killed with SIGKILL after one model finished: `--continue` brings that model's
+/// proposal back for review and choice (rebuilt from the session log, its workspace is gone),
+/// the prompt goes back to the box for the model that never finished only, and the killed
+/// model's command did not outlive versus.
+#[test]
+fn a_killed_turn_is_reviewable_after_continue_and_only_the_unfinished_model_reruns() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    let fast = serde_json::json!({"say": "Fixing the notes.", "tools": [{"name": "write_file",
+        "args": {"path": "notes.txt", "content": "hello, fixed\n"}}]});
+    std::fs::write(
+        proj.join("fast.jsonl"),
+        format!("{fast}\n{{\"say\": \"FAST-DONE\"}}\n"),
+    )
+    .unwrap();
+    let marker = format!("4{}", std::process::id() % 100_000);
+    let hang = serde_json::json!({"tools": [{"name": "bash",
+        "args": {"command": format!("sleep {marker}")}}]});
+    std::fs::write(
+        proj.join("hang.jsonl"),
+        format!("{hang}\n{{\"say\": \"x\"}}\n"),
+    )
+    .unwrap();
+    util::git(&proj, &["add", "fast.jsonl", "hang.jsonl"]);
+    util::git(&proj, &["commit", "-qm", "scripts"]);
+    let config = tmp.write("empty.toml", "");
+    {
+        let tmux = Tmux::start("crashreview", 120, 32);
+        launch(
+            &tmux,
+            &proj,
+            &config,
+            "-m demo/fast.jsonl -m demo/hang.jsonl",
+        );
+        tmux.wait_for(&["turn 0"]);
+        tmux.type_text("fix the notes");
+        tmux.press("Enter");
+        // The finished model's change opens the review by itself.
+        tmux.wait_for(&["1/2 finished", "hello, fixed"]);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !util::command_alive(&["sleep", &marker]) {
+            assert!(
+                Instant::now() < deadline,
+                "the hanging command never started"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let pid = versus_pid(&tmux);
+        let killed = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        tmux.wait_for(&["EXIT=137"]);
+    }
+    assert!(
+        util::command_gone(&["sleep", &marker]),
+        "the killed model's command outlived versus"
+    );
+    assert_eq!(
+        std::fs::read_to_string(proj.join("notes.txt")).unwrap(),
+        "hello\n"
+    );
+    let tmux = Tmux::start("crashcontinue", 120, 32);
+    launch(&tmux, &proj, &config, "--continue");
+    let screen = tmux.wait_for(&["ready to review", "(interrupted"]);
+    assert!(
+        screen.contains("│@demo/hang.jsonl fix the notes"),
+        "the prompt is back for the unfinished model only:\n{screen}"
+    );
+    // Review and choose the finished model's change, as if the session had never stopped.
+    tmux.press("C-u");
+    tmux.press("C-o");
+    tmux.wait_for(&["hello, fixed"]);
+    tmux.type_text("c");
+    tmux.type_text("a");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(proj.join("notes.txt")).unwrap() != "hello, fixed\n" {
+        assert!(
+            Instant::now() < deadline,
+            "the restored change was not applied:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = events(&proj);
+    let choice = log
+        .iter()
+        .find(|e| e["type"] == "choice")
+        .expect("a choice record");
+    assert_eq!(choice["turn"], 1);
+    assert_eq!(choice["chosen"], serde_json::json!(["demo/fast.jsonl"]));
+    assert!(choice["apply_id"].is_string(), "{choice}");
+}

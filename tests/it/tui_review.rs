@@ -1,0 +1,1158 @@
+//! The review screen: picking across models, the basket and its conflicts, applying (with the
+//! real apply engine for the user-edit conflict), "none of them", ratings, rewind scopes, blind
+//! mode; pure updates plus snapshots of the real draw function on ratatui's TestBackend
+//! (tests/it/snapshots/it__tui_review__*.snap; review changes with `cargo insta review`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use versus::apply::{
+    AppliedAs, ApplyEngine, FileStatus, Resolution, RewindAction, RewindFile, RewindPreview,
+};
+use versus::model::{AgentEvent, RunStop, Usage};
+use versus::tui::action::{
+    CheckResult, CheckState, ChoiceDone, Effect, EngineMsg, Msg, RewindDone, RewindPlan,
+    RewindScope, Settings,
+};
+use versus::tui::panel::RunSummary;
+use versus::tui::state::{App, Dialog, Screen, SessionInfo};
+use versus::tui::theme::Theme;
+use versus::tui::update::update;
+use versus::tui::view::draw;
+use versus::workspace::changeset::{BaseReader, ChangeSet};
+use versus::workspace::{Base, FileWrite, WriteOrigin};
+
+const GOOD: &str = "demo/good";
+const SLOPPY: &str = "demo/sloppy";
+
+/// The project both models start from: a 30-line `src/pricing.rs` and a README.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/pricing.rs"), pricing(&[])).unwrap();
+    std::fs::write(dir.path().join("README.md"), "# Shop\n\nPrices.\n").unwrap();
+    dir
+}
+
+/// `src/pricing.rs` with some lines replaced (0-based index, new text).
+fn pricing(edits: &[(usize, &str)]) -> String {
+    let mut lines: Vec<String> = (1..=30)
+        .map(|i| match i {
+            1 => "pub const BULK_MIN_ITEMS: u32 = 10;".to_string(),
+            4 => "pub fn discount(count: u32) -> u32 {".to_string(),
+            5 => "    if count > BULK_MIN_ITEMS {".to_string(),
+            6 => "        return 10;".to_string(),
+            7 => "    }".to_string(),
+            8 => "    0".to_string(),
+            9 => "}".to_string(),
+            25 => "pub fn tax(cents: u64) -> u64 { cents / 5 }".to_string(),
+            i => format!("// line {i}"),
+        })
+        .collect();
+    for (i, text) in edits {
+        lines[*i] = text.to_string();
+    }
+    lines.join("\n") + "\n"
+}
+
+fn write(seq: u64, path: &str, content: &str, tool: &str) -> FileWrite {
+    FileWrite {
+        path: path.into(),
+        content: Some(Arc::new(content.as_bytes().to_vec())),
+        origin: WriteOrigin::new(tool, format!("call-{seq}")),
+        seq,
+        symlink: false,
+    }
+}
+
+fn change_set(base: &Base, model: &str, writes: &[FileWrite]) -> ChangeSet {
+    ChangeSet::build(model, base, writes, &BaseReader::new(base), None).unwrap()
+}
+
+/// demo/good: two edits of pricing.rs (lines 5 and 25) and a README line; demo/sloppy: the
+/// same line 5 changed differently (write_file), and a new test file from bash.
+fn sets(base: &Base) -> (ChangeSet, ChangeSet) {
+    let good = change_set(
+        base,
+        GOOD,
+        &[
+            write(
+                0,
+                "src/pricing.rs",
+                &pricing(&[(4, "    if count >= BULK_MIN_ITEMS {")]),
+                "edit_file",
+            ),
+            write(
+                1,
+                "src/pricing.rs",
+                &pricing(&[
+                    (4, "    if count >= BULK_MIN_ITEMS {"),
+                    (24, "pub fn tax(cents: u64) -> u64 { cents * 20 / 100 }"),
+                ]),
+                "edit_file",
+            ),
+            write(
+                2,
+                "README.md",
+                "# Shop\n\nPrices and discounts.\n",
+                "write_file",
+            ),
+        ],
+    );
+    let sloppy = change_set(
+        base,
+        SLOPPY,
+        &[
+            write(
+                0,
+                "src/pricing.rs",
+                &pricing(&[(4, "    if count + 1 > BULK_MIN_ITEMS {")]),
+                "write_file",
+            ),
+            write(
+                1,
+                "tests/discount.rs",
+                "#[test]\nfn ten_items() {\n    assert_eq!(shop::discount(10), 10);\n}\n",
+                "bash",
+            ),
+        ],
+    );
+    (good, sloppy)
+}
+
+fn app(models: &[&str]) -> App {
+    let mut app = App::new(
+        SessionInfo {
+            id: "20261121-090503-ab12".into(),
+            project: "/work/project".into(),
+            demo: false,
+        },
+        models.iter().map(|m| m.to_string()).collect(),
+        Settings::default(),
+        Theme::COLOR,
+    );
+    app.now_ms = 12_000;
+    app.size = (120, 40);
+    app
+}
+
+fn send(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
+    update(app, Msg::Engine(msg))
+}
+
+fn press(app: &mut App, code: KeyCode, mods: KeyModifiers) -> Vec<Effect> {
+    update(app, Msg::Key(KeyEvent::new(code, mods)))
+}
+
+fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    press(app, code, KeyModifiers::NONE)
+}
+
+fn ch(app: &mut App, c: char) -> Vec<Effect> {
+    key(app, KeyCode::Char(c))
+}
+
+fn typed(app: &mut App, s: &str) {
+    for c in s.chars() {
+        ch(app, c);
+    }
+}
+
+fn command(app: &mut App, line: &str) -> Vec<Effect> {
+    typed(app, line);
+    key(app, KeyCode::Enter)
+}
+
+fn finish(app: &mut App, panel: usize, files: &[&str]) {
+    send(
+        app,
+        EngineMsg::Finished {
+            panel,
+            summary: RunSummary {
+                stop: RunStop::Completed,
+                elapsed_ms: 7_000,
+                writes: files.len(),
+                files: files.iter().map(|f| f.to_string()).collect(),
+                error: None,
+            },
+        },
+    );
+}
+
+/// A turn of both models, finished, with their change sets in: the review opens by itself.
+fn reviewed(base: &Base, blind: bool) -> App {
+    let mut a = app(&[GOOD, SLOPPY]);
+    a.blind = blind;
+    typed(&mut a, "The discount test fails. Fix it.");
+    key(&mut a, KeyCode::Enter);
+    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    for panel in 0..2 {
+        send(
+            &mut a,
+            EngineMsg::Agent {
+                panel,
+                event: AgentEvent::StepStarted { step: 1 },
+            },
+        );
+        send(
+            &mut a,
+            EngineMsg::Agent {
+                panel,
+                event: AgentEvent::Usage {
+                    step: Usage::default(),
+                    total: Usage {
+                        input: 1200 + panel as u64 * 300,
+                        output: 340,
+                        ..Usage::default()
+                    },
+                    cost: Some(0.0123 + panel as f64 * 0.01),
+                },
+            },
+        );
+    }
+    let (good, sloppy) = sets(base);
+    finish(&mut a, 0, &["README.md", "src/pricing.rs"]);
+    send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: GOOD.into(),
+            set: Ok(good),
+        },
+    );
+    finish(&mut a, 1, &["src/pricing.rs", "tests/discount.rs"]);
+    send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: SLOPPY.into(),
+            set: Ok(sloppy),
+        },
+    );
+    send(&mut a, EngineMsg::TurnEnded { turn: 1 });
+    a.status = None;
+    a
+}
+
+fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
+    app.size = (width, height);
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| draw(f, app)).unwrap();
+    terminal
+}
+
+fn status(app: &App) -> (String, bool) {
+    let s = app.status.clone().expect("a status message");
+    (s.text, s.error)
+}
+
+fn plan_of(effects: &[Effect]) -> versus::apply::ApplyPlan {
+    match effects {
+        [Effect::PreviewApply { plan, .. }] => plan.clone(),
+        other => panic!("expected a preview, got {other:?}"),
+    }
+}
+
+/// Moves the review's selection to `label`.
+fn select(app: &mut App, label: &str) {
+    for _ in 0..4 {
+        let review = app.review.as_ref().unwrap();
+        if review.model().unwrap().label == label {
+            return;
+        }
+        key(app, KeyCode::Tab);
+    }
+    panic!("{label} is not in the review");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pure updates
+
+#[test]
+fn the_review_opens_when_the_first_change_set_arrives_and_esc_returns_to_the_prompt() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let a = reviewed(&base, false);
+    assert_eq!(a.screen, Screen::Review);
+    let review = a.review.as_ref().unwrap();
+    assert_eq!(
+        review.model().unwrap().label,
+        GOOD,
+        "the first to finish is shown"
+    );
+    assert_eq!(review.current_file().unwrap().path, "README.md");
+    let mut a = a;
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(a.screen, Screen::Panels);
+    press(&mut a, KeyCode::Char('o'), KeyModifiers::CONTROL);
+    assert_eq!(a.screen, Screen::Review);
+    // Typing in review mode never reaches the prompt.
+    ch(&mut a, 'z');
+    assert!(a.prompt.is_empty());
+}
+
+#[test]
+fn a_user_typing_a_prompt_is_not_interrupted_by_the_review() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = app(&[GOOD]);
+    typed(&mut a, "first");
+    key(&mut a, KeyCode::Enter);
+    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 1 });
+    typed(&mut a, "next idea");
+    finish(&mut a, 0, &["README.md"]);
+    let (good, _) = sets(&base);
+    send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: GOOD.into(),
+            set: Ok(good),
+        },
+    );
+    assert_eq!(a.screen, Screen::Panels);
+    assert!(status(&a).0.contains("Ctrl+O opens the review"));
+    assert_eq!(a.prompt.raw(), "next idea");
+}
+
+#[test]
+fn picking_a_hunk_from_one_model_and_a_file_from_another_composes_one_plan() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    // demo/good: next file is src/pricing.rs; its second hunk is the tax line.
+    key(&mut a, KeyCode::Right);
+    assert_eq!(
+        a.review.as_ref().unwrap().current_file().unwrap().path,
+        "src/pricing.rs"
+    );
+    ch(&mut a, 'n');
+    assert_eq!(a.review.as_ref().unwrap().current_hunk().unwrap().number, 2);
+    ch(&mut a, ' ');
+    let (text, error) = status(&a);
+    assert!(!error, "{text}");
+    assert!(text.contains("picked hunk 2/2 of src/pricing.rs"), "{text}");
+    // demo/sloppy: its test file, whole.
+    select(&mut a, SLOPPY);
+    key(&mut a, KeyCode::Right);
+    assert_eq!(
+        a.review.as_ref().unwrap().current_file().unwrap().path,
+        "tests/discount.rs"
+    );
+    ch(&mut a, 'f');
+    assert!(
+        status(&a).0.contains("2 files from 2 models"),
+        "{:?}",
+        a.status
+    );
+    let plan = plan_of(&ch(&mut a, 'a'));
+    assert_eq!(plan.models, [GOOD, SLOPPY]);
+    let paths: Vec<&str> = plan.writes.iter().map(|w| w.path.as_str()).collect();
+    assert_eq!(paths, ["src/pricing.rs", "tests/discount.rs"]);
+    let text = String::from_utf8(plan.writes[0].proposed.clone().unwrap()).unwrap();
+    assert!(text.contains("cents * 20 / 100"), "the picked hunk is in");
+    assert!(text.contains("if count > BULK"), "the other hunk is not");
+    assert!(a.review.as_ref().unwrap().busy);
+    // While the preview is under way, picks are refused.
+    ch(&mut a, 'f');
+    assert!(status(&a).0.contains("working"));
+}
+
+#[test]
+fn overlapping_hunks_of_two_models_conflict_and_apply_is_refused() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, ' '); // good: hunk 1 (line 5)
+    select(&mut a, SLOPPY);
+    ch(&mut a, ' '); // sloppy: its pricing.rs hunk, line 5 too
+    let (text, error) = status(&a);
+    assert!(error && text.contains("1 conflict(s)"), "{text}");
+    assert!(
+        ch(&mut a, 'a').is_empty(),
+        "nothing is sent while conflicts remain"
+    );
+    let (text, error) = status(&a);
+    assert!(error, "{text}");
+    assert!(
+        text.contains("cannot apply: 1 conflict(s)")
+            && text.contains("demo/good hunk 1 (line 5)")
+            && text.contains("demo/sloppy hunk 1 (line 5)"),
+        "{text}"
+    );
+    // Dropping one side makes it applicable again.
+    ch(&mut a, ' ');
+    plan_of(&ch(&mut a, 'a'));
+}
+
+#[test]
+fn a_whole_model_and_the_rules_for_what_can_be_picked() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    // Nothing picked: apply explains what to do.
+    assert!(ch(&mut a, 'a').is_empty());
+    assert!(status(&a).0.contains("nothing picked"));
+    // A created file cannot be picked by hunk.
+    select(&mut a, SLOPPY);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, ' ');
+    assert!(
+        status(&a).0.contains("can only be taken whole"),
+        "{:?}",
+        a.status
+    );
+    select(&mut a, GOOD);
+    ch(&mut a, 'c');
+    let plan = plan_of(&ch(&mut a, 'a'));
+    assert_eq!(plan.models, [GOOD]);
+    assert_eq!(plan.writes.len(), 2);
+}
+
+#[test]
+fn choosing_is_refused_while_models_run() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = app(&[GOOD, SLOPPY]);
+    typed(&mut a, "go");
+    key(&mut a, KeyCode::Enter);
+    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 1 });
+    send(
+        &mut a,
+        EngineMsg::Agent {
+            panel: 1,
+            event: AgentEvent::StepStarted { step: 1 },
+        },
+    );
+    finish(&mut a, 0, &["README.md"]);
+    let (good, _) = sets(&base);
+    send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: GOOD.into(),
+            set: Ok(good),
+        },
+    );
+    assert_eq!(
+        a.screen,
+        Screen::Review,
+        "the first finished model is reviewable"
+    );
+    ch(&mut a, 'c');
+    assert!(ch(&mut a, 'a').is_empty());
+    assert!(status(&a).0.contains("still running"));
+    assert!(ch(&mut a, 'x').is_empty());
+}
+
+#[test]
+fn none_of_them_is_a_choice_with_ratings_and_reveals_blind_names() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, true);
+    assert!(a.hiding());
+    let shown = a.shown(0);
+    assert!(shown.starts_with("Model "), "{shown}");
+    select(&mut a, SLOPPY);
+    ch(&mut a, '-');
+    select(&mut a, GOOD);
+    ch(&mut a, '=');
+    ch(&mut a, '=');
+    ch(&mut a, '+');
+    let effects = ch(&mut a, 'x');
+    let [Effect::Choose(request)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(request.plan, None);
+    assert!(request.blind);
+    assert_eq!(
+        request.ratings,
+        BTreeMap::from([
+            (GOOD.to_string(), "good".to_string()),
+            (SLOPPY.to_string(), "bad".to_string())
+        ])
+    );
+    send(
+        &mut a,
+        EngineMsg::Chosen(ChoiceDone {
+            turn: 1,
+            chosen: Vec::new(),
+            apply_id: None,
+            files: Vec::new(),
+        }),
+    );
+    assert!(!a.hiding(), "the choice reveals the names");
+    assert!(a.shown(0).starts_with("demo/good (Model "));
+    assert!(status(&a).0.contains("none of them"));
+    // Decided: a second choice is refused.
+    assert!(ch(&mut a, 'x').is_empty());
+    assert!(status(&a).0.contains("already made"));
+    ch(&mut a, ' ');
+    assert!(status(&a).0.contains("/rewind undoes it"));
+}
+
+#[test]
+fn rewind_scopes_ask_first_then_put_the_prompt_back() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Esc);
+    for (line, scope) in [
+        ("/rewind", RewindScope::Both),
+        ("/rewind files", RewindScope::Files),
+        ("/rewind conversation", RewindScope::Conversation),
+    ] {
+        assert_eq!(
+            command(&mut a, line),
+            [Effect::PlanRewind { scope }],
+            "{line}"
+        );
+    }
+    let preview = RewindPreview {
+        apply_id: "a1".into(),
+        label: "The discount test fails. Fix it.".into(),
+        models: vec![GOOD.into()],
+        files: vec![RewindFile {
+            path: "src/pricing.rs".into(),
+            action: RewindAction::Restore,
+            added: 1,
+            removed: 1,
+            edited_after_apply: true,
+        }],
+    };
+    let plan = RewindPlan {
+        scope: RewindScope::Both,
+        turn: Some(1),
+        prompt: Some("The discount test fails. Fix it.".into()),
+        files: Some(preview),
+        files_note: None,
+    };
+    send(&mut a, EngineMsg::RewindPlanned(plan.clone()));
+    assert!(matches!(a.dialog, Some(Dialog::Rewind(_))));
+    // Keys other than the answers do nothing; n cancels.
+    ch(&mut a, 'z');
+    assert!(a.dialog.is_some());
+    ch(&mut a, 'n');
+    assert!(a.dialog.is_none());
+    send(&mut a, EngineMsg::RewindPlanned(plan.clone()));
+    assert_eq!(
+        ch(&mut a, 'f'),
+        [Effect::Rewind {
+            plan: plan.clone(),
+            force: true
+        }],
+        "f also restores the file edited after the apply"
+    );
+    send(&mut a, EngineMsg::RewindPlanned(plan.clone()));
+    assert_eq!(ch(&mut a, 'y'), [Effect::Rewind { plan, force: false }]);
+    send(
+        &mut a,
+        EngineMsg::Rewound(RewindDone {
+            apply_id: None,
+            scope: RewindScope::Both,
+            turn: Some(1),
+            prompt: Some("The discount test fails. Fix it.".into()),
+            restored: vec![],
+            kept: vec!["src/pricing.rs".into()],
+        }),
+    );
+    assert_eq!(a.prompt.raw(), "The discount test fails. Fix it.");
+    assert!(
+        a.review.is_none(),
+        "its conversation is gone: so is its review"
+    );
+    let (text, _) = status(&a);
+    assert!(
+        text.contains("rewound turn 1") && text.contains("kept src/pricing.rs"),
+        "{text}"
+    );
+    // Rewinding while models run is refused.
+    a.prompt.clear();
+    typed(&mut a, "again");
+    key(&mut a, KeyCode::Enter);
+    send(&mut a, EngineMsg::TurnStarted { turn: 2, seed: 1 });
+    assert!(command(&mut a, "/rewind").is_empty());
+}
+
+#[test]
+fn a_files_only_rewind_keeps_the_review_open_for_a_new_choice() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    ch(&mut a, 'c');
+    plan_of(&ch(&mut a, 'a'));
+    send(
+        &mut a,
+        EngineMsg::Chosen(ChoiceDone {
+            turn: 1,
+            chosen: vec![GOOD.into()],
+            apply_id: Some("a1".into()),
+            files: vec![("README.md".into(), AppliedAs::Written)],
+        }),
+    );
+    assert!(status(&a).0.contains("applied demo/good: wrote README.md"));
+    send(
+        &mut a,
+        EngineMsg::Rewound(RewindDone {
+            apply_id: None,
+            scope: RewindScope::Files,
+            turn: Some(1),
+            prompt: None,
+            restored: vec!["README.md".into()],
+            kept: vec![],
+        }),
+    );
+    let review = a.review.as_ref().unwrap();
+    assert!(review.decided.is_none());
+    assert!(
+        a.prompt.is_empty(),
+        "the conversation stays: no prompt comes back"
+    );
+    ch(&mut a, 'c');
+    plan_of(&ch(&mut a, 'a'));
+}
+
+#[test]
+fn a_user_edit_overlapping_the_chosen_hunk_conflicts_and_is_written_only_as_chosen() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let mut a = reviewed(&base, false);
+    let mut b = reviewed(&base, false);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, ' '); // demo/good hunk 1: line 5
+    // Meanwhile the user changed line 5 too.
+    let user = pricing(&[(4, "    if count >= BULK_MIN_ITEMS + 0 {")]);
+    let file = dir.path().join("src/pricing.rs");
+    std::fs::write(&file, &user).unwrap();
+
+    let preview_of = |plan: &versus::apply::ApplyPlan| {
+        ApplyEngine::new(dir.path(), session.path())
+            .unwrap()
+            .preview(plan)
+            .unwrap()
+    };
+    let plan = plan_of(&ch(&mut a, 'a'));
+    let preview = preview_of(&plan);
+    assert!(matches!(
+        preview.files[0].status,
+        FileStatus::Conflict { .. }
+    ));
+    assert!(
+        send(
+            &mut a,
+            EngineMsg::ApplyPreview {
+                turn: 1,
+                preview: preview.clone()
+            }
+        )
+        .is_empty(),
+        "a conflict is asked about, not applied"
+    );
+    assert!(matches!(a.dialog, Some(Dialog::Apply(_))));
+    // Esc: nothing is applied and nothing recorded.
+    assert!(key(&mut a, KeyCode::Esc).is_empty());
+    assert!(a.dialog.is_none());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), user);
+
+    // Again, and Enter without an answer: the file is not written.
+    let plan = plan_of(&ch(&mut a, 'a'));
+    send(
+        &mut a,
+        EngineMsg::ApplyPreview {
+            turn: 1,
+            preview: preview_of(&plan),
+        },
+    );
+    let effects = key(&mut a, KeyCode::Enter);
+    let [Effect::Choose(request)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert!(request.resolutions.is_empty());
+    let outcome = ApplyEngine::new(dir.path(), session.path())
+        .unwrap()
+        .apply(request.plan.as_ref().unwrap(), &request.resolutions)
+        .unwrap();
+    let files: Vec<(String, AppliedAs)> = outcome
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.applied_as))
+        .collect();
+    assert_eq!(
+        files,
+        [("src/pricing.rs".to_string(), AppliedAs::Unresolved)]
+    );
+    assert_eq!(outcome.apply_id, None);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), user, "untouched");
+
+    // The user chooses overwrite: now it is written.
+    key(&mut b, KeyCode::Right);
+    ch(&mut b, ' ');
+    let plan = plan_of(&ch(&mut b, 'a'));
+    send(
+        &mut b,
+        EngineMsg::ApplyPreview {
+            turn: 1,
+            preview: preview_of(&plan),
+        },
+    );
+    ch(&mut b, 'o');
+    let effects = key(&mut b, KeyCode::Enter);
+    let [Effect::Choose(request)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(
+        request.resolutions,
+        BTreeMap::from([("src/pricing.rs".to_string(), Resolution::Overwrite)])
+    );
+    let outcome = ApplyEngine::new(dir.path(), session.path())
+        .unwrap()
+        .apply(request.plan.as_ref().unwrap(), &request.resolutions)
+        .unwrap();
+    assert_eq!(outcome.written(), ["src/pricing.rs"]);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        pricing(&[(4, "    if count >= BULK_MIN_ITEMS {")])
+    );
+}
+
+#[test]
+fn search_and_layout_keep_the_place() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, '/');
+    typed(&mut a, "tax");
+    key(&mut a, KeyCode::Enter);
+    let review = a.review.as_ref().unwrap();
+    assert_eq!(
+        review.current_hunk().unwrap().number,
+        2,
+        "the match is in hunk 2"
+    );
+    ch(&mut a, 's');
+    let review = a.review.as_ref().unwrap();
+    assert_eq!(
+        review.current_hunk().unwrap().number,
+        2,
+        "same hunk side by side"
+    );
+    ch(&mut a, '/');
+    typed(&mut a, "no such text");
+    key(&mut a, KeyCode::Enter);
+    assert!(status(&a).1);
+    assert!(a.review.as_ref().unwrap().search.is_none());
+}
+
+#[test]
+fn blind_mode_shuffles_and_hides_until_the_choice() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    assert_eq!(command(&mut app(&[GOOD]), "/blind"), []);
+    let a = reviewed(&base, true);
+    let names: Vec<String> = (0..2).map(|i| a.shown(i)).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["Model A", "Model B"]);
+    assert!(!status_or_empty(&a).contains("demo/"));
+    // The header says so; the table never shows a real name.
+    let mut a = a;
+    let t = render(&mut a, 120, 30);
+    let screen = format!("{:?}", t.backend());
+    assert!(!screen.contains("demo/good") && !screen.contains("demo/sloppy"));
+    assert!(screen.contains("blind"));
+}
+
+fn status_or_empty(app: &App) -> String {
+    app.status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn checks_show_in_the_table_and_the_transcript() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    send(
+        &mut a,
+        EngineMsg::Check {
+            turn: 1,
+            label: GOOD.into(),
+            state: CheckState::Done(CheckResult {
+                passed: false,
+                ending: "failed (exit 101)".into(),
+                elapsed_ms: 3_400,
+                tail: vec![
+                    "test discount ... FAILED".into(),
+                    "test result: FAILED".into(),
+                ],
+            }),
+        },
+    );
+    let t = render(&mut a, 120, 30);
+    let screen = format!("{:?}", t.backend());
+    assert!(screen.contains("✗ 3.4 s"), "{screen}");
+    assert!(screen.contains("failed (exit 101)") && screen.contains("test result: FAILED"));
+    let panel = &a.panels[0];
+    let last: Vec<&str> = panel
+        .transcript
+        .lines()
+        .iter()
+        .rev()
+        .take(3)
+        .map(|l| l.text())
+        .collect();
+    assert!(
+        last.iter().any(|l| l.contains("test discount ... FAILED")),
+        "{last:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshots
+
+#[test]
+fn review_table_and_unified_diff() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Right);
+    let t = render(&mut a, 120, 36);
+    insta::assert_snapshot!(t.backend());
+    // Colours: removed lines red, added green, the changed word on a coloured background.
+    let buf = t.backend().buffer();
+    let row = |needle: &str| {
+        (0..buf.area.height)
+            .find(|&y| {
+                (0..buf.area.width)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+                    .contains(needle)
+            })
+            .unwrap()
+    };
+    let removed = row("-     if count > BULK");
+    let added = row("+     if count >= BULK");
+    let fg_at = |y: u16, text: &str| {
+        let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+        let col = line.find(text).unwrap();
+        let x = line[..col].chars().count() as u16;
+        (buf[(x, y)].fg, buf[(x, y)].bg)
+    };
+    assert_eq!(fg_at(removed, "count").0, Color::Red);
+    assert_eq!(fg_at(added, "count").0, Color::Green);
+    assert_eq!(
+        fg_at(added, ">=").1,
+        Color::Green,
+        "the changed word is highlighted"
+    );
+    // Syntax-aware colours: the keyword `if` is coloured as a keyword on both lines, over the
+    // line's added/removed background.
+    assert_eq!(fg_at(added, "if").0, Color::LightBlue);
+    assert_eq!(fg_at(added, "if").1, Color::Indexed(22));
+    assert_eq!(fg_at(removed, "if").0, Color::LightBlue);
+    assert_eq!(fg_at(removed, "if").1, Color::Indexed(52));
+}
+
+#[test]
+fn side_by_side_diff() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, 's');
+    let t = render(&mut a, 120, 36);
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn a_basket_with_a_conflict() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, ' ');
+    select(&mut a, SLOPPY);
+    ch(&mut a, ' ');
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, 'f');
+    a.status = None;
+    let t = render(&mut a, 120, 36);
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn a_basket_ready_to_apply() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, 'n');
+    ch(&mut a, ' ');
+    select(&mut a, SLOPPY);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, 'f');
+    a.status = None;
+    let t = render(&mut a, 120, 36);
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn an_apply_conflict_with_your_edits() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let mut a = reviewed(&base, false);
+    ch(&mut a, 'c');
+    std::fs::write(
+        dir.path().join("src/pricing.rs"),
+        pricing(&[(4, "    if count > BULK_MIN_ITEMS - 1 {")]),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("README.md"), "# Shop\n\nPrices here.\n").unwrap();
+    let plan = plan_of(&ch(&mut a, 'a'));
+    let preview = ApplyEngine::new(dir.path(), session.path())
+        .unwrap()
+        .preview(&plan)
+        .unwrap();
+    send(&mut a, EngineMsg::ApplyPreview { turn: 1, preview });
+    ch(&mut a, 's');
+    let t = render(&mut a, 120, 30);
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn blind_review_before_and_after_the_choice() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, true);
+    let before = render(&mut a, 120, 30);
+    insta::assert_snapshot!("blind_before", before.backend());
+    ch(&mut a, 'c');
+    plan_of(&ch(&mut a, 'a'));
+    let chosen = a.review.as_ref().unwrap().model().unwrap().label.clone();
+    send(
+        &mut a,
+        EngineMsg::Chosen(ChoiceDone {
+            turn: 1,
+            chosen: vec![chosen.clone()],
+            apply_id: Some("a1".into()),
+            files: vec![
+                ("README.md".into(), AppliedAs::Written),
+                ("src/pricing.rs".into(), AppliedAs::Merged),
+            ],
+        }),
+    );
+    let (text, _) = status(&a);
+    assert!(
+        text.contains(&chosen) && text.contains("merged with your edits"),
+        "{text}"
+    );
+    a.status = None;
+    let after = render(&mut a, 120, 30);
+    insta::assert_snapshot!("blind_after", after.backend());
+}
+
+#[test]
+fn the_rewind_preview() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Esc);
+    send(
+        &mut a,
+        EngineMsg::RewindPlanned(RewindPlan {
+            scope: RewindScope::Both,
+            turn: Some(1),
+            prompt: Some("The discount test fails. Fix it.".into()),
+            files: Some(RewindPreview {
+                apply_id: "20261121-091002-1f3a".into(),
+                label: "The discount test fails. Fix it.".into(),
+                models: vec![GOOD.into(), SLOPPY.into()],
+                files: vec![
+                    RewindFile {
+                        path: "src/pricing.rs".into(),
+                        action: RewindAction::Restore,
+                        added: 40,
+                        removed: 16,
+                        edited_after_apply: true,
+                    },
+                    RewindFile {
+                        path: "tests/discount.rs".into(),
+                        action: RewindAction::Remove,
+                        added: 0,
+                        removed: 1,
+                        edited_after_apply: false,
+                    },
+                    RewindFile {
+                        path: "old.txt".into(),
+                        action: RewindAction::Recreate,
+                        added: 2,
+                        removed: 0,
+                        edited_after_apply: false,
+                    },
+                ],
+            }),
+            files_note: None,
+        }),
+    );
+    let t = render(&mut a, 110, 24);
+    let screen = format!("{:?}", t.backend());
+    assert!(screen.contains("3 files, +42 -17"), "{screen}");
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn commands_of_the_review_stats_check_blind() {
+    let mut a = app(&[GOOD]);
+    assert!(command(&mut a, "/review").is_empty());
+    assert!(status(&a).0.contains("nothing to review yet"));
+    assert_eq!(command(&mut a, "/stats"), [Effect::Stats]);
+    send(
+        &mut a,
+        EngineMsg::Show {
+            title: "stats".into(),
+            lines: vec!["This session: 0 choice(s)".into()],
+        },
+    );
+    assert!(matches!(
+        &a.overlay,
+        Some(versus::tui::state::Overlay::Info { title, .. }) if title == "stats"
+    ));
+    ch(&mut a, 'q');
+    command(&mut a, "/config check cargo test -q");
+    assert_eq!(a.settings.check.as_deref(), Some("cargo test -q"));
+    command(&mut a, "/config check none");
+    assert_eq!(a.settings.check, None);
+    command(&mut a, "/blind");
+    assert!(a.blind);
+    command(&mut a, "/blind");
+    assert!(!a.blind);
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut b = reviewed(&base, false);
+    key(&mut b, KeyCode::Esc);
+    assert_eq!(b.screen, Screen::Panels);
+    command(&mut b, "/review");
+    assert_eq!(b.screen, Screen::Review);
+    // t shows the selected model's transcript, zoomed; Ctrl+O comes back.
+    ch(&mut b, 't');
+    assert_eq!((b.screen, b.zoom, b.focus), (Screen::Panels, true, 0));
+    press(&mut b, KeyCode::Char('o'), KeyModifiers::CONTROL);
+    assert_eq!(b.screen, Screen::Review);
+    assert_eq!(
+        ch(&mut b, 'o'),
+        [Effect::OpenShell {
+            label: GOOD.into(),
+            shown: GOOD.into()
+        }]
+    );
+}
+
+#[test]
+fn the_review_draws_at_any_size_without_panicking() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, true);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, ' ');
+    for layout in 0..2 {
+        for (w, h) in [
+            (1, 1),
+            (10, 4),
+            (20, 5),
+            (40, 10),
+            (69, 14),
+            (70, 14),
+            (200, 60),
+        ] {
+            render(&mut a, w, h);
+        }
+        send(
+            &mut a,
+            EngineMsg::RewindPlanned(RewindPlan {
+                scope: RewindScope::Files,
+                turn: None,
+                prompt: None,
+                files: None,
+                files_note: Some("note".into()),
+            }),
+        );
+        for (w, h) in [(1, 1), (10, 4), (25, 6), (200, 60)] {
+            render(&mut a, w, h);
+        }
+        key(&mut a, KeyCode::Esc);
+        if layout == 0 {
+            ch(&mut a, 's');
+        }
+    }
+    // Narrow: the diff alone under the table, still with its title.
+    let t = render(&mut a, 60, 20);
+    let screen = format!("{:?}", t.backend());
+    assert!(screen.contains("src/pricing.rs"), "{screen}");
+}
+
+/// Regression: `c` on a model that answered in text only said "has no change to pick", so a
+/// turn whose best answer changed no file could not have a winner.
+#[test]
+fn c_on_a_text_only_model_chooses_its_answer() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = app(&[GOOD, SLOPPY]);
+    typed(&mut a, "Which discount applies to ten items?");
+    key(&mut a, KeyCode::Enter);
+    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    let (good, _) = sets(&base);
+    finish(&mut a, 0, &["README.md", "src/pricing.rs"]);
+    send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: GOOD.into(),
+            set: Ok(good),
+        },
+    );
+    finish(&mut a, 1, &[]);
+    send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: SLOPPY.into(),
+            set: Ok(change_set(&base, SLOPPY, &[])),
+        },
+    );
+    send(&mut a, EngineMsg::TurnEnded { turn: 1 });
+    assert_eq!(a.screen, Screen::Review, "the review opened by itself");
+    // Select the text-only model, rate it, choose it.
+    for _ in 0..2 {
+        if a.review.as_ref().unwrap().model().unwrap().label != SLOPPY {
+            key(&mut a, KeyCode::Tab);
+        }
+    }
+    assert_eq!(a.review.as_ref().unwrap().model().unwrap().label, SLOPPY);
+    ch(&mut a, '+');
+    let effects = ch(&mut a, 'c');
+    let [Effect::Choose(request)] = effects.as_slice() else {
+        panic!(
+            "c should choose the text-only answer: {effects:?}, {:?}",
+            a.status
+        );
+    };
+    assert_eq!(request.chosen, [SLOPPY]);
+    assert!(request.plan.is_none());
+    assert_eq!(
+        request.ratings.get(SLOPPY).map(String::as_str),
+        Some("good")
+    );
+    let (text, error) = status(&a);
+    assert!(!error && text.contains("answer chosen"), "{text}");
+}

@@ -1,0 +1,184 @@
+//! Shared helpers for integration tests: a temp project folder and a runner for the real binary.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+pub mod mock_server;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A temporary project directory.
+pub struct Dir {
+    tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Dir {
+    pub fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        Self { tmp, root }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.root.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    pub fn read(&self, rel: &str) -> Vec<u8> {
+        std::fs::read(self.root.join(rel)).unwrap()
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.root.join(rel).exists()
+    }
+
+    /// Runs `versus tool NAME --args ARGS --dir ROOT`.
+    pub fn tool(&self, name: &str, args: &serde_json::Value) -> ToolRun {
+        self.tool_with(name, args, &[])
+    }
+
+    pub fn tool_with(&self, name: &str, args: &serde_json::Value, extra: &[&str]) -> ToolRun {
+        let out = versus()
+            .arg("tool")
+            .arg(name)
+            .arg("--args")
+            .arg(args.to_string())
+            .arg("--dir")
+            .arg(&self.root)
+            .args(extra)
+            .output()
+            .unwrap();
+        ToolRun::from(out)
+    }
+}
+
+/// The binary under test.
+pub fn versus() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_versus"));
+    c.env("NO_COLOR", "1");
+    c
+}
+
+/// What one `versus tool` run printed and returned.
+#[derive(Debug)]
+pub struct ToolRun {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for ToolRun {
+    fn from(o: Output) -> Self {
+        Self {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl ToolRun {
+    /// Asserts a normal result and returns its text.
+    pub fn ok(&self) -> &str {
+        assert_eq!(self.code, 0, "expected success, got {self:#?}");
+        &self.stdout
+    }
+
+    /// Asserts an error result and returns its text.
+    pub fn err(&self) -> &str {
+        assert_eq!(self.code, 1, "expected an error result, got {self:#?}");
+        &self.stdout
+    }
+}
+
+/// Runs git in `dir` with a fixed identity and no signing, so tests do not depend on the
+/// machine's git config; panics with git's output when it fails.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// Every file under `root` with its bytes and permission bits, plus every folder as `path/`
+/// (empty content, mode 0) so removed or created folders show too. `.git` and `.versus` are
+/// left out: they are git's and versus' own state, not the user's tree.
+pub fn tree_state(root: &Path) -> std::collections::BTreeMap<String, (Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, (Vec<u8>, u32)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name == ".git" || name == ".versus" {
+                continue;
+            }
+            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            if path.is_dir() {
+                walk(root, &path, out);
+                out.entry(format!("{rel}/")).or_insert((Vec::new(), 0));
+            } else {
+                let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+                out.insert(rel, (std::fs::read(&path).unwrap(), mode));
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// Whether process `pid` is gone (or a zombie) within five seconds.
+pub fn process_gone(pid: i32) -> bool {
+    for _ in 0..100 {
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.contains(") Z"))
+            .unwrap_or(false);
+        if !alive {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
+
+/// Whether a live (non-zombie) process has exactly this command line.
+pub fn command_alive(argv: &[&str]) -> bool {
+    let wanted: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        cmd == wanted && !stat.contains(") Z ")
+    })
+}
+
+/// Waits (up to 5 s) until no live process has this command line; false if one still does.
+/// Processes inside a sandbox have other pids there, so tests find them by a unique command.
+pub fn command_gone(argv: &[&str]) -> bool {
+    for _ in 0..100 {
+        if !command_alive(argv) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
