@@ -340,6 +340,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
                 api_key: Some("sk-bench".into()),
                 key_hint: "BENCH_API_KEY".into(),
                 headers: Vec::new(),
+                vision: true,
             });
             ModelEntry {
                 label: format!("bench/m{i}"),
@@ -708,6 +709,7 @@ fn wire_for(name: &str) -> (Arc<dyn Wire>, &'static str) {
         api_key: Some("sk-bench".into()),
         key_hint: "BENCH_API_KEY".into(),
         headers: Vec::new(),
+        vision: true,
     };
     match name {
         "openai-chat" => (Arc::new(ChatWire::new(config)), "gpt-4.1"),

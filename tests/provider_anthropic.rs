@@ -29,6 +29,7 @@ fn client(server: &MockServer, max_tries: u32) -> HttpModel {
         api_key: Some(KEY.into()),
         key_hint: "ANTHROPIC_API_KEY".into(),
         headers: vec![("anthropic-beta".into(), "test-beta".into())],
+        vision: true,
     });
     let retry = RetryPolicy {
         max_tries,
@@ -536,6 +537,7 @@ fn follow_up(first: &Completion) -> Vec<Message> {
                 name: name.into(),
                 content: format!("contents for {id}"),
                 is_error: id.ends_with('b'),
+                images: Vec::new(),
             }],
         });
     }
@@ -625,6 +627,7 @@ async fn history_from_another_provider_is_normalised() {
                 name: "read_file".into(),
                 content: "error: invalid JSON".into(),
                 is_error: true,
+                images: Vec::new(),
             }],
         },
     ];

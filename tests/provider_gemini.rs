@@ -30,6 +30,7 @@ fn client(server: &MockServer, max_tries: u32) -> HttpModel {
         api_key: Some(KEY.into()),
         key_hint: "GEMINI_API_KEY".into(),
         headers: vec![],
+        vision: true,
     });
     let retry = RetryPolicy {
         max_tries,
@@ -550,6 +551,7 @@ fn follow_up(first: &Completion) -> Vec<Message> {
                 name: name.into(),
                 content: "25 C".into(),
                 is_error: false,
+                images: Vec::new(),
             }],
         });
     }
@@ -651,6 +653,7 @@ async fn history_from_another_provider_with_malformed_arguments() {
                 name: "read_file".into(),
                 content: "invalid JSON in arguments".into(),
                 is_error: true,
+                images: Vec::new(),
             }],
         },
         Message {
@@ -660,6 +663,7 @@ async fn history_from_another_provider_with_malformed_arguments() {
                 name: "read_file".into(),
                 content: "B".into(),
                 is_error: false,
+                images: Vec::new(),
             }],
         },
     ];

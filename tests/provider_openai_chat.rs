@@ -28,6 +28,7 @@ fn config(server: &MockServer, provider: &str, key: Option<&str>) -> WireConfig 
         api_key: key.map(str::to_string),
         key_hint: "OPENAI_API_KEY".into(),
         headers: vec![("HTTP-Referer".into(), "https://example.test".into())],
+        vision: true,
     }
 }
 
@@ -602,6 +603,7 @@ async fn request_shape_url_headers_and_history() {
                 name: "read_file".into(),
                 content: "A".into(),
                 is_error: false,
+                images: Vec::new(),
             }],
         },
         Message {
@@ -633,6 +635,7 @@ async fn request_shape_url_headers_and_history() {
                 name: "read_file".into(),
                 content: "B".into(),
                 is_error: true,
+                images: Vec::new(),
             }],
         },
     ];

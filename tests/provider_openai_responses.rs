@@ -28,6 +28,7 @@ fn model(server: &MockServer) -> HttpModel {
         api_key: Some(KEY.into()),
         key_hint: "OPENAI_API_KEY".into(),
         headers: Vec::new(),
+        vision: true,
     };
     let retry = RetryPolicy {
         max_tries: 3,
@@ -496,6 +497,7 @@ fn answer(done: &Completion, value: &str) -> Message {
             name: name.into(),
             content: value.into(),
             is_error: false,
+            images: Vec::new(),
         }],
     }
 }

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::{
-    AgentEvent, Completion, Message, ModelRequest, Part, Reasoning, Role, RunStats, RunStop,
+    AgentEvent, Completion, Image, Message, ModelRequest, Part, Reasoning, Role, RunStats, RunStop,
     StopReason, StreamEvent, ToolDef, Usage,
 };
 use crate::provider::{ModelClient, ProviderError};
@@ -435,6 +435,7 @@ impl Run<'_> {
                     name,
                     content: "not run: the run was stopped before this call".to_string(),
                     is_error: true,
+                    images: Vec::new(),
                 });
                 continue;
             }
@@ -477,11 +478,22 @@ impl Run<'_> {
                 duration_ms: millis(started.elapsed()),
                 failed_edit,
             });
+            // The picture travels with the result; each wire sends it to models that see
+            // images and a text note to the others.
+            let images = output
+                .image
+                .map(|image| Image {
+                    media_type: image.media_type,
+                    data: image.data,
+                })
+                .into_iter()
+                .collect();
             results.push(Part::ToolResult {
                 call_id: id,
                 name,
                 content: output.text,
                 is_error: output.is_error,
+                images,
             });
         }
         self.messages.push(Message {

@@ -480,6 +480,7 @@ mod tests {
                 name: "bash".into(),
                 content: "ok".into(),
                 is_error: false,
+                images: Vec::new(),
             }],
         }
     }

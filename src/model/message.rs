@@ -74,7 +74,71 @@ pub enum Part {
         content: String,
         /// Whether the tool failed (the model should correct itself).
         is_error: bool,
+        /// Pictures the tool produced (read_file of an image). Each wire sends them in its own
+        /// format to models that accept images, and a text note instead to the others. Left
+        /// out of the log when empty, and absent in logs written before images travelled.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
+}
+
+/// A picture in the conversation: the bytes themselves, so a log replays without the file.
+/// Serialised with the bytes as standard base64 (the form every provider wants on the wire).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// MIME type such as `image/png`.
+    pub media_type: String,
+    /// Raw bytes (base64 in JSON).
+    #[serde(with = "base64_bytes")]
+    pub data: Vec<u8>,
+}
+
+impl Image {
+    /// The bytes as standard base64 with padding, as providers take inline images.
+    pub fn base64(&self) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(&self.data)
+    }
+
+    /// A `data:` URL (OpenAI's `image_url` / `input_image`).
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.base64())
+    }
+
+    /// What a model that cannot see images reads instead of this one, so it knows an image
+    /// existed and that asking again will not help.
+    pub fn not_sent_note(&self, tool: &str) -> String {
+        let from = if tool.is_empty() {
+            String::new()
+        } else {
+            format!(" from {tool}")
+        };
+        format!(
+            "[versus] the image{from} ({}, {} bytes) was not sent: this model does not accept images",
+            self.media_type,
+            self.data.len()
+        )
+    }
+}
+
+/// Bytes as base64 text in JSON (session logs stay text and a third of the size of a number
+/// array).
+mod base64_bytes {
+    use base64::Engine as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(data: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&base64::engine::general_purpose::STANDARD.encode(data))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<u8>, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(text.as_bytes())
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 impl Part {
@@ -173,4 +237,46 @@ pub struct ModelRequest {
     pub temperature: Option<f32>,
     /// Thinking effort.
     pub reasoning: Reasoning,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn result(images: Vec<Image>) -> Part {
+        Part::ToolResult {
+            call_id: "c1".into(),
+            name: "read_file".into(),
+            content: "[binary file, 4 bytes]".into(),
+            is_error: false,
+            images,
+        }
+    }
+
+    #[test]
+    fn images_are_base64_in_logs_and_old_logs_still_read() {
+        let png = Image {
+            media_type: "image/png".into(),
+            data: vec![0x89, b'P', b'N', b'G'],
+        };
+        let json = serde_json::to_value(result(vec![png.clone()])).unwrap();
+        assert_eq!(
+            json["images"],
+            serde_json::json!([{"media_type": "image/png", "data": "iVBORw=="}])
+        );
+        let back: Part = serde_json::from_value(json).unwrap();
+        assert_eq!(back, result(vec![png.clone()]));
+        // No images: no key, so logs without pictures are byte-for-byte what they were.
+        let plain = serde_json::to_string(&result(Vec::new())).unwrap();
+        assert!(!plain.contains("images"), "{plain}");
+        let old = r#"{"type":"tool_result","call_id":"c1","name":"read_file","content":"[binary file, 4 bytes]","is_error":false}"#;
+        assert_eq!(
+            serde_json::from_str::<Part>(old).unwrap(),
+            result(Vec::new())
+        );
+        assert_eq!(png.data_url(), "data:image/png;base64,iVBORw==");
+        let bad = r#"{"type":"tool_result","call_id":"c1","name":"r","content":"","is_error":false,"images":[{"media_type":"image/png","data":"not base64!"}]}"#;
+        assert!(serde_json::from_str::<Part>(bad).is_err());
+    }
 }

@@ -33,6 +33,10 @@ pub struct WireConfig {
     pub key_hint: String,
     /// Extra headers from the config file (e.g. OpenRouter's `HTTP-Referer`).
     pub headers: Vec<(String, String)>,
+    /// Whether the model accepts images. When false, a tool's image is replaced by a text note
+    /// (see [`crate::model::Image::not_sent_note`]): servers without vision refuse image parts,
+    /// which would end the run. The config layer decides it per model (`config::vision`).
+    pub vision: bool,
 }
 
 impl std::fmt::Debug for WireConfig {
@@ -47,6 +51,7 @@ impl std::fmt::Debug for WireConfig {
                 "headers",
                 &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
             )
+            .field("vision", &self.vision)
             .finish()
     }
 }

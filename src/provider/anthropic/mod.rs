@@ -58,7 +58,11 @@ impl Wire for AnthropicWire {
         Ok(WireRequest {
             url: format!("{}/v1/messages", self.config.base()),
             headers,
-            body: request::body(request, &replay_tag(API_KIND, &request.model)),
+            body: request::body(
+                request,
+                &replay_tag(API_KIND, &request.model),
+                self.config.vision,
+            ),
         })
     }
 
@@ -146,6 +150,7 @@ mod tests {
             api_key: Some("sk-ant-secret-value".into()),
             key_hint: String::new(),
             headers: vec![("anthropic-beta".into(), "feature-x".into())],
+            vision: true,
         })
     }
 

@@ -68,7 +68,11 @@ impl Wire for GeminiWire {
                 self.config.base()
             ),
             headers,
-            body: request::body(request, &replay_tag(API_KIND, &request.model)),
+            body: request::body(
+                request,
+                &replay_tag(API_KIND, &request.model),
+                self.config.vision,
+            ),
         })
     }
 
@@ -190,6 +194,7 @@ mod tests {
             api_key: Some("AIza-secret-key".into()),
             key_hint: String::new(),
             headers: vec![],
+            vision: true,
         })
     }
 

@@ -13,13 +13,18 @@
 //!   because strict servers (Groq, Mistral) reject unknown message fields. Thinking from another model is
 //!   dropped, not turned into text: the model would read it as something it said aloud.
 //!
-//! Tool results have no error flag in this format: a failed tool's text already says so.
+//! Tool results have no error flag in this format: a failed tool's text already says so. Tool
+//! messages take text only, so a result's pictures follow the tool messages in one user
+//! message (a label naming the call, then an `image_url` part with a `data:` URL per picture)
+//! when the model sees images (`WireConfig::vision`); otherwise the tool text gets a note per
+//! picture.
 
 use serde_json::{Map, Value, json};
 
 use super::history::{CallIds, is_ours, wire_arguments};
 use crate::model::{Message, ModelRequest, Part, Reasoning, Role, ToolDef};
 use crate::provider::WireConfig;
+use crate::provider::vision::content_with_notes;
 
 /// What differs between servers speaking this format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +73,7 @@ pub(crate) fn body(config: &WireConfig, request: &ModelRequest, tag: &str) -> Va
     body.insert("model".into(), json!(request.model));
     body.insert(
         "messages".into(),
-        Value::Array(messages(request, tag, dialect)),
+        Value::Array(messages(request, tag, dialect, config.vision)),
     );
     if !request.tools.is_empty() {
         body.insert(
@@ -114,7 +119,7 @@ fn tool(def: &ToolDef) -> Value {
     })
 }
 
-fn messages(request: &ModelRequest, tag: &str, dialect: Dialect) -> Vec<Value> {
+fn messages(request: &ModelRequest, tag: &str, dialect: Dialect, vision: bool) -> Vec<Value> {
     let ids = CallIds::from_history(&request.messages, tag);
     let mut out = Vec::new();
     if !request.system.trim().is_empty() {
@@ -122,7 +127,7 @@ fn messages(request: &ModelRequest, tag: &str, dialect: Dialect) -> Vec<Value> {
     }
     for message in &request.messages {
         match message.role {
-            Role::User => user(message, &ids, &mut out),
+            Role::User => user(message, &ids, vision, &mut out),
             Role::Assistant => assistant(message, &ids, tag, dialect, &mut out),
         }
     }
@@ -130,23 +135,50 @@ fn messages(request: &ModelRequest, tag: &str, dialect: Dialect) -> Vec<Value> {
 }
 
 /// Tool results first (each its own `role: tool` message, right after the assistant's calls,
-/// as the format requires), then the user's text.
-fn user(message: &Message, ids: &CallIds, out: &mut Vec<Value>) {
+/// as the format requires), then the user's text; pictures of the results go in that user
+/// message (see the module docs).
+fn user(message: &Message, ids: &CallIds, vision: bool, out: &mut Vec<Value>) {
     let mut texts = Vec::new();
+    let mut pictures = Vec::new();
     for part in &message.parts {
         match part {
             Part::ToolResult {
-                call_id, content, ..
+                call_id,
+                name,
+                content,
+                images,
+                ..
             } => {
+                let wire_id = ids.wire_id(call_id);
+                let noted;
+                let content = if images.is_empty() || vision {
+                    content.as_str()
+                } else {
+                    noted = content_with_notes(content, name, images);
+                    noted.as_str()
+                };
                 // Some servers reject empty tool messages.
                 let content = if content.is_empty() {
                     "(no output)"
                 } else {
                     content
                 };
+                if vision && !images.is_empty() {
+                    let plural = if images.len() == 1 { "" } else { "s" };
+                    pictures.push(json!({
+                        "type": "text",
+                        "text": format!("[versus] the image{plural} returned by {name} (call {wire_id}):"),
+                    }));
+                    for image in images {
+                        pictures.push(json!({
+                            "type": "image_url",
+                            "image_url": { "url": image.data_url() },
+                        }));
+                    }
+                }
                 out.push(json!({
                     "role": "tool",
-                    "tool_call_id": ids.wire_id(call_id),
+                    "tool_call_id": wire_id,
                     "content": content,
                 }));
             }
@@ -154,7 +186,12 @@ fn user(message: &Message, ids: &CallIds, out: &mut Vec<Value>) {
             _ => {}
         }
     }
-    if !texts.is_empty() {
+    if !pictures.is_empty() {
+        if !texts.is_empty() {
+            pictures.push(json!({ "type": "text", "text": texts.join("\n\n") }));
+        }
+        out.push(json!({ "role": "user", "content": pictures }));
+    } else if !texts.is_empty() {
         out.push(json!({ "role": "user", "content": texts.join("\n\n") }));
     }
 }
@@ -284,6 +321,7 @@ mod tests {
             name: "read_file".into(),
             content: "hello".into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -418,5 +456,78 @@ mod tests {
         let groq = body(&config("groq"), &req, TAG);
         assert!(groq["messages"][1].get("reasoning").is_none());
         assert_eq!(groq["messages"][1]["content"], "ok");
+    }
+
+    /// A read_file call on a PNG and its result carrying the picture (bytes `89 50 4E 47`,
+    /// base64 `iVBORw==`).
+    fn picture_turn(call_id: &str) -> Vec<Message> {
+        vec![
+            Message::user("Look at the logo"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![Part::ToolCall {
+                    id: call_id.into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"logo.png"}"#.into(),
+                    replay: None,
+                }],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![Part::ToolResult {
+                    call_id: call_id.into(),
+                    name: "read_file".into(),
+                    content: "[binary file, 4 bytes]".into(),
+                    is_error: false,
+                    images: vec![crate::model::Image {
+                        media_type: "image/png".into(),
+                        data: vec![0x89, b'P', b'N', b'G'],
+                    }],
+                }],
+            },
+        ]
+    }
+
+    const NOTE: &str = "[binary file, 4 bytes]\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images";
+
+    #[test]
+    fn a_picture_follows_the_tool_messages_or_becomes_a_note() {
+        let mut messages = picture_turn("call_img");
+        if let Some(last) = messages.last_mut() {
+            last.parts.push(Part::text("And fix it."));
+        }
+        let seen = body(
+            &WireConfig {
+                vision: true,
+                ..config("openai")
+            },
+            &request(messages.clone()),
+            TAG,
+        );
+        let sent = seen["messages"].as_array().unwrap();
+        let tail = &sent[sent.len() - 2..];
+        assert_eq!(
+            tail[0],
+            json!({"role":"tool","tool_call_id":"call_img","content":"[binary file, 4 bytes]"})
+        );
+        assert_eq!(
+            tail[1],
+            json!({"role":"user","content":[
+                {"type":"text","text":"[versus] the image returned by read_file (call call_img):"},
+                {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw=="}},
+                {"type":"text","text":"And fix it."}
+            ]})
+        );
+        let blind = body(&config("openai"), &request(messages), TAG);
+        let sent = blind["messages"].as_array().unwrap();
+        assert_eq!(
+            sent[sent.len() - 2],
+            json!({"role":"tool","tool_call_id":"call_img","content":NOTE})
+        );
+        assert_eq!(
+            sent[sent.len() - 1],
+            json!({"role":"user","content":"And fix it."})
+        );
+        assert!(!blind.to_string().contains("iVBORw"));
     }
 }

@@ -48,7 +48,7 @@ impl Wire for ResponsesWire {
         Ok(WireRequest {
             url: format!("{}/responses", self.config.base()),
             headers: history::auth_headers(&self.config),
-            body: request::body(request, &tag),
+            body: request::body(request, &tag, self.config.vision),
         })
     }
 
