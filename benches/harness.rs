@@ -18,6 +18,10 @@
 //!   own decoder (`Wire::decoder`), one parser and decoder per response, exactly as the HTTP
 //!   transport does. SSE framing alone is reported as a reference.
 //!
+//!   "CPU per step" p50/p90: the process CPU clock is read at every request and reply; each
+//!   step gets its share of the CPU spent while it was open (split evenly among the steps of
+//!   other models open at the same time); the mean is all CPU of the run over all steps.
+//!
 //! Environment: `VERSUS_BENCH_MODELS` (16), `VERSUS_BENCH_STEPS` (50), `VERSUS_BENCH_STREAM_MB`
 //! (100). A quick run: `VERSUS_BENCH_MODELS=4 VERSUS_BENCH_STEPS=10 VERSUS_BENCH_STREAM_MB=5`.
 #![allow(
@@ -101,6 +105,58 @@ fn cpu_time() -> Duration {
         .filter_map(|f| f.parse().ok())
         .collect();
     Duration::from_millis(fields.iter().sum::<u64>() * 10)
+}
+
+/// CPU time of this process so far (all threads) in nanoseconds, from the kernel's
+/// per-process clock: cheap enough to read at every request and fine enough for one step.
+fn process_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        u64::try_from(ts.tv_sec).unwrap_or(0),
+        u32::try_from(ts.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// The CPU each harness interval (reply of one request to the arrival of the next) cost. The
+/// process CPU clock is read at every interval end; between two consecutive readings, the CPU
+/// spent is split evenly among the intervals open at that moment (with N models running, N
+/// steps share the cores). CPU spent when no interval is open (the server writing a reply,
+/// idle threads) is not counted.
+fn cpu_per_interval(intervals: &[((Instant, Duration), (Instant, Duration))]) -> Vec<Duration> {
+    let mut points: Vec<(Instant, Duration)> = intervals
+        .iter()
+        .flat_map(|&(start, end)| [start, end])
+        .collect();
+    points.sort_by_key(|p| p.0);
+    let mut cost = vec![Duration::ZERO; intervals.len()];
+    for pair in points.windows(2) {
+        let (from, to) = (pair[0], pair[1]);
+        if to.0 == from.0 {
+            continue;
+        }
+        let open: Vec<usize> = intervals
+            .iter()
+            .enumerate()
+            .filter(|(_, (start, end))| start.0 <= from.0 && end.0 >= to.0)
+            .map(|(i, _)| i)
+            .collect();
+        if open.is_empty() {
+            continue;
+        }
+        let share = to.1.saturating_sub(from.1) / u32::try_from(open.len()).unwrap_or(1);
+        for i in open {
+            cost[i] += share;
+        }
+    }
+    cost
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,6 +269,9 @@ fn chat_reply(k: usize, steps: usize) -> Vec<u8> {
 struct Served {
     received: Instant,
     replied: Instant,
+    /// [`process_cpu`] at the same two moments.
+    received_cpu: Duration,
+    replied_cpu: Duration,
 }
 
 /// Per model (from the path `/m{i}/...`), the requests in order.
@@ -286,12 +345,15 @@ fn serve_connection(
             return;
         }
         let received = Instant::now();
+        let received_cpu = process_cpu();
         let step = {
             let mut log = log.lock().unwrap();
             let served = log.entry(model).or_default();
             served.push(Served {
                 received,
                 replied: received,
+                received_cpu,
+                replied_cpu: received_cpu,
             });
             served.len() - 1
         };
@@ -300,6 +362,7 @@ fn serve_connection(
             return;
         }
         let replied = Instant::now();
+        let replied_cpu = process_cpu();
         if let Some(entry) = log
             .lock()
             .unwrap()
@@ -307,6 +370,7 @@ fn serve_connection(
             .and_then(|v| v.get_mut(step))
         {
             entry.replied = replied;
+            entry.replied_cpu = replied_cpu;
         }
     }
 }
@@ -462,6 +526,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
     let mut by_tool: HashMap<&'static str, Vec<Duration>> = HashMap::new();
     let mut server_time = Vec::new();
     let mut prepare = Vec::new();
+    let mut intervals = Vec::new();
     for model in 0..models {
         let served = &log[&model];
         assert_eq!(served.len(), steps);
@@ -471,11 +536,17 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         for (k, pair) in served.windows(2).enumerate() {
             let gap = pair[1].received - pair[0].replied;
             overhead.push(gap);
+            intervals.push((
+                (pair[0].replied, pair[0].replied_cpu),
+                (pair[1].received, pair[1].received_cpu),
+            ));
             by_tool.entry(step_call(k).0).or_default().push(gap);
         }
         overhead.push(agent_done[model].unwrap() - served[steps - 1].replied);
         server_time.extend(served.iter().map(|s| s.replied - s.received));
     }
+    let mut step_cpu = cpu_per_interval(&intervals);
+    step_cpu.sort();
     overhead.sort();
     server_time.sort();
     prepare.sort();
@@ -503,6 +574,8 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         "last_request_build_ms": ms(build),
         "last_request_kb": body_bytes as f64 / 1024.0,
         "cpu_per_step_ms": ms(cpu) / total_steps,
+        "step_cpu_p50_ms": ms(percentile(&step_cpu, 0.5)),
+        "step_cpu_p90_ms": ms(percentile(&step_cpu, 0.9)),
         "rss_start_mb": rss_start,
         "rss_peak_mb": proc_status_mb("VmHWM:"),
     })
@@ -598,6 +671,17 @@ fn bench_overhead() {
             r["models"].as_f64().unwrap(),
             r["last_request_build_ms"].as_f64().unwrap(),
             r["last_request_kb"].as_f64().unwrap()
+        );
+    }
+    println!("\nCPU per step (each step's share of the process CPU while it was open):\n");
+    println!("| models | p50 | p90 | mean (all CPU / steps) |\n|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {:.0} | {:.3} ms | {:.3} ms | {:.3} ms |",
+            r["models"].as_f64().unwrap(),
+            r["step_cpu_p50_ms"].as_f64().unwrap(),
+            r["step_cpu_p90_ms"].as_f64().unwrap(),
+            r["cpu_per_step_ms"].as_f64().unwrap()
         );
     }
     println!("\noverhead p50 by the tool run in the step:\n");
