@@ -110,19 +110,9 @@ fn cpu_time() -> Duration {
 /// CPU time of this process so far (all threads) in nanoseconds, from the kernel's
 /// per-process clock: cheap enough to read at every request and fine enough for one step.
 fn process_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(
-        u64::try_from(ts.tv_sec).unwrap_or(0),
-        u32::try_from(ts.tv_nsec).unwrap_or(0),
-    )
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_PROCESS_CPUTIME_ID)
+        .map(Duration::from)
+        .unwrap_or(Duration::ZERO)
 }
 
 /// The CPU each harness interval (reply of one request to the arrival of the next) cost. The
@@ -130,8 +120,11 @@ fn process_cpu() -> Duration {
 /// spent is split evenly among the intervals open at that moment (with N models running, N
 /// steps share the cores). CPU spent when no interval is open (the server writing a reply,
 /// idle threads) is not counted.
-fn cpu_per_interval(intervals: &[((Instant, Duration), (Instant, Duration))]) -> Vec<Duration> {
-    let mut points: Vec<(Instant, Duration)> = intervals
+/// A moment with the process CPU clock read then.
+type Stamp = (Instant, Duration);
+
+fn cpu_per_interval(intervals: &[(Stamp, Stamp)]) -> Vec<Duration> {
+    let mut points: Vec<Stamp> = intervals
         .iter()
         .flat_map(|&(start, end)| [start, end])
         .collect();
@@ -492,8 +485,8 @@ fn overhead_child(models: usize, steps: usize) -> Value {
     let conversation = results[0].outcome.as_ref().unwrap().messages.clone();
     let request = ModelRequest {
         model: "bench-model".into(),
-        system: settings.system.clone(),
-        messages: conversation,
+        system: settings.system.as_str().into(),
+        messages: conversation.into(),
         tools: tools
             .specs()
             .iter()
@@ -502,7 +495,8 @@ fn overhead_child(models: usize, steps: usize) -> Value {
                 description: spec.description.clone(),
                 parameters: spec.parameters.clone(),
             })
-            .collect(),
+            .collect::<Vec<_>>()
+            .into(),
         max_output_tokens: None,
         temperature: None,
         reasoning: Reasoning::Default,
@@ -517,7 +511,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
     let mut body_bytes = 0;
     for _ in 0..rounds {
         let cloned = request.clone();
-        body_bytes = wire.build(&cloned).unwrap().body.to_string().len();
+        body_bytes = wire.build(&cloned).unwrap().body.len();
     }
     let build = build_started.elapsed() / rounds;
 
@@ -886,9 +880,9 @@ fn bench_streaming() {
         let (wire, model) = wire_for(name);
         let request = ModelRequest {
             model: model.into(),
-            system: String::new(),
-            messages: vec![Message::user("bench")],
-            tools: Vec::new(),
+            system: "".into(),
+            messages: vec![Message::user("bench")].into(),
+            tools: Vec::new().into(),
             max_output_tokens: None,
             temperature: None,
             reasoning: Reasoning::Default,
