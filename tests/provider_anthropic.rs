@@ -44,13 +44,14 @@ fn request(messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         model: MODEL.into(),
         system: "You are terse.".into(),
-        messages,
+        messages: messages.into(),
         tools: vec![ToolDef {
             name: "read_file".into(),
             description: "Read a file.".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}},
                                "required": ["path"], "additionalProperties": false}),
-        }],
+        }]
+        .into(),
         max_output_tokens: None,
         temperature: Some(0.5),
         reasoning: Reasoning::Default,

@@ -45,7 +45,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         model: MODEL.into(),
         system: "You are terse.".into(),
-        messages,
+        messages: messages.into(),
         tools: vec![ToolDef {
             name: "read_file".into(),
             description: "Read a file.".into(),
@@ -59,7 +59,8 @@ fn request(messages: Vec<Message>) -> ModelRequest {
                 "required": ["path"],
                 "additionalProperties": false
             }),
-        }],
+        }]
+        .into(),
         max_output_tokens: Some(2048),
         temperature: None,
         reasoning: Reasoning::Low,

@@ -50,12 +50,12 @@ fn request(messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         model: "gpt-test".into(),
         system: "You are terse.".into(),
-        messages,
+        messages: messages.into(),
         tools: vec![ToolDef {
             name: "read_file".into(),
             description: "Read a file".into(),
             parameters: json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
-        }],
+        }].into(),
         max_output_tokens: Some(512),
         temperature: None,
         reasoning: Reasoning::Default,

@@ -47,12 +47,12 @@ fn request(model: &str, messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         model: model.into(),
         system: "You are terse.".into(),
-        messages,
+        messages: messages.into(),
         tools: vec![ToolDef {
             name: "calculator".into(),
             description: "Arithmetic".into(),
             parameters: json!({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"},"op":{"type":"string"}}}),
-        }],
+        }].into(),
         max_output_tokens: None,
         temperature: None,
         reasoning: Reasoning::Medium,

@@ -6,6 +6,8 @@
 //! the tag names the model it is talking to; otherwise it drops it (thinking text may become
 //! plain text), which is how a history crosses providers safely.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// Who said a message. System text is not a message: it is [`ModelRequest::system`].
@@ -220,17 +222,104 @@ pub enum Reasoning {
     High,
 }
 
-/// One request to a model: everything an adapter needs to build its wire body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The messages of a conversation, shared rather than copied: each message sits behind its own
+/// `Arc`, so the agent loop hands every step's request a snapshot (one pointer per message)
+/// instead of a deep copy of everything said so far, and appending never touches what earlier
+/// requests still hold. Reads like a slice of [`Message`]s.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conversation {
+    messages: Vec<Arc<Message>>,
+}
+
+impl Conversation {
+    /// An empty conversation.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a message (earlier snapshots are not affected).
+    pub fn push(&mut self, message: Message) {
+        self.messages.push(Arc::new(message));
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Whether there is no message.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    /// The messages in order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Message> + ExactSizeIterator + Clone {
+        self.messages.iter().map(|m| m.as_ref())
+    }
+
+    /// The last message.
+    pub fn last(&self) -> Option<&Message> {
+        self.messages.last().map(|m| m.as_ref())
+    }
+
+    /// The messages as owned values (each unwrapped when no snapshot shares it, else copied).
+    pub fn into_vec(self) -> Vec<Message> {
+        self.messages
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect()
+    }
+}
+
+impl From<Vec<Message>> for Conversation {
+    fn from(messages: Vec<Message>) -> Self {
+        messages.into_iter().collect()
+    }
+}
+
+impl FromIterator<Message> for Conversation {
+    fn from_iter<I: IntoIterator<Item = Message>>(iter: I) -> Self {
+        Self {
+            messages: iter.into_iter().map(Arc::new).collect(),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Conversation {
+    type Item = &'a Message;
+    type IntoIter =
+        std::iter::Map<std::slice::Iter<'a, Arc<Message>>, fn(&Arc<Message>) -> &Message>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.messages.iter().map(|m| m.as_ref())
+    }
+}
+
+impl Serialize for Conversation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Conversation {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<Message>::deserialize(deserializer).map(Self::from)
+    }
+}
+
+/// One request to a model: everything an adapter needs to build its wire body. Everything
+/// large is shared (system prompt, conversation, tool definitions), so building one per step
+/// copies pointers, not text.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelRequest {
     /// Model name as the provider knows it (no provider prefix, no `#N`).
     pub model: String,
     /// System prompt.
-    pub system: String,
+    pub system: Arc<str>,
     /// The conversation so far.
-    pub messages: Vec<Message>,
+    pub messages: Conversation,
     /// Tools offered.
-    pub tools: Vec<ToolDef>,
+    pub tools: Arc<[ToolDef]>,
     /// Cap on output tokens (`None`: adapter default; Anthropic requires one).
     pub max_output_tokens: Option<u32>,
     /// Sampling temperature (`None`: provider default).

@@ -8,6 +8,6 @@ pub mod stream;
 
 pub use agent_event::{AgentEvent, RunStats, RunStop};
 pub use message::{
-    Image, Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef, replay_tag,
+    Conversation, Image, Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef, replay_tag,
 };
 pub use stream::{Completion, StopReason, StreamEvent, Usage};

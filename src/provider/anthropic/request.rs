@@ -50,7 +50,7 @@ pub(super) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
     if !request.system.trim().is_empty() {
-        body.insert("system".into(), json!(request.system));
+        body.insert("system".into(), json!(&*request.system));
     }
     body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
@@ -105,7 +105,11 @@ fn tool(def: &ToolDef) -> Value {
 }
 
 /// Messages with same-role neighbours merged and tool results first in each user message.
-fn messages(history: &[Message], tag: &str, vision: bool) -> Vec<Value> {
+fn messages<'a>(
+    history: impl IntoIterator<Item = &'a Message>,
+    tag: &str,
+    vision: bool,
+) -> Vec<Value> {
     let mut merged: Vec<(Role, Vec<Value>)> = Vec::new();
     for message in history {
         let blocks: Vec<Value> = message
@@ -235,12 +239,13 @@ mod tests {
         ModelRequest {
             model: "claude-x".into(),
             system: "be brief".into(),
-            messages,
+            messages: messages.into(),
             tools: vec![ToolDef {
                 name: "read_file".into(),
                 description: "Read".into(),
                 parameters: json!({"type": "object", "properties": {}}),
-            }],
+            }]
+            .into(),
             max_output_tokens: None,
             temperature: Some(0.2),
             reasoning: Reasoning::Default,
@@ -400,7 +405,8 @@ mod tests {
         assert_eq!(sent["temperature"], 0.2);
         assert_eq!(sent["messages"][2]["content"][0]["content"], "(no output)");
 
-        req.messages[1].parts.insert(
+        let mut messages = req.messages.clone().into_vec();
+        messages[1].parts.insert(
             0,
             Part::Thinking {
                 text: "mine".into(),
@@ -410,6 +416,7 @@ mod tests {
                 }),
             },
         );
+        req.messages = messages.into();
         assert_eq!(body(&req, TAG, true)["thinking"]["budget_tokens"], 8_192);
     }
 

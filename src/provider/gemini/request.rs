@@ -34,7 +34,7 @@ pub(super) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
     if !request.system.trim().is_empty() {
         body.insert(
             "systemInstruction".into(),
-            json!({"parts": [{"text": request.system}]}),
+            json!({"parts": [{"text": &*request.system}]}),
         );
     }
     if !request.tools.is_empty() {
@@ -114,10 +114,10 @@ struct Calls {
 }
 
 impl Calls {
-    fn scan(history: &[Message], tag: &str) -> Self {
+    fn scan<'a>(history: impl IntoIterator<Item = &'a Message>, tag: &str) -> Self {
         let mut gemini_ids = HashSet::new();
         let mut names = HashMap::new();
-        for part in history.iter().flat_map(|m| &m.parts) {
+        for part in history.into_iter().flat_map(|m| &m.parts) {
             if let Part::ToolCall {
                 id, name, replay, ..
             } = part
@@ -138,7 +138,12 @@ impl Calls {
     }
 }
 
-fn contents(history: &[Message], tag: &str, model: &str, vision: bool) -> Vec<Value> {
+fn contents<'a>(
+    history: impl IntoIterator<Item = &'a Message> + Copy,
+    tag: &str,
+    model: &str,
+    vision: bool,
+) -> Vec<Value> {
     let calls = Calls::scan(history, tag);
     let images = if !vision {
         Images::Notes
@@ -307,7 +312,7 @@ mod tests {
         ModelRequest {
             model: model.into(),
             system: "sys".into(),
-            messages,
+            messages: messages.into(),
             tools: vec![
                 ToolDef {
                     name: "read_file".into(),
@@ -320,7 +325,8 @@ mod tests {
                     description: "No args".into(),
                     parameters: json!({"type": "object", "properties": {}}),
                 },
-            ],
+            ]
+            .into(),
             max_output_tokens: Some(1000),
             temperature: Some(0.7),
             reasoning: Reasoning::Default,

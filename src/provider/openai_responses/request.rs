@@ -25,7 +25,7 @@ pub(crate) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     if !request.system.trim().is_empty() {
-        body.insert("instructions".into(), json!(request.system));
+        body.insert("instructions".into(), json!(&*request.system));
     }
     body.insert("input".into(), Value::Array(input(request, tag, vision)));
     if !request.tools.is_empty() {
@@ -213,12 +213,13 @@ mod tests {
         ModelRequest {
             model: "gpt-5".into(),
             system: "Be brief.".into(),
-            messages,
+            messages: messages.into(),
             tools: vec![ToolDef {
                 name: "read_file".into(),
                 description: "Reads".into(),
                 parameters: json!({"type":"object"}),
-            }],
+            }]
+            .into(),
             max_output_tokens: Some(2000),
             temperature: None,
             reasoning: Reasoning::Low,
