@@ -18,6 +18,10 @@
 //!   own decoder (`Wire::decoder`), one parser and decoder per response, exactly as the HTTP
 //!   transport does. SSE framing alone is reported as a reference.
 //!
+//!   "CPU per step" p50/p90: the process CPU clock is read at every request and reply; each
+//!   step gets its share of the CPU spent while it was open (split evenly among the steps of
+//!   other models open at the same time); the mean is all CPU of the run over all steps.
+//!
 //! Environment: `VERSUS_BENCH_MODELS` (16), `VERSUS_BENCH_STEPS` (50), `VERSUS_BENCH_STREAM_MB`
 //! (100). A quick run: `VERSUS_BENCH_MODELS=4 VERSUS_BENCH_STEPS=10 VERSUS_BENCH_STREAM_MB=5`.
 #![allow(
@@ -101,6 +105,51 @@ fn cpu_time() -> Duration {
         .filter_map(|f| f.parse().ok())
         .collect();
     Duration::from_millis(fields.iter().sum::<u64>() * 10)
+}
+
+/// CPU time of this process so far (all threads) in nanoseconds, from the kernel's
+/// per-process clock: cheap enough to read at every request and fine enough for one step.
+fn process_cpu() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_PROCESS_CPUTIME_ID)
+        .map(Duration::from)
+        .unwrap_or(Duration::ZERO)
+}
+
+/// The CPU each harness interval (reply of one request to the arrival of the next) cost. The
+/// process CPU clock is read at every interval end; between two consecutive readings, the CPU
+/// spent is split evenly among the intervals open at that moment (with N models running, N
+/// steps share the cores). CPU spent when no interval is open (the server writing a reply,
+/// idle threads) is not counted.
+/// A moment with the process CPU clock read then.
+type Stamp = (Instant, Duration);
+
+fn cpu_per_interval(intervals: &[(Stamp, Stamp)]) -> Vec<Duration> {
+    let mut points: Vec<Stamp> = intervals
+        .iter()
+        .flat_map(|&(start, end)| [start, end])
+        .collect();
+    points.sort_by_key(|p| p.0);
+    let mut cost = vec![Duration::ZERO; intervals.len()];
+    for pair in points.windows(2) {
+        let (from, to) = (pair[0], pair[1]);
+        if to.0 == from.0 {
+            continue;
+        }
+        let open: Vec<usize> = intervals
+            .iter()
+            .enumerate()
+            .filter(|(_, (start, end))| start.0 <= from.0 && end.0 >= to.0)
+            .map(|(i, _)| i)
+            .collect();
+        if open.is_empty() {
+            continue;
+        }
+        let share = to.1.saturating_sub(from.1) / u32::try_from(open.len()).unwrap_or(1);
+        for i in open {
+            cost[i] += share;
+        }
+    }
+    cost
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,6 +262,9 @@ fn chat_reply(k: usize, steps: usize) -> Vec<u8> {
 struct Served {
     received: Instant,
     replied: Instant,
+    /// [`process_cpu`] at the same two moments.
+    received_cpu: Duration,
+    replied_cpu: Duration,
 }
 
 /// Per model (from the path `/m{i}/...`), the requests in order.
@@ -286,12 +338,15 @@ fn serve_connection(
             return;
         }
         let received = Instant::now();
+        let received_cpu = process_cpu();
         let step = {
             let mut log = log.lock().unwrap();
             let served = log.entry(model).or_default();
             served.push(Served {
                 received,
                 replied: received,
+                received_cpu,
+                replied_cpu: received_cpu,
             });
             served.len() - 1
         };
@@ -300,6 +355,7 @@ fn serve_connection(
             return;
         }
         let replied = Instant::now();
+        let replied_cpu = process_cpu();
         if let Some(entry) = log
             .lock()
             .unwrap()
@@ -307,6 +363,7 @@ fn serve_connection(
             .and_then(|v| v.get_mut(step))
         {
             entry.replied = replied;
+            entry.replied_cpu = replied_cpu;
         }
     }
 }
@@ -340,6 +397,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
                 api_key: Some("sk-bench".into()),
                 key_hint: "BENCH_API_KEY".into(),
                 headers: Vec::new(),
+                vision: true,
             });
             ModelEntry {
                 label: format!("bench/m{i}"),
@@ -427,8 +485,8 @@ fn overhead_child(models: usize, steps: usize) -> Value {
     let conversation = results[0].outcome.as_ref().unwrap().messages.clone();
     let request = ModelRequest {
         model: "bench-model".into(),
-        system: settings.system.clone(),
-        messages: conversation,
+        system: settings.system.as_str().into(),
+        messages: conversation.into(),
         tools: tools
             .specs()
             .iter()
@@ -437,7 +495,8 @@ fn overhead_child(models: usize, steps: usize) -> Value {
                 description: spec.description.clone(),
                 parameters: spec.parameters.clone(),
             })
-            .collect(),
+            .collect::<Vec<_>>()
+            .into(),
         max_output_tokens: None,
         temperature: None,
         reasoning: Reasoning::Default,
@@ -452,7 +511,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
     let mut body_bytes = 0;
     for _ in 0..rounds {
         let cloned = request.clone();
-        body_bytes = wire.build(&cloned).unwrap().body.to_string().len();
+        body_bytes = wire.build(&cloned).unwrap().body.len();
     }
     let build = build_started.elapsed() / rounds;
 
@@ -461,6 +520,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
     let mut by_tool: HashMap<&'static str, Vec<Duration>> = HashMap::new();
     let mut server_time = Vec::new();
     let mut prepare = Vec::new();
+    let mut intervals = Vec::new();
     for model in 0..models {
         let served = &log[&model];
         assert_eq!(served.len(), steps);
@@ -470,11 +530,17 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         for (k, pair) in served.windows(2).enumerate() {
             let gap = pair[1].received - pair[0].replied;
             overhead.push(gap);
+            intervals.push((
+                (pair[0].replied, pair[0].replied_cpu),
+                (pair[1].received, pair[1].received_cpu),
+            ));
             by_tool.entry(step_call(k).0).or_default().push(gap);
         }
         overhead.push(agent_done[model].unwrap() - served[steps - 1].replied);
         server_time.extend(served.iter().map(|s| s.replied - s.received));
     }
+    let mut step_cpu = cpu_per_interval(&intervals);
+    step_cpu.sort();
     overhead.sort();
     server_time.sort();
     prepare.sort();
@@ -502,6 +568,8 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         "last_request_build_ms": ms(build),
         "last_request_kb": body_bytes as f64 / 1024.0,
         "cpu_per_step_ms": ms(cpu) / total_steps,
+        "step_cpu_p50_ms": ms(percentile(&step_cpu, 0.5)),
+        "step_cpu_p90_ms": ms(percentile(&step_cpu, 0.9)),
         "rss_start_mb": rss_start,
         "rss_peak_mb": proc_status_mb("VmHWM:"),
     })
@@ -597,6 +665,17 @@ fn bench_overhead() {
             r["models"].as_f64().unwrap(),
             r["last_request_build_ms"].as_f64().unwrap(),
             r["last_request_kb"].as_f64().unwrap()
+        );
+    }
+    println!("\nCPU per step (each step's share of the process CPU while it was open):\n");
+    println!("| models | p50 | p90 | mean (all CPU / steps) |\n|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {:.0} | {:.3} ms | {:.3} ms | {:.3} ms |",
+            r["models"].as_f64().unwrap(),
+            r["step_cpu_p50_ms"].as_f64().unwrap(),
+            r["step_cpu_p90_ms"].as_f64().unwrap(),
+            r["cpu_per_step_ms"].as_f64().unwrap()
         );
     }
     println!("\noverhead p50 by the tool run in the step:\n");
@@ -708,6 +787,7 @@ fn wire_for(name: &str) -> (Arc<dyn Wire>, &'static str) {
         api_key: Some("sk-bench".into()),
         key_hint: "BENCH_API_KEY".into(),
         headers: Vec::new(),
+        vision: true,
     };
     match name {
         "openai-chat" => (Arc::new(ChatWire::new(config)), "gpt-4.1"),
@@ -800,9 +880,9 @@ fn bench_streaming() {
         let (wire, model) = wire_for(name);
         let request = ModelRequest {
             model: model.into(),
-            system: String::new(),
-            messages: vec![Message::user("bench")],
-            tools: Vec::new(),
+            system: "".into(),
+            messages: vec![Message::user("bench")].into(),
+            tools: Vec::new().into(),
             max_output_tokens: None,
             temperature: None,
             reasoning: Reasoning::Default,

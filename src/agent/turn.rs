@@ -9,8 +9,8 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::{
-    AgentEvent, Completion, Message, ModelRequest, Part, Reasoning, Role, RunStats, RunStop,
-    StopReason, StreamEvent, ToolDef, Usage,
+    AgentEvent, Completion, Conversation, Image, Message, ModelRequest, Part, Reasoning, Role,
+    RunStats, RunStop, StopReason, StreamEvent, ToolDef, Usage,
 };
 use crate::provider::{ModelClient, ProviderError};
 use crate::tools::{EditOutcome, ToolContext, ToolLimits, ToolRegistry};
@@ -120,7 +120,11 @@ struct Run<'a> {
     timed_out: Arc<AtomicBool>,
     started: Instant,
     stats: RunStats,
-    messages: Vec<Message>,
+    /// Shared with each step's request: a step copies one pointer per message, not the text.
+    messages: Conversation,
+    /// The system prompt and tool definitions, built once per turn and shared by every step.
+    system: Arc<str>,
+    tools: Arc<[ToolDef]>,
 }
 
 impl Agent {
@@ -146,8 +150,18 @@ impl Agent {
                 token.cancel();
             })
         };
-        let mut messages = history;
+        let mut messages = Conversation::from(history);
         messages.push(prompt);
+        let tools: Arc<[ToolDef]> = self
+            .tools
+            .specs()
+            .iter()
+            .map(|spec| ToolDef {
+                name: spec.name.to_string(),
+                description: spec.description.clone(),
+                parameters: spec.parameters.clone(),
+            })
+            .collect();
         let mut run = Run {
             agent: self,
             env,
@@ -157,6 +171,8 @@ impl Agent {
             started: Instant::now(),
             stats: RunStats::default(),
             messages,
+            system: Arc::from(self.settings.system.as_str()),
+            tools,
         };
         let (stop, error) = run.drive().await;
         timer.abort();
@@ -188,7 +204,7 @@ impl Agent {
             .map(Message::text)
             .unwrap_or_default();
         AgentOutcome {
-            messages: run.messages,
+            messages: run.messages.into_vec(),
             stop,
             error,
             final_text,
@@ -313,19 +329,9 @@ impl Run<'_> {
         let settings = &self.agent.settings;
         ModelRequest {
             model: self.agent.model.clone(),
-            system: settings.system.clone(),
+            system: Arc::clone(&self.system),
             messages: self.messages.clone(),
-            tools: self
-                .agent
-                .tools
-                .specs()
-                .iter()
-                .map(|spec| ToolDef {
-                    name: spec.name.to_string(),
-                    description: spec.description.clone(),
-                    parameters: spec.parameters.clone(),
-                })
-                .collect(),
+            tools: Arc::clone(&self.tools),
             max_output_tokens: settings.max_output_tokens,
             temperature: settings.temperature,
             reasoning: settings.reasoning,
@@ -435,6 +441,7 @@ impl Run<'_> {
                     name,
                     content: "not run: the run was stopped before this call".to_string(),
                     is_error: true,
+                    images: Vec::new(),
                 });
                 continue;
             }
@@ -477,11 +484,22 @@ impl Run<'_> {
                 duration_ms: millis(started.elapsed()),
                 failed_edit,
             });
+            // The picture travels with the result; each wire sends it to models that see
+            // images and a text note to the others.
+            let images = output
+                .image
+                .map(|image| Image {
+                    media_type: image.media_type,
+                    data: image.data,
+                })
+                .into_iter()
+                .collect();
             results.push(Part::ToolResult {
                 call_id: id,
                 name,
                 content: output.text,
                 is_error: output.is_error,
+                images,
             });
         }
         self.messages.push(Message {

@@ -73,6 +73,9 @@ pub struct ProviderBlock {
     pub headers: BTreeMap<String, String>,
     /// Model names to list in `versus models`.
     pub models: Option<Vec<String>>,
+    /// Whether this provider's models accept images (default: decided from each model's name,
+    /// see [`crate::config::vision`]); a model's own `[prices]` entry wins over this.
+    pub vision: Option<bool>,
 }
 
 /// One file's settings, each with the place it was written.

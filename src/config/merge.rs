@@ -117,7 +117,13 @@ pub(crate) fn merge_prices(
     }
     for (key, (entry, origin)) in merged {
         let (provider, model) = key.split_once('/').unwrap_or((&key, ""));
-        if !table.has_builtin(provider, model) && entry.price().is_none() {
+        // An entry that only describes the model (context_window, vision) needs no price; one
+        // that sets a rate must set both rates a price needs.
+        let sets_a_rate = entry.input.is_some()
+            || entry.output.is_some()
+            || entry.cache_read.is_some()
+            || entry.cache_write.is_some();
+        if !table.has_builtin(provider, model) && sets_a_rate && entry.price().is_none() {
             return Err(invalid(
                 origin,
                 format!(
@@ -275,6 +281,9 @@ fn apply_provider_block(
     }
     if let Some(models) = &block.models {
         def.models = models.clone();
+    }
+    if let Some(vision) = block.vision {
+        def.vision = Some(vision);
     }
     def.origin = Some(origin.clone());
     Ok(())

@@ -26,6 +26,7 @@ pub mod resolve;
 pub mod spec;
 pub mod trust;
 pub mod ui;
+pub mod vision;
 
 use std::path::PathBuf;
 

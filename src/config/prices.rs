@@ -69,6 +69,9 @@ pub struct PriceEntry {
     pub cache_write: Option<f64>,
     /// Context window in tokens.
     pub context_window: Option<u64>,
+    /// Whether the model accepts images (see [`crate::config::vision`]); `None`: decided by
+    /// the provider's setting or the model's name.
+    pub vision: Option<bool>,
 }
 
 impl PriceEntry {
@@ -80,6 +83,7 @@ impl PriceEntry {
             cache_read: top.cache_read.or(self.cache_read),
             cache_write: top.cache_write.or(self.cache_write),
             context_window: top.context_window.or(self.context_window),
+            vision: top.vision.or(self.vision),
         }
     }
 
@@ -117,6 +121,8 @@ pub struct ModelInfo {
     pub price: Option<Price>,
     /// Context window in tokens.
     pub context_window: Option<u64>,
+    /// Whether it accepts images, when a price entry says so.
+    pub vision: Option<bool>,
 }
 
 /// The built-in table could not be read (a bug in versus; the unit tests catch it).
@@ -185,6 +191,7 @@ impl PriceTable {
                 return ModelInfo {
                     price: Some(Price::FREE),
                     context_window: None,
+                    vision: None,
                 };
             }
             (None, None) => return ModelInfo::default(),
@@ -192,6 +199,7 @@ impl PriceTable {
         ModelInfo {
             price: merged.price(),
             context_window: merged.context_window,
+            vision: merged.vision,
         }
     }
 

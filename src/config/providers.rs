@@ -125,6 +125,9 @@ pub struct ProviderDef {
     pub models: Vec<String>,
     /// Models of this provider cost nothing (demo, Ollama).
     pub free: bool,
+    /// `vision = true|false` from the config: whether its models accept images (`None`:
+    /// decided per model name).
+    pub vision: Option<bool>,
     /// The config block that defined or changed it.
     pub origin: Option<Origin>,
 }
@@ -148,6 +151,7 @@ impl fmt::Debug for ProviderDef {
             )
             .field("models", &self.models)
             .field("free", &self.free)
+            .field("vision", &self.vision)
             .field("origin", &self.origin)
             .finish()
     }
@@ -175,6 +179,7 @@ impl ProviderDef {
             headers: Vec::new(),
             models: Vec::new(),
             free,
+            vision: None,
             origin: None,
         }
     }
@@ -196,6 +201,7 @@ impl ProviderDef {
             headers: Vec::new(),
             models: Vec::new(),
             free: false,
+            vision: None,
             origin: Some(origin),
         }
     }

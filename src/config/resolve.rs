@@ -172,6 +172,10 @@ pub fn resolve(
                 String::new()
             },
             headers: provider.headers.clone(),
+            vision: info
+                .vision
+                .or(provider.vision)
+                .unwrap_or_else(|| super::vision::default_vision(&spec.model)),
         },
         price: info.price,
         context_window: info.context_window,
@@ -391,5 +395,36 @@ output = 1.0
         let m = resolve(&spec("openai/gpt-99"), &builtin(), &env).unwrap();
         assert_eq!(m.price, None);
         assert_eq!(m.cost(&crate::model::Usage::default()), None);
+    }
+
+    #[test]
+    fn vision_from_the_model_entry_then_the_provider_then_the_name() {
+        let env = Env::from_pairs([
+            ("OPENAI_API_KEY", "sk-test"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+        ]);
+        let vision =
+            |config: &Config, s: &str| resolve(&spec(s), config, &env).unwrap().wire.vision;
+        let plain = builtin();
+        assert!(vision(&plain, "openai/gpt-5"));
+        assert!(vision(&plain, "anthropic/claude-sonnet-4-5"));
+        assert!(!vision(&plain, "openai/o3-mini"));
+        assert!(!vision(&plain, "ollama/qwen3-coder:30b"));
+        let text = "[providers.ollama]\nvision = true\n[prices.\"ollama/qwen3-coder:30b\"]\nvision = false\n[prices.\"openai/gpt-5\"]\nvision = false\n";
+        let layer = parse_layer(text, Path::new("/u/config.toml")).unwrap();
+        let config = Config::from_layers(&[(layer, FileRole::User)]).unwrap();
+        assert!(
+            vision(&config, "ollama/llama3.1"),
+            "the provider block says yes"
+        );
+        assert!(
+            !vision(&config, "ollama/qwen3-coder:30b"),
+            "the model's entry wins over its provider"
+        );
+        assert!(
+            !vision(&config, "openai/gpt-5"),
+            "an entry overrides the name"
+        );
+        assert!(vision(&config, "anthropic/claude-sonnet-4-5"));
     }
 }

@@ -129,8 +129,13 @@ pub fn compact(messages: &mut Vec<Message>) -> usize {
     folded
 }
 
+/// Tokens an image in a tool result is counted as: about what the largest image the
+/// providers accept costs (they scale images down to roughly 1.2 megapixels).
+const TOKENS_PER_IMAGE: usize = 1_600;
+
 /// A conservative size of a conversation in tokens: four bytes of text per token, which
-/// over-counts code and English a little, so compaction happens early rather than late.
+/// over-counts code and English a little, so compaction happens early rather than late; each
+/// image counts as [`TOKENS_PER_IMAGE`].
 pub fn estimate_tokens(messages: &[Message]) -> u64 {
     let bytes: usize = messages
         .iter()
@@ -140,7 +145,9 @@ pub fn estimate_tokens(messages: &[Message]) -> u64 {
             Part::ToolCall {
                 name, arguments, ..
             } => name.len() + arguments.len(),
-            Part::ToolResult { content, .. } => content.len(),
+            Part::ToolResult {
+                content, images, ..
+            } => content.len() + images.len() * TOKENS_PER_IMAGE * 4,
         })
         .sum();
     u64::try_from(bytes.div_ceil(4)).unwrap_or(u64::MAX)
@@ -184,6 +191,7 @@ mod tests {
                 name: "read_file".into(),
                 content: "x".into(),
                 is_error: false,
+                images: Vec::new(),
             }],
         }
     }

@@ -7,5 +7,7 @@ pub mod message;
 pub mod stream;
 
 pub use agent_event::{AgentEvent, RunStats, RunStop};
-pub use message::{Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef, replay_tag};
+pub use message::{
+    Conversation, Image, Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef, replay_tag,
+};
 pub use stream::{Completion, StopReason, StreamEvent, Usage};

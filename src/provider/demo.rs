@@ -405,9 +405,9 @@ mod tests {
         .unwrap();
         let mut request = ModelRequest {
             model: "t".into(),
-            system: String::new(),
-            messages: vec![Message::user("go")],
-            tools: Vec::new(),
+            system: "".into(),
+            messages: vec![Message::user("go")].into(),
+            tools: Vec::new().into(),
             max_output_tokens: None,
             temperature: None,
             reasoning: Default::default(),

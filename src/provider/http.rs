@@ -33,6 +33,10 @@ pub struct WireConfig {
     pub key_hint: String,
     /// Extra headers from the config file (e.g. OpenRouter's `HTTP-Referer`).
     pub headers: Vec<(String, String)>,
+    /// Whether the model accepts images. When false, a tool's image is replaced by a text note
+    /// (see [`crate::model::Image::not_sent_note`]): servers without vision refuse image parts,
+    /// which would end the run. The config layer decides it per model (`config::vision`).
+    pub vision: bool,
 }
 
 impl std::fmt::Debug for WireConfig {
@@ -47,6 +51,7 @@ impl std::fmt::Debug for WireConfig {
                 "headers",
                 &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
             )
+            .field("vision", &self.vision)
             .finish()
     }
 }
@@ -89,8 +94,19 @@ pub struct WireRequest {
     pub url: String,
     /// Headers, secrets included.
     pub headers: Vec<(String, String)>,
-    /// JSON body.
-    pub body: serde_json::Value,
+    /// The JSON body, serialised once per attempt (what goes on the socket).
+    pub body: Vec<u8>,
+}
+
+/// A body as the bytes of its JSON, for wires that build a `serde_json::Value`.
+pub(crate) fn json_bytes(
+    provider: &str,
+    body: &impl serde::Serialize,
+) -> Result<Vec<u8>, ProviderError> {
+    serde_json::to_vec(body).map_err(|err| ProviderError::Config {
+        provider: provider.to_string(),
+        message: format!("could not encode the request: {err}"),
+    })
 }
 
 /// What the transport needs from one API format.
@@ -327,7 +343,7 @@ impl HttpModel {
             .post(&wire_request.url)
             .header("content-type", "application/json")
             .header("accept", "text/event-stream")
-            .body(wire_request.body.to_string());
+            .body(wire_request.body);
         for (name, value) in &wire_request.headers {
             builder = builder.header(name.as_str(), value.as_str());
         }

@@ -13,6 +13,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod redact;
 pub mod sse;
+pub(crate) mod vision;
 
 pub use client::{EventStream, ModelClient};
 pub use error::ProviderError;

@@ -90,6 +90,7 @@ mod tests {
                     name: "read_file".into(),
                     content: "1 fn a() {}".into(),
                     is_error: false,
+                    images: Vec::new(),
                 }],
             },
             Message {

@@ -28,6 +28,7 @@ fn client(server: &MockServer, max_tries: u32) -> HttpModel {
         api_key: Some(KEY.into()),
         key_hint: "ANTHROPIC_API_KEY".into(),
         headers: vec![("anthropic-beta".into(), "test-beta".into())],
+        vision: true,
     });
     let retry = RetryPolicy {
         max_tries,
@@ -42,13 +43,14 @@ fn request(messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         model: MODEL.into(),
         system: "You are terse.".into(),
-        messages,
+        messages: messages.into(),
         tools: vec![ToolDef {
             name: "read_file".into(),
             description: "Read a file.".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}},
                                "required": ["path"], "additionalProperties": false}),
-        }],
+        }]
+        .into(),
         max_output_tokens: None,
         temperature: Some(0.5),
         reasoning: Reasoning::Default,
@@ -535,6 +537,7 @@ fn follow_up(first: &Completion) -> Vec<Message> {
                 name: name.into(),
                 content: format!("contents for {id}"),
                 is_error: id.ends_with('b'),
+                images: Vec::new(),
             }],
         });
     }
@@ -624,6 +627,7 @@ async fn history_from_another_provider_is_normalised() {
                 name: "read_file".into(),
                 content: "error: invalid JSON".into(),
                 is_error: true,
+                images: Vec::new(),
             }],
         },
     ];

@@ -29,6 +29,7 @@ fn client(server: &MockServer, max_tries: u32) -> HttpModel {
         api_key: Some(KEY.into()),
         key_hint: "GEMINI_API_KEY".into(),
         headers: vec![],
+        vision: true,
     });
     let retry = RetryPolicy {
         max_tries,
@@ -43,7 +44,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         model: MODEL.into(),
         system: "You are terse.".into(),
-        messages,
+        messages: messages.into(),
         tools: vec![ToolDef {
             name: "read_file".into(),
             description: "Read a file.".into(),
@@ -57,7 +58,8 @@ fn request(messages: Vec<Message>) -> ModelRequest {
                 "required": ["path"],
                 "additionalProperties": false
             }),
-        }],
+        }]
+        .into(),
         max_output_tokens: Some(2048),
         temperature: None,
         reasoning: Reasoning::Low,
@@ -549,6 +551,7 @@ fn follow_up(first: &Completion) -> Vec<Message> {
                 name: name.into(),
                 content: "25 C".into(),
                 is_error: false,
+                images: Vec::new(),
             }],
         });
     }
@@ -650,6 +653,7 @@ async fn history_from_another_provider_with_malformed_arguments() {
                 name: "read_file".into(),
                 content: "invalid JSON in arguments".into(),
                 is_error: true,
+                images: Vec::new(),
             }],
         },
         Message {
@@ -659,6 +663,7 @@ async fn history_from_another_provider_with_malformed_arguments() {
                 name: "read_file".into(),
                 content: "B".into(),
                 is_error: false,
+                images: Vec::new(),
             }],
         },
     ];

@@ -76,7 +76,7 @@ impl Api {
         }
     }
 
-    fn wire(self, server: &MockServer) -> Arc<dyn Wire> {
+    fn wire(self, server: &MockServer, vision: bool) -> Arc<dyn Wire> {
         let (provider, base, hint) = match self {
             Api::Chat => ("openai", format!("{}/v1", server.url()), "OPENAI_API_KEY"),
             Api::Responses => ("openai", format!("{}/v1", server.url()), "OPENAI_API_KEY"),
@@ -89,6 +89,7 @@ impl Api {
             api_key: Some(KEY.into()),
             key_hint: hint.into(),
             headers: Vec::new(),
+            vision,
         };
         match self {
             Api::Chat => Arc::new(ChatWire::new(config)),
@@ -135,6 +136,17 @@ async fn run(
     scratch: &Path,
     steps: &[Step],
 ) -> (MockServer, ModelResult, Vec<AgentEvent>) {
+    run_with(api, root, scratch, steps, true).await
+}
+
+/// [`run`] with the model's vision setting chosen.
+async fn run_with(
+    api: Api,
+    root: &Path,
+    scratch: &Path,
+    steps: &[Step],
+    vision: bool,
+) -> (MockServer, ModelResult, Vec<AgentEvent>) {
     let replies = steps
         .iter()
         .enumerate()
@@ -149,7 +161,7 @@ async fn run(
     };
     let client = Arc::new(HttpModel::new(
         default_client().unwrap(),
-        api.wire(&server),
+        api.wire(&server, vision),
         retry,
     ));
     let tools = Arc::new(ToolRegistry::builtin());
@@ -781,6 +793,7 @@ fn canonical_results(messages: &[Message]) -> Vec<(String, String, String, bool)
                 name,
                 content,
                 is_error,
+                ..
             } => Some((call_id.clone(), name.clone(), content.clone(), *is_error)),
             _ => None,
         })
@@ -924,6 +937,171 @@ async fn read_edit_test_finish_through_every_adapter() {
                 stop: RunStop::Completed
             })
         ));
+    }
+}
+
+/// The first 16 bytes of a PNG (signature + IHDR length and type): binary, `.png`.
+const PNG: [u8; 16] = [
+    0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0x0D, b'I', b'H', b'D', b'R',
+];
+/// [`PNG`] in base64, written out so the test does not share the code under test.
+const PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUg==";
+const PNG_TEXT: &str = "[binary file, 16 bytes]";
+const PNG_NOTE: &str = "[binary file, 16 bytes]\n[versus] the image from read_file (image/png, 16 bytes) was not sent: this model does not accept images";
+
+/// The project with `logo.png` committed.
+fn picture_project() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, root) = project();
+    std::fs::write(root.join("logo.png"), PNG).unwrap();
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "logo"]);
+    (tmp, root)
+}
+
+/// read_file on the PNG, then a final answer.
+fn picture_scenario(api: Api) -> (Vec<Step>, &'static str) {
+    let id = match api {
+        Api::Chat => "call_Img7Pq",
+        Api::Responses => "call_img1",
+        Api::Anthropic => "toolu_01ImageAbc",
+        Api::Gemini => "g-img-1",
+    };
+    let steps = vec![
+        Step::Calls(vec![call(
+            Some(id),
+            "read_file",
+            json!({"path": "logo.png"}),
+        )]),
+        Step::Text("It is a logo."),
+    ];
+    (steps, id)
+}
+
+/// The tool result of the one read_file call, exactly as `api` must carry a picture, taken
+/// from the request that followed the call.
+fn picture_result(api: Api, body: &Value, id: &str) -> Value {
+    let data_url = format!("data:image/png;base64,{PNG_BASE64}");
+    match api {
+        Api::Chat => {
+            let messages = body["messages"].as_array().unwrap();
+            let tail = &messages[messages.len() - 2..];
+            assert_eq!(
+                tail[0],
+                json!({"role": "tool", "tool_call_id": id, "content": PNG_TEXT})
+            );
+            assert_eq!(
+                tail[1],
+                json!({"role": "user", "content": [
+                    {"type": "text", "text": format!("[versus] the image returned by read_file (call {id}):")},
+                    {"type": "image_url", "image_url": {"url": data_url}}
+                ]})
+            );
+            tail[1].clone()
+        }
+        Api::Responses => {
+            let input = body["input"].as_array().unwrap();
+            let last = input.last().unwrap();
+            assert_eq!(
+                last,
+                &json!({"type": "function_call_output", "call_id": id, "output": [
+                    {"type": "input_text", "text": PNG_TEXT},
+                    {"type": "input_image", "image_url": data_url, "detail": "auto"}
+                ]})
+            );
+            last.clone()
+        }
+        Api::Anthropic => {
+            let last = body["messages"].as_array().unwrap().last().unwrap();
+            assert_eq!(
+                last,
+                &json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": [
+                    {"type": "text", "text": PNG_TEXT},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_BASE64}}
+                ]}]})
+            );
+            last.clone()
+        }
+        Api::Gemini => {
+            // gemini-2.5-pro: the picture follows the function responses of the turn.
+            let last = body["contents"].as_array().unwrap().last().unwrap();
+            assert_eq!(
+                last,
+                &json!({"role": "user", "parts": [
+                    {"functionResponse": {"name": "read_file", "id": id, "response": {"content": PNG_TEXT}}},
+                    {"inlineData": {"mimeType": "image/png", "data": PNG_BASE64}}
+                ]})
+            );
+            last.clone()
+        }
+    }
+}
+
+/// A picture read by a tool reaches the model in the next request, in each wire's own format,
+/// and stays in the conversation for the steps after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_picture_read_by_a_tool_reaches_a_vision_model_in_its_wire_format() {
+    for api in ALL {
+        let (_tmp, root) = picture_project();
+        let scratch = tempfile::tempdir().unwrap();
+        let (steps, id) = picture_scenario(api);
+        let (server, result, _events) = run_with(api, &root, scratch.path(), &steps, true).await;
+        let outcome = result.outcome.as_ref().unwrap();
+        assert_eq!(outcome.stop, RunStop::Completed, "{api:?}: {outcome:#?}");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{api:?}");
+        assert!(
+            !requests[0].json().to_string().contains(PNG_BASE64),
+            "{api:?}: no picture before the call"
+        );
+        picture_result(api, &requests[1].json(), id);
+        // The canonical conversation keeps the bytes (that is what the session log stores).
+        let images: Vec<&versus::model::Image> = outcome
+            .messages
+            .iter()
+            .flat_map(|m| &m.parts)
+            .filter_map(|p| match p {
+                Part::ToolResult { images, .. } => Some(images),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert_eq!(images.len(), 1, "{api:?}");
+        assert_eq!(images[0].media_type, "image/png");
+        assert_eq!(images[0].data, PNG);
+    }
+}
+
+/// A model without vision reads a note where the picture would be, and no image bytes or
+/// image parts are sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_without_vision_gets_a_note_instead_of_the_picture() {
+    for api in ALL {
+        let (_tmp, root) = picture_project();
+        let scratch = tempfile::tempdir().unwrap();
+        let (steps, id) = picture_scenario(api);
+        let (server, result, _events) = run_with(api, &root, scratch.path(), &steps, false).await;
+        let outcome = result.outcome.as_ref().unwrap();
+        assert_eq!(outcome.stop, RunStop::Completed, "{api:?}: {outcome:#?}");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{api:?}");
+        let body = requests[1].json();
+        let text = body.to_string();
+        assert!(
+            !text.contains(PNG_BASE64),
+            "{api:?}: image bytes sent: {text}"
+        );
+        for marker in [
+            "input_image",
+            "image_url",
+            "inlineData",
+            r#""type":"image""#,
+        ] {
+            assert!(!text.contains(marker), "{api:?}: {marker} in {text}");
+        }
+        let turn = tool_turn(api, &body).unwrap();
+        assert_eq!(turn.results.len(), 1, "{api:?}");
+        assert_eq!(turn.results[0].id.as_deref(), Some(id), "{api:?}");
+        assert_eq!(turn.results[0].content, PNG_NOTE, "{api:?}");
     }
 }
 

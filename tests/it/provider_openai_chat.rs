@@ -27,6 +27,7 @@ fn config(server: &MockServer, provider: &str, key: Option<&str>) -> WireConfig 
         api_key: key.map(str::to_string),
         key_hint: "OPENAI_API_KEY".into(),
         headers: vec![("HTTP-Referer".into(), "https://example.test".into())],
+        vision: true,
     }
 }
 
@@ -48,12 +49,12 @@ fn request(messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         model: "gpt-test".into(),
         system: "You are terse.".into(),
-        messages,
+        messages: messages.into(),
         tools: vec![ToolDef {
             name: "read_file".into(),
             description: "Read a file".into(),
             parameters: json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
-        }],
+        }].into(),
         max_output_tokens: Some(512),
         temperature: None,
         reasoning: Reasoning::Default,
@@ -601,6 +602,7 @@ async fn request_shape_url_headers_and_history() {
                 name: "read_file".into(),
                 content: "A".into(),
                 is_error: false,
+                images: Vec::new(),
             }],
         },
         Message {
@@ -632,6 +634,7 @@ async fn request_shape_url_headers_and_history() {
                 name: "read_file".into(),
                 content: "B".into(),
                 is_error: true,
+                images: Vec::new(),
             }],
         },
     ];

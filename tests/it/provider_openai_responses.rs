@@ -27,6 +27,7 @@ fn model(server: &MockServer) -> HttpModel {
         api_key: Some(KEY.into()),
         key_hint: "OPENAI_API_KEY".into(),
         headers: Vec::new(),
+        vision: true,
     };
     let retry = RetryPolicy {
         max_tries: 3,
@@ -45,12 +46,12 @@ fn request(model: &str, messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         model: model.into(),
         system: "You are terse.".into(),
-        messages,
+        messages: messages.into(),
         tools: vec![ToolDef {
             name: "calculator".into(),
             description: "Arithmetic".into(),
             parameters: json!({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"},"op":{"type":"string"}}}),
-        }],
+        }].into(),
         max_output_tokens: None,
         temperature: None,
         reasoning: Reasoning::Medium,
@@ -495,6 +496,7 @@ fn answer(done: &Completion, value: &str) -> Message {
             name: name.into(),
             content: value.into(),
             is_error: false,
+            images: Vec::new(),
         }],
     }
 }

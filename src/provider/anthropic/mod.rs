@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::error::{
     ProviderError, classify_status, error_message_from_body, looks_like_context_overflow,
 };
-use super::http::{Decoder, Wire, WireConfig, WireRequest};
+use super::http::{Decoder, Wire, WireConfig, WireRequest, json_bytes};
 use crate::model::{ModelRequest, replay_tag};
 
 /// The API kind in replay tags: thinking signatures go back only to `anthropic/<same model>`.
@@ -58,7 +58,14 @@ impl Wire for AnthropicWire {
         Ok(WireRequest {
             url: format!("{}/v1/messages", self.config.base()),
             headers,
-            body: request::body(request, &replay_tag(API_KIND, &request.model)),
+            body: json_bytes(
+                &self.config.provider,
+                &request::body(
+                    request,
+                    &replay_tag(API_KIND, &request.model),
+                    self.config.vision,
+                ),
+            )?,
         })
     }
 
@@ -146,6 +153,7 @@ mod tests {
             api_key: Some("sk-ant-secret-value".into()),
             key_hint: String::new(),
             headers: vec![("anthropic-beta".into(), "feature-x".into())],
+            vision: true,
         })
     }
 
@@ -153,9 +161,9 @@ mod tests {
     fn request_goes_to_messages_with_key_version_and_extra_headers() {
         let request = ModelRequest {
             model: "claude-sonnet-4-5".into(),
-            system: String::new(),
-            messages: vec![crate::model::Message::user("hi")],
-            tools: vec![],
+            system: "".into(),
+            messages: vec![crate::model::Message::user("hi")].into(),
+            tools: vec![].into(),
             max_output_tokens: None,
             temperature: None,
             reasoning: Default::default(),

@@ -6,12 +6,15 @@
 //! text blocks are left out, tool inputs are objects, and ids and names fit
 //! `[a-zA-Z0-9_-]{1,64}`. Thinking is replayed with its signature only when it came from this
 //! very model; anything else (other models, other providers, unsigned thinking) is dropped,
-//! because Anthropic rejects thinking it cannot verify.
+//! because Anthropic rejects thinking it cannot verify. A tool's pictures go inside its
+//! `tool_result` as `image` blocks (base64 source) after the text when the model sees images
+//! (`WireConfig::vision`); otherwise the text gets a note per picture.
 
 use serde_json::{Map, Value, json};
 
 use crate::model::{Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef};
 use crate::provider::ids::normalize_call_id;
+use crate::provider::vision::content_with_notes;
 
 /// `max_tokens` when the request sets none (the API requires one).
 const DEFAULT_MAX_TOKENS: u32 = 16_384;
@@ -30,10 +33,10 @@ fn thinking_budget(reasoning: Reasoning) -> Option<u32> {
 }
 
 /// The JSON body for `request`; `tag` is this model's replay tag.
-pub(super) fn body(request: &ModelRequest, tag: &str) -> Value {
+pub(super) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
-    let messages = messages(&request.messages, tag);
+    let messages = messages(&request.messages, tag, vision);
     let cap = request
         .max_output_tokens
         .unwrap_or(DEFAULT_MAX_TOKENS)
@@ -47,7 +50,7 @@ pub(super) fn body(request: &ModelRequest, tag: &str) -> Value {
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
     if !request.system.trim().is_empty() {
-        body.insert("system".into(), json!(request.system));
+        body.insert("system".into(), json!(&*request.system));
     }
     body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
@@ -102,13 +105,17 @@ fn tool(def: &ToolDef) -> Value {
 }
 
 /// Messages with same-role neighbours merged and tool results first in each user message.
-fn messages(history: &[Message], tag: &str) -> Vec<Value> {
+fn messages<'a>(
+    history: impl IntoIterator<Item = &'a Message>,
+    tag: &str,
+    vision: bool,
+) -> Vec<Value> {
     let mut merged: Vec<(Role, Vec<Value>)> = Vec::new();
     for message in history {
         let blocks: Vec<Value> = message
             .parts
             .iter()
-            .filter_map(|part| block(part, tag))
+            .filter_map(|part| block(part, tag, vision))
             .collect();
         if blocks.is_empty() {
             continue;
@@ -132,7 +139,7 @@ fn messages(history: &[Message], tag: &str) -> Vec<Value> {
         .collect()
 }
 
-fn block(part: &Part, tag: &str) -> Option<Value> {
+fn block(part: &Part, tag: &str, vision: bool) -> Option<Value> {
     match part {
         Part::Text { text, .. } => {
             // The API rejects empty and whitespace-only text blocks.
@@ -152,15 +159,39 @@ fn block(part: &Part, tag: &str) -> Option<Value> {
         })),
         Part::ToolResult {
             call_id,
+            name,
             content,
             is_error,
-            ..
+            images,
         } => {
+            let noted;
+            let content = if images.is_empty() || vision {
+                content.as_str()
+            } else {
+                noted = content_with_notes(content, name, images);
+                noted.as_str()
+            };
             // Empty results are refused (at least with `is_error`); say so in words.
             let content = if content.trim().is_empty() {
                 "(no output)"
             } else {
-                content.as_str()
+                content
+            };
+            let content = if vision && !images.is_empty() {
+                let mut blocks = vec![json!({"type": "text", "text": content})];
+                for image in images {
+                    blocks.push(json!({
+                        "type": "image",
+                        "source": {
+                            "type": "base64",
+                            "media_type": image.media_type,
+                            "data": image.base64(),
+                        },
+                    }));
+                }
+                Value::Array(blocks)
+            } else {
+                json!(content)
             };
             let mut result = json!({
                 "type": "tool_result",
@@ -208,12 +239,13 @@ mod tests {
         ModelRequest {
             model: "claude-x".into(),
             system: "be brief".into(),
-            messages,
+            messages: messages.into(),
             tools: vec![ToolDef {
                 name: "read_file".into(),
                 description: "Read".into(),
                 parameters: json!({"type": "object", "properties": {}}),
-            }],
+            }]
+            .into(),
             max_output_tokens: None,
             temperature: Some(0.2),
             reasoning: Reasoning::Default,
@@ -235,6 +267,7 @@ mod tests {
                 name: "read_file".into(),
                 content: content.into(),
                 is_error,
+                images: Vec::new(),
             }],
         }
     }
@@ -250,7 +283,7 @@ mod tests {
 
     #[test]
     fn top_level_fields_defaults_and_temperature() {
-        let body = body(&request(vec![Message::user("hi")]), TAG);
+        let body = body(&request(vec![Message::user("hi")]), TAG, true);
         assert_eq!(body["model"], "claude-x");
         assert_eq!(body["max_tokens"], 16_384);
         assert_eq!(body["stream"], true);
@@ -270,7 +303,7 @@ mod tests {
         let mut req = request(vec![Message::user("hi")]);
         req.reasoning = Reasoning::High;
         req.max_output_tokens = Some(1_000);
-        let body = body(&req, TAG);
+        let body = body(&req, TAG, true);
         assert_eq!(body["thinking"]["type"], "enabled");
         let budget = body["thinking"]["budget_tokens"].as_u64().unwrap();
         assert_eq!(budget, 24_576);
@@ -278,7 +311,7 @@ mod tests {
         assert!(body.get("temperature").is_none());
         req.reasoning = Reasoning::Low;
         req.max_output_tokens = Some(50_000);
-        assert_eq!(super::body(&req, TAG)["max_tokens"], 50_000);
+        assert_eq!(super::body(&req, TAG, true)["max_tokens"], 50_000);
     }
 
     #[test]
@@ -294,7 +327,7 @@ mod tests {
             result("toolu_2", "missing", true),
             Message::user("and hurry"),
         ];
-        let body = body(&request(history), TAG);
+        let body = body(&request(history), TAG, true);
         let messages = body["messages"].as_array().unwrap();
         assert_eq!(messages.len(), 3);
         let uses = &messages[1]["content"];
@@ -346,7 +379,7 @@ mod tests {
                 Part::text("done"),
             ]),
         ];
-        let body = body(&request(history), TAG);
+        let body = body(&request(history), TAG, true);
         let content = body["messages"][1]["content"].as_array().unwrap();
         assert_eq!(
             content,
@@ -367,12 +400,13 @@ mod tests {
         ];
         let mut req = request(foreign);
         req.reasoning = Reasoning::Medium;
-        let sent = body(&req, TAG);
+        let sent = body(&req, TAG, true);
         assert!(sent.get("thinking").is_none());
         assert_eq!(sent["temperature"], 0.2);
         assert_eq!(sent["messages"][2]["content"][0]["content"], "(no output)");
 
-        req.messages[1].parts.insert(
+        let mut messages = req.messages.clone().into_vec();
+        messages[1].parts.insert(
             0,
             Part::Thinking {
                 text: "mine".into(),
@@ -382,7 +416,8 @@ mod tests {
                 }),
             },
         );
-        assert_eq!(body(&req, TAG)["thinking"]["budget_tokens"], 8_192);
+        req.messages = messages.into();
+        assert_eq!(body(&req, TAG, true)["thinking"]["budget_tokens"], 8_192);
     }
 
     #[test]
@@ -392,7 +427,7 @@ mod tests {
             assistant(vec![Part::text("  ")]),
             Message::user("two"),
         ];
-        let body = body(&request(history), TAG);
+        let body = body(&request(history), TAG, true);
         assert_eq!(
             body["messages"],
             json!([{"role": "user", "content": [
@@ -400,5 +435,55 @@ mod tests {
                 {"type": "text", "text": "two"}
             ]}])
         );
+    }
+
+    /// A read_file call on a PNG and its result carrying the picture (bytes `89 50 4E 47`,
+    /// base64 `iVBORw==`).
+    fn picture_turn(call_id: &str) -> Vec<Message> {
+        vec![
+            Message::user("Look at the logo"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![Part::ToolCall {
+                    id: call_id.into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"logo.png"}"#.into(),
+                    replay: None,
+                }],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![Part::ToolResult {
+                    call_id: call_id.into(),
+                    name: "read_file".into(),
+                    content: "[binary file, 4 bytes]".into(),
+                    is_error: false,
+                    images: vec![crate::model::Image {
+                        media_type: "image/png".into(),
+                        data: vec![0x89, b'P', b'N', b'G'],
+                    }],
+                }],
+            },
+        ]
+    }
+
+    const NOTE: &str = "[binary file, 4 bytes]\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images";
+
+    #[test]
+    fn a_picture_is_an_image_block_in_the_tool_result_or_a_note() {
+        let seen = body(&request(picture_turn("toolu_img")), TAG, true);
+        assert_eq!(
+            seen["messages"][2],
+            json!({"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_img","content":[
+                {"type":"text","text":"[binary file, 4 bytes]"},
+                {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw=="}}
+            ]}]})
+        );
+        let blind = body(&request(picture_turn("toolu_img")), TAG, false);
+        assert_eq!(
+            blind["messages"][2],
+            json!({"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_img","content":NOTE}]})
+        );
+        assert!(!blind.to_string().contains("iVBORw"));
     }
 }

@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::error::{ProviderError, classify_status, error_message_from_body};
-use super::http::{Decoder, Wire, WireConfig, WireRequest};
+use super::http::{Decoder, Wire, WireConfig, WireRequest, json_bytes};
 use crate::model::{ModelRequest, replay_tag};
 
 /// The API kind in replay tags: thought signatures go back only to `gemini/<same model>`.
@@ -68,7 +68,14 @@ impl Wire for GeminiWire {
                 self.config.base()
             ),
             headers,
-            body: request::body(request, &replay_tag(API_KIND, &request.model)),
+            body: json_bytes(
+                &self.config.provider,
+                &request::body(
+                    request,
+                    &replay_tag(API_KIND, &request.model),
+                    self.config.vision,
+                ),
+            )?,
         })
     }
 
@@ -190,15 +197,16 @@ mod tests {
             api_key: Some("AIza-secret-key".into()),
             key_hint: String::new(),
             headers: vec![],
+            vision: true,
         })
     }
 
     fn request(model: &str) -> ModelRequest {
         ModelRequest {
             model: model.into(),
-            system: String::new(),
-            messages: vec![Message::user("hi")],
-            tools: vec![],
+            system: "".into(),
+            messages: vec![Message::user("hi")].into(),
+            tools: vec![].into(),
             max_output_tokens: None,
             temperature: None,
             reasoning: Default::default(),

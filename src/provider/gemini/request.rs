@@ -6,28 +6,35 @@
 //! go back only to the model that produced them, on the very part they came with. Gemini 3
 //! refuses function calls without a signature; calls that crossed from another model get the
 //! placeholder Google documents for exactly that case.
+//!
+//! A tool's pictures, for a model that sees images (`WireConfig::vision`): Gemini 3 and later
+//! take them inside the `functionResponse` (`parts: [{inlineData}]`, Google's "multimodal
+//! function responses"); older models only as `inlineData` parts of the same user turn, placed
+//! after all its function responses. A model without vision gets a note per picture in the
+//! response text instead.
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
 use super::schema;
-use crate::model::{Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef};
+use crate::model::{Image, Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef};
+use crate::provider::vision::content_with_notes;
 
 /// Google's documented stand-in for a signature on calls that did not come from this model.
 const FOREIGN_SIGNATURE: &str = "skip_thought_signature_validator";
 
 /// The JSON body for `request`; `tag` is this model's replay tag.
-pub(super) fn body(request: &ModelRequest, tag: &str) -> Value {
+pub(super) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
     let mut body = Map::new();
     body.insert(
         "contents".into(),
-        Value::Array(contents(&request.messages, tag, &request.model)),
+        Value::Array(contents(&request.messages, tag, &request.model, vision)),
     );
     if !request.system.trim().is_empty() {
         body.insert(
             "systemInstruction".into(),
-            json!({"parts": [{"text": request.system}]}),
+            json!({"parts": [{"text": &*request.system}]}),
         );
     }
     if !request.tools.is_empty() {
@@ -107,10 +114,10 @@ struct Calls {
 }
 
 impl Calls {
-    fn scan(history: &[Message], tag: &str) -> Self {
+    fn scan<'a>(history: impl IntoIterator<Item = &'a Message>, tag: &str) -> Self {
         let mut gemini_ids = HashSet::new();
         let mut names = HashMap::new();
-        for part in history.iter().flat_map(|m| &m.parts) {
+        for part in history.into_iter().flat_map(|m| &m.parts) {
             if let Part::ToolCall {
                 id, name, replay, ..
             } = part
@@ -131,15 +138,29 @@ impl Calls {
     }
 }
 
-fn contents(history: &[Message], tag: &str, model: &str) -> Vec<Value> {
+fn contents<'a>(
+    history: impl IntoIterator<Item = &'a Message> + Copy,
+    tag: &str,
+    model: &str,
+    vision: bool,
+) -> Vec<Value> {
     let calls = Calls::scan(history, tag);
+    let images = if !vision {
+        Images::Notes
+    } else if is_budget_model(model) {
+        Images::AfterResponses
+    } else {
+        Images::InResponse
+    };
     let mut merged: Vec<(Role, Vec<Value>)> = Vec::new();
     for message in history {
-        let parts: Vec<Value> = message
+        let mut trailing = Vec::new();
+        let mut parts: Vec<Value> = message
             .parts
             .iter()
-            .filter_map(|part| wire_part(part, tag, &calls))
+            .filter_map(|part| wire_part(part, tag, &calls, images, &mut trailing))
             .collect();
+        parts.extend(trailing);
         if parts.is_empty() {
             continue;
         }
@@ -178,7 +199,29 @@ fn sign_foreign_calls(parts: &mut [Value]) {
     }
 }
 
-fn wire_part(part: &Part, tag: &str, calls: &Calls) -> Option<Value> {
+/// Where a tool's pictures go for this model (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Images {
+    /// No vision: a note in the response text.
+    Notes,
+    /// Gemini 3+: `functionResponse.parts`.
+    InResponse,
+    /// Older models: `inlineData` parts after the turn's function responses.
+    AfterResponses,
+}
+
+fn inline_data(image: &Image) -> Value {
+    json!({"inlineData": {"mimeType": image.media_type, "data": image.base64()}})
+}
+
+/// One wire part for `part`; pictures that must follow the turn's responses go to `trailing`.
+fn wire_part(
+    part: &Part,
+    tag: &str,
+    calls: &Calls,
+    images_to: Images,
+    trailing: &mut Vec<Value>,
+) -> Option<Value> {
     match part {
         Part::Text { text, replay } => {
             let signature = signature(replay.as_ref(), tag);
@@ -221,11 +264,19 @@ fn wire_part(part: &Part, tag: &str, calls: &Calls) -> Option<Value> {
             name,
             content,
             is_error,
+            images,
         } => {
             let name = if name.is_empty() {
                 calls.names.get(call_id).cloned().unwrap_or_default()
             } else {
                 name.clone()
+            };
+            let noted;
+            let content = if images.is_empty() || images_to != Images::Notes {
+                content.as_str()
+            } else {
+                noted = content_with_notes(content, &name, images);
+                noted.as_str()
             };
             let response = if *is_error {
                 json!({"error": content})
@@ -235,6 +286,15 @@ fn wire_part(part: &Part, tag: &str, calls: &Calls) -> Option<Value> {
             let mut result = json!({"name": name, "response": response});
             if calls.gemini_ids.contains(call_id) {
                 result["id"] = json!(call_id);
+            }
+            if !images.is_empty() {
+                match images_to {
+                    Images::Notes => {}
+                    Images::InResponse => {
+                        result["parts"] = images.iter().map(inline_data).collect();
+                    }
+                    Images::AfterResponses => trailing.extend(images.iter().map(inline_data)),
+                }
             }
             Some(json!({"functionResponse": result}))
         }
@@ -252,7 +312,7 @@ mod tests {
         ModelRequest {
             model: model.into(),
             system: "sys".into(),
-            messages,
+            messages: messages.into(),
             tools: vec![
                 ToolDef {
                     name: "read_file".into(),
@@ -265,7 +325,8 @@ mod tests {
                     description: "No args".into(),
                     parameters: json!({"type": "object", "properties": {}}),
                 },
-            ],
+            ]
+            .into(),
             max_output_tokens: Some(1000),
             temperature: Some(0.7),
             reasoning: Reasoning::Default,
@@ -284,6 +345,7 @@ mod tests {
         let body = body(
             &request("gemini-3-pro-preview", vec![Message::user("hi")]),
             TAG,
+            true,
         );
         assert_eq!(
             body["systemInstruction"],
@@ -311,17 +373,17 @@ mod tests {
         let mut req = request("gemini-2.5-flash", vec![Message::user("hi")]);
         req.reasoning = Reasoning::Medium;
         assert_eq!(
-            body(&req, TAG)["generationConfig"]["thinkingConfig"],
+            body(&req, TAG, true)["generationConfig"]["thinkingConfig"],
             json!({"thinkingBudget": 8192, "includeThoughts": true})
         );
         req.model = "gemini-3-pro-preview".into();
         assert_eq!(
-            body(&req, TAG)["generationConfig"]["thinkingConfig"],
+            body(&req, TAG, true)["generationConfig"]["thinkingConfig"],
             json!({"thinkingLevel": "high", "includeThoughts": true})
         );
         req.model = "gemini-3-flash-preview".into();
         assert_eq!(
-            body(&req, TAG)["generationConfig"]["thinkingConfig"]["thinkingLevel"],
+            body(&req, TAG, true)["generationConfig"]["thinkingConfig"]["thinkingLevel"],
             "medium"
         );
     }
@@ -363,6 +425,7 @@ mod tests {
                     name: "read_file".into(),
                     content: "A".into(),
                     is_error: false,
+                    images: Vec::new(),
                 }],
             },
             Message {
@@ -372,10 +435,11 @@ mod tests {
                     name: String::new(),
                     content: "boom".into(),
                     is_error: true,
+                    images: Vec::new(),
                 }],
             },
         ];
-        let body = body(&request("gemini-3-pro-preview", history), TAG);
+        let body = body(&request("gemini-3-pro-preview", history), TAG, true);
         let contents = body["contents"].as_array().unwrap();
         assert_eq!(contents.len(), 3);
         assert_eq!(
@@ -428,7 +492,7 @@ mod tests {
                 ],
             },
         ];
-        let body = body(&request("gemini-3-pro-preview", history.clone()), TAG);
+        let body = body(&request("gemini-3-pro-preview", history.clone()), TAG, true);
         assert_eq!(
             body["contents"][1]["parts"],
             json!([
@@ -437,7 +501,72 @@ mod tests {
                 {"functionCall": {"name": "read_file", "args": {}}}
             ])
         );
-        let older = super::body(&request("gemini-2.5-flash", history), TAG);
+        let older = super::body(&request("gemini-2.5-flash", history), TAG, true);
         assert!(!older.to_string().contains(FOREIGN_SIGNATURE));
+    }
+
+    /// A read_file call on a PNG and its result carrying the picture (bytes `89 50 4E 47`,
+    /// base64 `iVBORw==`).
+    fn picture_turn(call_id: &str) -> Vec<Message> {
+        vec![
+            Message::user("Look at the logo"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![Part::ToolCall {
+                    id: call_id.into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"logo.png"}"#.into(),
+                    replay: None,
+                }],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![Part::ToolResult {
+                    call_id: call_id.into(),
+                    name: "read_file".into(),
+                    content: "[binary file, 4 bytes]".into(),
+                    is_error: false,
+                    images: vec![crate::model::Image {
+                        media_type: "image/png".into(),
+                        data: vec![0x89, b'P', b'N', b'G'],
+                    }],
+                }],
+            },
+        ]
+    }
+
+    const NOTE: &str = "[binary file, 4 bytes]\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images";
+
+    #[test]
+    fn a_picture_goes_inside_the_response_for_gemini_3_after_it_before_or_becomes_a_note() {
+        let inline = json!({"inlineData":{"mimeType":"image/png","data":"iVBORw=="}});
+        let three = body(
+            &request("gemini-3-pro-preview", picture_turn("g-img")),
+            TAG,
+            true,
+        );
+        assert_eq!(
+            three["contents"][2],
+            json!({"role":"user","parts":[{"functionResponse":{"name":"read_file",
+                "response":{"content":"[binary file, 4 bytes]"},"parts":[inline]}}]})
+        );
+        let older = body(&request("gemini-2.5-pro", picture_turn("g-img")), TAG, true);
+        assert_eq!(
+            older["contents"][2],
+            json!({"role":"user","parts":[
+                {"functionResponse":{"name":"read_file","response":{"content":"[binary file, 4 bytes]"}}},
+                inline
+            ]})
+        );
+        let blind = body(
+            &request("gemini-2.5-pro", picture_turn("g-img")),
+            TAG,
+            false,
+        );
+        assert_eq!(
+            blind["contents"][2],
+            json!({"role":"user","parts":[{"functionResponse":{"name":"read_file","response":{"content":NOTE}}}]})
+        );
+        assert!(!blind.to_string().contains("iVBORw"));
     }
 }

@@ -50,7 +50,10 @@ pub(crate) struct CallIds {
 
 impl CallIds {
     /// Collects the ids of the calls in `messages` that the model behind `tag` made.
-    pub(crate) fn from_history(messages: &[Message], tag: &str) -> Self {
+    pub(crate) fn from_history<'a>(
+        messages: impl IntoIterator<Item = &'a Message>,
+        tag: &str,
+    ) -> Self {
         let mut ours = HashSet::new();
         for message in messages {
             for part in &message.parts {
@@ -79,13 +82,19 @@ impl CallIds {
 /// request when it is not a JSON object, which would end the run instead of letting the model
 /// correct itself. So: an object is sent verbatim, nothing becomes `{}`, anything else is
 /// wrapped as `{"raw_arguments": "<text>"}`.
-pub(crate) fn wire_arguments(raw: &str) -> String {
+pub(crate) fn wire_arguments(raw: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
     if raw.trim().is_empty() {
-        return "{}".to_string();
+        return Cow::Borrowed("{}");
     }
-    match serde_json::from_str::<Value>(raw) {
-        Ok(Value::Object(_)) => raw.to_string(),
-        _ => json!({ "raw_arguments": raw }).to_string(),
+    // A syntax check without building the value: this runs for every call of the history on
+    // every step.
+    let object = raw.trim_start().starts_with('{')
+        && serde_json::from_str::<serde::de::IgnoredAny>(raw).is_ok();
+    if object {
+        Cow::Borrowed(raw)
+    } else {
+        Cow::Owned(json!({ "raw_arguments": raw }).to_string())
     }
 }
 

@@ -24,7 +24,7 @@ pub(crate) mod stream_error;
 use std::time::Duration;
 
 use super::error::{ProviderError, classify_status, error_message_from_body};
-use super::http::{Decoder, Wire, WireConfig, WireRequest};
+use super::http::{Decoder, Wire, WireConfig, WireRequest, json_bytes};
 use crate::model::{ModelRequest, replay_tag};
 
 /// The API kind in replay tags (`openai-chat/MODEL`).
@@ -53,7 +53,10 @@ impl Wire for ChatWire {
         Ok(WireRequest {
             url: format!("{}/chat/completions", self.config.base()),
             headers: history::auth_headers(&self.config),
-            body: request::body(&self.config, request, &tag),
+            body: json_bytes(
+                &self.config.provider,
+                &request::body(&self.config, request, &tag),
+            )?,
         })
     }
 

@@ -13,13 +13,21 @@
 //!   because strict servers (Groq, Mistral) reject unknown message fields. Thinking from another model is
 //!   dropped, not turned into text: the model would read it as something it said aloud.
 //!
-//! Tool results have no error flag in this format: a failed tool's text already says so.
+//! Tool results have no error flag in this format: a failed tool's text already says so. Tool
+//! messages take text only, so a result's pictures follow the tool messages in one user
+//! message (a label naming the call, then an `image_url` part with a `data:` URL per picture)
+//! when the model sees images (`WireConfig::vision`); otherwise the tool text gets a note per
+//! picture.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
 
 use super::history::{CallIds, is_ours, wire_arguments};
 use crate::model::{Message, ModelRequest, Part, Reasoning, Role, ToolDef};
 use crate::provider::WireConfig;
+use crate::provider::vision::content_with_notes;
 
 /// What differs between servers speaking this format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,14 +51,6 @@ impl Dialect {
         }
     }
 
-    fn max_tokens_field(self) -> &'static str {
-        if self.openai {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        }
-    }
-
     /// Whether thinking that arrived in `field` may be sent back in that field.
     fn echoes(self, field: &str) -> bool {
         match field {
@@ -61,37 +61,136 @@ impl Dialect {
     }
 }
 
-/// The JSON body for `request`; `tag` is this model's replay tag.
-pub(crate) fn body(config: &WireConfig, request: &ModelRequest, tag: &str) -> Value {
+/// The body for `request`, as typed parts borrowing the request; `tag` is this model's replay
+/// tag. Serialised straight to bytes by the transport, once per attempt.
+pub(crate) fn body<'a>(config: &WireConfig, request: &'a ModelRequest, tag: &str) -> Body<'a> {
     let dialect = Dialect::of(config);
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    body.insert(
-        "messages".into(),
-        Value::Array(messages(request, tag, dialect)),
-    );
-    if !request.tools.is_empty() {
-        body.insert(
-            "tools".into(),
-            Value::Array(request.tools.iter().map(tool).collect()),
-        );
+    let cap = request.max_output_tokens;
+    let effort = effort(request.reasoning);
+    Body {
+        model: &request.model,
+        messages: messages(request, tag, dialect, config.vision),
+        tools: request.tools.iter().map(tool).collect(),
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        // OpenAI's reasoning models reject `max_tokens`; many compatible servers do not know
+        // the newer name.
+        max_completion_tokens: cap.filter(|_| dialect.openai),
+        max_tokens: cap.filter(|_| !dialect.openai),
+        // As `f64` so 0.2 stays 0.2 on the wire (the same number serde_json always sent).
+        temperature: request.temperature.map(f64::from),
+        reasoning: effort
+            .filter(|_| dialect.openrouter)
+            .map(|effort| Effort { effort }),
+        reasoning_effort: effort.filter(|_| !dialect.openrouter),
     }
-    body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({ "include_usage": true }));
-    if let Some(cap) = request.max_output_tokens {
-        body.insert(dialect.max_tokens_field().into(), json!(cap));
-    }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(effort) = effort(request.reasoning) {
-        if dialect.openrouter {
-            body.insert("reasoning".into(), json!({ "effort": effort }));
-        } else {
-            body.insert("reasoning_effort".into(), json!(effort));
-        }
-    }
-    Value::Object(body)
+}
+
+/// `POST /chat/completions` as sent.
+#[derive(Debug, Serialize)]
+pub(crate) struct Body<'a> {
+    model: &'a str,
+    messages: Vec<ChatMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Effort>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Effort {
+    effort: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ChatMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: UserContent<'a>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: Cow<'a, str>,
+    },
+    Assistant {
+        /// `null` for a message that only calls tools.
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<Call<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_content: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_details: Option<Vec<&'a Value>>,
+    },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(String),
+    Parts(Vec<UserPart<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum UserPart<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Debug, Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Call<'a> {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: CallFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct CallFunction<'a> {
+    name: &'a str,
+    arguments: Cow<'a, str>,
 }
 
 fn effort(reasoning: Reasoning) -> Option<&'static str> {
@@ -103,26 +202,33 @@ fn effort(reasoning: Reasoning) -> Option<&'static str> {
     }
 }
 
-fn tool(def: &ToolDef) -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": def.name,
-            "description": def.description,
-            "parameters": def.parameters,
-        }
-    })
+fn tool(def: &ToolDef) -> Tool<'_> {
+    Tool {
+        kind: "function",
+        function: Function {
+            name: &def.name,
+            description: &def.description,
+            parameters: &def.parameters,
+        },
+    }
 }
 
-fn messages(request: &ModelRequest, tag: &str, dialect: Dialect) -> Vec<Value> {
+fn messages<'a>(
+    request: &'a ModelRequest,
+    tag: &str,
+    dialect: Dialect,
+    vision: bool,
+) -> Vec<ChatMessage<'a>> {
     let ids = CallIds::from_history(&request.messages, tag);
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.trim().is_empty() {
-        out.push(json!({ "role": "system", "content": request.system }));
+        out.push(ChatMessage::System {
+            content: &request.system,
+        });
     }
     for message in &request.messages {
         match message.role {
-            Role::User => user(message, &ids, &mut out),
+            Role::User => user(message, &ids, vision, &mut out),
             Role::Assistant => assistant(message, &ids, tag, dialect, &mut out),
         }
     }
@@ -130,41 +236,84 @@ fn messages(request: &ModelRequest, tag: &str, dialect: Dialect) -> Vec<Value> {
 }
 
 /// Tool results first (each its own `role: tool` message, right after the assistant's calls,
-/// as the format requires), then the user's text.
-fn user(message: &Message, ids: &CallIds, out: &mut Vec<Value>) {
-    let mut texts = Vec::new();
+/// as the format requires), then the user's text; pictures of the results go in that user
+/// message (see the module docs).
+fn user<'a>(message: &'a Message, ids: &CallIds, vision: bool, out: &mut Vec<ChatMessage<'a>>) {
+    let mut texts: Vec<&str> = Vec::new();
+    let mut pictures = Vec::new();
     for part in &message.parts {
         match part {
             Part::ToolResult {
-                call_id, content, ..
+                call_id,
+                name,
+                content,
+                images,
+                ..
             } => {
+                let wire_id = ids.wire_id(call_id);
+                let content: Cow<'a, str> = if images.is_empty() || vision {
+                    Cow::Borrowed(content)
+                } else {
+                    Cow::Owned(content_with_notes(content, name, images))
+                };
                 // Some servers reject empty tool messages.
                 let content = if content.is_empty() {
-                    "(no output)"
+                    Cow::Borrowed("(no output)")
                 } else {
                     content
                 };
-                out.push(json!({
-                    "role": "tool",
-                    "tool_call_id": ids.wire_id(call_id),
-                    "content": content,
-                }));
+                if vision && !images.is_empty() {
+                    let plural = if images.len() == 1 { "" } else { "s" };
+                    pictures.push(UserPart::Text {
+                        text: Cow::Owned(format!(
+                            "[versus] the image{plural} returned by {name} (call {wire_id}):"
+                        )),
+                    });
+                    for image in images {
+                        pictures.push(UserPart::ImageUrl {
+                            image_url: ImageUrl {
+                                url: image.data_url(),
+                            },
+                        });
+                    }
+                }
+                out.push(ChatMessage::Tool {
+                    tool_call_id: wire_id,
+                    content,
+                });
             }
-            Part::Text { text, .. } if !text.is_empty() => texts.push(text.as_str()),
+            Part::Text { text, .. } if !text.is_empty() => texts.push(text),
             _ => {}
         }
     }
-    if !texts.is_empty() {
-        out.push(json!({ "role": "user", "content": texts.join("\n\n") }));
+    if !pictures.is_empty() {
+        if !texts.is_empty() {
+            pictures.push(UserPart::Text {
+                text: Cow::Owned(texts.join("\n\n")),
+            });
+        }
+        out.push(ChatMessage::User {
+            content: UserContent::Parts(pictures),
+        });
+    } else if !texts.is_empty() {
+        out.push(ChatMessage::User {
+            content: UserContent::Text(texts.join("\n\n")),
+        });
     }
 }
 
-fn assistant(message: &Message, ids: &CallIds, tag: &str, dialect: Dialect, out: &mut Vec<Value>) {
+fn assistant<'a>(
+    message: &'a Message,
+    ids: &CallIds,
+    tag: &str,
+    dialect: Dialect,
+    out: &mut Vec<ChatMessage<'a>>,
+) {
     let mut text = String::new();
     let mut calls = Vec::new();
     let mut thinking = String::new();
-    let mut field: Option<String> = None;
-    let mut details = Vec::new();
+    let mut field: Option<&str> = None;
+    let mut details: Vec<&'a Value> = Vec::new();
     for part in &message.parts {
         match part {
             Part::Text { text: piece, .. } => text.push_str(piece),
@@ -173,11 +322,14 @@ fn assistant(message: &Message, ids: &CallIds, tag: &str, dialect: Dialect, out:
                 name,
                 arguments,
                 ..
-            } => calls.push(json!({
-                "id": ids.wire_id(id),
-                "type": "function",
-                "function": { "name": name, "arguments": wire_arguments(arguments) },
-            })),
+            } => calls.push(Call {
+                id: ids.wire_id(id),
+                kind: "function",
+                function: CallFunction {
+                    name,
+                    arguments: wire_arguments(arguments),
+                },
+            }),
             Part::Thinking {
                 text: piece,
                 replay,
@@ -190,9 +342,9 @@ fn assistant(message: &Message, ids: &CallIds, tag: &str, dialect: Dialect, out:
                     continue;
                 }
                 thinking.push_str(piece);
-                field.get_or_insert_with(|| name.to_string());
+                field.get_or_insert(name);
                 if let Some(Value::Array(items)) = replay.data.get("details") {
-                    details.extend(items.iter().cloned());
+                    details.extend(items.iter());
                 }
             }
             _ => {}
@@ -202,32 +354,46 @@ fn assistant(message: &Message, ids: &CallIds, tag: &str, dialect: Dialect, out:
     if text.is_empty() && calls.is_empty() && reasoning.is_none() {
         return;
     }
-    let mut entry = Map::new();
-    entry.insert("role".into(), json!("assistant"));
     let content = if text.is_empty() && !calls.is_empty() {
-        Value::Null
+        None
     } else {
-        Value::String(text)
+        Some(text)
     };
-    entry.insert("content".into(), content);
-    if !calls.is_empty() {
-        entry.insert("tool_calls".into(), Value::Array(calls));
-    }
+    let mut reasoning_content = None;
+    let mut reasoning_text = None;
+    let mut reasoning_details = None;
     if let Some(field) = reasoning {
         if !thinking.is_empty() {
-            entry.insert(field, Value::String(thinking));
+            // `echoes` lets only these two names through.
+            if field == "reasoning" {
+                reasoning_text = Some(thinking);
+            } else {
+                reasoning_content = Some(thinking);
+            }
         }
         if dialect.openrouter && !details.is_empty() {
-            entry.insert("reasoning_details".into(), Value::Array(details));
+            reasoning_details = Some(details);
         }
     }
-    out.push(Value::Object(entry));
+    out.push(ChatMessage::Assistant {
+        content,
+        tool_calls: calls,
+        reasoning_content,
+        reasoning: reasoning_text,
+        reasoning_details,
+    });
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// The body as JSON, as the server reads it.
+    fn body(config: &WireConfig, request: &ModelRequest, tag: &str) -> Value {
+        serde_json::to_value(super::body(config, request, tag)).unwrap()
+    }
     use crate::model::{Replay, replay_tag};
 
     const TAG: &str = "openai-chat/m";
@@ -244,12 +410,13 @@ mod tests {
         ModelRequest {
             model: "m".into(),
             system: "Be brief.".into(),
-            messages,
+            messages: messages.into(),
             tools: vec![ToolDef {
                 name: "read_file".into(),
                 description: "Reads a file".into(),
                 parameters: json!({"type":"object","properties":{"path":{"type":"string"}}}),
-            }],
+            }]
+            .into(),
             max_output_tokens: Some(1000),
             temperature: Some(0.5),
             reasoning: Reasoning::High,
@@ -284,6 +451,7 @@ mod tests {
             name: "read_file".into(),
             content: "hello".into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -348,10 +516,10 @@ mod tests {
         assert!(router.get("reasoning_effort").is_none());
         let mut plain = req.clone();
         plain.reasoning = Reasoning::Default;
-        plain.tools.clear();
+        plain.tools = Vec::new().into();
         plain.max_output_tokens = None;
         plain.temperature = None;
-        plain.system.clear();
+        plain.system = "".into();
         let minimal = body(&config("vllm"), &plain, TAG);
         let mut keys: Vec<&String> = minimal.as_object().unwrap().keys().collect();
         keys.sort();
@@ -418,5 +586,78 @@ mod tests {
         let groq = body(&config("groq"), &req, TAG);
         assert!(groq["messages"][1].get("reasoning").is_none());
         assert_eq!(groq["messages"][1]["content"], "ok");
+    }
+
+    /// A read_file call on a PNG and its result carrying the picture (bytes `89 50 4E 47`,
+    /// base64 `iVBORw==`).
+    fn picture_turn(call_id: &str) -> Vec<Message> {
+        vec![
+            Message::user("Look at the logo"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![Part::ToolCall {
+                    id: call_id.into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"logo.png"}"#.into(),
+                    replay: None,
+                }],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![Part::ToolResult {
+                    call_id: call_id.into(),
+                    name: "read_file".into(),
+                    content: "[binary file, 4 bytes]".into(),
+                    is_error: false,
+                    images: vec![crate::model::Image {
+                        media_type: "image/png".into(),
+                        data: vec![0x89, b'P', b'N', b'G'],
+                    }],
+                }],
+            },
+        ]
+    }
+
+    const NOTE: &str = "[binary file, 4 bytes]\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images";
+
+    #[test]
+    fn a_picture_follows_the_tool_messages_or_becomes_a_note() {
+        let mut messages = picture_turn("call_img");
+        if let Some(last) = messages.last_mut() {
+            last.parts.push(Part::text("And fix it."));
+        }
+        let seen = body(
+            &WireConfig {
+                vision: true,
+                ..config("openai")
+            },
+            &request(messages.clone()),
+            TAG,
+        );
+        let sent = seen["messages"].as_array().unwrap();
+        let tail = &sent[sent.len() - 2..];
+        assert_eq!(
+            tail[0],
+            json!({"role":"tool","tool_call_id":"call_img","content":"[binary file, 4 bytes]"})
+        );
+        assert_eq!(
+            tail[1],
+            json!({"role":"user","content":[
+                {"type":"text","text":"[versus] the image returned by read_file (call call_img):"},
+                {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw=="}},
+                {"type":"text","text":"And fix it."}
+            ]})
+        );
+        let blind = body(&config("openai"), &request(messages), TAG);
+        let sent = blind["messages"].as_array().unwrap();
+        assert_eq!(
+            sent[sent.len() - 2],
+            json!({"role":"tool","tool_call_id":"call_img","content":NOTE})
+        );
+        assert_eq!(
+            sent[sent.len() - 1],
+            json!({"role":"user","content":"And fix it."})
+        );
+        assert!(!blind.to_string().contains("iVBORw"));
     }
 }

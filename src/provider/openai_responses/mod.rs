@@ -18,7 +18,7 @@ pub(crate) mod request;
 use std::time::Duration;
 
 use super::error::ProviderError;
-use super::http::{Decoder, Wire, WireConfig, WireRequest};
+use super::http::{Decoder, Wire, WireConfig, WireRequest, json_bytes};
 use super::openai_chat::{classify_http, history};
 use crate::model::{ModelRequest, replay_tag};
 
@@ -48,7 +48,10 @@ impl Wire for ResponsesWire {
         Ok(WireRequest {
             url: format!("{}/responses", self.config.base()),
             headers: history::auth_headers(&self.config),
-            body: request::body(request, &tag),
+            body: json_bytes(
+                &self.config.provider,
+                &request::body(request, &tag, self.config.vision),
+            )?,
         })
     }
 

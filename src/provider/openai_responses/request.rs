@@ -12,17 +12,22 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{Message, ModelRequest, Part, Reasoning, Role, ToolDef};
+use crate::model::{Image, Message, ModelRequest, Part, Reasoning, Role, ToolDef};
 use crate::provider::openai_chat::history::{CallIds, is_ours, wire_arguments};
+use crate::provider::vision::content_with_notes;
 
 /// The JSON body for `request`; `tag` is this model's replay tag.
-pub(crate) fn body(request: &ModelRequest, tag: &str) -> Value {
+///
+/// A tool result with pictures becomes an `output` list (`input_text` then one `input_image`
+/// per picture, as a `data:` URL) when `vision` is on; otherwise the text with a note per
+/// picture.
+pub(crate) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     if !request.system.trim().is_empty() {
-        body.insert("instructions".into(), json!(request.system));
+        body.insert("instructions".into(), json!(&*request.system));
     }
-    body.insert("input".into(), Value::Array(input(request, tag)));
+    body.insert("input".into(), Value::Array(input(request, tag, vision)));
     if !request.tools.is_empty() {
         body.insert(
             "tools".into(),
@@ -60,28 +65,32 @@ fn tool(def: &ToolDef) -> Value {
     })
 }
 
-fn input(request: &ModelRequest, tag: &str) -> Vec<Value> {
+fn input(request: &ModelRequest, tag: &str, vision: bool) -> Vec<Value> {
     let ids = CallIds::from_history(&request.messages, tag);
     let mut items = Vec::new();
     for message in &request.messages {
         match message.role {
-            Role::User => user(message, &ids, &mut items),
+            Role::User => user(message, &ids, vision, &mut items),
             Role::Assistant => assistant(message, &ids, tag, &mut items),
         }
     }
     items
 }
 
-fn user(message: &Message, ids: &CallIds, items: &mut Vec<Value>) {
+fn user(message: &Message, ids: &CallIds, vision: bool, items: &mut Vec<Value>) {
     let mut texts = Vec::new();
     for part in &message.parts {
         match part {
             Part::ToolResult {
-                call_id, content, ..
+                call_id,
+                name,
+                content,
+                images,
+                ..
             } => items.push(json!({
                 "type": "function_call_output",
                 "call_id": ids.wire_id(call_id),
-                "output": content,
+                "output": output(name, content, images, vision),
             })),
             Part::Text { text, .. } if !text.is_empty() => texts.push(text.as_str()),
             _ => {}
@@ -90,6 +99,25 @@ fn user(message: &Message, ids: &CallIds, items: &mut Vec<Value>) {
     if !texts.is_empty() {
         items.push(json!({ "type": "message", "role": "user", "content": texts.join("\n\n") }));
     }
+}
+
+/// A result's `output`: the text alone (a string) unless it carries pictures.
+fn output(tool: &str, content: &str, images: &[Image], vision: bool) -> Value {
+    if images.is_empty() {
+        return json!(content);
+    }
+    if !vision {
+        return json!(content_with_notes(content, tool, images));
+    }
+    let mut parts = vec![json!({"type": "input_text", "text": content})];
+    for image in images {
+        parts.push(json!({
+            "type": "input_image",
+            "image_url": image.data_url(),
+            "detail": "auto",
+        }));
+    }
+    Value::Array(parts)
 }
 
 fn assistant(message: &Message, ids: &CallIds, tag: &str, items: &mut Vec<Value>) {
@@ -177,6 +205,7 @@ mod tests {
             name: "read_file".into(),
             content: "contents".into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -184,12 +213,13 @@ mod tests {
         ModelRequest {
             model: "gpt-5".into(),
             system: "Be brief.".into(),
-            messages,
+            messages: messages.into(),
             tools: vec![ToolDef {
                 name: "read_file".into(),
                 description: "Reads".into(),
                 parameters: json!({"type":"object"}),
-            }],
+            }]
+            .into(),
             max_output_tokens: Some(2000),
             temperature: None,
             reasoning: Reasoning::Low,
@@ -215,6 +245,7 @@ mod tests {
                 },
             ]),
             TAG,
+            true,
         );
         assert_eq!(body["instructions"], "Be brief.");
         assert_eq!(body["stream"], true);
@@ -269,6 +300,7 @@ mod tests {
                 },
             ]),
             TAG,
+            true,
         );
         let input = body["input"].as_array().unwrap();
         assert_eq!(input.len(), 2);
@@ -290,9 +322,61 @@ mod tests {
                 Message::user("again"),
             ]),
             TAG,
+            true,
         );
         let input = body["input"].as_array().unwrap();
         assert_eq!(input.len(), 2);
         assert!(!body.to_string().contains("rs_1"));
+    }
+
+    /// A read_file call on a PNG and its result carrying the picture (bytes `89 50 4E 47`,
+    /// base64 `iVBORw==`).
+    fn picture_turn(call_id: &str) -> Vec<Message> {
+        vec![
+            Message::user("Look at the logo"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![Part::ToolCall {
+                    id: call_id.into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"logo.png"}"#.into(),
+                    replay: None,
+                }],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![Part::ToolResult {
+                    call_id: call_id.into(),
+                    name: "read_file".into(),
+                    content: "[binary file, 4 bytes]".into(),
+                    is_error: false,
+                    images: vec![crate::model::Image {
+                        media_type: "image/png".into(),
+                        data: vec![0x89, b'P', b'N', b'G'],
+                    }],
+                }],
+            },
+        ]
+    }
+
+    const NOTE: &str = "[binary file, 4 bytes]\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images";
+
+    #[test]
+    fn a_picture_goes_in_the_output_list_or_becomes_a_note() {
+        let seen = body(&request(picture_turn("call_img")), TAG, true);
+        let input = seen["input"].as_array().unwrap();
+        assert_eq!(
+            input.last().unwrap(),
+            &json!({"type":"function_call_output","call_id":"call_img","output":[
+                {"type":"input_text","text":"[binary file, 4 bytes]"},
+                {"type":"input_image","image_url":"data:image/png;base64,iVBORw==","detail":"auto"}
+            ]})
+        );
+        let blind = body(&request(picture_turn("call_img")), TAG, false);
+        assert_eq!(
+            blind["input"].as_array().unwrap().last().unwrap(),
+            &json!({"type":"function_call_output","call_id":"call_img","output":NOTE})
+        );
+        assert!(!blind.to_string().contains("iVBORw"));
     }
 }
