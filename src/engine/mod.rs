@@ -196,6 +196,7 @@ impl SessionEngine {
                 }
                 r @ (SessionRecord::Rewound { .. }
                 | SessionRecord::Conversation { .. }
+                | SessionRecord::ConversationTail { .. }
                 | SessionRecord::Cleared { .. }) => history.push(r.clone()),
                 _ => {}
             }
@@ -281,12 +282,29 @@ impl SessionEngine {
         });
     }
 
-    /// Records a model's conversation (the log, and the copy rewinds rebuild from).
+    /// Records a model's conversation (the log, and the records rewinds rebuild from). When it
+    /// continues the conversation the engine holds for the model (the usual case: a turn
+    /// appends to the history it was given), only the new messages are recorded.
     fn record_conversation(&mut self, turn: u32, model: &str, messages: &[Message]) {
-        let record = SessionRecord::Conversation {
-            turn,
-            model: model.to_string(),
-            messages: messages.to_vec(),
+        let before = self.conversations.get(model).map_or(&[][..], Vec::as_slice);
+        let keep = before.len();
+        let continues = keep > 0
+            && messages.len() >= keep
+            && messages.get(keep - 1) == before.get(keep - 1)
+            && messages.first() == before.first();
+        let record = if continues {
+            SessionRecord::ConversationTail {
+                turn,
+                model: model.to_string(),
+                keep,
+                messages: messages[keep..].to_vec(),
+            }
+        } else {
+            SessionRecord::Conversation {
+                turn,
+                model: model.to_string(),
+                messages: messages.to_vec(),
+            }
         };
         self.recorder.record(&record);
         self.history.push(record);
@@ -308,15 +326,17 @@ impl SessionEngine {
     pub fn compact(&mut self) -> usize {
         let mut folded = 0;
         let mut changed = Vec::new();
-        for (model, messages) in self.conversations.iter_mut() {
-            let n = history::compact(messages);
+        for (model, messages) in &self.conversations {
+            let mut shorter = messages.clone();
+            let n = history::compact(&mut shorter);
             if n > 0 {
-                changed.push((model.clone(), messages.clone()));
+                changed.push((model.clone(), shorter));
             }
             folded += n;
         }
         for (model, messages) in changed {
             self.record_conversation(self.last_turn, &model, &messages);
+            self.conversations.insert(model, messages);
         }
         self.recorder.record(&SessionRecord::Compacted {
             turn: self.last_turn,

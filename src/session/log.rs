@@ -181,6 +181,20 @@ pub enum SessionRecord {
         /// Every message.
         messages: Vec<Message>,
     },
+    /// A model's conversation after this turn, written as a change to its previous one: its
+    /// first `keep` messages, then `messages`. A turn appends to the conversation it was given,
+    /// so only the new messages are written, and a long session's log (and the engine's memory)
+    /// grows with the conversation, not with its square.
+    ConversationTail {
+        /// Turn.
+        turn: u32,
+        /// Entry label.
+        model: String,
+        /// Messages kept from the model's conversation before this record.
+        keep: usize,
+        /// The messages that follow them.
+        messages: Vec<Message>,
+    },
     /// Every model of the turn has ended.
     TurnEnded {
         /// Turn.
@@ -254,6 +268,7 @@ impl SessionRecord {
             | SessionRecord::Proposals { turn, .. }
             | SessionRecord::Finished { turn, .. }
             | SessionRecord::Conversation { turn, .. }
+            | SessionRecord::ConversationTail { turn, .. }
             | SessionRecord::TurnEnded { turn, .. }
             | SessionRecord::Choice { turn, .. }
             | SessionRecord::Rewound { turn, .. }
@@ -480,25 +495,11 @@ impl SessionLog {
         out
     }
 
-    /// Each model's conversation to continue from: its latest `Conversation` record outside
-    /// rewound turns (a `/clear` empties every conversation). Models are keyed by entry label.
+    /// Each model's conversation to continue from: its conversation records outside rewound
+    /// turns applied in order (a `Conversation` replaces, a `ConversationTail` keeps a prefix
+    /// and appends; a `/clear` empties every conversation). Models are keyed by entry label.
     pub fn conversations(&self) -> BTreeMap<String, Vec<Message>> {
-        let rewound = self.rewound();
-        let mut out = BTreeMap::new();
-        for record in &self.records {
-            match record {
-                SessionRecord::Conversation {
-                    turn,
-                    model,
-                    messages,
-                } if !rewound.contains(turn) => {
-                    out.insert(model.clone(), messages.clone());
-                }
-                SessionRecord::Cleared { .. } => out.clear(),
-                _ => {}
-            }
-        }
-        out
+        fold_conversations(&self.records, &self.rewound())
     }
 
     /// The session's models: those of the latest `Opened` / `ModelsChanged` record, plus any
@@ -522,6 +523,38 @@ impl SessionLog {
         }
         models
     }
+}
+
+/// Applies the conversation records of `records` outside the `rewound` turns, in order.
+pub(crate) fn fold_conversations(
+    records: &[SessionRecord],
+    rewound: &BTreeSet<u32>,
+) -> BTreeMap<String, Vec<Message>> {
+    let mut out: BTreeMap<String, Vec<Message>> = BTreeMap::new();
+    for record in records {
+        match record {
+            SessionRecord::Conversation {
+                turn,
+                model,
+                messages,
+            } if !rewound.contains(turn) => {
+                out.insert(model.clone(), messages.clone());
+            }
+            SessionRecord::ConversationTail {
+                turn,
+                model,
+                keep,
+                messages,
+            } if !rewound.contains(turn) => {
+                let conversation = out.entry(model.clone()).or_default();
+                conversation.truncate(*keep);
+                conversation.extend(messages.iter().cloned());
+            }
+            SessionRecord::Cleared { .. } => out.clear(),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// An open session: appends records for the turns run now.
@@ -708,6 +741,40 @@ mod tests {
             "the rewound turn's conversation is not resumed"
         );
         assert_eq!(log.last_models(), models);
+    }
+
+    #[test]
+    fn conversation_tails_append_to_what_is_kept_and_rewinds_drop_theirs() {
+        let m = "demo/a".to_string();
+        let tail = |turn: u32, keep: usize, text: &str| SessionRecord::ConversationTail {
+            turn,
+            model: m.clone(),
+            keep,
+            messages: vec![Message::user(text)],
+        };
+        let mut log = SessionLog {
+            records: vec![tail(1, 0, "one"), tail(2, 1, "two"), tail(3, 2, "three")],
+            skipped: Vec::new(),
+        };
+        let texts = |log: &SessionLog| -> Vec<String> {
+            log.conversations()[&m].iter().map(Message::text).collect()
+        };
+        assert_eq!(texts(&log), ["one", "two", "three"]);
+        // Turn 3 rewound, then turn 4 continues from turn 2's conversation.
+        log.records.push(SessionRecord::rewound(3));
+        assert_eq!(texts(&log), ["one", "two"]);
+        log.records.push(tail(4, 2, "four"));
+        assert_eq!(texts(&log), ["one", "two", "four"]);
+        // A full record (compaction) replaces; a clear empties.
+        log.records.push(SessionRecord::Conversation {
+            turn: 4,
+            model: m.clone(),
+            messages: vec![Message::user("recap")],
+        });
+        log.records.push(tail(5, 1, "five"));
+        assert_eq!(texts(&log), ["recap", "five"]);
+        log.records.push(SessionRecord::Cleared { turn: 5 });
+        assert!(log.conversations().is_empty());
     }
 
     #[test]

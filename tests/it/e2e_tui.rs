@@ -330,19 +330,29 @@ fn a_session_killed_mid_run_continues() {
         .map(|e| e["turn"].as_u64().unwrap())
         .collect();
     assert_eq!(turns, [1, 2, 3], "one session file holds every turn");
-    let conversations = log
+    // Turn 3 continues each model's conversation of turn 1: only the new messages are
+    // written, after the ones kept.
+    let tails: Vec<&serde_json::Value> = log
         .iter()
-        .filter(|e| e["type"] == "conversation" && e["turn"] == 3)
-        .count();
-    assert_eq!(conversations, 2, "both models carried on in turn 3");
-    let turn3 = log
-        .iter()
-        .find(|e| e["type"] == "conversation" && e["turn"] == 3 && e["model"] == "demo/quick.jsonl")
-        .unwrap();
-    let messages = turn3["messages"].as_array().unwrap();
+        .filter(|e| e["type"] == "conversation_tail" && e["turn"] == 3)
+        .collect();
+    assert_eq!(tails.len(), 2, "both models carried on in turn 3");
+    for tail in &tails {
+        assert!(tail["keep"].as_u64().unwrap() >= 3, "{tail}");
+    }
+    let sessions = proj.join(".versus/sessions");
+    let dir = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let read = versus::session::SessionLog::read(&dir).unwrap();
+    assert!(read.skipped.is_empty(), "{:?}", read.skipped);
+    let quick = &read.conversations()["demo/quick.jsonl"];
     assert!(
-        messages.len() > 3,
-        "turn 3 continues the conversation of turn 1: {messages:?}"
+        quick.len() > 4 && quick[0].text().contains("what do the notes say?"),
+        "turn 3 continues the conversation of turn 1: {quick:?}"
     );
 }
 

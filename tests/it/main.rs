@@ -23,6 +23,7 @@ mod ask_providers;
 mod changeset_compose;
 mod config_models;
 mod e2e_tui;
+mod engine;
 mod provider_anthropic;
 mod provider_gemini;
 mod provider_loops;

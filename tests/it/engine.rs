@@ -1,0 +1,204 @@
+//! The session engine through its public API, as every front end drives it: turns of scripted
+//! demo models on a real temporary git project, the session log they leave, and a session
+//! reopened from it.
+
+use crate::util;
+
+use util::git;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use versus::agent::{Agent, AgentSettings, system_prompt};
+use versus::engine::{
+    ChoiceRequest, HistoryPolicy, SessionEngine, TurnEvent, TurnRequest, TurnTarget,
+};
+use versus::provider::demo::DemoModel;
+use versus::runner::RunOptions;
+use versus::session::{Source, Store};
+use versus::tools::{ToolLimits, ToolRegistry};
+use versus::workspace::Isolation;
+
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap().join("project");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "init"]);
+    (tmp, root)
+}
+
+/// A demo model answering every turn with the same step: `say`, and a write when given.
+fn target(label: &str, say: &str, write: Option<(&str, &str)>, turns: usize) -> TurnTarget {
+    let tools = Arc::new(ToolRegistry::builtin());
+    let mut script = String::new();
+    for n in 0..turns {
+        let mut step = serde_json::json!({ "say": format!("{say} ({n})") });
+        if let Some((path, content)) = write {
+            step["tools"] = serde_json::json!([{"name": "write_file",
+                "args": {"path": path, "content": format!("{content} {n}\n")}}]);
+            script.push_str(&format!("{step}\n{{\"say\": \"done {n}\"}}\n"));
+        } else {
+            script.push_str(&format!("{step}\n"));
+        }
+    }
+    TurnTarget {
+        label: label.to_string(),
+        agent: Agent {
+            client: Arc::new(DemoModel::parse(label, &script).unwrap()),
+            model: label.to_string(),
+            settings: AgentSettings {
+                system: system_prompt(&tools.guidance(), None),
+                ..AgentSettings::default()
+            },
+            tools,
+            cost: None,
+        },
+        window: None,
+    }
+}
+
+fn options(scratch: &Path) -> RunOptions {
+    RunOptions {
+        isolation: Isolation::Worktree,
+        limits: ToolLimits::default(),
+        setup: None,
+        workspace_parent: Some(scratch.join("ws")),
+        spill_dir: scratch.join("spill"),
+        output_filter: None,
+        sandbox: versus::exec::SandboxSettings::default(),
+    }
+}
+
+/// Runs one turn to its end the way `versus ask` does; returns the turn number.
+async fn turn(
+    engine: &mut SessionEngine,
+    prompt: &str,
+    targets: Vec<TurnTarget>,
+    scratch: &Path,
+) -> u32 {
+    let launch = engine
+        .start_turn(TurnRequest {
+            prompt: prompt.to_string(),
+            attached: String::new(),
+            targets,
+            options: options(scratch),
+            policy: HistoryPolicy::default(),
+        })
+        .unwrap();
+    let number = launch.turn;
+    let mut launched = launch.launch().await.unwrap();
+    engine.turn_started(number, Arc::clone(&launched.base));
+    while let Some(event) = launched.events.recv().await {
+        for event in engine.on_event(number, event) {
+            if let TurnEvent::Finished(model) = event {
+                let set = engine
+                    .change_set_job(&model.label)
+                    .unwrap()
+                    .build()
+                    .unwrap();
+                engine.change_set_built(number, &set);
+            }
+        }
+    }
+    number
+}
+
+/// Regression: after a turn addressed to some models only (`/resume` re-runs the interrupted
+/// ones), a continued session came back with only those models.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continued_session_keeps_every_model_after_a_turn_for_some_of_them() {
+    let (tmp, root) = project();
+    let (a, b) = ("demo/a", "demo/b");
+    let store = Store::open(&root).unwrap();
+    let mut engine =
+        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap();
+    turn(
+        &mut engine,
+        "first",
+        vec![target(a, "A", None, 1), target(b, "B", None, 2)],
+        tmp.path(),
+    )
+    .await;
+    // Like /resume: only model b is addressed.
+    turn(
+        &mut engine,
+        "go on",
+        vec![target(b, "B", None, 2)],
+        tmp.path(),
+    )
+    .await;
+    engine.finish();
+    drop(engine);
+
+    let reopened = SessionEngine::open(store, None, Source::Tui, None).unwrap();
+    assert_eq!(reopened.engine.models(), [a, b]);
+    assert_eq!(reopened.log.last_models(), [a, b]);
+    // b's conversation holds both turns; a's the first.
+    assert_eq!(reopened.engine.conversation(a).len(), 2);
+    assert_eq!(reopened.engine.conversation(b).len(), 4);
+    // The last turn had no choice yet: it comes back for review, with nothing to re-run.
+    let restored = reopened.restored.expect("the unchosen turn comes back");
+    assert_eq!(restored.turn, 2);
+    assert_eq!(
+        restored
+            .finished
+            .iter()
+            .map(|f| f.label.as_str())
+            .collect::<Vec<_>>(),
+        [b]
+    );
+    assert!(restored.unfinished.is_empty());
+}
+
+/// The log grows with the conversation, not with its square: each turn writes only the
+/// messages it added, and a reopened session reads the whole conversation back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_turn_records_only_the_messages_it_added() {
+    let (tmp, root) = project();
+    let store = Store::open(&root).unwrap();
+    let label = "demo/a";
+    let mut engine = SessionEngine::create(store.clone(), Source::Ask, vec![label.into()]).unwrap();
+    let turns = 6;
+    for n in 0..turns {
+        let prompt = format!("prompt number {n} with a marker");
+        turn(
+            &mut engine,
+            &prompt,
+            vec![target(label, "Answer", Some(("notes.txt", "x")), turns)],
+            tmp.path(),
+        )
+        .await;
+        let chosen = ChoiceRequest {
+            turn: n as u32 + 1,
+            ..ChoiceRequest::default()
+        };
+        let outcome = engine.choice_job(chosen).unwrap().run().unwrap();
+        engine.chosen(&outcome);
+    }
+    let dir = engine.dir().to_path_buf();
+    engine.finish();
+    let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    assert_eq!(
+        text.matches("prompt number 0 with a marker").count(),
+        2,
+        "the first prompt is written once in its turn record and once in the conversation"
+    );
+    let reopened = SessionEngine::open(store, None, Source::Tui, None).unwrap();
+    let conversation = reopened.engine.conversation(label);
+    // Each turn: the prompt (with the note from turn 2 on), the call, its result, the answer.
+    assert_eq!(conversation.len(), turns * 4, "{conversation:#?}");
+    assert!(conversation[0].text().contains("prompt number 0"));
+    assert!(
+        conversation[turns * 4 - 4]
+            .text()
+            .contains("prompt number 5")
+    );
+    assert!(
+        conversation[4]
+            .text()
+            .contains("none of the proposed changes were applied")
+    );
+}
