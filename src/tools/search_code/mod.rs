@@ -5,8 +5,9 @@
 //! each thread reuses one `grep-searcher` [`Searcher`] for all its files, so the work per file is
 //! an open, buffered reads and the regex scan, as in `rg`. Files with a NUL byte are skipped
 //! (the searcher's binary detection quits on it), as are known binary extensions without being
-//! read. Results are collected per file and sorted by path, so output does not depend on thread
-//! timing; the match cap stops the walk early (see [`collect::Budget`]). The model's in-memory
+//! read. Results are collected per file, sorted by path and cut at the match cap in that order,
+//! so output does not depend on thread timing; once the cap is reached, files and folders that
+//! sort after the cut are not searched (see [`collect::Budget`]). The model's in-memory
 //! changes are merged: files it deleted are not searched, files it wrote are searched from
 //! memory.
 
@@ -30,7 +31,7 @@ use super::text;
 use super::walk::{Located, Overlay, Walk, compile_glob, locate, not_found};
 use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
 use crate::workspace::ProjectPath;
-use collect::{Budget, Collector, FileHits};
+use collect::{Budget, Collector, FileHits, keep_first};
 
 /// Context lines beyond this are clamped: more would flood the model's context window.
 const MAX_CONTEXT_LINES: i64 = 10;
@@ -162,11 +163,11 @@ fn search(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     if files.is_empty() {
         return Ok(ToolOutput::ok(no_matches(args, &path, &plan, is_file)));
     }
-    files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+    let truncated = keep_first(&mut files, plan.budget.max(), context);
     Ok(ToolOutput::ok(render::render(
         &files,
         context > 0,
-        plan.budget.overflowed(),
+        truncated,
     )))
 }
 
@@ -235,7 +236,8 @@ fn search_one(plan: &Plan<'_>, path: &ProjectPath, source: Source<'_>) -> Option
     )
 }
 
-/// Runs the searcher on one file and keeps its lines when something matched.
+/// Runs the searcher on one file and keeps its lines when something matched (and the file
+/// does not sort after the cut of the match cap).
 fn search_file(
     plan: &Plan<'_>,
     searcher: &mut Searcher,
@@ -261,8 +263,10 @@ fn search_file(
     if sink.was_binary() {
         plan.budget.skipped_binary();
     }
-    let lines = sink.finish()?;
-    Some(FileHits { rel, lines })
+    let (lines, matches) = sink.finish()?;
+    plan.budget
+        .record(&rel, matches)
+        .then_some(FileHits { rel, lines })
 }
 
 /// Searches the folder on disk, in parallel, skipping what the overlay shadows.
@@ -275,10 +279,20 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
         &builder,
         || plan.searcher(),
         |searcher, entry, out| {
-            if plan.budget.overflowed() || ctx.cancel.is_cancelled() {
+            if ctx.cancel.is_cancelled() {
                 return WalkState::Quit;
             }
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
+            let Some(kind) = entry.file_type() else {
+                return WalkState::Continue;
+            };
+            if kind.is_dir() {
+                // Everything below sorts after the cut: nothing there can be shown.
+                return match walk.rel_to_root(entry.path()) {
+                    Some(rel) if plan.budget.folder_past_cut(&rel) => WalkState::Skip,
+                    _ => WalkState::Continue,
+                };
+            }
+            if !kind.is_file() {
                 return WalkState::Continue;
             }
             let path = entry.path();
@@ -299,7 +313,7 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
             let Some(rel) = walk.rel_to_root(path) else {
                 return WalkState::Continue;
             };
-            if check_overlay && plan.overlay.shadows(&rel) {
+            if (check_overlay && plan.overlay.shadows(&rel)) || plan.budget.file_past_cut(&rel) {
                 return WalkState::Continue;
             }
             if let Some(hits) = search_file(plan, searcher, rel, path, Source::Disk) {
@@ -320,8 +334,8 @@ fn search_written(plan: &Plan<'_>, dir: &ProjectPath) -> Vec<FileHits> {
     let prefix = dir.rel();
     let mut found = Vec::new();
     for (rel, content) in plan.overlay.writes_under(prefix) {
-        if plan.budget.overflowed() {
-            break;
+        if plan.budget.file_past_cut(rel) {
+            continue;
         }
         if text::is_binary(rel, &[]) {
             continue;
