@@ -321,3 +321,30 @@ fn offsets_at_a_read_block_boundary() {
         );
     }
 }
+
+/// Only bash needs the user's config (its sandbox settings): the other tools start without
+/// reading it, so a broken config cannot stop them (and costs them no start-up time).
+#[test]
+fn only_bash_reads_the_user_config() {
+    let d = Dir::new();
+    d.write("a.txt", "x\n");
+    let config_home = Dir::new();
+    config_home.write("versus/config.toml", "this is [not toml\n");
+    let run = |name: &str, args: serde_json::Value| {
+        util::versus()
+            .env("XDG_CONFIG_HOME", config_home.path())
+            .args(["tool", name, "--args", &args.to_string(), "--dir"])
+            .arg(d.path())
+            .output()
+            .unwrap()
+    };
+    let read = run("read_file", json!({"path": "a.txt"}));
+    assert!(read.status.success(), "{read:?}");
+    assert_eq!(String::from_utf8_lossy(&read.stdout), "     1\tx\n");
+    let bash = run("bash", json!({"command": "true"}));
+    assert_eq!(bash.status.code(), Some(2), "{bash:?}");
+    assert!(
+        String::from_utf8_lossy(&bash.stderr).contains("config.toml"),
+        "{bash:?}"
+    );
+}
