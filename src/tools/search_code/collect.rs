@@ -1,8 +1,9 @@
 //! Collecting matches from grep-searcher: one [`Collector`] per file, one [`Budget`] per search.
 //!
 //! Threads search files independently and in no fixed order, yet the result must be the same
-//! on every run: the first `max` matches in path order (files sorted by path, lines in file
-//! order), and a notice when there are more. So each file keeps up to `max + 1` matches of its
+//! on every run: the first `max` matches in path order (files sorted by path component by
+//! component, as a sorted walk meets them and as `rg --sort path` prints them: a folder's
+//! files come right after the folder; lines in file order), and a notice when there are more. So each file keeps up to `max + 1` matches of its
 //! own, and the budget remembers, under a lock, how many matches each file holding one has.
 //! Once those files hold more than `max` matches, the file where the first `max + 1` end is the
 //! cut: files that sort after it can no longer change the result, so they are not searched and
@@ -13,6 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -38,9 +40,9 @@ pub(super) struct Budget {
 #[derive(Debug, Default)]
 struct Cut {
     /// Matches per file, for the files with a match that sort at or before `last`.
-    files: BTreeMap<String, usize>,
+    files: BTreeMap<PathBuf, usize>,
     /// The file in which the first `max + 1` matches in path order end, once known.
-    last: Option<String>,
+    last: Option<PathBuf>,
 }
 
 impl Budget {
@@ -67,33 +69,31 @@ impl Budget {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// True when the file `rel` sorts after the cut: nothing in it can be shown.
-    pub(super) fn file_past_cut(&self, rel: &str) -> bool {
+    /// True once the first `max + 1` matches are known to lie at or before some file.
+    pub(super) fn has_cut(&self) -> bool {
         self.has_cut.load(Ordering::Acquire)
-            && self.lock().last.as_deref().is_some_and(|last| rel > last)
     }
 
-    /// True when every path below the folder `rel` sorts after the cut (they all start with
-    /// `rel/`), so the folder need not be walked.
-    pub(super) fn folder_past_cut(&self, rel: &str) -> bool {
-        if !self.has_cut.load(Ordering::Acquire) {
-            return false;
-        }
-        let below = format!("{rel}/");
-        self.lock()
-            .last
-            .as_deref()
-            .is_some_and(|last| below.as_str() >= last)
+    /// True when the file or folder `rel` sorts after the cut: nothing in it can be shown. A
+    /// folder's paths sort right after it, so a folder past the cut has all of them past it.
+    pub(super) fn past_cut(&self, rel: &str) -> bool {
+        self.has_cut()
+            && self
+                .lock()
+                .last
+                .as_deref()
+                .is_some_and(|last| Path::new(rel) > last)
     }
 
     /// Records that the file `rel` has `matches` matches (at most `max + 1`) and moves the cut
     /// when it comes earlier now. False when the file sorts after the cut: drop its lines.
     pub(super) fn record(&self, rel: &str, matches: usize) -> bool {
+        let rel = Path::new(rel);
         let mut cut = self.lock();
         if cut.last.as_deref().is_some_and(|last| rel > last) {
             return false;
         }
-        cut.files.insert(rel.to_string(), matches);
+        cut.files.insert(rel.to_path_buf(), matches);
         let mut seen = 0usize;
         let mut last = None;
         for (path, n) in &cut.files {
@@ -145,7 +145,7 @@ impl Budget {
 /// Sorts the files by path and keeps the first `max` matches in that order, each with the
 /// context lines that follow it (at most `context`); returns whether matches were left out.
 pub(super) fn keep_first(files: &mut Vec<FileHits>, max: usize, context: usize) -> bool {
-    files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+    files.sort_unstable_by(|a, b| Path::new(&a.rel).cmp(Path::new(&b.rel)));
     let mut seen = 0usize;
     for i in 0..files.len() {
         let lines = &files[i].lines;
@@ -354,20 +354,22 @@ mod tests {
     fn the_cut_moves_to_the_earliest_files_whatever_the_order_they_come_in() {
         let budget = Budget::new(3);
         assert!(budget.record("m/x.rs", 2));
-        assert!(!budget.file_past_cut("z.rs"), "no cut before 4 matches");
+        assert!(!budget.past_cut("z.rs"), "no cut before 4 matches");
         assert!(budget.record("z.rs", 4));
-        assert!(budget.file_past_cut("zz.rs"));
-        assert!(!budget.file_past_cut("a.rs"));
+        assert!(budget.past_cut("zz.rs"));
+        assert!(!budget.past_cut("a.rs"));
         assert!(budget.record("b/y.rs", 2));
         // b/y.rs (2) + m/x.rs (2) = 4 > 3: nothing after m/x.rs can be shown.
-        assert!(budget.file_past_cut("m/y.rs"));
-        assert!(budget.file_past_cut("z.rs"));
-        assert!(!budget.file_past_cut("m/w.rs"));
+        assert!(budget.past_cut("m/y.rs"));
+        assert!(budget.past_cut("z.rs"));
+        assert!(!budget.past_cut("m/w.rs"));
         assert!(!budget.record("n.rs", 1), "past the cut");
-        assert!(budget.folder_past_cut("n"));
-        assert!(budget.folder_past_cut("m/z"));
-        assert!(!budget.folder_past_cut("m"), "m/w.rs may still come");
-        assert!(!budget.folder_past_cut("c"));
+        assert!(budget.past_cut("n"));
+        assert!(budget.past_cut("m/z"));
+        assert!(!budget.past_cut("m"), "m/w.rs may still come");
+        assert!(!budget.past_cut("c"));
+        // A folder's files come before a sibling file that extends its name.
+        assert!(budget.past_cut("m.rs"));
     }
 
     fn hits(rel: &str, lines: &[(u64, bool, bool)]) -> FileHits {
@@ -425,5 +427,12 @@ mod tests {
         let mut files = make();
         assert!(keep_first(&mut files, 0, 1));
         assert!(files.is_empty());
+        // Path order is by component: a folder's files before a file that extends its name.
+        let mut files = vec![
+            hits("a.rs", &[(1, true, false)]),
+            hits("a/b.rs", &[(1, true, false)]),
+        ];
+        assert!(keep_first(&mut files, 1, 0));
+        assert_eq!(numbers(&files), [("a/b.rs".to_string(), vec![1])]);
     }
 }
