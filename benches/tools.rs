@@ -231,8 +231,8 @@ fn bench_capped_search(
         outputs.len(),
         runs() + 1
     );
-    println!("| case | versus | reference | reference time | ratio |\n|---|---|---|---|---|");
     if !rg {
+        println!("| case | versus | reference | reference time | ratio |\n|---|---|---|---|---|");
         println!(
             "| search_code capped | {} | rg not installed | - | - |",
             ms(ours)
@@ -257,6 +257,27 @@ fn bench_capped_search(
         cmd.arg("--").arg(pattern).arg(".").current_dir(root);
         cmd
     };
+    // The same first 100 `path:line` as rg in path order?
+    let key = |text: &str| -> Vec<String> {
+        text.lines()
+            .take(100)
+            .map(|l| {
+                let l = l.strip_prefix("./").unwrap_or(l);
+                l.splitn(3, ':').take(2).collect::<Vec<_>>().join(":")
+            })
+            .collect()
+    };
+    let rg_sorted = rg_cmd(true).output().unwrap().stdout;
+    let ours_text = outputs.iter().next().cloned().unwrap_or_default();
+    println!(
+        "same first 100 path:line as `rg --sort path`: {}\n",
+        if key(&ours_text) == key(&String::from_utf8_lossy(&rg_sorted)) {
+            "yes"
+        } else {
+            "no"
+        }
+    );
+    println!("| case | versus | reference | reference time | ratio |\n|---|---|---|---|---|");
     let parallel = time(|| piped_to_head(rg_cmd(false), 100));
     let sorted = time(|| piped_to_head(rg_cmd(true), 100));
     row(
