@@ -1,6 +1,7 @@
 //! search_code: regex search in file contents with ripgrep's own libraries.
 //!
-//! `ignore` walks the tree on every core (the shared walk of `tools::walk`), `grep-regex`
+//! `ignore` walks the tree on every core (the shared walk of `tools::walk`; a short first pass
+//! in path order on one thread comes before it, see `search_disk`), `grep-regex`
 //! compiles the pattern once (cloned per thread, which shares the compiled program), and
 //! each thread reuses one `grep-searcher` [`Searcher`] for all its files, so the work per file is
 //! an open, buffered reads and the regex scan, as in `rg`. Files with a NUL byte are skipped
