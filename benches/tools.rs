@@ -1,6 +1,6 @@
 //! Tool benchmarks, each against a reference measured in the same run.
 //!
-//! `cargo bench --bench tools [-- search|read|edit]`. Results are printed as a table with
+//! `cargo bench --bench tools [-- search|read|edit|startup]`. Results are printed as a table with
 //! medians and ratios; docs/benchmarks.md explains the method and records the latest run.
 //! Environment: `VERSUS_BENCH_CORPUS` overrides the search corpus (default: the cargo registry
 //! sources, tens of thousands of files); `VERSUS_BENCH_RUNS` the number of timed runs (default 5).
@@ -60,6 +60,47 @@ fn time_with_setup<S: FnMut(), F: FnMut()>(mut setup: S, mut f: F) -> Duration {
             })
             .collect(),
     )
+}
+
+/// The release binary cargo built for this bench, for whole-command timings.
+const VERSUS: &str = env!("CARGO_BIN_EXE_versus");
+
+/// Runs a command with its output discarded; it must succeed.
+fn run_quiet(cmd: &mut Command) {
+    let status = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{cmd:?} failed");
+}
+
+/// `versus tool NAME --args ARGS --dir DIR`.
+fn versus_tool(name: &str, args: &serde_json::Value, dir: &Path) -> Command {
+    let mut cmd = Command::new(VERSUS);
+    cmd.args(["tool", name, "--args", &args.to_string(), "--dir"])
+        .arg(dir);
+    cmd
+}
+
+/// Runs `producer | head -n LINES` (output discarded), as a shell pipeline would: the producer
+/// may stop early when head has its lines and closes the pipe.
+fn piped_to_head(mut producer: Command, lines: usize) {
+    let mut child = producer
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let head = Command::new("head")
+        .arg("-n")
+        .arg(lines.to_string())
+        .stdin(out)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(head.success());
+    child.wait().unwrap();
 }
 
 fn ms(d: Duration) -> String {
@@ -166,6 +207,91 @@ fn bench_search(rt: &tokio::runtime::Runtime, reg: &ToolRegistry) {
             );
         }
     }
+    bench_capped_search(rt, reg, &c, &root, rg);
+}
+
+/// A pattern that matches in nearly every file, so the 100-match cap ends the search: versus
+/// must give the first 100 matches in path order, the same on every run.
+fn bench_capped_search(
+    rt: &tokio::runtime::Runtime,
+    reg: &ToolRegistry,
+    c: &ToolContext,
+    root: &Path,
+    rg: bool,
+) {
+    let pattern = "the";
+    let args = json!({"pattern": pattern, "literal": true});
+    let mut outputs = std::collections::BTreeSet::new();
+    let ours = time(|| {
+        outputs.insert(call(rt, reg, c, "search_code", &args));
+    });
+    println!(
+        "\ncapped search_code (literal `{pattern}`, 100-match cap): {} distinct result(s) over \
+         {} runs\n",
+        outputs.len(),
+        runs() + 1
+    );
+    if !rg {
+        println!("| case | versus | reference | reference time | ratio |\n|---|---|---|---|---|");
+        println!(
+            "| search_code capped | {} | rg not installed | - | - |",
+            ms(ours)
+        );
+        return;
+    }
+    let rg_cmd = |sorted: bool| {
+        let mut cmd = Command::new("rg");
+        cmd.args([
+            "--no-require-git",
+            "--hidden",
+            "-n",
+            "--no-heading",
+            "--color",
+            "never",
+            "-F",
+        ]);
+        if sorted {
+            // Deterministic output in path order; rg then searches on one thread.
+            cmd.args(["--sort", "path"]);
+        }
+        cmd.arg("--").arg(pattern).arg(".").current_dir(root);
+        cmd
+    };
+    // The same first 100 `path:line` as rg in path order?
+    let key = |text: &str| -> Vec<String> {
+        text.lines()
+            .take(100)
+            .map(|l| {
+                let l = l.strip_prefix("./").unwrap_or(l);
+                l.splitn(3, ':').take(2).collect::<Vec<_>>().join(":")
+            })
+            .collect()
+    };
+    let rg_sorted = rg_cmd(true).output().unwrap().stdout;
+    let ours_text = outputs.iter().next().cloned().unwrap_or_default();
+    println!(
+        "same first 100 path:line as `rg --sort path`: {}\n",
+        if key(&ours_text) == key(&String::from_utf8_lossy(&rg_sorted)) {
+            "yes"
+        } else {
+            "no"
+        }
+    );
+    println!("| case | versus | reference | reference time | ratio |\n|---|---|---|---|---|");
+    let parallel = time(|| piped_to_head(rg_cmd(false), 100));
+    let sorted = time(|| piped_to_head(rg_cmd(true), 100));
+    row(
+        "search_code capped",
+        ours,
+        "rg, piped to head -n 100",
+        parallel,
+    );
+    row(
+        "search_code capped",
+        ours,
+        "rg --sort path, piped to head -n 100",
+        sorted,
+    );
 }
 
 fn bench_read(rt: &tokio::runtime::Runtime, reg: &ToolRegistry) {
@@ -199,6 +325,76 @@ fn bench_read(rt: &tokio::runtime::Runtime, reg: &ToolRegistry) {
             .unwrap();
     });
     row("read_file 1-2000 of 1 GB", ours, "head -n 2000", reference);
+
+    // Far into the file: every byte before the page must be read to count lines.
+    let far = 5_000_000u64;
+    let args = json!({"path": "huge.log", "offset": far, "limit": 2000});
+    // The page stops at the output cap (50 KB) before 2000 lines; sed prints the same lines.
+    let shown = call(rt, reg, &c, "read_file", &args);
+    let ours_lines: Vec<&str> = shown
+        .lines()
+        .map_while(|l| l.split_once('\t').map(|(_, text)| text))
+        .collect();
+    let last = far + ours_lines.len() as u64 - 1;
+    let sed = || {
+        let mut cmd = Command::new("sed");
+        cmd.arg("-n").arg(format!("{far},{last}p")).arg(&path);
+        cmd
+    };
+    let sed_out = String::from_utf8(sed().output().unwrap().stdout).unwrap();
+    assert_eq!(ours_lines, sed_out.lines().collect::<Vec<_>>());
+    println!(
+        "\nread_file of lines {far}-{last} of the same file: the process `versus tool read_file` \
+         against the process `sed -n '{far},{last}p'`, and the library call\n"
+    );
+    println!("| case | versus | reference | reference time | ratio |\n|---|---|---|---|---|");
+    let library = time(|| {
+        call(rt, reg, &c, "read_file", &args);
+    });
+    let process = time(|| run_quiet(&mut versus_tool("read_file", &args, dir.path())));
+    let reference = time(|| run_quiet(&mut sed()));
+    row(
+        "versus tool read_file (process)",
+        process,
+        "sed -n",
+        reference,
+    );
+    row("read_file (library call)", library, "sed -n", reference);
+}
+
+/// Start-up of the binary: a tiny read through `versus tool` (where nearly all the time is
+/// process start-up) against `head` on the same file, plus `versus --version` (parsing only).
+/// Each sample spawns the command 20 times; the per-process time is reported.
+fn bench_startup() {
+    const SPAWNS: u32 = 20;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small.txt");
+    std::fs::write(&path, "one\ntwo\nthree\n").unwrap();
+    let per_process = |mut make: Box<dyn FnMut() -> Command>| {
+        time(|| {
+            for _ in 0..SPAWNS {
+                run_quiet(&mut make());
+            }
+        }) / SPAWNS
+    };
+    let args = json!({"path": "small.txt"});
+    let d = dir.path().to_path_buf();
+    let tool = per_process(Box::new(move || versus_tool("read_file", &args, &d)));
+    let version = per_process(Box::new(|| {
+        let mut cmd = Command::new(VERSUS);
+        cmd.arg("--version");
+        cmd
+    }));
+    let p = path.clone();
+    let head = per_process(Box::new(move || {
+        let mut cmd = Command::new("head");
+        cmd.args(["-n", "2000"]).arg(&p);
+        cmd
+    }));
+    println!("\nprocess start-up, per process ({SPAWNS} spawns per sample)\n");
+    println!("| case | versus | reference | reference time | ratio |\n|---|---|---|---|---|");
+    row("versus tool read_file, 3 lines", tool, "head -n 2000", head);
+    row("versus --version", version, "head -n 2000", head);
 }
 
 fn bench_edit(rt: &tokio::runtime::Runtime, reg: &ToolRegistry) {
@@ -273,5 +469,8 @@ fn main() {
     }
     if wants("edit") {
         bench_edit(&rt, &reg);
+    }
+    if wants("startup") {
+        bench_startup();
     }
 }

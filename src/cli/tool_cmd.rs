@@ -59,16 +59,21 @@ pub fn run(args: ToolArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode>
     let mut ctx = ToolContext::new(Arc::new(view));
     // bash runs in the sandbox the user's config describes, over this folder.
     // Only the user's own [sandbox] matters here, so the project's files are never needed.
-    let (config, _env) = versus::config::load(&dir, None, false)?;
-    ctx.sandbox = Arc::new(versus::exec::Sandbox::new(
-        &config.sandbox,
-        versus::exec::WorkspaceDirs::tree_only(ctx.view.root()),
-    ));
+    // No other tool runs commands, so only bash pays for loading the config (start-up time).
+    if name == "bash" {
+        let (config, _env) = versus::config::load(&dir, None, false)?;
+        ctx.sandbox = Arc::new(versus::exec::Sandbox::new(
+            &config.sandbox,
+            versus::exec::WorkspaceDirs::tree_only(ctx.view.root()),
+        ));
+    }
     ctx.limits.allow_local_fetch = args.allow_local_fetch;
     if !args.bash_allow.is_empty() {
         ctx.limits.bash_allowlist = Some(args.bash_allow);
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // One call: a single-threaded runtime starts no worker threads (blocking work still gets
+    // its thread, and search_code its own walkers), which is most of a small call's time.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;

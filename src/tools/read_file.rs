@@ -20,6 +20,9 @@ use crate::workspace::{EntryKind, ProjectPath};
 const COUNT_ALL_LINES_UP_TO: u64 = 8 * 1024 * 1024;
 /// Images up to this size go to providers as image parts.
 const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
+/// Read size for files larger than this: skipping to a far offset goes through the file in
+/// blocks this big (fewer system calls), small enough to stay in the CPU's cache.
+const READ_BUFFER: usize = 256 * 1024;
 
 pub(crate) fn tool() -> Arc<dyn Tool> {
     typed(
@@ -92,19 +95,21 @@ fn read(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         }
         EntryKind::File => {}
     }
+    // Small files get a buffer their size; large ones read in large blocks.
+    let capacity =
+        usize::try_from(meta.len.clamp(8 * 1024, READ_BUFFER as u64)).unwrap_or(READ_BUFFER);
     let mut reader = BufReader::with_capacity(
-        64 * 1024,
+        capacity,
         view.open(&path)
             .map_err(|e| ToolError::io("reading", path.display(), e))?,
     );
     let head = reader
         .fill_buf()
-        .map_err(|e| ToolError::io("reading", path.display(), e))?
-        .to_vec();
+        .map_err(|e| ToolError::io("reading", path.display(), e))?;
     if head.is_empty() {
         return Ok(ToolOutput::ok("[empty file]"));
     }
-    if text::is_binary(path.rel(), &head) {
+    if text::is_binary(path.rel(), head) {
         return Ok(binary(&path, meta.len, ctx));
     }
     let offset = args.offset.unwrap_or(1).max(1);
@@ -167,11 +172,13 @@ impl Page {
             more: false,
             invalid_utf8: false,
         };
-        let mut line_no: u64 = 0;
+        // Lines before the page are only counted: no copy, no character count (a BOM only
+        // matters on the first line, which is then never shown).
+        let mut line_no = skip_lines(&mut reader, offset - 1)?;
+        let mut first = line_no == 0;
         let mut out_bytes = 0usize;
-        let mut first = true;
         let mut buf = Vec::new();
-        loop {
+        while line_no < (offset - 1).saturating_add(limit) {
             buf.clear();
             // Keep at most enough bytes to show a cut line; count the rest.
             let Some(info) = read_line_capped(&mut reader, &mut buf, max_chars * 4 + 4)? else {
@@ -184,29 +191,28 @@ impl Page {
                     buf.drain(..BOM.len());
                 }
             }
-            let in_page = line_no >= offset && line_no < offset + limit && !page.stopped_by_bytes;
-            if in_page {
-                let rendered = render_line(&buf, &info, max_chars, &mut page.invalid_utf8);
-                let entry = format!("{line_no:>6}\t{rendered}");
-                if out_bytes + entry.len() + 1 > max_bytes && !page.lines.is_empty() {
-                    page.stopped_by_bytes = true;
-                    page.more = true;
-                    if !count_all {
-                        break;
-                    }
-                    continue;
-                }
-                out_bytes += entry.len() + 1;
-                page.lines.push(entry);
-            } else if line_no >= offset {
+            let rendered = render_line(&buf, &info, max_chars, &mut page.invalid_utf8);
+            let entry = format!("{line_no:>6}\t{rendered}");
+            if out_bytes + entry.len() + 1 > max_bytes && !page.lines.is_empty() {
+                page.stopped_by_bytes = true;
                 page.more = true;
-                if !count_all {
-                    break;
-                }
+                // The line that did not fit is counted; the rest is counted below.
+                break;
             }
+            out_bytes += entry.len() + 1;
+            page.lines.push(entry);
         }
-        if count_all || !page.more {
-            page.total = Some(line_no);
+        if count_all {
+            // The rest of the file is counted, never copied.
+            let rest = skip_lines(&mut reader, u64::MAX)?;
+            page.more |= rest > 0;
+            page.total = Some(line_no + rest);
+        } else if !page.more {
+            // One more byte tells whether a line follows the page.
+            page.more = !reader.fill_buf()?.is_empty();
+            if !page.more {
+                page.total = Some(line_no);
+            }
         }
         Ok(page)
     }
@@ -254,6 +260,43 @@ impl Page {
         }
         Ok(ToolOutput::ok(text))
     }
+}
+
+/// Consumes up to `n` lines from `reader` and returns how many it consumed (fewer at the end
+/// of the file; a last line without a newline counts). Lines are found with `memchr` inside the
+/// reader's buffer and never copied, so skipping to line 5,000,000 of a large file costs about
+/// what reading those bytes from the page cache costs.
+fn skip_lines<R: Read>(reader: &mut BufReader<R>, n: u64) -> std::io::Result<u64> {
+    let mut skipped = 0u64;
+    // Bytes of an unterminated line consumed so far (it counts if the file ends there).
+    let mut partial = false;
+    while skipped < n {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            if partial {
+                skipped += 1;
+            }
+            break;
+        }
+        let wanted = n - skipped;
+        let in_buffer = memchr::memchr_iter(b'\n', available).count() as u64;
+        let used = if in_buffer < wanted {
+            skipped += in_buffer;
+            partial = available.last() != Some(&b'\n');
+            available.len()
+        } else {
+            // The wanted newline is in this buffer: stop right after it.
+            let index = usize::try_from(wanted - 1).unwrap_or(usize::MAX);
+            let at = memchr::memchr_iter(b'\n', available)
+                .nth(index)
+                .map_or(available.len(), |i| i + 1);
+            skipped += wanted;
+            partial = false;
+            at
+        };
+        reader.consume(used);
+    }
+    Ok(skipped)
 }
 
 /// One line read by [`read_line_capped`].
@@ -350,5 +393,102 @@ fn human_size(n: u64) -> String {
         format!("{n} bytes")
     } else {
         format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::io::{BufReader, Cursor};
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::workspace::DirectView;
+
+    /// What a page must hold, computed the simple way: split the whole text into lines.
+    fn expected(text: &[u8], offset: u64, limit: u64) -> (Vec<String>, Option<u64>, bool) {
+        let body = text.strip_prefix(BOM).unwrap_or(text);
+        let mut lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
+        if body.ends_with(b"\n") || body.is_empty() {
+            lines.pop();
+        }
+        let total = lines.len() as u64;
+        let shown = lines
+            .iter()
+            .enumerate()
+            .skip(offset as usize - 1)
+            .take(limit as usize)
+            .map(|(i, l)| {
+                let l = l.strip_suffix(b"\r").unwrap_or(l);
+                format!("{:>6}\t{}", i + 1, String::from_utf8_lossy(l))
+            })
+            .collect();
+        (shown, Some(total), offset - 1 + limit < total)
+    }
+
+    fn ctx() -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        let view = DirectView::new(dir.path()).unwrap();
+        (dir, ToolContext::new(Arc::new(view)))
+    }
+
+    /// Every offset and limit, with buffers so small that lines, CRLF pairs and the BOM are
+    /// split across reads, and a buffer that ends exactly after a newline.
+    #[test]
+    fn pages_match_a_plain_split_at_every_offset_and_buffer_size() {
+        let (_dir, ctx) = ctx();
+        let texts: [&[u8]; 7] = [
+            b"one\ntwo\nthree\n",
+            b"one\ntwo\nno newline at the end",
+            b"crlf\r\nline two\r\n\r\nlast\r\n",
+            b"\xEF\xBB\xBFbom\r\nthen\nmixed\r\nend",
+            b"\n\n\n",
+            b"x",
+            b"a\nbb\nccc\ndddd\neeeee\n",
+        ];
+        for text in texts {
+            let lines = text.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+            for capacity in [1, 2, 3, 4, 5, 7, 16, 1024] {
+                for offset in 1..=lines + 2 {
+                    for limit in 1..=lines + 1 {
+                        let reader = BufReader::with_capacity(capacity, Cursor::new(text));
+                        let page = Page::collect(reader, offset, limit, &ctx, true).unwrap();
+                        let (lines, total, more) = expected(text, offset, limit);
+                        let case = format!(
+                            "{:?} capacity {capacity} offset {offset} limit {limit}",
+                            String::from_utf8_lossy(text)
+                        );
+                        assert_eq!(page.lines, lines, "{case}");
+                        assert_eq!(page.total, total, "{case}");
+                        assert_eq!(page.more, more, "{case}");
+                        // Without the full count: the same page, and a total only at the end.
+                        let reader = BufReader::with_capacity(capacity, Cursor::new(text));
+                        let page = Page::collect(reader, offset, limit, &ctx, false).unwrap();
+                        assert_eq!(page.lines, lines, "{case}");
+                        assert_eq!(page.more, more, "{case}");
+                        assert_eq!(page.total, if more { None } else { total }, "{case}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn skip_lines_stops_right_after_the_wanted_newline() {
+        // The newline of line 2 is the last byte of the first 8-byte buffer.
+        let text = b"aaa\nbbb\nccc\nddd";
+        for (n, skipped, rest) in [
+            (0, 0, &b"aaa\nbbb\nccc\nddd"[..]),
+            (2, 2, b"ccc\nddd"),
+            (3, 3, b"ddd"),
+            (4, 4, b""),
+            (9, 4, b""),
+        ] {
+            let mut reader = BufReader::with_capacity(8, Cursor::new(text));
+            assert_eq!(skip_lines(&mut reader, n).unwrap(), skipped, "n = {n}");
+            let mut left = Vec::new();
+            reader.read_to_end(&mut left).unwrap();
+            assert_eq!(left, rest, "n = {n}");
+        }
     }
 }

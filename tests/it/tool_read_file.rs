@@ -250,3 +250,101 @@ fn path_escapes_are_refused() {
         assert!(!text.contains("top secret"));
     }
 }
+
+#[test]
+fn offsets_in_crlf_files_and_after_a_last_line_without_newline() {
+    let d = Dir::new();
+    d.write("w.txt", b"\xEF\xBB\xBFone\r\ntwo\r\nthree\r\nfour");
+    assert_eq!(
+        d.tool(
+            "read_file",
+            &json!({"path": "w.txt", "offset": 2, "limit": 2})
+        )
+        .ok(),
+        "     2\ttwo\n     3\tthree\n\n[lines 2-3 of 4; use offset=4 to continue]\n"
+    );
+    assert_eq!(
+        d.tool("read_file", &json!({"path": "w.txt", "offset": 4}))
+            .ok(),
+        "     4\tfour\n\n[lines 4-4 of 4; end of file]\n"
+    );
+    let e = d.tool("read_file", &json!({"path": "w.txt", "offset": 5}));
+    assert!(e.err().contains("it has 4 lines"), "{}", e.stdout);
+    let e = d.tool("read_file", &json!({"path": "w.txt", "offset": 1_000_000}));
+    assert!(e.err().contains("it has 4 lines"), "{}", e.stdout);
+}
+
+/// Lines of 16 bytes: line 16384 ends exactly at 256 KiB, read_file's block size, so the
+/// page starts right after a block (and right before its end) in these calls.
+fn sixteen_byte_lines(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i:010}\n")).collect()
+}
+
+#[test]
+fn offsets_at_a_read_block_boundary() {
+    let d = Dir::new();
+    // Small enough to be counted whole (total known), and large enough not to be (size shown).
+    for (lines, of_total) in [
+        (20_000, "of 20000".to_string()),
+        (600_000, "of a 9.2 MB file".to_string()),
+    ] {
+        d.write("b.log", sixteen_byte_lines(lines));
+        for offset in [16_383u64, 16_384, 16_385, 16_386] {
+            let out = d.tool(
+                "read_file",
+                &json!({"path": "b.log", "offset": offset, "limit": 2}),
+            );
+            assert_eq!(
+                out.ok(),
+                format!(
+                    "{offset:>6}\tline {offset:010}\n{:>6}\tline {:010}\n\n[lines {offset}-{} \
+                     {of_total}; use offset={} to continue]\n",
+                    offset + 1,
+                    offset + 1,
+                    offset + 1,
+                    offset + 2
+                ),
+                "{lines} lines, offset {offset}"
+            );
+        }
+        let last = lines as u64;
+        let out = d.tool("read_file", &json!({"path": "b.log", "offset": last}));
+        assert_eq!(
+            out.ok(),
+            format!("{last:>6}\tline {last:010}\n\n[lines {last}-{last} of {last}; end of file]\n")
+        );
+        let e = d.tool("read_file", &json!({"path": "b.log", "offset": last + 1}));
+        assert!(
+            e.err().contains(&format!("it has {last} lines")),
+            "{}",
+            e.stdout
+        );
+    }
+}
+
+/// Only bash needs the user's config (its sandbox settings): the other tools start without
+/// reading it, so a broken config cannot stop them (and costs them no start-up time).
+#[test]
+fn only_bash_reads_the_user_config() {
+    let d = Dir::new();
+    d.write("a.txt", "x\n");
+    let config_home = Dir::new();
+    config_home.write("versus/config.toml", "this is [not toml\n");
+    let run = |name: &str, args: serde_json::Value| {
+        util::versus()
+            .env("XDG_CONFIG_HOME", config_home.path())
+            .args(["tool", name, "--args", &args.to_string(), "--dir"])
+            .arg(d.path())
+            .output()
+            .unwrap()
+    };
+    let read = run("read_file", json!({"path": "a.txt"}));
+    assert!(read.status.success(), "{read:?}");
+    assert_eq!(String::from_utf8_lossy(&read.stdout), "     1\tx\n");
+    let bash = run("bash", json!({"command": "true"}));
+    assert_eq!(bash.status.code(), Some(2), "{bash:?}");
+    assert!(
+        String::from_utf8_lossy(&bash.stderr).contains("config.toml"),
+        "{bash:?}"
+    );
+}

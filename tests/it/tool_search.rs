@@ -484,3 +484,110 @@ fn search_code_skips_a_file_whose_one_line_is_too_long_to_hold() {
         "{text}"
     );
 }
+
+// ---------------------------------------------------------------- determinism under caps
+
+/// A tree where every `.txt` file matches: 8 folders of 5 subfolders of 6 files, 3 matches
+/// each, names chosen so that directory order on disk is unlikely to be path order. Before them
+/// in path order, 250 files without a match: search_code's first pass in path order gives up
+/// after 256 files, so its parallel second pass finds most of the matches.
+fn matching_tree() -> (Dir, Vec<String>) {
+    let d = Dir::new();
+    for i in 0..250 {
+        d.write(&format!("0/filler{i:03}.md"), "nothing here\n");
+    }
+    let mut rels = Vec::new();
+    for a in ["q", "b", "x", "a", "m", "c", "z", "k"] {
+        for b in ["t", "e", "n", "a", "y"] {
+            for f in ["w", "d", "o", "b", "s", "h"] {
+                let rel = format!("{a}/{b}{a}/{f}.txt");
+                d.write(&rel, "needle one\ncontext\nneedle two\nneedle three\n");
+                rels.push(rel);
+            }
+        }
+    }
+    rels.sort();
+    (d, rels)
+}
+
+/// Runs `tool` in-process `times` times with `limits` changed, returning each output.
+fn in_process(
+    d: &Dir,
+    tool: &str,
+    args: &serde_json::Value,
+    times: usize,
+    limits: impl Fn(&mut versus::tools::ToolLimits),
+) -> Vec<String> {
+    let view = versus::workspace::DirectView::new(d.path()).unwrap();
+    let mut ctx = versus::tools::ToolContext::new(std::sync::Arc::new(view));
+    limits(&mut ctx.limits);
+    let registry = versus::tools::ToolRegistry::builtin();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    (0..times)
+        .map(|_| {
+            let out = rt.block_on(registry.dispatch(tool, &args.to_string(), &ctx));
+            assert!(!out.is_error, "{}", out.text);
+            out.text
+        })
+        .collect()
+}
+
+#[test]
+fn capped_search_code_gives_the_first_matches_in_path_order_every_time() {
+    let (d, rels) = matching_tree();
+    let cap = 25;
+    let mut expected: Vec<String> = rels
+        .iter()
+        .flat_map(|rel| {
+            [
+                format!("{rel}:1:needle one"),
+                format!("{rel}:3:needle two"),
+                format!("{rel}:4:needle three"),
+            ]
+        })
+        .take(cap)
+        .collect();
+    expected.push("[truncated: more matches; narrow the pattern or path]".into());
+    let expected = expected.join("\n");
+    let args = json!({"pattern": "needle"});
+    for (i, out) in in_process(&d, "search_code", &args, 20, |l| l.search_max_matches = cap)
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(*out, expected, "run {i}");
+    }
+    // With context lines and a folder: the same output on every run.
+    let args = json!({"pattern": "needle t", "context_lines": 1, "path": "m"});
+    let runs = in_process(&d, "search_code", &args, 20, |l| l.search_max_matches = 7);
+    assert!(
+        runs[0].starts_with(
+            "m/am/b.txt-2-context\nm/am/b.txt:3:needle two\nm/am/b.txt:4:needle three\n--\n\
+             m/am/d.txt-2-context\n"
+        ),
+        "{}",
+        runs[0]
+    );
+    assert!(runs.iter().all(|r| *r == runs[0]), "{runs:#?}");
+}
+
+#[test]
+fn capped_search_files_and_list_directory_are_the_same_every_time() {
+    let (d, rels) = matching_tree();
+    let runs = in_process(&d, "search_files", &json!({"pattern": "*.txt"}), 20, |l| {
+        l.search_max_files = 10
+    });
+    let mut expected = rels[..10].join("\n");
+    expected.push_str(&format!(
+        "\n[truncated: showing 10 of {} matching files; narrow the pattern or base_path]",
+        rels.len()
+    ));
+    assert!(runs.iter().all(|r| *r == expected), "{runs:#?}");
+    let runs = in_process(&d, "list_directory", &json!({"depth": 3}), 20, |l| {
+        l.list_max_entries = 30
+    });
+    assert!(runs[0].contains("... "), "{}", runs[0]);
+    assert!(runs.iter().all(|r| *r == runs[0]), "{runs:#?}");
+}

@@ -1,12 +1,14 @@
 //! search_code: regex search in file contents with ripgrep's own libraries.
 //!
-//! `ignore` walks the tree on every core (the shared walk of `tools::walk`), `grep-regex`
+//! `ignore` walks the tree on every core (the shared walk of `tools::walk`; a short first pass
+//! in path order on one thread comes before it, see `search_disk`), `grep-regex`
 //! compiles the pattern once (cloned per thread, which shares the compiled program), and
 //! each thread reuses one `grep-searcher` [`Searcher`] for all its files, so the work per file is
 //! an open, buffered reads and the regex scan, as in `rg`. Files with a NUL byte are skipped
 //! (the searcher's binary detection quits on it), as are known binary extensions without being
-//! read. Results are collected per file and sorted by path, so output does not depend on thread
-//! timing; the match cap stops the walk early (see [`collect::Budget`]). The model's in-memory
+//! read. Results are collected per file, sorted by path and cut at the match cap in that order,
+//! so output does not depend on thread timing; once the cap is reached, files and folders that
+//! sort after the cut are not searched (see [`collect::Budget`]). The model's in-memory
 //! changes are merged: files it deleted are not searched, files it wrote are searched from
 //! memory.
 
@@ -16,6 +18,7 @@ mod render;
 /// Memory one line may take while it is searched; a file with a longer line is skipped.
 const LINE_HEAP_LIMIT: usize = 16 * 1024 * 1024;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use globset::GlobMatcher;
@@ -30,7 +33,7 @@ use super::text;
 use super::walk::{Located, Overlay, Walk, compile_glob, locate, not_found};
 use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
 use crate::workspace::ProjectPath;
-use collect::{Budget, Collector, FileHits};
+use collect::{Budget, Collector, FileHits, keep_first};
 
 /// Context lines beyond this are clamped: more would flood the model's context window.
 const MAX_CONTEXT_LINES: i64 = 10;
@@ -162,11 +165,11 @@ fn search(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     if files.is_empty() {
         return Ok(ToolOutput::ok(no_matches(args, &path, &plan, is_file)));
     }
-    files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+    let truncated = keep_first(&mut files, plan.budget.max(), context);
     Ok(ToolOutput::ok(render::render(
         &files,
         context > 0,
-        plan.budget.overflowed(),
+        truncated,
     )))
 }
 
@@ -235,7 +238,8 @@ fn search_one(plan: &Plan<'_>, path: &ProjectPath, source: Source<'_>) -> Option
     )
 }
 
-/// Runs the searcher on one file and keeps its lines when something matched.
+/// Runs the searcher on one file and keeps its lines when something matched (and the file
+/// does not sort after the cut of the match cap).
 fn search_file(
     plan: &Plan<'_>,
     searcher: &mut Searcher,
@@ -261,45 +265,125 @@ fn search_file(
     if sink.was_binary() {
         plan.budget.skipped_binary();
     }
-    let lines = sink.finish()?;
-    Some(FileHits { rel, lines })
+    let (lines, matches) = sink.finish()?;
+    plan.budget
+        .record(&rel, matches)
+        .then_some(FileHits { rel, lines })
 }
 
-/// Searches the folder on disk, in parallel, skipping what the overlay shadows.
+/// Files the ordered first pass of [`search_disk`] searches at most.
+const PROBE_FILES: usize = 256;
+/// Entries the ordered first pass looks at most (a glob may leave most files unsearched).
+const PROBE_ENTRIES: usize = 4096;
+
+/// Searches the folder on disk, skipping what the overlay shadows: first in path order on this
+/// thread, then, when that did not settle the result, in parallel.
+///
+/// Why two passes: a capped search must return the first matches in path order. The parallel
+/// walk can skip files and folders that sort after the cut only once a cut exists, and by then
+/// it has queued, and will list, every folder it met (every crate of a cargo registry). A short
+/// walk in path order finds the first matches of a common pattern after a few files, and then
+/// the result is known without a parallel walk; for a rare pattern it gives up after
+/// [`PROBE_FILES`] files and the parallel walk searches the rest, skipping what it covered.
 fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, ToolError> {
     let ctx = plan.ctx;
     let walk = Walk::new(ctx.view.root(), dir)?;
-    let builder = walk.builder(None);
     let check_overlay = !plan.overlay.is_empty();
-    let found = walk.collect(
+    // The file's path from the root when it is to be searched (not binary by name, matching
+    // the glob, not shadowed by the model's in-memory changes).
+    let wanted = |path: &Path| -> Option<String> {
+        if path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|name| text::is_binary(name, &[]))
+        {
+            return None;
+        }
+        if let Some(glob) = &plan.glob {
+            let below = path.strip_prefix(walk.start()).unwrap_or(path);
+            let from_root = path.strip_prefix(walk.root()).unwrap_or(path);
+            if !glob.is_match(below) && !glob.is_match(from_root) {
+                return None;
+            }
+        }
+        let rel = walk.rel_to_root(path)?;
+        (!(check_overlay && plan.overlay.shadows(&rel))).then_some(rel)
+    };
+
+    // First pass: in path order (names compared as the cut compares them), on this thread.
+    let mut found = Vec::new();
+    let mut searcher = plan.searcher();
+    let mut probed: Option<String> = None;
+    let mut searched = 0usize;
+    let mut settled = true;
+    let mut ordered = walk.builder(None);
+    ordered.sort_by_file_name(|a, b| a.to_string_lossy().cmp(&b.to_string_lossy()));
+    for (seen, entry) in ordered.build().enumerate() {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::failed("search_code was cancelled"));
+        }
+        if plan.budget.has_cut() {
+            // The first max + 1 matches are known: nothing after them can be shown.
+            break;
+        }
+        if seen >= PROBE_ENTRIES || searched >= PROBE_FILES {
+            settled = false;
+            break;
+        }
+        let Ok(entry) = entry else { continue };
+        if !walk.inside(&entry) || !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let Some(rel) = wanted(path) else { continue };
+        searched += 1;
+        if let Some(hits) = search_file(plan, &mut searcher, rel.clone(), path, Source::Disk) {
+            found.push(hits);
+        }
+        probed = Some(rel);
+    }
+    if settled {
+        return Ok(found);
+    }
+
+    // Second pass: everything after the first pass, in parallel.
+    let probed = probed.map(PathBuf::from);
+    // Every path up to `probed` was seen by the first pass; a folder before it whose paths all
+    // come before it (it does not hold `probed`) was covered whole.
+    let covered = |rel: &str| probed.as_deref().is_some_and(|p| Path::new(rel) <= p);
+    let covered_folder = |rel: &str| {
+        probed
+            .as_deref()
+            .is_some_and(|p| Path::new(rel) < p && !p.starts_with(rel))
+    };
+    let builder = walk.builder(None);
+    found.extend(walk.collect(
         &builder,
         || plan.searcher(),
         |searcher, entry, out| {
-            if plan.budget.overflowed() || ctx.cancel.is_cancelled() {
+            if ctx.cancel.is_cancelled() {
                 return WalkState::Quit;
             }
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
+            let Some(kind) = entry.file_type() else {
+                return WalkState::Continue;
+            };
+            if kind.is_dir() {
+                // Everything below was searched already, or sorts after the cut.
+                return match walk.rel_to_root(entry.path()) {
+                    Some(rel) if covered_folder(&rel) || plan.budget.past_cut(&rel) => {
+                        WalkState::Skip
+                    }
+                    _ => WalkState::Continue,
+                };
+            }
+            if !kind.is_file() {
                 return WalkState::Continue;
             }
             let path = entry.path();
-            if path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|name| text::is_binary(name, &[]))
-            {
-                return WalkState::Continue;
-            }
-            if let Some(glob) = &plan.glob {
-                let below = path.strip_prefix(walk.start()).unwrap_or(path);
-                let from_root = path.strip_prefix(walk.root()).unwrap_or(path);
-                if !glob.is_match(below) && !glob.is_match(from_root) {
-                    return WalkState::Continue;
-                }
-            }
-            let Some(rel) = walk.rel_to_root(path) else {
+            let Some(rel) = wanted(path) else {
                 return WalkState::Continue;
             };
-            if check_overlay && plan.overlay.shadows(&rel) {
+            if covered(&rel) || plan.budget.past_cut(&rel) {
                 return WalkState::Continue;
             }
             if let Some(hits) = search_file(plan, searcher, rel, path, Source::Disk) {
@@ -307,7 +391,7 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
             }
             WalkState::Continue
         },
-    );
+    ));
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::failed("search_code was cancelled"));
     }
@@ -320,8 +404,8 @@ fn search_written(plan: &Plan<'_>, dir: &ProjectPath) -> Vec<FileHits> {
     let prefix = dir.rel();
     let mut found = Vec::new();
     for (rel, content) in plan.overlay.writes_under(prefix) {
-        if plan.budget.overflowed() {
-            break;
+        if plan.budget.past_cut(rel) {
+            continue;
         }
         if text::is_binary(rel, &[]) {
             continue;
