@@ -830,3 +830,169 @@ fn a_killed_turn_is_reviewable_after_continue_and_only_the_unfinished_model_reru
     assert_eq!(choice["chosen"], serde_json::json!(["demo/fast.jsonl"]));
     assert!(choice["apply_id"].is_string(), "{choice}");
 }
+
+/// A session log as comparable values: ids, times, paths, durations and token counts (the
+/// demo model counts the system prompt, which a recipe extends) removed; records in turn order,
+/// each model's records in the order it wrote them.
+fn comparable(log: &Path) -> Vec<serde_json::Value> {
+    fn scrub(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                map.retain(|key, _| {
+                    !(key == "time"
+                        || key == "root"
+                        || key == "source"
+                        || key == "usage"
+                        || key == "total"
+                        || key == "cost"
+                        || key.ends_with("_ms"))
+                });
+                if map.get("type").and_then(|t| t.as_str()) == Some("usage") {
+                    map.remove("step");
+                }
+                for v in map.values_mut() {
+                    scrub(v);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(scrub),
+            _ => {}
+        }
+    }
+    let mut records: Vec<(u64, i64, usize, serde_json::Value)> = std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(n, line)| {
+            let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+            let turn = value["turn"]
+                .as_u64()
+                .or(value["continued_after_turn"].as_u64())
+                .unwrap_or(0);
+            let entry = value["entry"].as_i64().unwrap_or(-1);
+            scrub(&mut value);
+            (turn, entry, n, value)
+        })
+        .collect();
+    records.sort_by_key(|(turn, entry, n, _)| (*turn, *entry, *n));
+    records.into_iter().map(|(_, _, _, v)| v).collect()
+}
+
+/// The one engine under every front end: the same scripted turn through `versus ask`, the
+/// interface and `versus run` leaves the same typed session records.
+#[test]
+fn ask_the_interface_and_run_record_the_same_turn_the_same_way() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    std::fs::create_dir_all(proj.join("scripts")).unwrap();
+    std::fs::write(proj.join("notes.txt"), "hello\n").unwrap();
+    std::fs::write(proj.join(".gitignore"), "scripts/\n*.recipe.md\n").unwrap();
+    let step = serde_json::json!({"say": "Reading, then fixing.", "tools": [
+        {"name": "read_file", "args": {"path": "notes.txt"}},
+        {"name": "write_file", "args": {"path": "notes.txt", "content": "hello, fixed\n"}}]});
+    std::fs::write(
+        proj.join("scripts/fix.jsonl"),
+        format!("{step}\n{{\"say\": \"Fixed the notes.\"}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        proj.join("same.recipe.md"),
+        "# Same turn\nversion: 1\n\n## Models\n- demo/scripts/fix.jsonl\n\n## Tasks\n\n### fix\nfix the notes\n",
+    )
+    .unwrap();
+    util::git(&proj, &["init", "-q"]);
+    util::git(&proj, &["add", "."]);
+    util::git(&proj, &["commit", "-qm", "init"]);
+    let config = tmp.write("empty.toml", "");
+
+    let ask = util::versus()
+        .arg("-C")
+        .arg(&proj)
+        .arg("--config")
+        .arg(&config)
+        .args([
+            "ask",
+            "fix the notes",
+            "-m",
+            "demo/scripts/fix.jsonl",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(ask.status.success(), "{ask:?}");
+    let run = util::versus()
+        .current_dir(&proj)
+        .arg("--config")
+        .arg(&config)
+        .args(["run", "same.recipe.md"])
+        .output()
+        .unwrap();
+    assert!(run.status.code() == Some(0), "{run:?}");
+    {
+        let tmux = Tmux::start("sameturn", 120, 32);
+        launch(&tmux, &proj, &config, "-m demo/scripts/fix.jsonl");
+        tmux.wait_for(&["turn 0"]);
+        tmux.type_text("fix the notes");
+        tmux.press("Enter");
+        tmux.wait_for(&["turn 1 finished"]);
+        tmux.press("Escape");
+        tmux.type_text("/quit");
+        tmux.press("Enter");
+        tmux.wait_for(&["EXIT=0"]);
+    }
+    let mut by_source = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(proj.join(".versus/sessions")).unwrap() {
+        let log = entry.unwrap().path().join("events.jsonl");
+        let first: serde_json::Value = serde_json::from_str(
+            std::fs::read_to_string(&log)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap(),
+        )
+        .unwrap();
+        by_source.insert(
+            first["source"].as_str().unwrap().to_string(),
+            comparable(&log),
+        );
+    }
+    assert_eq!(
+        by_source.keys().collect::<Vec<_>>(),
+        ["ask", "run", "tui"],
+        "one session per front end"
+    );
+    let ask = &by_source["ask"];
+    assert!(ask.len() > 10, "{ask:#?}");
+    let kinds: Vec<&str> = ask.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    for kind in [
+        "opened",
+        "turn",
+        "workspace",
+        "agent",
+        "proposals",
+        "finished",
+        "conversation_tail",
+        "turn_ended",
+        "ended",
+    ] {
+        assert!(
+            kinds.contains(&kind)
+                || (kind == "conversation_tail" && kinds.contains(&"conversation")),
+            "no {kind} record: {kinds:?}"
+        );
+    }
+    for other in ["tui", "run"] {
+        let theirs = &by_source[other];
+        for (n, (a, b)) in ask.iter().zip(theirs.iter()).enumerate() {
+            assert_eq!(a, b, "record {n} differs between ask and {other}");
+        }
+        assert_eq!(
+            ask.len(),
+            theirs.len(),
+            "ask and {other} wrote different numbers of records"
+        );
+    }
+}
