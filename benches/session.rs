@@ -1,0 +1,206 @@
+//! Session benchmark: what a long interactive session costs in memory.
+//!
+//! `cargo bench --bench session`: 40 turns (`VERSUS_BENCH_TURNS`) with 4 scripted demo models
+//! (`VERSUS_BENCH_MODELS`), driven through the session engine exactly as the TUI's driver
+//! drives it (start a turn, record every run event, build each change set, choose, next turn:
+//! each model continues its conversation with the next-turn note). Each model reads a file,
+//! writes one and answers with about 2 KB of text per turn, so the conversations grow by a
+//! fixed amount per turn.
+//!
+//! Printed after every turn: the process's resident memory (`VmRSS`), the bytes of every
+//! model's conversation the engine holds (the reference: what a session must keep), and the
+//! size of the session log. Linear growth shows as a constant increment per turn; the last
+//! lines compare the mean increment of the first and the second half of the session (1.0 =
+//! linear; a session that kept a full copy of each conversation per turn would approach 3x).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    missing_docs
+)]
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use versus::agent::{Agent, AgentSettings, system_prompt};
+use versus::engine::{
+    ChoiceRequest, HistoryPolicy, SessionEngine, TurnEvent, TurnRequest, TurnTarget,
+};
+use versus::provider::demo::DemoModel;
+use versus::runner::RunOptions;
+use versus::session::{Source, Store};
+use versus::tools::{ToolLimits, ToolRegistry};
+use versus::workspace::Isolation;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn rss_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args(["-c", "user.name=bench", "-c", "user.email=b@example.com"])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+fn script(model: usize, turns: usize) -> String {
+    let answer = "The change keeps the public interface and adds a test. ".repeat(36);
+    let mut out = String::new();
+    for turn in 0..turns {
+        let step = serde_json::json!({"say": "Reading first.", "tools": [
+            {"name": "read_file", "args": {"path": "src/lib.txt"}},
+            {"name": "write_file", "args": {"path": format!("notes/m{model}.txt"),
+                "content": format!("turn {turn} of model {model}\n")}}]});
+        out.push_str(&format!("{step}\n"));
+        out.push_str(&format!(
+            "{}\n",
+            serde_json::json!({ "say": format!("{answer}({turn})") })
+        ));
+    }
+    out
+}
+
+fn conversation_bytes(engine: &SessionEngine, labels: &[String]) -> usize {
+    labels
+        .iter()
+        .map(|l| serde_json::to_vec(engine.conversation(l)).unwrap().len())
+        .sum()
+}
+
+fn main() {
+    let turns = env_usize("VERSUS_BENCH_TURNS", 40);
+    let models = env_usize("VERSUS_BENCH_MODELS", 4);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("project");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/lib.txt"), "fn main() {}\n".repeat(50)).unwrap();
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "init"]);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let tools = Arc::new(ToolRegistry::builtin());
+    let labels: Vec<String> = (0..models).map(|m| format!("demo/m{m}")).collect();
+    let targets: Vec<TurnTarget> = labels
+        .iter()
+        .enumerate()
+        .map(|(m, label)| TurnTarget {
+            label: label.clone(),
+            agent: Agent {
+                client: Arc::new(DemoModel::parse(label, &script(m, turns)).unwrap()),
+                model: label.clone(),
+                tools: Arc::clone(&tools),
+                settings: AgentSettings {
+                    system: system_prompt(&tools.guidance(), None),
+                    ..AgentSettings::default()
+                },
+                cost: None,
+            },
+            window: None,
+        })
+        .collect();
+    let store = Store::open(&root).unwrap();
+    let mut engine = SessionEngine::create(store, Source::Tui, labels.clone()).unwrap();
+    let log = engine.dir().join("events.jsonl");
+    println!("{turns} turns x {models} models through the session engine");
+    println!();
+    println!("| turn | RSS | RSS +/turn | conversations held | session log |");
+    println!("|---|---|---|---|---|");
+    let start = rss_kb();
+    let mut curve = vec![start];
+    runtime.block_on(async {
+        for n in 0..turns {
+            let launch = engine
+                .start_turn(TurnRequest {
+                    prompt: format!("Turn {n}: improve the notes."),
+                    attached: String::new(),
+                    targets: targets.clone(),
+                    options: RunOptions {
+                        isolation: Isolation::Worktree,
+                        limits: ToolLimits::default(),
+                        setup: None,
+                        workspace_parent: Some(tmp.path().join("ws")),
+                        spill_dir: tmp.path().join("spill"),
+                        output_filter: None,
+                        sandbox: versus::exec::SandboxSettings::default(),
+                    },
+                    policy: HistoryPolicy::default(),
+                })
+                .unwrap();
+            let turn = launch.turn;
+            let mut launched = launch.launch().await.unwrap();
+            engine.turn_started(turn, Arc::clone(&launched.base));
+            while let Some(event) = launched.events.recv().await {
+                for event in engine.on_event(turn, event) {
+                    if let TurnEvent::Finished(model) = event {
+                        let set = engine
+                            .change_set_job(&model.label)
+                            .unwrap()
+                            .build()
+                            .unwrap();
+                        engine.change_set_built(turn, &set);
+                    }
+                }
+            }
+            let outcome = engine
+                .choice_job(ChoiceRequest {
+                    turn,
+                    chosen: vec![labels[n % models].clone()],
+                    ..ChoiceRequest::default()
+                })
+                .unwrap()
+                .run()
+                .unwrap();
+            engine.chosen(&outcome);
+            let rss = rss_kb();
+            let step = rss.saturating_sub(*curve.last().unwrap());
+            curve.push(rss);
+            std::thread::sleep(std::time::Duration::from_millis(50)); // let the log writer catch up
+            println!(
+                "| {} | {:.1} MB | {} KB | {:.1} KB | {:.1} KB |",
+                turn,
+                rss as f64 / 1024.0,
+                step,
+                conversation_bytes(&engine, &labels) as f64 / 1024.0,
+                std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0) as f64 / 1024.0
+            );
+        }
+    });
+    let half = turns / 2;
+    let first = (curve[half] as f64 - curve[1] as f64) / (half - 1).max(1) as f64;
+    let second = (curve[turns] as f64 - curve[half] as f64) / (turns - half).max(1) as f64;
+    println!();
+    println!(
+        "RSS per turn: first half {first:.0} KB, second half {second:.0} KB, ratio {:.2} (1.0 = linear)",
+        second / first.max(1.0)
+    );
+    println!(
+        "conversations held at the end: {:.1} KB; RSS growth over the session: {:.1} MB ({:.1}x the conversations)",
+        conversation_bytes(&engine, &labels) as f64 / 1024.0,
+        (curve[turns] - curve[1]) as f64 / 1024.0,
+        (curve[turns] - curve[1]) as f64 * 1024.0 / conversation_bytes(&engine, &labels) as f64
+    );
+    engine.finish();
+}
