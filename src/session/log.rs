@@ -311,6 +311,85 @@ fn version_one() -> u32 {
     1
 }
 
+/// The untyped markers version 1 of the interface wrote beside the typed records.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum LegacyRecord {
+    Session {
+        #[serde(default)]
+        time: String,
+        #[serde(default)]
+        models: Vec<String>,
+        #[serde(default)]
+        continued_after_turn: u32,
+    },
+    TurnEnd {
+        turn: u32,
+        #[serde(default)]
+        time: String,
+    },
+    Clear {},
+    Compact {
+        #[serde(default)]
+        turns_folded: usize,
+    },
+    Rewind {
+        #[serde(default)]
+        turn: Option<u32>,
+        #[serde(default)]
+        scope: Option<RewindScope>,
+        #[serde(default)]
+        restored: Vec<String>,
+        #[serde(default)]
+        kept: Vec<String>,
+    },
+    End {
+        #[serde(default)]
+        time: String,
+    },
+}
+
+impl LegacyRecord {
+    /// The typed record, or `None` for a marker that only repeated a typed one.
+    fn upgrade(self, last_turn: u32) -> Option<SessionRecord> {
+        Some(match self {
+            LegacyRecord::Session {
+                time,
+                models,
+                continued_after_turn,
+            } => SessionRecord::Opened {
+                time,
+                source: Source::Tui,
+                models,
+                continued_after_turn,
+            },
+            LegacyRecord::TurnEnd { turn, time } => SessionRecord::TurnEnded { turn, time },
+            LegacyRecord::Clear {} => SessionRecord::Cleared { turn: last_turn },
+            LegacyRecord::Compact { turns_folded } => SessionRecord::Compacted {
+                turn: last_turn,
+                turns_folded,
+            },
+            LegacyRecord::Rewind {
+                turn: Some(turn),
+                scope: Some(RewindScope::Files),
+                restored,
+                kept,
+            } => SessionRecord::Rewound {
+                turn,
+                scope: RewindScope::Files,
+                apply_id: None,
+                restored,
+                kept,
+            },
+            LegacyRecord::Rewind { .. } => return None,
+            LegacyRecord::End { time } => SessionRecord::Ended {
+                turn: last_turn,
+                time,
+            },
+        })
+    }
+}
+
 /// Encodes a record as one log line (without the newline).
 pub fn encode_record(record: &SessionRecord) -> serde_json::Result<Vec<u8>> {
     serde_json::to_vec(&LineOut {
@@ -389,7 +468,17 @@ impl SessionLog {
                     read.v
                 ))),
                 Ok(read) => log.records.push(read.record),
-                Err(err) => log.skipped.push(skip(err.to_string())),
+                Err(err) => match serde_json::from_slice::<LegacyRecord>(line) {
+                    // Version 1 markers the interface wrote untyped: read into their typed
+                    // successors (a rewind of the conversation was also written typed: the
+                    // duplicate is dropped).
+                    Ok(legacy) => {
+                        if let Some(record) = legacy.upgrade(log.last_turn()) {
+                            log.records.push(record);
+                        }
+                    }
+                    Err(_) => log.skipped.push(skip(err.to_string())),
+                },
             }
         }
         for line in &log.skipped {
@@ -741,6 +830,67 @@ mod tests {
             "the rewound turn's conversation is not resumed"
         );
         assert_eq!(log.last_models(), models);
+    }
+
+    /// A session log as version 1 of the interface wrote it (typed records without `v`, the
+    /// workspace mode as a word, untyped markers) reads completely, with nothing skipped.
+    #[test]
+    fn a_version_1_log_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [
+            r#"{"type":"session","time":"t0","id":"s","project":"/p","source":"tui","continued_after_turn":0,"models":["demo/a","demo/b"]}"#,
+            r#"{"type":"turn","turn":1,"time":"t1","prompt":"fix it","models":["demo/a","demo/b"]}"#,
+            r#"{"type":"workspace","turn":1,"entry":0,"root":"/tmp/w","mode":"worktree"}"#,
+            r#"{"type":"finished","turn":1,"entry":0,"model":"demo/a","stop":"completed","stats":null,"writes":1,"error":null,"final_text":"done"}"#,
+            r#"{"type":"conversation","turn":1,"model":"demo/a","messages":[{"role":"user","parts":[{"type":"text","text":"fix it"}]}]}"#,
+            r#"{"type":"turn_end","turn":1,"time":"t2"}"#,
+            r#"{"type":"choice","turn":1,"chosen":["demo/a"],"apply_id":"a1"}"#,
+            r#"{"type":"rewound","turn":1}"#,
+            r#"{"type":"rewind","time":"t3","turn":1,"scope":"both","restored":["x"],"kept":[]}"#,
+            r#"{"type":"rewind","time":"t4","turn":1,"scope":"files","restored":["x"],"kept":[]}"#,
+            r#"{"type":"compact","time":"t5","turns_folded":0}"#,
+            r#"{"type":"clear","time":"t6"}"#,
+            r#"{"type":"end","time":"t7"}"#,
+        ];
+        std::fs::write(dir.path().join(EVENTS_FILE), lines.join("\n") + "\n").unwrap();
+        let log = SessionLog::read(dir.path()).unwrap();
+        assert!(log.skipped.is_empty(), "{:?}", log.skipped);
+        assert_eq!(
+            log.records.len(),
+            lines.len() - 1,
+            "the duplicate rewind is dropped"
+        );
+        assert!(matches!(
+            &log.records[2],
+            SessionRecord::Workspace {
+                mode: Isolation::Worktree,
+                ..
+            }
+        ));
+        assert_eq!(log.last_models(), ["demo/a", "demo/b"]);
+        assert_eq!(log.rewound(), BTreeSet::from([1]));
+        assert!(log.conversations().is_empty(), "rewound, then cleared");
+        assert!(log.records.iter().any(|r| matches!(
+            r,
+            SessionRecord::Rewound {
+                scope: RewindScope::Files,
+                ..
+            }
+        )));
+        // A line this version cannot read is reported with its place, not dropped silently.
+        std::fs::write(
+            dir.path().join(EVENTS_FILE),
+            "{\"v\":9,\"type\":\"cleared\",\"turn\":1}\n{\"type\":\"mystery\"}\n",
+        )
+        .unwrap();
+        let log = SessionLog::read(dir.path()).unwrap();
+        assert_eq!(log.skipped.len(), 2);
+        assert!(
+            log.skipped[0].why.contains("newer versus"),
+            "{}",
+            log.skipped[0]
+        );
+        assert_eq!(log.skipped[1].line, 2);
     }
 
     #[test]
