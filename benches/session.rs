@@ -1,8 +1,8 @@
 //! Session benchmark: what a long interactive session costs in memory.
 //!
 //! `cargo bench --bench session`: 40 turns (`VERSUS_BENCH_TURNS`) with 4 scripted demo models
-//! (`VERSUS_BENCH_MODELS`), driven through the session engine exactly as the TUI's driver
-//! drives it (start a turn, record every run event, build each change set, choose, next turn:
+//! (`VERSUS_BENCH_MODELS`), driven through the session engine as every front end drives it
+//! (start a turn, record every run event, build each change set, choose, next turn:
 //! each model continues its conversation with the next-turn note). Each model reads a file,
 //! writes one and answers with about 2 KB of text per turn, so the conversations grow by a
 //! fixed amount per turn.
@@ -24,9 +24,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use versus::agent::{Agent, AgentSettings, system_prompt};
-use versus::engine::{
-    ChoiceRequest, HistoryPolicy, SessionEngine, TurnEvent, TurnRequest, TurnTarget,
-};
+use versus::engine::{ChoiceRequest, HistoryPolicy, SessionEngine, TurnRequest, TurnTarget};
 use versus::provider::demo::DemoModel;
 use versus::runner::RunOptions;
 use versus::session::{Source, Store};
@@ -149,21 +147,11 @@ fn main() {
                     policy: HistoryPolicy::default(),
                 })
                 .unwrap();
-            let turn = launch.turn;
-            let mut launched = launch.launch().await.unwrap();
-            engine.turn_started(turn, Arc::clone(&launched.base));
-            while let Some(event) = launched.events.recv().await {
-                for event in engine.on_event(turn, event) {
-                    if let TurnEvent::Finished(model) = event {
-                        let set = engine
-                            .change_set_job(&model.label)
-                            .unwrap()
-                            .build()
-                            .unwrap();
-                        engine.change_set_built(turn, &set);
-                    }
-                }
-            }
+            let turn = engine
+                .drive_turn(launch, std::future::pending(), |_| {})
+                .await
+                .unwrap()
+                .turn;
             let outcome = engine
                 .choice_job(ChoiceRequest {
                     turn,

@@ -81,6 +81,17 @@ impl TurnLaunch {
     }
 }
 
+/// A turn run to its end by [`SessionEngine::drive_turn`].
+#[derive(Debug)]
+pub struct DrivenTurn {
+    /// The turn.
+    pub turn: u32,
+    /// Each finished model in turn order, with its change set (or why it could not be built).
+    pub models: Vec<(FinishedModel, Result<ChangeSet, String>)>,
+    /// `stop` fired: every model was cancelled.
+    pub interrupted: bool,
+}
+
 /// A finished model, as front ends show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FinishedModel {
@@ -297,6 +308,69 @@ impl SessionEngine {
             runs,
             options: request.options,
             old,
+        })
+    }
+
+    /// Runs a turn to its end for a front end that waits for it (`versus ask`, tests, benches):
+    /// launches it, records every event and shows it to `on_event`, cancels every model when
+    /// `stop` completes, then builds each finished model's change set off the async threads.
+    pub async fn drive_turn<S, F>(
+        &mut self,
+        launch: TurnLaunch,
+        stop: S,
+        mut on_event: F,
+    ) -> Result<DrivenTurn, String>
+    where
+        S: std::future::Future<Output = ()>,
+        F: FnMut(&TurnEvent),
+    {
+        let turn = launch.turn;
+        let mut launched = match launch.launch().await {
+            Ok(launched) => launched,
+            Err(error) => {
+                self.turn_rejected(turn);
+                return Err(error);
+            }
+        };
+        self.turn_started(turn, Arc::clone(&launched.base));
+        let mut finished = Vec::new();
+        let mut interrupted = false;
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                event = launched.events.recv() => {
+                    let Some(event) = event else { break };
+                    for event in self.on_event(turn, event) {
+                        on_event(&event);
+                        if let TurnEvent::Finished(model) = event {
+                            finished.push(model);
+                        }
+                    }
+                }
+                () = &mut stop, if !interrupted => {
+                    interrupted = true;
+                    self.cancel_all();
+                }
+            }
+        }
+        finished.sort_by_key(|m| m.entry);
+        let mut models = Vec::with_capacity(finished.len());
+        for model in finished {
+            let set = match self.change_set_job(&model.label) {
+                Some(job) => tokio::task::spawn_blocking(move || job.build())
+                    .await
+                    .unwrap_or_else(|e| Err(e.to_string())),
+                None => Err("the turn has no base".to_string()),
+            };
+            if let Ok(set) = &set {
+                self.change_set_built(turn, set);
+            }
+            models.push((model, set));
+        }
+        Ok(DrivenTurn {
+            turn,
+            models,
+            interrupted,
         })
     }
 

@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use versus::agent::{Agent, AgentSettings, system_prompt};
-use versus::engine::{
-    ChoiceRequest, HistoryPolicy, SessionEngine, TurnEvent, TurnRequest, TurnTarget,
-};
+use versus::engine::{ChoiceRequest, HistoryPolicy, SessionEngine, TurnRequest, TurnTarget};
 use versus::provider::demo::DemoModel;
 use versus::runner::RunOptions;
 use versus::session::{Source, Store};
@@ -88,22 +86,14 @@ async fn turn(
             policy: HistoryPolicy::default(),
         })
         .unwrap();
-    let number = launch.turn;
-    let mut launched = launch.launch().await.unwrap();
-    engine.turn_started(number, Arc::clone(&launched.base));
-    while let Some(event) = launched.events.recv().await {
-        for event in engine.on_event(number, event) {
-            if let TurnEvent::Finished(model) = event {
-                let set = engine
-                    .change_set_job(&model.label)
-                    .unwrap()
-                    .build()
-                    .unwrap();
-                engine.change_set_built(number, &set);
-            }
-        }
+    let driven = engine
+        .drive_turn(launch, std::future::pending(), |_| {})
+        .await
+        .unwrap();
+    for (_, set) in &driven.models {
+        assert!(set.is_ok(), "{set:?}");
     }
-    number
+    driven.turn
 }
 
 /// Regression: after a turn addressed to some models only (`/resume` re-runs the interrupted

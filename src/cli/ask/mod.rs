@@ -141,50 +141,7 @@ async fn ask(
 ) -> anyhow::Result<ExitCode> {
     let (config, env) = versus::config::load(&project, config_file.as_deref(), trust)?;
     super::print_config_notices(&config, &env);
-    let specs = if args.models.is_empty() {
-        config.default_models.clone()
-    } else {
-        args.models
-            .iter()
-            .map(|text| config.parse_spec(text))
-            .collect::<Result<Vec<_>, _>>()?
-    };
-    if specs.is_empty() {
-        bail!(
-            "no model given: add -m PROVIDER/MODEL (e.g. -m demo/good -m openai/gpt-5), or set `models` in the config"
-        );
-    }
-    let progress_quiet = args.quiet;
-    let tools = Arc::new(ToolRegistry::builtin());
-    let settings = AgentSettings {
-        max_steps: args.max_steps,
-        timeout: Duration::from_secs(args.timeout),
-        max_cost: args.max_cost,
-        system: system_prompt(&tools.guidance(), None),
-        ..AgentSettings::default()
-    };
-    let http = default_client()?;
-    let mut targets: Vec<TurnTarget> = Vec::new();
-    for spec in &specs {
-        let resolved = match resolve(spec, &config, &env) {
-            Ok(resolved) => resolved,
-            Err(err @ ResolveError::MissingKey { .. }) => {
-                eprintln!("versus: skipping {spec}: {err}");
-                continue;
-            }
-            Err(err) => return Err(err.into()),
-        };
-        let client = client_for(&resolved, &project, &http, RetryPolicy::default())?;
-        let entry = entry_for(&resolved, client, Arc::clone(&tools), settings.clone());
-        targets.push(TurnTarget {
-            label: entry.label,
-            agent: entry.agent,
-            window: resolved.context_window,
-        });
-    }
-    if targets.is_empty() {
-        bail!("no model can run: every model given was skipped (see the warnings above)");
-    }
+    let targets = targets(&args, &project, &config, &env)?;
     let labels: Vec<String> = targets.iter().map(|t| t.label.clone()).collect();
     if let Some(pick) = &args.pick
         && pick != "none"
@@ -195,7 +152,6 @@ async fn ask(
             labels.join(", ")
         );
     }
-
     let store = Store::open(&project)?;
     if args.pick.as_deref().is_some_and(|p| p != "none") {
         refuse_if_interrupted(&store)?;
@@ -207,29 +163,16 @@ async fn ask(
         "time": now().rfc3339(), "session": session_id, "prompt": args.prompt,
     }))?;
 
-    let progress = Progress::new(labels.clone(), progress_quiet);
+    let progress = Progress::new(labels.clone(), args.quiet);
     let isolation = match args.isolation {
         Some(IsolationArg::Worktree) => Isolation::Worktree,
         Some(IsolationArg::Copy) => Isolation::Copy,
         Some(IsolationArg::Overlay) => Isolation::Overlay,
         None => Isolation::default_for(&project),
     };
-    if let Some(warning) = config.sandbox.warning() {
-        progress.note(&format!("versus: WARNING: {warning}"));
-    } else if let Err(err) = versus::exec::check_available(&config.sandbox) {
-        progress.note(&format!("versus: model commands will be refused: {err}"));
+    for note in notes(&config, isolation, labels.len(), &args.prompt) {
+        progress.note(&note);
     }
-    if isolation == Isolation::Overlay {
-        progress.note(
-            "versus: overlay isolation: model commands (bash, setup) are refused, since they \
-             would run in your real project",
-        );
-    }
-    progress.note(&format!(
-        "versus: {} model(s) on: {}",
-        labels.len(),
-        one_line(&args.prompt)
-    ));
     let launch = engine.start_turn(TurnRequest {
         prompt: args.prompt.clone(),
         attached: String::new(),
@@ -245,51 +188,31 @@ async fn ask(
         },
         policy: HistoryPolicy::default(),
     })?;
-    let turn = launch.turn;
-    let mut launched = launch.launch().await.map_err(anyhow::Error::msg)?;
-    engine.turn_started(turn, Arc::clone(&launched.base));
-    let mut finished: Vec<Option<FinishedModel>> = labels.iter().map(|_| None).collect();
-    let mut interrupted = false;
     let mut stop_signals = crate::cli::signals::StopSignals::new()?;
-    loop {
-        tokio::select! {
-            event = launched.events.recv() => {
-                let Some(event) = event else { break };
-                for event in engine.on_event(turn, event) {
-                    match event {
-                        TurnEvent::Agent { entry, event } => progress.event(entry, &event),
-                        TurnEvent::Finished(model) => {
-                            let entry = model.entry;
-                            finished[entry] = Some(model);
-                        }
-                        TurnEvent::WorkspaceReady { .. } | TurnEvent::Ended { .. } => {}
-                    }
-                }
+    let stop = async {
+        let signal = stop_signals.next().await;
+        progress.note(&format!(
+            "versus: {signal}, stopping every model (no file of yours is changed)"
+        ));
+    };
+    let driven = engine
+        .drive_turn(launch, stop, |event| {
+            if let TurnEvent::Agent { entry, event } = event {
+                progress.event(*entry, event);
             }
-            signal = stop_signals.next(), if !interrupted => {
-                interrupted = true;
-                progress.note(&format!(
-                    "versus: {signal}, stopping every model (no file of yours is changed)"
-                ));
-                engine.cancel_all();
-            }
-        }
-    }
+        })
+        .await
+        .map_err(anyhow::Error::msg)?;
     let mut sets = Vec::new();
     let mut rows = Vec::new();
-    for model in finished.into_iter().flatten() {
-        let set = engine
-            .change_set_job(&model.label)
-            .context("a finished model has no change set")?
-            .build()
+    for (model, set) in driven.models {
+        let set = set
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("build the change set of {}", model.label))?;
-        engine.change_set_built(turn, &set);
         rows.push(row(&model, &set));
         sets.push(set);
     }
-
-    if interrupted {
+    if driven.interrupted {
         print_results(&args, &rows, &session_id, None)?;
         engine.finish();
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
@@ -298,7 +221,7 @@ async fn ask(
     let mut exit = ExitCode::SUCCESS;
     let mut pick_report = None;
     if let Some(pick) = &args.pick {
-        let request = choice(&sets, pick, &args, turn)?;
+        let request = choice(&sets, pick, &args, driven.turn)?;
         let outcome = engine.choice_job(request)?.run()?;
         if let Some(error) = &outcome.preference_error {
             eprintln!("versus: {error}");
@@ -320,6 +243,88 @@ async fn ask(
     }
     engine.finish();
     Ok(exit)
+}
+
+/// The models of `-m` (or the config's defaults) as engine targets; a model whose key is
+/// missing is skipped with a warning.
+fn targets(
+    args: &AskArgs,
+    project: &std::path::Path,
+    config: &versus::config::Config,
+    env: &versus::config::Env,
+) -> anyhow::Result<Vec<TurnTarget>> {
+    let specs = if args.models.is_empty() {
+        config.default_models.clone()
+    } else {
+        args.models
+            .iter()
+            .map(|text| config.parse_spec(text))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    if specs.is_empty() {
+        bail!(
+            "no model given: add -m PROVIDER/MODEL (e.g. -m demo/good -m openai/gpt-5), or set `models` in the config"
+        );
+    }
+    let tools = Arc::new(ToolRegistry::builtin());
+    let settings = AgentSettings {
+        max_steps: args.max_steps,
+        timeout: Duration::from_secs(args.timeout),
+        max_cost: args.max_cost,
+        system: system_prompt(&tools.guidance(), None),
+        ..AgentSettings::default()
+    };
+    let http = default_client()?;
+    let mut targets: Vec<TurnTarget> = Vec::new();
+    for spec in &specs {
+        let resolved = match resolve(spec, config, env) {
+            Ok(resolved) => resolved,
+            Err(err @ ResolveError::MissingKey { .. }) => {
+                eprintln!("versus: skipping {spec}: {err}");
+                continue;
+            }
+            Err(err) => return Err(err.into()),
+        };
+        let client = client_for(&resolved, project, &http, RetryPolicy::default())?;
+        let entry = entry_for(&resolved, client, Arc::clone(&tools), settings.clone());
+        targets.push(TurnTarget {
+            label: entry.label,
+            agent: entry.agent,
+            window: resolved.context_window,
+        });
+    }
+    if targets.is_empty() {
+        bail!("no model can run: every model given was skipped (see the warnings above)");
+    }
+    Ok(targets)
+}
+
+/// What `versus ask` says before the models start: the sandbox's state, overlay's limits, the
+/// prompt.
+fn notes(
+    config: &versus::config::Config,
+    isolation: Isolation,
+    models: usize,
+    prompt: &str,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(warning) = config.sandbox.warning() {
+        notes.push(format!("versus: WARNING: {warning}"));
+    } else if let Err(err) = versus::exec::check_available(&config.sandbox) {
+        notes.push(format!("versus: model commands will be refused: {err}"));
+    }
+    if isolation == Isolation::Overlay {
+        notes.push(
+            "versus: overlay isolation: model commands (bash, setup) are refused, since they \
+             would run in your real project"
+                .to_string(),
+        );
+    }
+    notes.push(format!(
+        "versus: {models} model(s) on: {}",
+        one_line(prompt)
+    ));
+    notes
 }
 
 /// The engine's choice for `--pick`: that model's whole change set (or, when it changed no
