@@ -47,6 +47,8 @@ pub fn run(args: DemoArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode>
         on_conflict: ask::ConflictArg::Skip,
         quiet: false,
         no_wait: false,
+        continue_session: false,
+        session: None,
     };
     let code = ask::run(ask_args, Some(dir.clone()), None, false)?;
     if args.pick.is_none() {

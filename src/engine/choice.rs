@@ -199,6 +199,7 @@ impl SessionEngine {
             chosen: outcome.chosen.clone(),
             apply_id: outcome.apply_id.clone(),
             ratings: outcome.ratings.clone(),
+            applied: outcome.written.clone(),
         });
         self.applies.insert(outcome.turn, outcome.apply_id.clone());
         self.next_note = Some(NoteInputs {

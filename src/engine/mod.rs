@@ -187,13 +187,35 @@ impl SessionEngine {
         let mut prompts = BTreeMap::new();
         let mut applies = BTreeMap::new();
         let mut history = Vec::new();
+        let mut notes: BTreeMap<u32, NoteInputs> = BTreeMap::new();
+        let mut files: HashMap<String, Vec<String>> = HashMap::new();
         for record in &log.records {
             match record {
                 SessionRecord::Turn { turn, prompt, .. } => {
                     prompts.insert(*turn, prompt.clone());
                 }
-                SessionRecord::Choice { turn, apply_id, .. } => {
+                SessionRecord::Proposals { model, writes, .. } => {
+                    let mut paths: Vec<String> = writes.iter().map(|w| w.path.clone()).collect();
+                    paths.sort();
+                    paths.dedup();
+                    files.insert(model.clone(), paths);
+                }
+                SessionRecord::Choice {
+                    turn,
+                    apply_id,
+                    chosen,
+                    applied,
+                    ..
+                } => {
                     applies.insert(*turn, apply_id.clone());
+                    notes.insert(
+                        *turn,
+                        NoteInputs {
+                            chosen: chosen.clone(),
+                            applied: applied.clone(),
+                            own: HashMap::new(),
+                        },
+                    );
                 }
                 r @ (SessionRecord::Rewound { .. }
                 | SessionRecord::Conversation { .. }
@@ -203,6 +225,19 @@ impl SessionEngine {
             }
         }
         let last_turn = log.last_turn();
+        // What the next turn's note says, as it would have said in the process that wrote the
+        // log: the choice of the latest turn still in the conversations, unless its files were
+        // rewound (then nothing is applied).
+        let rewound = log.rewound();
+        let undone = log.undone_choices();
+        let next_note = prompts
+            .keys()
+            .rev()
+            .find(|t| !rewound.contains(t))
+            .map(|t| match notes.get(t) {
+                Some(note) if !undone.contains(t) => note.clone(),
+                _ => NoteInputs::default(),
+            });
         let engine = SessionEngine {
             project: store.project().to_path_buf(),
             store,
@@ -211,13 +246,13 @@ impl SessionEngine {
             source,
             recorder,
             conversations: log.conversations().into_iter().collect(),
-            last_files: HashMap::new(),
+            last_files: files,
             last_turn,
             history,
             prompts,
             applies,
-            rewound: log.rewound(),
-            next_note: None,
+            rewound,
+            next_note,
             sent_notes: BTreeMap::new(),
             turn: None,
             models: models.clone(),

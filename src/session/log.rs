@@ -214,6 +214,9 @@ pub enum SessionRecord {
         /// Ratings given with the choice (`good`, `bad`, `tie`).
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         ratings: BTreeMap<String, String>,
+        /// Paths the apply changed on disk (the next turn's note names them).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        applied: Vec<String>,
     },
     /// A turn was rewound (its apply, its conversation, or both).
     Rewound {

@@ -638,3 +638,59 @@ fn versus_leaves_git_status_clean_in_a_linked_worktree() {
     assert!(linked.join(".versus/sessions").is_dir());
     assert_eq!(status(&linked), "", "versus's folder shows in git status");
 }
+
+const TWO_TURNS: &str = r#"
+{"say": "Editing.", "tools": [{"name": "edit_file", "args": {"path": "src/calc.txt", "old_string": "two = 3", "new_string": "two = 2"}}]}
+{"say": "Fixed two."}
+{"say": "Second turn: noted."}
+"#;
+
+/// Continuing a conversation was only in the TUI: `versus ask --continue` goes on with the
+/// session's models, their conversations and the note about the last choice.
+#[test]
+fn ask_continue_goes_on_with_the_conversation_and_the_note() {
+    let (_tmp, root) = project();
+    write(&root, "scripts/two.jsonl", TWO_TURNS);
+    let first = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["ask", "fix two", "-m", "demo/scripts/two.jsonl"])
+        .args(["--pick", "demo/scripts/two.jsonl", "--quiet"])
+        .env("XDG_CONFIG_HOME", root.join(".no-config"))
+        .output()
+        .unwrap();
+    assert!(first.status.success(), "{:?}", text(&first));
+    let second = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["ask", "and now?", "--continue", "--json", "--quiet"])
+        .env("XDG_CONFIG_HOME", root.join(".no-config"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&second);
+    assert!(second.status.success(), "{stdout}\n{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["models"][0]["model"], "demo/scripts/two.jsonl");
+    assert_eq!(doc["models"][0]["final_text"], "Second turn: noted.");
+    // One session, two turns; the second prompt carries the note and follows the first turn.
+    let sessions: Vec<_> = std::fs::read_dir(root.join(".versus/sessions"))
+        .unwrap()
+        .collect();
+    assert_eq!(sessions.len(), 1, "--continue appends to the same session");
+    let dir = sessions[0].as_ref().unwrap().path();
+    let log = versus::session::SessionLog::read(&dir).unwrap();
+    assert_eq!(log.turns().len(), 2);
+    let conversation = &log.conversations()["demo/scripts/two.jsonl"];
+    let prompts: Vec<String> = conversation
+        .iter()
+        .filter(|m| m.role == versus::model::Role::User && !m.text().is_empty())
+        .map(|m| m.text())
+        .collect();
+    assert_eq!(prompts.len(), 2, "{prompts:?}");
+    assert!(prompts[0].starts_with("fix two"));
+    assert!(
+        prompts[1].contains("your changes were applied") && prompts[1].ends_with("and now?"),
+        "{}",
+        prompts[1]
+    );
+}

@@ -1,4 +1,5 @@
-//! `versus ask PROMPT -m SPEC... [--pick SPEC|none] [--json]`: one turn without the TUI.
+//! `versus ask PROMPT -m SPEC... [--pick SPEC|none] [--json] [--continue | --session ID]`: one
+//! turn without the TUI, in a new session or continuing one.
 //!
 //! Fans the prompt out, prints progress on stderr, then the comparison table and each model's
 //! diff (or one JSON document). `--pick` applies that model's change set through the apply
@@ -116,6 +117,15 @@ pub struct AskArgs {
     /// once (exit code 75) instead of waiting for it.
     #[arg(long)]
     pub no_wait: bool,
+
+    /// Continue the project's latest session: each model goes on with its conversation and
+    /// reads what became of its last proposal (default models: the session's).
+    #[arg(long = "continue", conflicts_with = "session")]
+    pub continue_session: bool,
+
+    /// Continue the session with this id (or id prefix; `versus sessions` lists them).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
 }
 
 /// Runs the command.
@@ -141,7 +151,22 @@ async fn ask(
 ) -> anyhow::Result<ExitCode> {
     let (config, env) = versus::config::load(&project, config_file.as_deref(), trust)?;
     super::print_config_notices(&config, &env);
-    let targets = targets(&args, &project, &config, &env)?;
+    let store = Store::open(&project)?;
+    let reopened = match (&args.session, args.continue_session) {
+        (Some(id), _) => Some(SessionEngine::open(
+            store.clone(),
+            Some(id),
+            Source::Ask,
+            None,
+        )?),
+        (None, true) => Some(SessionEngine::open(store.clone(), None, Source::Ask, None)?),
+        (None, false) => None,
+    };
+    for line in reopened.iter().flat_map(|r| &r.log.skipped) {
+        eprintln!("versus: {line}");
+    }
+    let continued = reopened.as_ref().map(|r| r.engine.models().to_vec());
+    let targets = targets(&args, continued.as_deref(), &project, &config, &env)?;
     let labels: Vec<String> = targets.iter().map(|t| t.label.clone()).collect();
     if let Some(pick) = &args.pick
         && pick != "none"
@@ -152,12 +177,14 @@ async fn ask(
             labels.join(", ")
         );
     }
-    let store = Store::open(&project)?;
     if args.pick.as_deref().is_some_and(|p| p != "none") {
         refuse_if_interrupted(&store)?;
     }
     let _ = cleanup_leftovers(&project);
-    let mut engine = SessionEngine::create(store, Source::Ask, labels.clone())?;
+    let mut engine = match reopened {
+        Some(reopened) => reopened.engine,
+        None => SessionEngine::create(store, Source::Ask, labels.clone())?,
+    };
     let session_id = engine.id().to_string();
     EventLog::open(&engine.store().history())?.append(&json!({
         "time": now().rfc3339(), "session": session_id, "prompt": args.prompt,
@@ -245,18 +272,23 @@ async fn ask(
     Ok(exit)
 }
 
-/// The models of `-m` (or the config's defaults) as engine targets; a model whose key is
-/// missing is skipped with a warning.
+/// The models of `-m` (else those of the continued session, else the config's defaults) as
+/// engine targets; a model whose key is missing is skipped with a warning.
 fn targets(
     args: &AskArgs,
+    continued: Option<&[String]>,
     project: &std::path::Path,
     config: &versus::config::Config,
     env: &versus::config::Env,
 ) -> anyhow::Result<Vec<TurnTarget>> {
-    let specs = if args.models.is_empty() {
+    let texts: Vec<String> = match continued {
+        Some(models) if args.models.is_empty() => models.to_vec(),
+        _ => args.models.clone(),
+    };
+    let specs = if texts.is_empty() {
         config.default_models.clone()
     } else {
-        args.models
+        texts
             .iter()
             .map(|text| config.parse_spec(text))
             .collect::<Result<Vec<_>, _>>()?
