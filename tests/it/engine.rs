@@ -192,3 +192,70 @@ async fn each_turn_records_only_the_messages_it_added() {
             .contains("none of the proposed changes were applied")
     );
 }
+
+/// Regression: a choice rewound in the interface (`/rewind`) kept counting as a win. Through
+/// the engine, as the TUI's driver does it: choose with an apply, plan the rewind, carry it
+/// out, record it; the preference line is then left out of the statistics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewound_choice_is_left_out_of_the_statistics() {
+    let (tmp, root) = project();
+    let store = Store::open(&root).unwrap();
+    let label = "demo/a";
+    let mut engine = SessionEngine::create(store.clone(), Source::Tui, vec![label.into()]).unwrap();
+    let number = turn(
+        &mut engine,
+        "fix the notes",
+        vec![target(label, "Fixed", Some(("notes.txt", "fixed")), 1)],
+        tmp.path(),
+    )
+    .await;
+    let job = engine.change_set_job(label).unwrap();
+    let set = job.build().unwrap();
+    let plan = versus::apply::compose(
+        &[set],
+        &versus::apply::Selection::new().change_set(label),
+        "fix the notes",
+    )
+    .unwrap();
+    let outcome = engine
+        .choice_job(ChoiceRequest {
+            turn: number,
+            plan: Some(plan),
+            ..ChoiceRequest::default()
+        })
+        .unwrap()
+        .run()
+        .unwrap();
+    engine.chosen(&outcome);
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "fixed 0\n"
+    );
+    let stats =
+        |root: &Path| versus::stats::collect(root, &versus::stats::Filter::default()).unwrap();
+    assert_eq!(stats(&root).sources.preferences, 1);
+
+    let plan = engine
+        .plan_rewind(versus::engine::RewindScope::Both)
+        .unwrap()
+        .run()
+        .unwrap()
+        .unwrap();
+    assert_eq!(plan.turn, Some(number));
+    let done = engine.rewind_job(plan, false).unwrap().run().unwrap();
+    engine.rewound(&done);
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+    let after = stats(&root);
+    assert_eq!(
+        after.sources.preferences, 0,
+        "the rewound choice still counts"
+    );
+    assert_eq!(after.sources.rewound, 1);
+    assert!(
+        engine.conversation(label).is_empty(),
+        "the turn left the conversation"
+    );
+}
