@@ -195,10 +195,7 @@ impl SessionEngine {
                     prompts.insert(*turn, prompt.clone());
                 }
                 SessionRecord::Proposals { model, writes, .. } => {
-                    let mut paths: Vec<String> = writes.iter().map(|w| w.path.clone()).collect();
-                    paths.sort();
-                    paths.dedup();
-                    files.insert(model.clone(), paths);
+                    files.insert(model.clone(), record::touched(writes));
                 }
                 SessionRecord::Choice {
                     turn,

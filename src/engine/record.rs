@@ -25,6 +25,14 @@ pub struct Finish<'a> {
     pub base: Option<&'a Base>,
 }
 
+/// The paths `writes` touched, sorted, each once (what the next-turn note names).
+pub(super) fn touched(writes: &[FileWrite]) -> Vec<String> {
+    let mut paths: Vec<String> = writes.iter().map(|w| w.path.clone()).collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
 impl SessionEngine {
     /// Records a turn's prompt and models (models new to the session join its model set).
     pub fn record_turn(&mut self, turn: u32, prompt: &str, models: &[String]) {
@@ -74,9 +82,7 @@ impl SessionEngine {
         label: &str,
         finish: Finish<'_>,
     ) -> FinishedModel {
-        let mut files: Vec<String> = finish.writes.iter().map(|w| w.path.clone()).collect();
-        files.sort();
-        files.dedup();
+        let files = touched(finish.writes);
         let (stop, stats, error, final_text) = match finish.outcome {
             Some(o) => (
                 o.stop,

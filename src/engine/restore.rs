@@ -74,12 +74,7 @@ impl SessionEngine {
                 } => {
                     let files = proposals
                         .get(entry)
-                        .map(|w: &Vec<crate::workspace::FileWrite>| {
-                            let mut f: Vec<String> = w.iter().map(|w| w.path.clone()).collect();
-                            f.sort();
-                            f.dedup();
-                            f
-                        })
+                        .map(|w: &Vec<crate::workspace::FileWrite>| super::record::touched(w))
                         .unwrap_or_default();
                     finished.insert(
                         *entry,
