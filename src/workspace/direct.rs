@@ -28,10 +28,11 @@ impl DirectView {
         Self::with_durability(root, Durability::Synced)
     }
 
-    /// A view of a private scratch tree (a model's workspace copy): writes stay atomic for
-    /// readers but skip fsync, since a crash discards the workspace anyway.
+    /// A view of a private scratch tree (a model's workspace copy): writes skip fsync, since a
+    /// crash discards the workspace anyway, and overwrite files in place
+    /// ([`Durability::Scratch`]: only the model's own tools write there, one call at a time).
     pub fn scratch(root: &Path) -> io::Result<Self> {
-        Self::with_durability(root, Durability::Unsynced)
+        Self::with_durability(root, Durability::Scratch)
     }
 
     fn with_durability(root: &Path, durability: Durability) -> io::Result<Self> {
