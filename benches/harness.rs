@@ -398,6 +398,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
                 key_hint: "BENCH_API_KEY".into(),
                 headers: Vec::new(),
                 vision: true,
+                ..WireConfig::default()
             });
             ModelEntry {
                 label: format!("bench/m{i}"),
@@ -807,6 +808,7 @@ fn wire_for(name: &str) -> (Arc<dyn Wire>, &'static str) {
         key_hint: "BENCH_API_KEY".into(),
         headers: Vec::new(),
         vision: true,
+        ..WireConfig::default()
     };
     match name {
         "openai-chat" => (Arc::new(ChatWire::new(config)), "gpt-4.1"),

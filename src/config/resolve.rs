@@ -129,8 +129,13 @@ pub fn resolve(
             });
         }
     }
+    let mut base_hint = String::new();
     let base = match provider.base_url(env) {
         Some(base) => {
+            base_hint = match (&base.source, &provider.base_env) {
+                (BaseSource::Default, Some(var)) => var.clone(),
+                (source, _) => source.to_string(),
+            };
             let ok = is_http_url(&base.api_base);
             if !ok {
                 return Err(ResolveError::BadBaseUrl {
@@ -172,6 +177,7 @@ pub fn resolve(
                 String::new()
             },
             headers: provider.headers.clone(),
+            base_hint,
             vision: info
                 .vision
                 .or(provider.vision)

@@ -70,6 +70,20 @@ pub enum ProviderError {
         /// What happened (redacted).
         message: String,
     },
+    /// Nothing listens at the provider's address on this machine (connection refused on a
+    /// loopback address): a local server such as Ollama that is not running. Not retried.
+    #[error(
+        "{provider}: nothing listens at {url} (connection refused): start the server{}",
+        hint_text(hint)
+    )]
+    Unreachable {
+        /// Provider name.
+        provider: String,
+        /// The address tried (redacted).
+        url: String,
+        /// Where the address comes from (`OLLAMA_BASE_URL`).
+        hint: String,
+    },
     /// The stream carried something that could not be understood.
     #[error("{provider}: could not read the response stream: {message}")]
     Decode {
@@ -97,6 +111,14 @@ pub enum ProviderError {
     /// The run was cancelled.
     #[error("cancelled")]
     Cancelled,
+}
+
+fn hint_text(hint: &str) -> String {
+    if hint.is_empty() {
+        String::new()
+    } else {
+        format!(", or point {hint} to where it runs")
+    }
 }
 
 impl ProviderError {

@@ -33,6 +33,9 @@ pub struct WireConfig {
     pub key_hint: String,
     /// Extra headers from the config file (e.g. OpenRouter's `HTTP-Referer`).
     pub headers: Vec<(String, String)>,
+    /// Where `base_url` comes from, for the error when nothing listens there (`OLLAMA_BASE_URL`,
+    /// `base_url in ~/.config/versus/config.toml`); empty: not known.
+    pub base_hint: String,
     /// Whether the model accepts images. When false, a tool's image is replaced by a text note
     /// (see [`crate::model::Image::not_sent_note`]): servers without vision refuse image parts,
     /// which would end the run. The config layer decides it per model (`config::vision`).
@@ -47,6 +50,7 @@ impl std::fmt::Debug for WireConfig {
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("key_hint", &self.key_hint)
+            .field("base_hint", &self.base_hint)
             .field(
                 "headers",
                 &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
@@ -351,6 +355,19 @@ impl HttpModel {
             provider: provider.clone(),
             message: redactor.scrub(&describe(&err)),
         };
+        // Connection refused on this machine: nothing listens there (a local server that is not
+        // running). Retrying for seconds would only hide it; say so at once.
+        let refused = |err: reqwest::Error| {
+            if refused_locally(&err) {
+                ProviderError::Unreachable {
+                    provider: provider.clone(),
+                    url: redactor.scrub(&self.wire.config().base_url),
+                    hint: self.wire.config().base_hint.clone(),
+                }
+            } else {
+                network(err)
+            }
+        };
         tracing::debug!(
             provider = %provider,
             model = %request.model,
@@ -358,7 +375,7 @@ impl HttpModel {
             messages = request.messages.len(),
             "sending request"
         );
-        let response = builder.send().await.map_err(network)?;
+        let response = builder.send().await.map_err(refused)?;
         let status = response.status().as_u16();
         tracing::debug!(provider = %provider, status, "response started");
         if !(200..300).contains(&status) {
@@ -405,6 +422,31 @@ async fn forward(tx: &Sender, events: &mut Vec<StreamEvent>) {
     for event in events.drain(..) {
         let _ = tx.send(Ok(event)).await;
     }
+}
+
+/// Whether `err` is a refused connection to an address of this machine (loopback or
+/// `localhost`): a server that is not running, not a network hiccup.
+fn refused_locally(err: &reqwest::Error) -> bool {
+    if !err.is_connect() {
+        return false;
+    }
+    let local = err.url().and_then(|u| u.host_str()).is_some_and(|host| {
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        match bare.parse::<std::net::IpAddr>() {
+            Ok(ip) => ip.is_loopback() || ip.is_unspecified(),
+            Err(_) => bare.eq_ignore_ascii_case("localhost"),
+        }
+    });
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return local;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// A reqwest error with its causes (reqwest's Display alone hides "connection reset").
@@ -465,6 +507,15 @@ fn scrub_error(err: ProviderError, redactor: &Redactor) -> ProviderError {
         E::ContextOverflow { provider, message } => E::ContextOverflow {
             provider,
             message: s(message),
+        },
+        E::Unreachable {
+            provider,
+            url,
+            hint,
+        } => E::Unreachable {
+            provider,
+            url: s(url),
+            hint,
         },
         E::BadRequest {
             provider,

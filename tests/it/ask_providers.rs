@@ -566,3 +566,46 @@ fn ask_with_two_real_providers_pick_and_rewind_without_leaking_keys() {
     let (logged, _) = files_containing(&root.join(".versus"), b"call_oa_edit");
     assert!(!logged.is_empty(), "the session log records the tool calls");
 }
+
+/// Regression: Ollama not running meant 14 s of silent retries. A refused connection to this
+/// machine says at once that nothing listens there, and where the address comes from.
+#[test]
+fn a_local_server_that_is_not_running_is_named_at_once_without_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.txt"), "hello\n").unwrap();
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = util::versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["ask", "hi", "-m", "ollama/llama3.2", "--json", "--quiet"])
+        .env("XDG_CONFIG_HOME", root.join(".no-config"))
+        .env("OLLAMA_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stdout}\n{stderr}"));
+    let model = &doc["models"][0];
+    assert_eq!(model["status"], "error", "{model}");
+    let error = model["error"].as_str().unwrap();
+    assert!(
+        error.contains(&format!("nothing listens at http://127.0.0.1:{port}/v1"))
+            && error.contains("OLLAMA_BASE_URL"),
+        "{error}"
+    );
+    // No retry was made: the session log holds no `retrying` event.
+    let sessions = root.join(".versus/sessions");
+    let session = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let log = std::fs::read_to_string(session.path().join("events.jsonl")).unwrap();
+    assert!(log.contains("nothing listens"), "{log}");
+    assert!(!log.contains("\"retrying\""), "{log}");
+}

@@ -27,6 +27,7 @@ fn client(server: &MockServer, max_tries: u32) -> HttpModel {
         base_url: format!("{}/", server.url()),
         api_key: Some(KEY.into()),
         key_hint: "ANTHROPIC_API_KEY".into(),
+        base_hint: String::new(),
         headers: vec![("anthropic-beta".into(), "test-beta".into())],
         vision: true,
     });

@@ -28,6 +28,7 @@ fn client(server: &MockServer, max_tries: u32) -> HttpModel {
         base_url: server.url(),
         api_key: Some(KEY.into()),
         key_hint: "GEMINI_API_KEY".into(),
+        base_hint: String::new(),
         headers: vec![],
         vision: true,
     });

@@ -88,6 +88,7 @@ impl Api {
             base_url: base,
             api_key: Some(KEY.into()),
             key_hint: hint.into(),
+            base_hint: String::new(),
             headers: Vec::new(),
             vision,
         };

@@ -26,6 +26,7 @@ fn config(server: &MockServer, provider: &str, key: Option<&str>) -> WireConfig 
         base_url: format!("{}/v1/", server.url()),
         api_key: key.map(str::to_string),
         key_hint: "OPENAI_API_KEY".into(),
+        base_hint: String::new(),
         headers: vec![("HTTP-Referer".into(), "https://example.test".into())],
         vision: true,
     }

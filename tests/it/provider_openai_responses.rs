@@ -28,6 +28,7 @@ fn model(server: &MockServer) -> HttpModel {
         key_hint: "OPENAI_API_KEY".into(),
         headers: Vec::new(),
         vision: true,
+        ..WireConfig::default()
     };
     let retry = RetryPolicy {
         max_tries: 3,

@@ -152,6 +152,7 @@ mod tests {
             base_url: "https://api.example.test/".into(),
             api_key: Some("sk-ant-secret-value".into()),
             key_hint: String::new(),
+            base_hint: String::new(),
             headers: vec![("anthropic-beta".into(), "feature-x".into())],
             vision: true,
         })

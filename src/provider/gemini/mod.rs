@@ -196,6 +196,7 @@ mod tests {
             base_url: "https://generativelanguage.example.test/".into(),
             api_key: Some("AIza-secret-key".into()),
             key_hint: String::new(),
+            base_hint: String::new(),
             headers: vec![],
             vision: true,
         })
