@@ -926,11 +926,15 @@ fn a_killed_turn_is_reviewable_after_continue_and_only_the_unfinished_model_reru
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let log = events(&proj);
-    let choice = log
-        .iter()
-        .find(|e| e["type"] == "choice")
-        .expect("a choice record");
+    // The choice record is appended by the session's writer thread after the files are
+    // written, so it may land a moment after notes.txt changes.
+    let choice = loop {
+        if let Some(choice) = events(&proj).into_iter().find(|e| e["type"] == "choice") {
+            break choice;
+        }
+        assert!(Instant::now() < deadline, "no choice record");
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert_eq!(choice["turn"], 1);
     assert_eq!(choice["chosen"], serde_json::json!(["demo/fast.jsonl"]));
     assert!(choice["apply_id"].is_string(), "{choice}");
