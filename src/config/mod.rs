@@ -39,7 +39,7 @@ pub use providers::{BaseSource, BaseUrl, KeySource, KeyStatus, ProviderDef};
 pub use resolve::{ResolveError, ResolvedModel, resolve};
 pub use spec::{ModelSpec, SpecError};
 pub use trust::{Trust, TrustError, TrustStore};
-pub use ui::UiConfig;
+pub use ui::{NotifyMode, UiConfig};
 
 /// Why the configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]

@@ -13,6 +13,7 @@ use crate::apply::{AppliedAs, ApplyPlan, Preview, Resolution};
 use crate::model::AgentEvent;
 use crate::workspace::changeset::ChangeSet;
 
+use super::notify::Notifier;
 use super::panel::RunSummary;
 
 /// The session's settings that the next turn uses (`/config` shows and changes them).
@@ -91,6 +92,8 @@ pub enum Msg {
     Tick,
     /// SIGTERM or SIGHUP: stop everything and leave.
     Terminate,
+    /// The terminal gained (`true`) or lost the focus (focus reporting).
+    Focus(bool),
     /// The driver's answer to an effect, or news from a run.
     Engine(EngineMsg),
 }
@@ -328,6 +331,13 @@ pub enum Effect {
         label: String,
         /// The name shown for it (its alias in a blind turn).
         shown: String,
+    },
+    /// Tell the user, who is in another window, that something needs them.
+    Notify {
+        /// How.
+        notifier: Notifier,
+        /// What (the desktop notification's text; the bell has none).
+        text: String,
     },
     /// Leave: cancel runs, clean up, restore the terminal.
     Quit,

@@ -73,7 +73,8 @@ where
             break;
         }
         let redraw_at = last_draw.map(|t| t + FRAME).unwrap_or_else(Instant::now);
-        let ticking = app.running() || quitting.is_some();
+        // A "press again" question ticks too, so it lapses on screen when its time is up.
+        let ticking = app.running() || quitting.is_some() || app.confirm.is_some();
         let msgs: Vec<Msg> = tokio::select! {
             event = input.next() => match event {
                 Some(Ok(event)) => translate(event).into_iter().collect(),
@@ -140,9 +141,11 @@ pub fn dispatch(app: &mut App, engine: &mut Engine, msg: Msg) {
     }
 }
 
-/// A terminal event as a message (mouse and focus events are not used).
+/// A terminal event as a message (mouse events are not used).
 fn translate(event: Event) -> Option<Msg> {
     match event {
+        Event::FocusGained => Some(Msg::Focus(true)),
+        Event::FocusLost => Some(Msg::Focus(false)),
         Event::Key(key) => Some(Msg::Key(key)),
         Event::Paste(text) => Some(Msg::Paste(text)),
         Event::Resize(width, height) => Some(Msg::Resize { width, height }),

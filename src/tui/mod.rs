@@ -32,6 +32,7 @@ pub mod export;
 pub mod format;
 pub mod layout;
 pub mod markdown;
+pub mod notify;
 pub mod panel;
 pub mod prompt;
 pub mod replay;
@@ -184,6 +185,8 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     };
     let mut app = App::new(session, labels, settings, Theme::from_env());
     app.blind = options.blind || recipe.as_ref().is_some_and(|r| r.review.blind);
+    let term_program = std::env::var("TERM_PROGRAM").ok();
+    app.notifier = notify::resolve(config.ui.notify, term_program.as_deref());
     app.banner = banner;
     if let Some(recipe) = &recipe {
         config.sandbox = recipe.sandbox_settings(&config.sandbox);

@@ -116,7 +116,11 @@ pub fn choose(
     if models.is_empty() {
         return Err(StartError::NoModel(errors.join("; ")));
     }
-    let banner = demo_banner(&dir.display().to_string(), &why);
+    let banner = demo_banner(
+        &project.display().to_string(),
+        &dir.display().to_string(),
+        &why,
+    );
     Ok(Choice::Demo {
         project: dir,
         models,
@@ -203,6 +207,20 @@ mod tests {
         assert!(project.join("src/pricing.rs").is_file());
         assert_eq!(models.len(), 3);
         assert!(banner[0].contains("no model is configured"), "{banner:?}");
+        // The banner says the user's folder is untouched and where the demo runs, and its
+        // advice works: `-m` in the user's folder, not `/models add` into the demo session.
+        let text = banner.join(" ");
+        let folder = dir.path().display().to_string();
+        assert!(
+            text.contains(&format!("Your folder {folder} is not touched")),
+            "{text}"
+        );
+        assert!(text.contains(&project.display().to_string()), "{text}");
+        assert!(
+            text.contains("versus -m openai/gpt-5` in your folder"),
+            "{text}"
+        );
+        assert!(!text.contains("/models add"), "{text}");
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
         std::fs::remove_dir_all(project).unwrap();
     }

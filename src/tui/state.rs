@@ -8,6 +8,7 @@ use crate::review::BlindNames;
 
 use super::action::{RewindPlan, Settings, TurnRequest};
 use super::complete::Completion;
+use super::notify::Notifier;
 use super::panel::Panel;
 use super::prompt::PromptBox;
 use super::review::ReviewState;
@@ -82,6 +83,30 @@ pub struct ApplyDialog {
     pub resolutions: BTreeMap<String, Resolution>,
 }
 
+/// How long a "press again" question stands, in the app clock's milliseconds: long enough to
+/// read it and press again, short enough that a press much later starts afresh.
+pub const CONFIRM_MS: u64 = 3_000;
+
+/// A key that asked before losing work, and until when pressing it again confirms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Confirm {
+    /// The key that asked.
+    pub key: ConfirmKey,
+    /// App clock time after which the question lapses.
+    pub until_ms: u64,
+}
+
+/// The keys that ask before losing work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmKey {
+    /// Esc while models run: cancel them all.
+    Esc,
+    /// Ctrl+C on an empty prompt while a turn waits for its choice: quit.
+    CtrlC,
+    /// Ctrl+D, likewise.
+    CtrlD,
+}
+
 /// The whole interface state.
 #[derive(Debug)]
 pub struct App {
@@ -125,6 +150,14 @@ pub struct App {
     pub size: (u16, u16),
     /// App clock in milliseconds (set by the event loop; fixed in tests).
     pub now_ms: u64,
+    /// A key that would lose work was pressed once: it asks, and only the same key again
+    /// (before any other key, within [`CONFIRM_MS`]) does it.
+    pub confirm: Option<Confirm>,
+    /// Whether the terminal has the focus (it says so when focus reporting works; assumed
+    /// until it says otherwise, so a terminal that never reports focus is never notified).
+    pub focused: bool,
+    /// How to notify while the terminal is not focused (`None`: never), from `[ui] notify`.
+    pub notifier: Option<Notifier>,
     /// Prompts of `.versus/history.jsonl`, oldest first.
     pub history: Vec<String>,
     /// Project files for `@path` completion.
@@ -172,6 +205,9 @@ impl App {
             tool_names: Vec::new(),
             size: (80, 24),
             now_ms: 0,
+            confirm: None,
+            focused: true,
+            notifier: None,
             history: Vec::new(),
             files: Vec::new(),
             screen: Screen::Panels,
@@ -197,8 +233,10 @@ impl App {
             .try_fold(0.0, |sum, p| p.total_cost().map(|c| sum + c))
     }
 
-    /// Sets an info message.
+    /// Sets an info message (it replaces a "press again" question, which lapses).
     pub fn info(&mut self, text: impl Into<String>) {
+        // A "press again" question stands only while it is on the status line.
+        self.confirm = None;
         self.status = Some(Status {
             text: text.into(),
             error: false,
@@ -207,6 +245,8 @@ impl App {
 
     /// Sets an error message.
     pub fn error(&mut self, text: impl Into<String>) {
+        // A "press again" question stands only while it is on the status line.
+        self.confirm = None;
         self.status = Some(Status {
             text: text.into(),
             error: true,

@@ -88,7 +88,7 @@ pub const HELP_KEYS: &[(&str, &str)] = &[
     ),
     (
         "Esc",
-        "close a list, else cancel every running model, else unzoom",
+        "close a list, else cancel all models (Esc twice), else unzoom",
     ),
     ("Ctrl+X", "cancel the focused model only"),
     ("Ctrl+O", "the review of the last turn / back to the panels"),
@@ -112,7 +112,7 @@ pub const HELP_KEYS: &[(&str, &str)] = &[
     ("Ctrl+W / Ctrl+U", "delete a word / the whole prompt"),
     (
         "Ctrl+C",
-        "cancel running models; when idle, clear the prompt, then quit",
+        "cancel models; idle: clear the prompt, then quit (asks first)",
     ),
     (
         "@model",
@@ -121,16 +121,58 @@ pub const HELP_KEYS: &[(&str, &str)] = &[
     ("@path", "attach that file's content to the prompt"),
 ];
 
-/// The demo banner (demo mode: no model could run).
-pub fn demo_banner(project: &str, why: &str) -> Vec<String> {
+/// The demo banner (demo mode: no model could run). `folder` is where versus was started
+/// (never touched), `project` the example's folder under the temp folder, where the demo runs.
+/// Real models are advised with `-m` in the user's own folder: `/models add` here would add
+/// them to the demo session, on the example project.
+pub fn demo_banner(folder: &str, project: &str, why: &str) -> Vec<String> {
     vec![
         format!("Demo mode: {why}"),
         format!(
-            "Scripted demo models (no network, no cost) work on an example project in {project}."
+            "Your folder {folder} is not touched: scripted demo models (no network, no cost) work \
+             on a copy of an example project in {project}."
         ),
-        "Press Enter to send the prompt below and watch them. To use real models: set a key \
-         (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY...) and run `versus -m openai/gpt-5`, \
-         or set `models = [...]` in ~/.config/versus/config.toml, or type /models add SPEC."
+        "Press Enter to send the prompt below and watch them. To use real models on your \
+         project: quit, set a key (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY...) \
+         and run `versus -m openai/gpt-5` in your folder, or set `models = [...]` in \
+         ~/.config/versus/config.toml."
             .to_string(),
     ]
 }
+
+/// Said after `/models add` in demo mode: the models joined the demo session, not the user's
+/// project, and how to use them there.
+pub fn demo_models_added(project: &str, added: &[String]) -> String {
+    let specs: Vec<String> = added.iter().map(|m| format!("-m {m}")).collect();
+    format!(
+        "demo mode: added to the demo session, which works on the example project in {project}, \
+         not on your folder; to use them on your project, quit and run `versus {}` there",
+        specs.join(" ")
+    )
+}
+
+/// The question Esc asks while models run.
+pub fn confirm_cancel(running: usize) -> String {
+    let s = if running == 1 { "" } else { "s" };
+    format!("press Esc again to cancel {running} running model{s} (any other key: keep them)")
+}
+
+/// The question Ctrl+C / Ctrl+D asks while a turn waits for its choice.
+pub fn confirm_quit(key: &str, turn: u32) -> String {
+    format!(
+        "press {key} again to quit: turn {turn} is not chosen yet (versus --continue brings it back)"
+    )
+}
+
+/// Notification: every model of a turn has ended.
+pub fn notify_turn_ended(turn: u32) -> String {
+    format!("versus: turn {turn} finished")
+}
+
+/// Notification: the first changes of a turn can be reviewed while other models still run.
+pub fn notify_review_ready(turn: u32) -> String {
+    format!("versus: turn {turn} has changes to review")
+}
+
+/// Notification: a question waits for an answer.
+pub const NOTIFY_QUESTION: &str = "versus: a question waits for your answer";

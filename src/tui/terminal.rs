@@ -1,6 +1,7 @@
-//! Owning the terminal: raw mode, alternate screen, bracketed paste, and giving all of it back
-//! on every way out — normal exit (the guard's `Drop`), a panic (a hook that restores first,
-//! then prints the panic), and SIGTERM/SIGHUP (the event loop turns them into a quit).
+//! Owning the terminal: raw mode, alternate screen, bracketed paste, focus reporting, and
+//! giving all of it back on every way out — normal exit (the guard's `Drop`), a panic (a hook
+//! that restores first, then prints the panic), and SIGTERM/SIGHUP (the event loop turns them
+//! into a quit).
 //!
 //! Restoring is idempotent, so the guard and the panic hook can both run it safely.
 
@@ -9,11 +10,11 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use crossterm::{cursor, execute};
 use ratatui::Terminal;
@@ -50,7 +51,7 @@ pub fn enter() -> io::Result<(Tui, TerminalGuard)> {
     ACTIVE.store(true, Ordering::SeqCst);
     let guard = TerminalGuard(());
     let mut stdout = io::stdout();
-    execute!(stdout, EnterAlternateScreen, EnableBracketedPaste)?;
+    take_screen(&mut stdout)?;
     if std::env::var_os("VERSUS_NO_KEYBOARD_ENHANCEMENT").is_none()
         && matches!(
             crossterm::terminal::supports_keyboard_enhancement(),
@@ -68,6 +69,21 @@ pub fn enter() -> io::Result<(Tui, TerminalGuard)> {
     Ok((terminal, guard))
 }
 
+/// The alternate screen, wiped, with bracketed paste and focus reporting on. Entering the
+/// alternate screen does not clear it when the terminal is already there (a versus killed
+/// with SIGKILL never left it), and the first frame only paints cells that are not blank, so
+/// without the wipe the old screen's characters would show through the new one.
+fn take_screen(out: &mut impl Write) -> io::Result<()> {
+    execute!(
+        out,
+        EnterAlternateScreen,
+        Clear(ClearType::All),
+        cursor::MoveTo(0, 0),
+        EnableBracketedPaste,
+        EnableFocusChange
+    )
+}
+
 /// Gives the terminal back (best effort; safe to call twice).
 pub fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {
@@ -79,11 +95,23 @@ pub fn restore() {
     }
     let _ = execute!(
         stdout,
+        DisableFocusChange,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show
     );
     let _ = disable_raw_mode();
+    let _ = stdout.flush();
+}
+
+/// Writes a notification's bytes (the bell or an OSC string) to the terminal, only while the
+/// interface owns it: they move no cursor and draw no cell, so the frames stay as they are.
+pub fn notify(bytes: &str) {
+    if !ACTIVE.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = io::stdout();
+    let _ = stdout.write_all(bytes.as_bytes());
     let _ = stdout.flush();
 }
 
@@ -114,7 +142,7 @@ fn resume() -> io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut stdout = io::stdout();
-    execute!(stdout, EnterAlternateScreen, EnableBracketedPaste)?;
+    take_screen(&mut stdout)?;
     if SUPPORTED.load(Ordering::SeqCst) {
         execute!(
             stdout,

@@ -199,6 +199,17 @@ fn a_session_in_a_real_terminal() {
     tmux.type_text("and now?");
     tmux.press("Enter");
     tmux.wait_for(&["This second", "Another slow"]);
+    // Esc asks first and the models keep running; Esc again cancels them.
+    tmux.press("Escape");
+    let screen = tmux.wait_for(&["press Esc again to cancel 2 running models"]);
+    assert!(
+        !screen.contains("cancelled"),
+        "nothing is cancelled yet: {screen}"
+    );
+    assert!(
+        screen.contains("● demo/quick.jsonl") && screen.contains("● demo/broken.jsonl"),
+        "both models still run: {screen}"
+    );
     tmux.press("Escape");
     let screen = tmux.wait_for(&["turn 2 finished"]);
     assert!(screen.contains("demo/quick.jsonl cancelled"), "{screen}");
@@ -250,6 +261,98 @@ fn a_session_in_a_real_terminal() {
     );
     let history = std::fs::read_to_string(proj.join(".versus/history.jsonl")).unwrap();
     assert_eq!(history.lines().count(), 2);
+}
+
+/// A versus killed with SIGKILL leaves the terminal on the alternate screen with its last
+/// frame. The next start must wipe it: entering the alternate screen again does not clear it,
+/// and a frame only paints its non-blank cells, so the old characters would show through.
+#[test]
+fn a_start_over_a_stale_alternate_screen_wipes_it() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    let config = tmp.write("empty.toml", "");
+    let tmux = Tmux::start("stale", 120, 32);
+    // What a killed versus leaves behind: the alternate screen, full of characters.
+    tmux.type_text(&format!(
+        "printf '\\033[?1049h\\033[H'; yes '{}' | head -40",
+        "ST''ALE-".repeat(18)
+    ));
+    tmux.press("Enter");
+    tmux.wait_for(&["STALE-STALE-STALE"]);
+    assert_eq!(tmux.alternate_on(), "1");
+    launch(&tmux, &proj, &config, MODELS);
+    let screen = tmux.wait_for(&["turn 0", "demo/quick.jsonl", "demo/broken.jsonl"]);
+    assert!(
+        !screen.contains("STALE"),
+        "old characters show through:\n{screen}"
+    );
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+}
+
+/// With `[ui] notify = "osc9"`, a turn that ends while the terminal is not focused writes the
+/// OSC 9 desktop notification (seen in the pane's raw output); while it is focused, nothing.
+#[test]
+fn a_turn_that_ends_while_the_terminal_is_unfocused_notifies() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    std::fs::write(
+        proj.join("twice.jsonl"),
+        "{\"say\": \"FIRST-DONE\"}\n{\"say\": \"SECOND-DONE\"}\n",
+    )
+    .unwrap();
+    let config = tmp.write("notify.toml", "[ui]\nnotify = \"osc9\"\n");
+    let raw = tmp.path().join("raw.out");
+    let tmux = Tmux::start("notify", 120, 32);
+    let ok = tmux
+        .cmd()
+        .args(["pipe-pane", "-o", "-t", tmux.target])
+        .arg(format!("cat >> {}", raw.display()))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    launch(&tmux, &proj, &config, "-m demo/twice.jsonl");
+    tmux.wait_for(&["turn 0"]);
+    let notification = "\x1b]9;versus: turn 1 finished\x07";
+    // Focused (as assumed until the terminal says otherwise): no notification.
+    tmux.type_text("first");
+    tmux.press("Enter");
+    tmux.wait_for(&["FIRST-DONE", "turn 1 finished"]);
+    // The terminal reports that it lost the focus (CSI O, as focus reporting sends it).
+    let ok = tmux
+        .cmd()
+        .args(["send-keys", "-t", tmux.target, "-H", "1b", "5b", "4f"])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    tmux.type_text("second");
+    tmux.press("Enter");
+    tmux.wait_for(&["SECOND-DONE", "turn 2 finished"]);
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+    let bytes = std::fs::read(&raw).unwrap();
+    let out = String::from_utf8_lossy(&bytes);
+    assert!(
+        out.contains("\x1b]9;versus: turn 2 finished\x07"),
+        "no OSC 9 notification in the pane's output"
+    );
+    assert!(
+        !out.contains(notification),
+        "a notification while the terminal was focused"
+    );
+    assert!(out.contains("\x1b[?1004h"), "focus reporting is asked for");
 }
 
 /// The pid of the versus process running in the pane (a child of the pane's shell).
@@ -316,6 +419,8 @@ fn a_session_killed_mid_run_continues() {
     // Going on: the prompt is sent again as turn 3 (the slow script step), then cancelled.
     tmux.press("Enter");
     tmux.wait_for(&["── turn 3 ── and now?", "This second"]);
+    tmux.press("Escape");
+    tmux.wait_for(&["press Esc again"]);
     tmux.press("Escape");
     tmux.wait_for(&["turn 3 finished"]);
     tmux.type_text("/quit");
@@ -821,11 +926,15 @@ fn a_killed_turn_is_reviewable_after_continue_and_only_the_unfinished_model_reru
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let log = events(&proj);
-    let choice = log
-        .iter()
-        .find(|e| e["type"] == "choice")
-        .expect("a choice record");
+    // The choice record is appended by the session's writer thread after the files are
+    // written, so it may land a moment after notes.txt changes.
+    let choice = loop {
+        if let Some(choice) = events(&proj).into_iter().find(|e| e["type"] == "choice") {
+            break choice;
+        }
+        assert!(Instant::now() < deadline, "no choice record");
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert_eq!(choice["turn"], 1);
     assert_eq!(choice["chosen"], serde_json::json!(["demo/fast.jsonl"]));
     assert!(choice["apply_id"].is_string(), "{choice}");

@@ -297,6 +297,97 @@ fn the_review_opens_when_the_first_change_set_arrives_and_esc_returns_to_the_pro
 }
 
 #[test]
+fn ctrl_c_and_ctrl_d_ask_before_quitting_while_the_turn_waits_for_its_choice() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    for (key_char, name) in [('c', "Ctrl+C"), ('d', "Ctrl+D")] {
+        let mut a = reviewed(&base, false);
+        key(&mut a, KeyCode::Esc);
+        assert!(press(&mut a, KeyCode::Char(key_char), KeyModifiers::CONTROL).is_empty());
+        assert!(!a.quit);
+        assert_eq!(
+            status(&a).0,
+            format!(
+                "press {name} again to quit: turn 1 is not chosen yet (versus --continue brings it back)"
+            )
+        );
+        // Another key withdraws the question.
+        key(&mut a, KeyCode::Tab);
+        assert!(press(&mut a, KeyCode::Char(key_char), KeyModifiers::CONTROL).is_empty());
+        assert_eq!(
+            press(&mut a, KeyCode::Char(key_char), KeyModifiers::CONTROL),
+            [Effect::Quit]
+        );
+        assert!(a.quit);
+    }
+    // Once the choice is made, Ctrl+C quits at once.
+    let mut a = reviewed(&base, false);
+    ch(&mut a, 'x');
+    send(
+        &mut a,
+        EngineMsg::Chosen(ChoiceDone {
+            turn: 1,
+            chosen: Vec::new(),
+            apply_id: None,
+            files: Vec::new(),
+        }),
+    );
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(
+        press(&mut a, KeyCode::Char('c'), KeyModifiers::CONTROL),
+        [Effect::Quit]
+    );
+}
+
+#[test]
+fn the_first_changes_while_others_run_notify_a_user_who_is_away() {
+    use versus::tui::notify::Notifier;
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = app(&[GOOD, SLOPPY]);
+    a.notifier = Some(Notifier::Bell);
+    update(&mut a, Msg::Focus(false));
+    typed(&mut a, "fix it");
+    key(&mut a, KeyCode::Enter);
+    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    let (good, sloppy) = sets(&base);
+    finish(&mut a, 0, &["README.md", "src/pricing.rs"]);
+    let effects = send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: GOOD.into(),
+            set: Ok(good),
+        },
+    );
+    assert_eq!(
+        effects,
+        [Effect::Notify {
+            notifier: Notifier::Bell,
+            text: "versus: turn 1 has changes to review".into()
+        }]
+    );
+    // The second model's changes are no news; the turn's end is.
+    finish(&mut a, 1, &["src/pricing.rs", "tests/discount.rs"]);
+    let effects = send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: SLOPPY.into(),
+            set: Ok(sloppy),
+        },
+    );
+    assert!(effects.is_empty(), "{effects:?}");
+    assert_eq!(
+        send(&mut a, EngineMsg::TurnEnded { turn: 1 }),
+        [Effect::Notify {
+            notifier: Notifier::Bell,
+            text: "versus: turn 1 finished".into()
+        }]
+    );
+}
+
+#[test]
 fn a_user_typing_a_prompt_is_not_interrupted_by_the_review() {
     let dir = project();
     let base = Base::capture(dir.path()).unwrap();

@@ -165,7 +165,135 @@ fn esc_cancels_everything_and_ctrl_x_only_the_focused_model() {
             label: "demo/sloppy".into()
         }]
     );
+    // Esc asks first; Esc again cancels every model.
+    assert!(key(&mut a, KeyCode::Esc).is_empty());
     assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::CancelAll]);
+}
+
+fn status_text(app: &App) -> String {
+    app.status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn esc_asks_before_cancelling_and_only_esc_again_confirms_in_time() {
+    let mut a = app();
+    typed(&mut a, "go");
+    key(&mut a, KeyCode::Enter);
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    a.now_ms = 1_000;
+    // The first Esc closes a completion list, as before: it never counts as the question.
+    typed(&mut a, "/");
+    assert!(a.completion.is_some());
+    assert!(key(&mut a, KeyCode::Esc).is_empty());
+    assert!(a.completion.is_none());
+    assert!(key(&mut a, KeyCode::Backspace).is_empty());
+    // Esc asks; the models keep running.
+    assert!(key(&mut a, KeyCode::Esc).is_empty());
+    assert_eq!(
+        status_text(&a),
+        "press Esc again to cancel 2 running models (any other key: keep them)"
+    );
+    assert!(a.running());
+    // Any other key withdraws the question: the next Esc asks again.
+    typed(&mut a, "a");
+    assert!(key(&mut a, KeyCode::Esc).is_empty());
+    assert!(status_text(&a).starts_with("press Esc again"));
+    // Too late: the clock passes the window, the tick takes the question off the screen,
+    // and Esc asks afresh.
+    a.now_ms += versus::tui::state::CONFIRM_MS;
+    update(&mut a, Msg::Tick);
+    assert!(a.status.is_none() && a.confirm.is_none());
+    assert!(key(&mut a, KeyCode::Esc).is_empty());
+    // In time: Esc again cancels.
+    a.now_ms += 500;
+    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::CancelAll]);
+    // A message that replaces the question withdraws it too.
+    let mut b = app();
+    typed(&mut b, "go");
+    key(&mut b, KeyCode::Enter);
+    engine(&mut b, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    assert!(key(&mut b, KeyCode::Esc).is_empty());
+    engine(&mut b, EngineMsg::Info("something else".into()));
+    assert!(key(&mut b, KeyCode::Esc).is_empty(), "asks again");
+}
+
+#[test]
+fn demo_mode_models_add_says_where_they_run_and_how_to_use_them_on_the_project() {
+    let mut a = app();
+    a.session.demo = true;
+    a.session.project = "/tmp/versus-demo-1".into();
+    engine(
+        &mut a,
+        EngineMsg::ModelsAdded {
+            added: vec!["openai/gpt-5".into()],
+            errors: Vec::new(),
+            replace: false,
+        },
+    );
+    let text = status_text(&a);
+    assert!(text.contains("/tmp/versus-demo-1"), "{text}");
+    assert!(text.contains("not on your folder"), "{text}");
+    assert!(text.contains("`versus -m openai/gpt-5` there"), "{text}");
+    // Outside demo mode the plain list, as before.
+    let mut b = app();
+    engine(
+        &mut b,
+        EngineMsg::ModelsAdded {
+            added: vec!["openai/gpt-5".into()],
+            errors: Vec::new(),
+            replace: false,
+        },
+    );
+    assert_eq!(
+        status_text(&b),
+        "models: demo/good, demo/sloppy, openai/gpt-5"
+    );
+}
+
+#[test]
+fn a_turn_end_notifies_only_when_the_terminal_is_not_focused_and_notifications_are_on() {
+    use versus::tui::notify::Notifier;
+    let ended = |a: &mut App| update(a, Msg::Engine(EngineMsg::TurnEnded { turn: 1 }));
+    let mut a = app();
+    typed(&mut a, "go");
+    key(&mut a, KeyCode::Enter);
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    // Off (the app's default until the config says otherwise): never.
+    update(&mut a, Msg::Focus(false));
+    assert!(ended(&mut a).is_empty());
+    // On, focused: never; unfocused: once per event.
+    a.notifier = Some(Notifier::Osc9);
+    update(&mut a, Msg::Focus(true));
+    assert!(ended(&mut a).is_empty());
+    update(&mut a, Msg::Focus(false));
+    assert_eq!(
+        ended(&mut a),
+        vec![Effect::Notify {
+            notifier: Notifier::Osc9,
+            text: "versus: turn 1 finished".into()
+        }]
+    );
+    // A question that opens while the user is away is notified too.
+    let effects = update(
+        &mut a,
+        Msg::Engine(EngineMsg::RewindPlanned(versus::tui::action::RewindPlan {
+            scope: versus::tui::action::RewindScope::Conversation,
+            turn: Some(1),
+            prompt: Some("go".into()),
+            files: None,
+            files_note: None,
+        })),
+    );
+    assert_eq!(
+        effects,
+        vec![Effect::Notify {
+            notifier: Notifier::Osc9,
+            text: "versus: a question waits for your answer".into()
+        }]
+    );
 }
 
 #[test]
@@ -253,6 +381,7 @@ fn ctrl_c_clears_then_quits_and_terminate_always_quits() {
     let mut a = app();
     typed(&mut a, "draft");
     assert!(press(&mut a, KeyCode::Char('c'), KeyModifiers::CONTROL).is_empty());
+    // No turn waits for a choice: the first Ctrl+C on an empty prompt quits.
     assert!(a.prompt.is_empty());
     assert_eq!(
         press(&mut a, KeyCode::Char('c'), KeyModifiers::CONTROL),

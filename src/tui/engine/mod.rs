@@ -164,6 +164,10 @@ impl Engine {
     pub fn execute(&mut self, effect: Effect) -> Vec<EngineMsg> {
         match effect {
             Effect::Submit(request) => self.submit(request),
+            Effect::Notify { notifier, text } => {
+                super::terminal::notify(&super::notify::escape(notifier, &text));
+                Vec::new()
+            }
             Effect::CancelAll => {
                 self.core.cancel_all();
                 self.checks.cancel();

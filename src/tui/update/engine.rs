@@ -10,10 +10,37 @@ use super::super::format::cost;
 use super::super::panel::PanelStatus;
 use super::super::review::ReviewState;
 use super::super::state::{App, Overlay, Screen};
+use super::super::strings;
 use super::answers;
 
 /// Handles one driver message.
 pub fn handle(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
+    let asking = app.dialog.is_some();
+    let mut effects = news(app, msg);
+    if !asking && app.dialog.is_some() {
+        effects.extend(notify(app, strings::NOTIFY_QUESTION.to_string()));
+    }
+    effects
+}
+
+/// A notification of `text`, when the user is elsewhere (the terminal lost the focus) and
+/// notifications are on. Decided here, purely, so when one is due is tested without a terminal.
+pub fn notify(app: &App, text: String) -> Option<Effect> {
+    match app.notifier {
+        Some(notifier) if !app.focused => Some(Effect::Notify { notifier, text }),
+        _ => None,
+    }
+}
+
+/// Whether turn `turn` has changes to review.
+fn has_changes(app: &App, turn: u32) -> bool {
+    app.review
+        .as_ref()
+        .is_some_and(|r| r.turn == turn && r.sets.iter().any(|s| !s.is_empty()))
+}
+
+/// Applies one driver message (questions it opens are notified by [`handle`]).
+fn news(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
     match msg {
         EngineMsg::HistoryLoaded(mut older) => {
             older.append(&mut app.history);
@@ -41,7 +68,12 @@ pub fn handle(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
                 p.finish(&summary);
             }
         }
-        EngineMsg::TurnEnded { turn } => turn_ended(app, turn),
+        EngineMsg::TurnEnded { turn } => {
+            turn_ended(app, turn);
+            return notify(app, strings::notify_turn_ended(turn))
+                .into_iter()
+                .collect();
+        }
         EngineMsg::ModelsAdded {
             added,
             errors,
@@ -50,13 +82,15 @@ pub fn handle(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
             if replace && (!added.is_empty() || errors.is_empty()) {
                 app.roster.clear();
             }
-            for label in added {
-                if !app.roster.contains(&label) {
-                    app.roster.push(label);
+            for label in &added {
+                if !app.roster.contains(label) {
+                    app.roster.push(label.clone());
                 }
             }
             app.sync_panels();
-            if errors.is_empty() {
+            if errors.is_empty() && app.session.demo && !added.is_empty() {
+                app.info(strings::demo_models_added(&app.session.project, &added));
+            } else if errors.is_empty() {
                 let note = if app.running() {
                     " (from the next turn)"
                 } else {
@@ -86,7 +120,17 @@ pub fn handle(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
                 app.error(format!("settings loaded, but: {}", errors.join("; ")));
             }
         }
-        EngineMsg::ChangeSet { turn, label, set } => answers::change_set(app, turn, &label, set),
+        EngineMsg::ChangeSet { turn, label, set } => {
+            let before = has_changes(app, turn);
+            answers::change_set(app, turn, &label, set);
+            // The first changes of a turn while others still run: worth a look already (the
+            // turn's end is notified on its own).
+            if !before && has_changes(app, turn) && app.running() {
+                return notify(app, strings::notify_review_ready(turn))
+                    .into_iter()
+                    .collect();
+            }
+        }
         EngineMsg::Check { turn, label, state } => answers::check(app, turn, &label, state),
         EngineMsg::ApplyPreview { turn, preview } => return answers::preview(app, turn, preview),
         EngineMsg::Chosen(done) => answers::chosen(app, done),

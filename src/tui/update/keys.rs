@@ -7,7 +7,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use super::super::action::Effect;
 use super::super::complete::ItemKind;
 use super::super::layout::panel_height;
-use super::super::state::{App, Screen};
+use super::super::state::{App, CONFIRM_MS, Confirm, ConfirmKey, Screen};
+use super::super::strings;
 use super::command::submit;
 use super::{dialog, refresh_completion, review};
 
@@ -17,6 +18,8 @@ pub fn handle(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         app.dirty = false;
         return Vec::new();
     }
+    // Any key ends a "press again" question; only the key that asked, pressed again, confirms.
+    let armed = app.confirm.take();
     if app.overlay.is_some() {
         match key.code {
             KeyCode::Down | KeyCode::Char('j') => app.overlay_scroll += 1,
@@ -54,12 +57,11 @@ pub fn handle(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         return effects;
     }
     match key.code {
-        KeyCode::Char('c') if ctrl => return ctrl_c(app),
+        KeyCode::Char('c') if ctrl => return ctrl_c(app, armed),
         KeyCode::Char('d') if ctrl && app.prompt.is_empty() && !app.running() => {
-            app.quit = true;
-            return vec![Effect::Quit];
+            return quit(app, ConfirmKey::CtrlD, armed);
         }
-        KeyCode::Esc => return escape(app),
+        KeyCode::Esc => return escape(app, armed),
         KeyCode::Char('x') if ctrl => return cancel_focused(app),
         KeyCode::Tab => {
             if app.completion.is_some() {
@@ -161,7 +163,7 @@ fn search_key(app: &mut App, code: KeyCode, ctrl: bool) {
     app.history = history;
 }
 
-fn ctrl_c(app: &mut App) -> Vec<Effect> {
+fn ctrl_c(app: &mut App, armed: Option<Confirm>) -> Vec<Effect> {
     if app.running() {
         app.info("cancelling every model…");
         return vec![Effect::CancelAll];
@@ -171,19 +173,60 @@ fn ctrl_c(app: &mut App) -> Vec<Effect> {
         app.completion = None;
         return Vec::new();
     }
+    quit(app, ConfirmKey::CtrlC, armed)
+}
+
+/// Ctrl+C or Ctrl+D on an empty prompt: leave, unless a turn waits for its choice; then ask
+/// first (the turn is not lost, `--continue` brings it back, but leaving was likely a slip).
+fn quit(app: &mut App, key: ConfirmKey, armed: Option<Confirm>) -> Vec<Effect> {
+    let unchosen = app
+        .review
+        .as_ref()
+        .filter(|r| r.decided.is_none() && r.sets.iter().any(|s| !s.is_empty()))
+        .map(|r| r.turn);
+    if let Some(turn) = unchosen
+        && !confirmed(app, key, armed)
+    {
+        let name = if key == ConfirmKey::CtrlD {
+            "Ctrl+D"
+        } else {
+            "Ctrl+C"
+        };
+        ask(app, key, strings::confirm_quit(name, turn));
+        return Vec::new();
+    }
     app.quit = true;
     vec![Effect::Quit]
 }
 
-fn escape(app: &mut App) -> Vec<Effect> {
+/// Whether `armed` is `key`'s own question, still standing.
+fn confirmed(app: &App, key: ConfirmKey, armed: Option<Confirm>) -> bool {
+    armed.is_some_and(|c| c.key == key && app.now_ms < c.until_ms)
+}
+
+/// Asks `question` on the status line; `key` again within [`CONFIRM_MS`] confirms.
+fn ask(app: &mut App, key: ConfirmKey, question: String) {
+    app.info(question);
+    app.confirm = Some(Confirm {
+        key,
+        until_ms: app.now_ms.saturating_add(CONFIRM_MS),
+    });
+}
+
+fn escape(app: &mut App, armed: Option<Confirm>) -> Vec<Effect> {
     if app.completion.is_some() {
         app.completion = None;
         app.completion_dismissed = true;
         return Vec::new();
     }
     if app.running() {
-        app.info("cancelling every model…");
-        return vec![Effect::CancelAll];
+        if confirmed(app, ConfirmKey::Esc, armed) {
+            app.info("cancelling every model…");
+            return vec![Effect::CancelAll];
+        }
+        let running = app.panels.iter().filter(|p| p.status.is_active()).count();
+        ask(app, ConfirmKey::Esc, strings::confirm_cancel(running));
+        return Vec::new();
     }
     if app.zoom {
         app.zoom = false;

@@ -44,6 +44,17 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
         }
         Msg::Tick => {
             app.dirty = app.running();
+            if app.confirm.is_some_and(|c| app.now_ms >= c.until_ms) {
+                // The question lapsed: take it off the status line too.
+                app.confirm = None;
+                app.status = None;
+                app.dirty = true;
+            }
+            Vec::new()
+        }
+        Msg::Focus(focused) => {
+            app.focused = focused;
+            app.dirty = false;
             Vec::new()
         }
         Msg::Terminate => {
