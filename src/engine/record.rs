@@ -128,6 +128,7 @@ impl SessionEngine {
             final_text,
             writes: finish.writes.len(),
             files,
+            deleted: crate::workspace::FileWrite::deleted_paths(finish.writes),
         }
     }
 

@@ -78,6 +78,9 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
     let mut entries: HashMap<u32, Vec<Option<usize>>> = HashMap::new();
     let mut prompts: HashMap<u32, String> = HashMap::new();
     let mut done: HashMap<u32, Vec<bool>> = HashMap::new();
+    // What each model changed, from its proposals (recorded just before it finished), so the
+    // summary names the files written and deleted as the live panel did.
+    let mut changed: HashMap<(u32, usize), (Vec<String>, Vec<String>)> = HashMap::new();
     for record in &log.records {
         match record {
             SessionRecord::Turn {
@@ -105,6 +108,18 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
                     panel.apply(event, 0);
                 }
             }
+            SessionRecord::Proposals {
+                turn,
+                entry,
+                writes,
+                ..
+            } => {
+                let mut files: Vec<String> = writes.iter().map(|w| w.path.clone()).collect();
+                files.sort();
+                files.dedup();
+                let deleted = crate::workspace::FileWrite::deleted_paths(writes);
+                changed.insert((*turn, *entry), (files, deleted));
+            }
             SessionRecord::Finished {
                 turn,
                 entry,
@@ -117,12 +132,14 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
                 if let Some(flags) = done.get_mut(turn).and_then(|d| d.get_mut(*entry)) {
                     *flags = true;
                 }
+                let (files, deleted) = changed.remove(&(*turn, *entry)).unwrap_or_default();
                 if let Some(panel) = panel_for(app, &entries, *turn, *entry) {
                     panel.finish(&RunSummary {
                         stop: stop.unwrap_or(RunStop::Error),
                         elapsed_ms: stats.as_ref().map(|s| s.elapsed_ms).unwrap_or(0),
                         writes: *writes,
-                        files: Vec::new(),
+                        files,
+                        deleted,
                         error: error.clone(),
                     });
                 }
@@ -235,5 +252,81 @@ mod tests {
             Some("(interrupted: versus stopped before this model finished)")
         );
         assert_eq!(app.panels[1].status, PanelStatus::Done(RunStop::Cancelled));
+    }
+
+    /// Bug (issue 14, 6): a reopened panel said "1 write(s)" where the live one named the
+    /// files, and a deleted file was reported as written.
+    #[test]
+    fn a_reopened_panel_names_the_files_written_and_deleted_like_the_live_one() {
+        use crate::workspace::{FileWrite, WriteOrigin};
+        let change = |seq: u64, path: &str, content: Option<&str>| FileWrite {
+            path: path.into(),
+            content: content.map(|c| std::sync::Arc::new(c.as_bytes().to_vec())),
+            origin: WriteOrigin::new("write_file", format!("call-{seq}")),
+            seq,
+            symlink: false,
+        };
+        let writes = vec![
+            change(0, "src/new.rs", Some("fn main() {}\n")),
+            change(1, "old.txt", None),
+            change(2, "tmp.txt", Some("x")),
+            change(3, "tmp.txt", None),
+        ];
+        let log = SessionLog {
+            records: vec![
+                turn(1, "tidy up"),
+                SessionRecord::Proposals {
+                    turn: 1,
+                    entry: 0,
+                    model: "demo/a".into(),
+                    writes: writes.clone(),
+                    base: Default::default(),
+                },
+                SessionRecord::Finished {
+                    turn: 1,
+                    entry: 0,
+                    model: String::new(),
+                    stop: Some(RunStop::Completed),
+                    stats: None,
+                    writes: writes.len(),
+                    error: None,
+                    final_text: String::new(),
+                },
+            ],
+            skipped: Vec::new(),
+        };
+        let mut app = App::new(
+            SessionInfo::default(),
+            vec!["demo/a".into(), "demo/b".into()],
+            Settings::default(),
+            Theme::PLAIN,
+        );
+        replay(&mut app, &log);
+        let last = |app: &App| {
+            app.panels[0]
+                .transcript
+                .lines()
+                .last()
+                .map(|l| l.text().to_string())
+        };
+        let expected = "wrote 1 file(s): src/new.rs · deleted 2 file(s): old.txt, tmp.txt";
+        assert_eq!(last(&app).as_deref(), Some(expected));
+        // The live panel says the same from the driver's summary.
+        let mut live = App::new(
+            SessionInfo::default(),
+            vec!["demo/a".into()],
+            Settings::default(),
+            Theme::PLAIN,
+        );
+        live.panels[0].begin_turn(1, "tidy up", 0);
+        live.panels[0].finish(&RunSummary {
+            stop: RunStop::Completed,
+            elapsed_ms: 0,
+            writes: writes.len(),
+            files: vec!["old.txt".into(), "src/new.rs".into(), "tmp.txt".into()],
+            deleted: FileWrite::deleted_paths(&writes),
+            error: None,
+        });
+        assert_eq!(last(&live).as_deref(), Some(expected));
     }
 }

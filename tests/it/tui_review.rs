@@ -178,6 +178,7 @@ fn finish(app: &mut App, panel: usize, files: &[&str]) {
                 elapsed_ms: 7_000,
                 writes: files.len(),
                 files: files.iter().map(|f| f.to_string()).collect(),
+                deleted: Vec::new(),
                 error: None,
             },
         },

@@ -217,6 +217,7 @@ impl Engine {
                             elapsed_ms: finished.stats.elapsed_ms,
                             writes: finished.writes,
                             files: finished.files.clone(),
+                            deleted: finished.deleted.clone(),
                             error: finished.error.clone(),
                         },
                     });
