@@ -65,7 +65,8 @@ pub struct TurnRequest {
     pub prompt: String,
     /// Models addressed.
     pub targets: Vec<Target>,
-    /// Files to attach (`@path` tokens without the `@`).
+    /// `@word`s that name no model, without the `@`: the driver attaches those that are files
+    /// of the project and leaves the others as plain text.
     pub attachments: Vec<String>,
     /// Settings of this turn.
     pub settings: Settings,
