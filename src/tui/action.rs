@@ -63,6 +63,9 @@ pub struct TurnRequest {
     pub turn: u32,
     /// The prompt with pastes expanded (`@model` tokens removed, `@path` tokens kept).
     pub prompt: String,
+    /// The prompt as typed (pastes expanded) with its `@model` targets: what the history keeps
+    /// and what a rewind puts back, so Enter sends it to the same models again.
+    pub line: String,
     /// Models addressed.
     pub targets: Vec<Target>,
     /// `@word`s that name no model, without the `@`: the driver attaches those that are files

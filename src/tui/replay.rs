@@ -98,6 +98,7 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
                     }
                 }
                 done.insert(*turn, vec![false; models.len()]);
+                app.sent.insert(*turn, app.addressed(prompt, models));
                 entries.insert(*turn, map);
                 prompts.insert(*turn, prompt.clone());
             }
@@ -252,6 +253,33 @@ mod tests {
             Some("(interrupted: versus stopped before this model finished)")
         );
         assert_eq!(app.panels[1].status, PanelStatus::Done(RunStop::Cancelled));
+    }
+
+    /// Bug (issue 14, 2): a rewind of a reopened session's turn put its prompt back without the
+    /// `@model` it was sent to.
+    #[test]
+    fn a_replayed_turn_remembers_its_targets_for_a_rewind() {
+        let log = SessionLog {
+            records: vec![
+                turn(1, "both"),
+                SessionRecord::Turn {
+                    turn: 2,
+                    time: String::new(),
+                    prompt: "only b".into(),
+                    models: vec!["demo/b".into()],
+                },
+            ],
+            skipped: Vec::new(),
+        };
+        let mut app = App::new(
+            SessionInfo::default(),
+            vec!["demo/a".into(), "demo/b".into()],
+            Settings::default(),
+            Theme::PLAIN,
+        );
+        replay(&mut app, &log);
+        assert_eq!(app.sent.get(&1).map(String::as_str), Some("both"));
+        assert_eq!(app.sent.get(&2).map(String::as_str), Some("@demo/b only b"));
     }
 
     /// Bug (issue 14, 6): a reopened panel said "1 write(s)" where the live one named the

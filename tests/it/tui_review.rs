@@ -581,6 +581,52 @@ fn rewind_scopes_ask_first_then_put_the_prompt_back() {
     assert!(command(&mut a, "/rewind").is_empty());
 }
 
+/// Bug (issue 14, 2): the prompt a rewind put back had lost its `@model` target, so Enter sent
+/// it to every model; the history kept it without the `@` too.
+#[test]
+fn a_rewound_prompt_comes_back_with_its_model_targets() {
+    let mut a = app(&[GOOD, SLOPPY]);
+    typed(&mut a, "@sloppy explain the discount");
+    let effects = key(&mut a, KeyCode::Enter);
+    let [Effect::Submit(request)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(request.prompt, "explain the discount");
+    assert_eq!(request.line, "@sloppy explain the discount");
+    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    assert_eq!(
+        a.history.last().map(String::as_str),
+        Some("@sloppy explain the discount")
+    );
+    finish(&mut a, 1, &[]);
+    send(&mut a, EngineMsg::TurnEnded { turn: 1 });
+    send(
+        &mut a,
+        EngineMsg::Rewound(RewindDone {
+            apply_id: None,
+            scope: RewindScope::Conversation,
+            turn: Some(1),
+            prompt: Some("explain the discount".into()),
+            restored: vec![],
+            kept: vec![],
+        }),
+    );
+    assert_eq!(a.prompt.raw(), "@sloppy explain the discount");
+    let effects = key(&mut a, KeyCode::Enter);
+    let [Effect::Submit(again)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(
+        again
+            .targets
+            .iter()
+            .map(|t| t.label.as_str())
+            .collect::<Vec<_>>(),
+        [SLOPPY],
+        "Enter sends it to the same model again"
+    );
+}
+
 #[test]
 fn a_files_only_rewind_keeps_the_review_open_for_a_new_choice() {
     let dir = project();

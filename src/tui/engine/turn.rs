@@ -26,7 +26,8 @@ const MAX_ATTACHMENT: u64 = 512 * 1024;
 #[derive(Debug)]
 pub struct ActiveTurn {
     turn: u32,
-    prompt: String,
+    /// The prompt as typed, `@model` targets included (what history.jsonl keeps).
+    line: String,
     remember: bool,
     targets: Vec<Target>,
     /// `@word`s that named neither a model nor a project file: sent as plain text, and said
@@ -113,7 +114,7 @@ impl Engine {
             .collect();
         self.turn = Some(ActiveTurn {
             turn,
-            prompt: request.prompt.clone(),
+            line: request.line.clone(),
             remember: request.remember,
             targets: request.targets,
             plain,
@@ -184,7 +185,7 @@ impl Engine {
         self.core.turn_started(turn, base);
         if active.remember {
             let line = serde_json::json!({
-                "time": now().rfc3339(), "session": self.core.id(), "prompt": active.prompt,
+                "time": now().rfc3339(), "session": self.core.id(), "prompt": active.line,
             });
             let path = self.core.store().history();
             tokio::task::spawn_blocking(move || {
