@@ -42,6 +42,7 @@ impl SessionEngine {
             time: now().rfc3339(),
             prompt: prompt.to_string(),
             models: models.to_vec(),
+            blind: self.blind,
         });
     }
 

@@ -73,6 +73,8 @@ pub struct TurnRequest {
     pub attachments: Vec<String>,
     /// Settings of this turn.
     pub settings: Settings,
+    /// Whether the names are hidden in this turn (recorded, so `--continue` hides them again).
+    pub blind: bool,
     /// Whether to record the prompt in `.versus/history.jsonl` (not for `/resume`).
     pub remember: bool,
 }
@@ -332,6 +334,8 @@ pub enum Effect {
         label: String,
         /// The name shown for it (its alias in a blind turn).
         shown: String,
+        /// Names are hidden: print neither the model's name nor its workspace folder.
+        hidden: bool,
     },
     /// Leave: cancel runs, clean up, restore the terminal.
     Quit,

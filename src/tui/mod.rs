@@ -183,7 +183,10 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
         ..Settings::default()
     };
     let mut app = App::new(session, labels, settings, Theme::from_env());
-    app.blind = options.blind || recipe.as_ref().is_some_and(|r| r.review.blind);
+    // A reopened blind session stays blind (its unchosen turn must not show the names).
+    app.blind = options.blind
+        || recipe.as_ref().is_some_and(|r| r.review.blind)
+        || (options.resume.is_some() && core.blind());
     app.banner = banner;
     if let Some(recipe) = &recipe {
         config.sandbox = recipe.sandbox_settings(&config.sandbox);

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use crate::engine::RestoredTurn;
 use crate::model::RunStop;
+use crate::review::BlindNames;
 use crate::session::{SessionLog, SessionRecord};
 
 use super::panel::{PanelStatus, RunSummary};
@@ -47,11 +48,29 @@ pub fn restore_review(app: &mut App, restored: &RestoredTurn, session: &str) {
         order,
     ));
     let finished: Vec<String> = targets.iter().map(|(_, l)| app.shown_label(l)).collect();
+    let unfinished: Vec<String> = restored
+        .unfinished
+        .iter()
+        .map(|l| app.shown_label(l))
+        .collect();
     if restored.unfinished.is_empty() {
         app.info(format!(
             "session {session} reopened: turn {} was not chosen yet; {} can be reviewed (Ctrl+O)",
             restored.turn,
             finished.join(", ")
+        ));
+        return;
+    }
+    if app.hiding() {
+        // `@model` targets would name the models behind the aliases: the prompt comes back
+        // alone, and /resume continues just the interrupted ones.
+        app.prompt.set(&restored.prompt);
+        app.info(format!(
+            "session {session} reopened: turn {} was interrupted; {} finished and can be reviewed (Ctrl+O); {} did not (names are hidden until you choose: /resume continues just {}, Enter sends the prompt to every model)",
+            restored.turn,
+            if finished.is_empty() { "no model".to_string() } else { finished.join(", ") },
+            unfinished.join(", "),
+            if unfinished.len() == 1 { "it" } else { "them" },
         ));
         return;
     }
@@ -66,7 +85,7 @@ pub fn restore_review(app: &mut App, restored: &RestoredTurn, session: &str) {
         "session {session} reopened: turn {} was interrupted; {} finished and can be reviewed (Ctrl+O); {} did not: the prompt is back in the box for {} only (Enter runs {} again)",
         restored.turn,
         if finished.is_empty() { "no model".to_string() } else { finished.join(", ") },
-        restored.unfinished.join(", "),
+        unfinished.join(", "),
         if restored.unfinished.len() == 1 { "it" } else { "them" },
         if restored.unfinished.len() == 1 { "it" } else { "them" },
     ));
@@ -81,14 +100,21 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
     // What each model changed, from its proposals (recorded just before it finished), so the
     // summary names the files written and deleted as the live panel did.
     let mut changed: HashMap<(u32, usize), (Vec<String>, Vec<String>)> = HashMap::new();
+    // Blind turns (with a seed for their aliases) and the turns chosen since.
+    let mut blind: HashMap<u32, u64> = HashMap::new();
+    let mut chosen: Vec<u32> = Vec::new();
     for record in &log.records {
         match record {
             SessionRecord::Turn {
                 turn,
+                time,
                 prompt,
                 models,
-                ..
+                blind: hidden,
             } => {
+                if *hidden {
+                    blind.insert(*turn, alias_seed(time, prompt));
+                }
                 let map: Vec<Option<usize>> = models.iter().map(|m| app.panel_of(m)).collect();
                 for (index, panel) in app.panels.iter_mut().enumerate() {
                     if map.contains(&Some(index)) {
@@ -145,8 +171,16 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
                     });
                 }
             }
+            SessionRecord::Choice { turn, .. } => chosen.push(*turn),
             _ => {}
         }
+    }
+    // The last turn was blind and is not chosen yet: its names stay hidden (the same aliases
+    // each time the session is reopened) until the choice.
+    if let Some(seed) = blind.get(&log.last_turn())
+        && !chosen.contains(&log.last_turn())
+    {
+        app.names = Some(BlindNames::new(app.panels.len(), *seed));
     }
     for panel in &mut app.panels {
         if panel.status.is_active() {
@@ -162,6 +196,16 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
         .filter(|flags| flags.iter().any(|f| !f))
         .and_then(|_| prompts.get(&turns).cloned());
     Replayed { turns, interrupted }
+}
+
+/// A seed for a reopened blind turn's aliases, from what its record holds (FNV-1a): stable, so
+/// the aliases do not change between reopenings.
+fn alias_seed(time: &str, prompt: &str) -> u64 {
+    time.bytes()
+        .chain(prompt.bytes())
+        .fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        })
 }
 
 fn panel_for<'a>(
@@ -189,6 +233,7 @@ mod tests {
             time: String::new(),
             prompt: prompt.into(),
             models: vec!["demo/a".into(), "demo/b".into()],
+            blind: false,
         }
     }
 
@@ -267,6 +312,7 @@ mod tests {
                     time: String::new(),
                     prompt: "only b".into(),
                     models: vec!["demo/b".into()],
+                    blind: false,
                 },
             ],
             skipped: Vec::new(),
@@ -356,5 +402,48 @@ mod tests {
             error: None,
         });
         assert_eq!(last(&live).as_deref(), Some(expected));
+    }
+
+    /// Bug (issue 14, 1): `--continue` of a blind session came back with the names of its
+    /// unchosen turn shown; they stay hidden (the engine keeps blind mode on) until the choice.
+    #[test]
+    fn a_reopened_blind_turn_hides_the_names_until_its_choice() {
+        let blind_turn = |n: u32| SessionRecord::Turn {
+            turn: n,
+            time: "2026-11-21T09:05:03Z".into(),
+            prompt: "fix it".into(),
+            models: vec!["demo/a".into(), "demo/b".into()],
+            blind: true,
+        };
+        let fresh = || {
+            App::new(
+                SessionInfo::default(),
+                vec!["demo/a".into(), "demo/b".into()],
+                Settings::default(),
+                Theme::PLAIN,
+            )
+        };
+        let log = SessionLog {
+            records: vec![blind_turn(1), finished(1, 0), finished(1, 1)],
+            skipped: Vec::new(),
+        };
+        assert!(log.blind());
+        let mut app = fresh();
+        replay(&mut app, &log);
+        assert!(app.hiding());
+        assert!((0..2).all(|i| app.shown(i).starts_with("Model ")));
+        // Chosen: the names show.
+        let mut log = log;
+        log.records.push(SessionRecord::Choice {
+            turn: 1,
+            chosen: Vec::new(),
+            apply_id: None,
+            applied: Vec::new(),
+            ratings: Default::default(),
+        });
+        let mut app = fresh();
+        replay(&mut app, &log);
+        assert!(!app.hiding());
+        assert_eq!(app.shown(0), "demo/a");
     }
 }

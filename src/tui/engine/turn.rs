@@ -88,6 +88,7 @@ impl Engine {
         self.checks.cancel();
         self.checks = tokio_util::sync::CancellationToken::new();
         self.check = request.settings.check.clone();
+        self.core.set_blind(request.blind);
         let launch = match self.core.start_turn(EngineTurn {
             prompt: request.prompt.clone(),
             attached,

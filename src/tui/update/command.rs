@@ -83,6 +83,7 @@ pub fn submit(app: &mut App) -> Vec<Effect> {
         targets,
         attachments,
         settings: app.settings.clone(),
+        blind: app.blind,
         remember: true,
     };
     start(app, request, text)
@@ -367,6 +368,7 @@ fn resume(app: &mut App) -> Vec<Effect> {
         targets,
         attachments: Vec::new(),
         settings: app.settings.clone(),
+        blind: app.blind,
         remember: false,
     };
     let typed = app.prompt.raw().to_string();
