@@ -292,6 +292,7 @@ fn review_bench(frames: usize) {
                     elapsed_ms: 1000,
                     writes: 1,
                     files: vec!["big.rs".into()],
+                    deleted: vec![],
                     error: None,
                 },
             }),

@@ -114,6 +114,9 @@ pub struct SessionEngine {
     sent_notes: BTreeMap<u32, NoteInputs>,
     /// The running turn, or the last one, kept for review until the next starts.
     turn: Option<turn::TurnState>,
+    /// The front end hides the model names (blind mode): recorded with each turn, so a
+    /// reopened session hides them again until that turn's choice.
+    blind: bool,
 }
 
 impl std::fmt::Debug for SessionEngine {
@@ -253,6 +256,7 @@ impl SessionEngine {
             sent_notes: BTreeMap::new(),
             turn: None,
             models: models.clone(),
+            blind: log.blind(),
         };
         engine.recorder.record(&SessionRecord::Opened {
             time: now().rfc3339(),
@@ -301,6 +305,17 @@ impl SessionEngine {
     /// The conversation `model` continues from (empty before its first turn).
     pub fn conversation(&self, model: &str) -> &[Message] {
         self.conversations.get(model).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether the next turns hide the model names (a reopened session: whether its latest
+    /// turn did).
+    pub fn blind(&self) -> bool {
+        self.blind
+    }
+
+    /// Hides (or shows) the model names from the next turn on; recorded with each turn.
+    pub fn set_blind(&mut self, blind: bool) {
+        self.blind = blind;
     }
 
     /// Changes the session's models (recorded, so `--continue` comes back with these).

@@ -50,6 +50,7 @@ impl SessionEngine {
             time: now().rfc3339(),
             prompt: prompt.to_string(),
             models: models.to_vec(),
+            blind: self.blind,
         });
     }
 
@@ -134,6 +135,7 @@ impl SessionEngine {
             final_text,
             writes: finish.writes.len(),
             files,
+            deleted: crate::workspace::FileWrite::deleted_paths(finish.writes),
         }
     }
 

@@ -87,6 +87,10 @@ impl SessionEngine {
                             final_text: final_text.clone(),
                             writes: *writes,
                             files,
+                            deleted: proposals
+                                .get(entry)
+                                .map(|w| crate::workspace::FileWrite::deleted_paths(w))
+                                .unwrap_or_default(),
                         },
                     );
                 }

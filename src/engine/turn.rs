@@ -111,6 +111,8 @@ pub struct FinishedModel {
     pub writes: usize,
     /// Paths it changed, sorted.
     pub files: Vec<String>,
+    /// Those of `files` it deleted (its last change to them was a delete), sorted.
+    pub deleted: Vec<String>,
 }
 
 /// What a run event meant, for the front end.

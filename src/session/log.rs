@@ -114,6 +114,10 @@ pub enum SessionRecord {
         prompt: String,
         /// Entry labels, in order.
         models: Vec<String>,
+        /// The names were hidden (blind mode): a reopened session keeps them hidden until this
+        /// turn's choice. Absent (false) in logs written before it was recorded.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        blind: bool,
     },
     /// A model's workspace is ready.
     Workspace {
@@ -532,6 +536,7 @@ impl SessionLog {
                     time,
                     prompt,
                     models,
+                    ..
                 } => {
                     turns.insert(
                         *turn,
@@ -592,6 +597,18 @@ impl SessionLog {
     /// and appends; a `/clear` empties every conversation). Models are keyed by entry label.
     pub fn conversations(&self) -> BTreeMap<String, Vec<Message>> {
         fold_conversations(&self.records, &self.rewound())
+    }
+
+    /// Whether the latest turn hid the model names (blind mode).
+    pub fn blind(&self) -> bool {
+        self.records
+            .iter()
+            .rev()
+            .find_map(|r| match r {
+                SessionRecord::Turn { blind, .. } => Some(*blind),
+                _ => None,
+            })
+            .unwrap_or(false)
     }
 
     /// The session's models: those of the latest `Opened` / `ModelsChanged` record, plus any
@@ -710,6 +727,7 @@ impl Session {
             time: now().rfc3339(),
             prompt: prompt.to_string(),
             models: models.to_vec(),
+            blind: false,
         })?;
         Ok(self.turn)
     }

@@ -64,12 +64,18 @@ pub struct TurnRequest {
     pub turn: u32,
     /// The prompt with pastes expanded (`@model` tokens removed, `@path` tokens kept).
     pub prompt: String,
+    /// The prompt as typed (pastes expanded) with its `@model` targets: what the history keeps
+    /// and what a rewind puts back, so Enter sends it to the same models again.
+    pub line: String,
     /// Models addressed.
     pub targets: Vec<Target>,
-    /// Files to attach (`@path` tokens without the `@`).
+    /// `@word`s that name no model, without the `@`: the driver attaches those that are files
+    /// of the project and leaves the others as plain text.
     pub attachments: Vec<String>,
     /// Settings of this turn.
     pub settings: Settings,
+    /// Whether the names are hidden in this turn (recorded, so `--continue` hides them again).
+    pub blind: bool,
     /// Whether to record the prompt in `.versus/history.jsonl` (not for `/resume`).
     pub remember: bool,
 }
@@ -331,6 +337,8 @@ pub enum Effect {
         label: String,
         /// The name shown for it (its alias in a blind turn).
         shown: String,
+        /// Names are hidden: print neither the model's name nor its workspace folder.
+        hidden: bool,
     },
     /// Tell the user, who is in another window, that something needs them.
     Notify {

@@ -103,7 +103,7 @@ where
         if let Some(shell) = engine.take_shell() {
             // crossterm's reader must stop before the shell reads the terminal.
             drop(input);
-            let outcome = super::terminal::run_shell(&shell.dir, &shell.shown);
+            let outcome = super::terminal::run_shell(&shell);
             input = EventStream::new();
             // A full redraw without asking the terminal where its cursor is (ratatui's
             // `clear` does, and that answer can be lost right after the shell): wipe the
@@ -116,10 +116,7 @@ where
                     "back from the shell in {}'s workspace",
                     shell.shown
                 )),
-                Err(e) => EngineMsg::Error(format!(
-                    "could not run a shell ($SHELL, else /bin/sh) in {}: {e}",
-                    shell.dir.display()
-                )),
+                Err(e) => EngineMsg::Error(shell.failed(&e)),
             };
             dispatch(app, engine, Msg::Engine(text));
             app.dirty = true;

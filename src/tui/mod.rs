@@ -184,7 +184,10 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
         ..Settings::default()
     };
     let mut app = App::new(session, labels, settings, Theme::from_env());
-    app.blind = options.blind || recipe.as_ref().is_some_and(|r| r.review.blind);
+    // A reopened blind session stays blind (its unchosen turn must not show the names).
+    app.blind = options.blind
+        || recipe.as_ref().is_some_and(|r| r.review.blind)
+        || (options.resume.is_some() && core.blind());
     let term_program = std::env::var("TERM_PROGRAM").ok();
     app.notifier = notify::resolve(config.ui.notify, term_program.as_deref());
     app.banner = banner;

@@ -42,8 +42,11 @@ pub struct RunSummary {
     pub elapsed_ms: u64,
     /// Writes and deletes it recorded (bash changes included).
     pub writes: usize,
-    /// Paths it wrote or deleted (sorted; empty when not known, e.g. in a replayed session).
+    /// Paths it wrote or deleted (sorted; empty when not known, e.g. in a session log of
+    /// version 1, which has no proposals).
     pub files: Vec<String>,
+    /// Those of `files` it deleted, sorted (the summary says "deleted", not "wrote").
+    pub deleted: Vec<String>,
     /// A failure outside the agent (workspace, bash-change scan).
     pub error: Option<String>,
 }
@@ -318,15 +321,8 @@ impl Panel {
             theme.dim(),
         );
         self.transcript.push(line);
-        let files = match (summary.files.len(), summary.writes) {
-            (0, 0) => "wrote no file".to_string(),
-            (0, n) => format!("{n} write(s)"),
-            (n, _) => format!(
-                "wrote {n} file(s): {}",
-                one_line(&summary.files.join(", "), 300)
-            ),
-        };
-        self.transcript.push(TLine::styled(&files, theme.dim()));
+        self.transcript
+            .push(TLine::styled(&files_line(summary), theme.dim()));
     }
 
     fn stream(&mut self, kind: StreamKind, text: &str) {
@@ -462,6 +458,38 @@ pub fn arg_summary(arguments: &str) -> String {
         }
     }
     String::new()
+}
+
+/// The last line of a finished model's summary: which files it wrote and which it deleted
+/// (a deleted file is never reported as written). Only the count is known for a session log
+/// without proposals (version 1).
+fn files_line(summary: &RunSummary) -> String {
+    let written: Vec<&str> = summary
+        .files
+        .iter()
+        .filter(|f| !summary.deleted.contains(f))
+        .map(String::as_str)
+        .collect();
+    let mut parts = Vec::new();
+    if !written.is_empty() {
+        parts.push(format!(
+            "wrote {} file(s): {}",
+            written.len(),
+            one_line(&written.join(", "), 300)
+        ));
+    }
+    if !summary.deleted.is_empty() {
+        parts.push(format!(
+            "deleted {} file(s): {}",
+            summary.deleted.len(),
+            one_line(&summary.deleted.join(", "), 300)
+        ));
+    }
+    match (parts.is_empty(), summary.writes) {
+        (false, _) => parts.join(" · "),
+        (true, 0) => "wrote no file".to_string(),
+        (true, n) => format!("{n} write(s)"),
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use crate::engine::RestoredTurn;
 use crate::model::RunStop;
+use crate::review::BlindNames;
 use crate::session::{SessionLog, SessionRecord};
 
 use super::panel::{PanelStatus, RunSummary};
@@ -47,11 +48,29 @@ pub fn restore_review(app: &mut App, restored: &RestoredTurn, session: &str) {
         order,
     ));
     let finished: Vec<String> = targets.iter().map(|(_, l)| app.shown_label(l)).collect();
+    let unfinished: Vec<String> = restored
+        .unfinished
+        .iter()
+        .map(|l| app.shown_label(l))
+        .collect();
     if restored.unfinished.is_empty() {
         app.info(format!(
             "session {session} reopened: turn {} was not chosen yet; {} can be reviewed (Ctrl+O)",
             restored.turn,
             finished.join(", ")
+        ));
+        return;
+    }
+    if app.hiding() {
+        // `@model` targets would name the models behind the aliases: the prompt comes back
+        // alone, and /resume continues just the interrupted ones.
+        app.prompt.set(&restored.prompt);
+        app.info(format!(
+            "session {session} reopened: turn {} was interrupted; {} finished and can be reviewed (Ctrl+O); {} did not (names are hidden until you choose: /resume continues just {}, Enter sends the prompt to every model)",
+            restored.turn,
+            if finished.is_empty() { "no model".to_string() } else { finished.join(", ") },
+            unfinished.join(", "),
+            if unfinished.len() == 1 { "it" } else { "them" },
         ));
         return;
     }
@@ -66,7 +85,7 @@ pub fn restore_review(app: &mut App, restored: &RestoredTurn, session: &str) {
         "session {session} reopened: turn {} was interrupted; {} finished and can be reviewed (Ctrl+O); {} did not: the prompt is back in the box for {} only (Enter runs {} again)",
         restored.turn,
         if finished.is_empty() { "no model".to_string() } else { finished.join(", ") },
-        restored.unfinished.join(", "),
+        unfinished.join(", "),
         if restored.unfinished.len() == 1 { "it" } else { "them" },
         if restored.unfinished.len() == 1 { "it" } else { "them" },
     ));
@@ -78,14 +97,24 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
     let mut entries: HashMap<u32, Vec<Option<usize>>> = HashMap::new();
     let mut prompts: HashMap<u32, String> = HashMap::new();
     let mut done: HashMap<u32, Vec<bool>> = HashMap::new();
+    // What each model changed, from its proposals (recorded just before it finished), so the
+    // summary names the files written and deleted as the live panel did.
+    let mut changed: HashMap<(u32, usize), (Vec<String>, Vec<String>)> = HashMap::new();
+    // Blind turns (with a seed for their aliases) and the turns chosen since.
+    let mut blind: HashMap<u32, u64> = HashMap::new();
+    let mut chosen: Vec<u32> = Vec::new();
     for record in &log.records {
         match record {
             SessionRecord::Turn {
                 turn,
+                time,
                 prompt,
                 models,
-                ..
+                blind: hidden,
             } => {
+                if *hidden {
+                    blind.insert(*turn, alias_seed(time, prompt));
+                }
                 let map: Vec<Option<usize>> = models.iter().map(|m| app.panel_of(m)).collect();
                 for (index, panel) in app.panels.iter_mut().enumerate() {
                     if map.contains(&Some(index)) {
@@ -95,6 +124,7 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
                     }
                 }
                 done.insert(*turn, vec![false; models.len()]);
+                app.sent.insert(*turn, app.addressed(prompt, models));
                 entries.insert(*turn, map);
                 prompts.insert(*turn, prompt.clone());
             }
@@ -104,6 +134,18 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
                 if let Some(panel) = panel_for(app, &entries, *turn, *entry) {
                     panel.apply(event, 0);
                 }
+            }
+            SessionRecord::Proposals {
+                turn,
+                entry,
+                writes,
+                ..
+            } => {
+                let mut files: Vec<String> = writes.iter().map(|w| w.path.clone()).collect();
+                files.sort();
+                files.dedup();
+                let deleted = crate::workspace::FileWrite::deleted_paths(writes);
+                changed.insert((*turn, *entry), (files, deleted));
             }
             SessionRecord::Finished {
                 turn,
@@ -117,18 +159,28 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
                 if let Some(flags) = done.get_mut(turn).and_then(|d| d.get_mut(*entry)) {
                     *flags = true;
                 }
+                let (files, deleted) = changed.remove(&(*turn, *entry)).unwrap_or_default();
                 if let Some(panel) = panel_for(app, &entries, *turn, *entry) {
                     panel.finish(&RunSummary {
                         stop: stop.unwrap_or(RunStop::Error),
                         elapsed_ms: stats.as_ref().map(|s| s.elapsed_ms).unwrap_or(0),
                         writes: *writes,
-                        files: Vec::new(),
+                        files,
+                        deleted,
                         error: error.clone(),
                     });
                 }
             }
+            SessionRecord::Choice { turn, .. } => chosen.push(*turn),
             _ => {}
         }
+    }
+    // The last turn was blind and is not chosen yet: its names stay hidden (the same aliases
+    // each time the session is reopened) until the choice.
+    if let Some(seed) = blind.get(&log.last_turn())
+        && !chosen.contains(&log.last_turn())
+    {
+        app.names = Some(BlindNames::new(app.panels.len(), *seed));
     }
     for panel in &mut app.panels {
         if panel.status.is_active() {
@@ -144,6 +196,16 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
         .filter(|flags| flags.iter().any(|f| !f))
         .and_then(|_| prompts.get(&turns).cloned());
     Replayed { turns, interrupted }
+}
+
+/// A seed for a reopened blind turn's aliases, from what its record holds (FNV-1a): stable, so
+/// the aliases do not change between reopenings.
+fn alias_seed(time: &str, prompt: &str) -> u64 {
+    time.bytes()
+        .chain(prompt.bytes())
+        .fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        })
 }
 
 fn panel_for<'a>(
@@ -171,6 +233,7 @@ mod tests {
             time: String::new(),
             prompt: prompt.into(),
             models: vec!["demo/a".into(), "demo/b".into()],
+            blind: false,
         }
     }
 
@@ -235,5 +298,152 @@ mod tests {
             Some("(interrupted: versus stopped before this model finished)")
         );
         assert_eq!(app.panels[1].status, PanelStatus::Done(RunStop::Cancelled));
+    }
+
+    /// Bug (issue 14, 2): a rewind of a reopened session's turn put its prompt back without the
+    /// `@model` it was sent to.
+    #[test]
+    fn a_replayed_turn_remembers_its_targets_for_a_rewind() {
+        let log = SessionLog {
+            records: vec![
+                turn(1, "both"),
+                SessionRecord::Turn {
+                    turn: 2,
+                    time: String::new(),
+                    prompt: "only b".into(),
+                    models: vec!["demo/b".into()],
+                    blind: false,
+                },
+            ],
+            skipped: Vec::new(),
+        };
+        let mut app = App::new(
+            SessionInfo::default(),
+            vec!["demo/a".into(), "demo/b".into()],
+            Settings::default(),
+            Theme::PLAIN,
+        );
+        replay(&mut app, &log);
+        assert_eq!(app.sent.get(&1).map(String::as_str), Some("both"));
+        assert_eq!(app.sent.get(&2).map(String::as_str), Some("@demo/b only b"));
+    }
+
+    /// Bug (issue 14, 6): a reopened panel said "1 write(s)" where the live one named the
+    /// files, and a deleted file was reported as written.
+    #[test]
+    fn a_reopened_panel_names_the_files_written_and_deleted_like_the_live_one() {
+        use crate::workspace::{FileWrite, WriteOrigin};
+        let change = |seq: u64, path: &str, content: Option<&str>| FileWrite {
+            path: path.into(),
+            content: content.map(|c| std::sync::Arc::new(c.as_bytes().to_vec())),
+            origin: WriteOrigin::new("write_file", format!("call-{seq}")),
+            seq,
+            symlink: false,
+        };
+        let writes = vec![
+            change(0, "src/new.rs", Some("fn main() {}\n")),
+            change(1, "old.txt", None),
+            change(2, "tmp.txt", Some("x")),
+            change(3, "tmp.txt", None),
+        ];
+        let log = SessionLog {
+            records: vec![
+                turn(1, "tidy up"),
+                SessionRecord::Proposals {
+                    turn: 1,
+                    entry: 0,
+                    model: "demo/a".into(),
+                    writes: writes.clone(),
+                    base: Default::default(),
+                },
+                SessionRecord::Finished {
+                    turn: 1,
+                    entry: 0,
+                    model: String::new(),
+                    stop: Some(RunStop::Completed),
+                    stats: None,
+                    writes: writes.len(),
+                    error: None,
+                    final_text: String::new(),
+                },
+            ],
+            skipped: Vec::new(),
+        };
+        let mut app = App::new(
+            SessionInfo::default(),
+            vec!["demo/a".into(), "demo/b".into()],
+            Settings::default(),
+            Theme::PLAIN,
+        );
+        replay(&mut app, &log);
+        let last = |app: &App| {
+            app.panels[0]
+                .transcript
+                .lines()
+                .last()
+                .map(|l| l.text().to_string())
+        };
+        let expected = "wrote 1 file(s): src/new.rs · deleted 2 file(s): old.txt, tmp.txt";
+        assert_eq!(last(&app).as_deref(), Some(expected));
+        // The live panel says the same from the driver's summary.
+        let mut live = App::new(
+            SessionInfo::default(),
+            vec!["demo/a".into()],
+            Settings::default(),
+            Theme::PLAIN,
+        );
+        live.panels[0].begin_turn(1, "tidy up", 0);
+        live.panels[0].finish(&RunSummary {
+            stop: RunStop::Completed,
+            elapsed_ms: 0,
+            writes: writes.len(),
+            files: vec!["old.txt".into(), "src/new.rs".into(), "tmp.txt".into()],
+            deleted: FileWrite::deleted_paths(&writes),
+            error: None,
+        });
+        assert_eq!(last(&live).as_deref(), Some(expected));
+    }
+
+    /// Bug (issue 14, 1): `--continue` of a blind session came back with the names of its
+    /// unchosen turn shown; they stay hidden (the engine keeps blind mode on) until the choice.
+    #[test]
+    fn a_reopened_blind_turn_hides_the_names_until_its_choice() {
+        let blind_turn = |n: u32| SessionRecord::Turn {
+            turn: n,
+            time: "2026-11-21T09:05:03Z".into(),
+            prompt: "fix it".into(),
+            models: vec!["demo/a".into(), "demo/b".into()],
+            blind: true,
+        };
+        let fresh = || {
+            App::new(
+                SessionInfo::default(),
+                vec!["demo/a".into(), "demo/b".into()],
+                Settings::default(),
+                Theme::PLAIN,
+            )
+        };
+        let log = SessionLog {
+            records: vec![blind_turn(1), finished(1, 0), finished(1, 1)],
+            skipped: Vec::new(),
+        };
+        assert!(log.blind());
+        let mut app = fresh();
+        replay(&mut app, &log);
+        assert!(app.hiding());
+        assert!((0..2).all(|i| app.shown(i).starts_with("Model ")));
+        // Chosen: the names show.
+        let mut log = log;
+        log.records.push(SessionRecord::Choice {
+            turn: 1,
+            chosen: Vec::new(),
+            apply_id: None,
+            applied: Vec::new(),
+            ratings: Default::default(),
+        });
+        let mut app = fresh();
+        replay(&mut app, &log);
+        assert!(!app.hiding());
+        assert_eq!(app.shown(0), "demo/a");
     }
 }

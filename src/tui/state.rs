@@ -170,6 +170,9 @@ pub struct App {
     pub dialog: Option<Dialog>,
     /// Blind mode for the next turns (`--blind`, `/blind`, a recipe's `Review: blind`).
     pub blind: bool,
+    /// Each turn's prompt as it would be typed again, `@model` targets included (a rewind puts
+    /// it back: the prompt alone would go to every model).
+    pub sent: BTreeMap<u32, String>,
     /// The current turn's hidden names (`None` when the turn is not blind).
     pub names: Option<BlindNames>,
     /// Palette.
@@ -214,6 +217,7 @@ impl App {
             review: None,
             dialog: None,
             blind: false,
+            sent: BTreeMap::new(),
             names: None,
             theme,
             quit: false,
@@ -284,6 +288,17 @@ impl App {
             }
             _ => (0..self.panels.len()).collect(),
         }
+    }
+
+    /// `prompt` as typed to reach `models`: with an `@model` per model in front when they are
+    /// not every model of the roster (a turn sent to all needs none).
+    pub fn addressed(&self, prompt: &str, models: &[String]) -> String {
+        if self.roster.iter().all(|m| models.contains(m)) {
+            return prompt.to_string();
+        }
+        let mut line: String = models.iter().map(|m| format!("@{m} ")).collect();
+        line.push_str(prompt);
+        line
     }
 
     /// The panel index of `label`.

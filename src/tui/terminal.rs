@@ -117,21 +117,21 @@ pub fn notify(bytes: &str) {
 
 /// Runs an interactive shell in `dir` with the terminal given back to it, then takes the
 /// terminal over again ("open workspace"). The caller redraws everything afterwards. The
-/// shell is `$SHELL`, else `/bin/sh`; `VERSUS_WORKSPACE` names the model inside it.
-pub fn run_shell(dir: &std::path::Path, shown: &str) -> io::Result<std::process::ExitStatus> {
+/// shell is `$SHELL`, else `/bin/sh`; `VERSUS_WORKSPACE` names the model inside it (its alias
+/// while names are hidden, when the shell starts from a link named after the alias and `PWD`
+/// says so, so its prompt does not show the real folder).
+pub fn run_shell(request: &super::engine::ShellRequest) -> io::Result<std::process::ExitStatus> {
     restore();
     let shell = std::env::var_os("SHELL")
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "/bin/sh".into());
     let mut out = io::stderr();
-    let _ = writeln!(
-        out,
-        "versus: a shell in the workspace of {shown} ({}); exit it to return to versus",
-        dir.display()
-    );
+    let _ = writeln!(out, "{}", request.banner());
+    let dir = request.start_dir();
     let status = std::process::Command::new(&shell)
         .current_dir(dir)
-        .env("VERSUS_WORKSPACE", shown)
+        .env("PWD", dir)
+        .env("VERSUS_WORKSPACE", &request.shown)
         .status();
     resume()?;
     status

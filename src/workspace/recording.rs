@@ -39,6 +39,22 @@ pub struct FileWrite {
     pub symlink: bool,
 }
 
+impl FileWrite {
+    /// The paths whose last change in `writes` is a delete, sorted: a model's summary says
+    /// "deleted" for these rather than "wrote" (a file written and then deleted was deleted;
+    /// one deleted and then written again was written).
+    pub fn deleted_paths(writes: &[FileWrite]) -> Vec<String> {
+        let mut last: std::collections::BTreeMap<&str, bool> = std::collections::BTreeMap::new();
+        for write in writes {
+            last.insert(write.path.as_str(), write.content.is_none());
+        }
+        last.into_iter()
+            .filter(|(_, deleted)| *deleted)
+            .map(|(path, _)| path.to_string())
+            .collect()
+    }
+}
+
 /// Wraps a view and records every successful write and delete as a [`FileWrite`].
 #[derive(Debug)]
 pub struct RecordingView<V: FileView> {

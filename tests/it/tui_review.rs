@@ -178,6 +178,7 @@ fn finish(app: &mut App, panel: usize, files: &[&str]) {
                 elapsed_ms: 7_000,
                 writes: files.len(),
                 files: files.iter().map(|f| f.to_string()).collect(),
+                deleted: Vec::new(),
                 error: None,
             },
         },
@@ -671,6 +672,52 @@ fn rewind_scopes_ask_first_then_put_the_prompt_back() {
     assert!(command(&mut a, "/rewind").is_empty());
 }
 
+/// Bug (issue 14, 2): the prompt a rewind put back had lost its `@model` target, so Enter sent
+/// it to every model; the history kept it without the `@` too.
+#[test]
+fn a_rewound_prompt_comes_back_with_its_model_targets() {
+    let mut a = app(&[GOOD, SLOPPY]);
+    typed(&mut a, "@sloppy explain the discount");
+    let effects = key(&mut a, KeyCode::Enter);
+    let [Effect::Submit(request)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(request.prompt, "explain the discount");
+    assert_eq!(request.line, "@sloppy explain the discount");
+    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    assert_eq!(
+        a.history.last().map(String::as_str),
+        Some("@sloppy explain the discount")
+    );
+    finish(&mut a, 1, &[]);
+    send(&mut a, EngineMsg::TurnEnded { turn: 1 });
+    send(
+        &mut a,
+        EngineMsg::Rewound(RewindDone {
+            apply_id: None,
+            scope: RewindScope::Conversation,
+            turn: Some(1),
+            prompt: Some("explain the discount".into()),
+            restored: vec![],
+            kept: vec![],
+        }),
+    );
+    assert_eq!(a.prompt.raw(), "@sloppy explain the discount");
+    let effects = key(&mut a, KeyCode::Enter);
+    let [Effect::Submit(again)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(
+        again
+            .targets
+            .iter()
+            .map(|t| t.label.as_str())
+            .collect::<Vec<_>>(),
+        [SLOPPY],
+        "Enter sends it to the same model again"
+    );
+}
+
 #[test]
 fn a_files_only_rewind_keeps_the_review_open_for_a_new_choice() {
     let dir = project();
@@ -1144,7 +1191,8 @@ fn commands_of_the_review_stats_check_blind() {
         ch(&mut b, 'o'),
         [Effect::OpenShell {
             label: GOOD.into(),
-            shown: GOOD.into()
+            shown: GOOD.into(),
+            hidden: false,
         }]
     );
 }
@@ -1246,4 +1294,202 @@ fn c_on_a_text_only_model_chooses_its_answer() {
     );
     let (text, error) = status(&a);
     assert!(!error && text.contains("answer chosen"), "{text}");
+}
+
+/// Renders `app` at the three sizes the issue names and fails if any frame shows a real model
+/// name (or the part of a workspace folder named after it).
+fn assert_no_name(app: &mut App, step: &str) {
+    for (w, h) in [(200, 50), (80, 24), (60, 15)] {
+        let t = render(app, w, h);
+        // The help's fixed texts ("@good or @demo/good", "rate good / bad / tie") name no
+        // model of the turn; they happen to match these demo models, so they are left out.
+        let screen: String = format!("{:?}", t.backend())
+            .lines()
+            .filter(|l| {
+                !l.contains("send this prompt only to that model") && !l.contains("rate good")
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        for leak in ["demo/", "demo-", "good", "sloppy"] {
+            assert!(
+                !screen.contains(leak),
+                "{step} at {w}x{h} shows {leak:?}:\n{screen}"
+            );
+        }
+    }
+}
+
+/// Bug (issue 14, 1): blind mode leaked the names (the zoomed title's `-m` position, the shell
+/// banner with the workspace folder). Every frame of a whole blind turn — panels while models
+/// stream, the review and its layouts, search, the transcript zoom, the apply and rewind
+/// dialogs, help, ratings, the status line — is scanned at 200x50, 80x24 and 60x15 until the
+/// choice; `o` asks for a shell that names only the alias. After the choice the names show.
+#[test]
+fn a_blind_turn_shows_no_real_name_in_any_frame_until_the_choice() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let mut a = app(&[GOOD, SLOPPY]);
+    a.blind = true;
+    typed(&mut a, "The discount test fails. Fix it.");
+    key(&mut a, KeyCode::Enter);
+    // This seed lays demo/sloppy out first: the `-m` position differs from the one on screen.
+    send(
+        &mut a,
+        EngineMsg::TurnStarted {
+            turn: 1,
+            seed: 0xdead_beef,
+        },
+    );
+    assert_eq!(a.panel_order(), [1, 0]);
+    assert_no_name(&mut a, "turn started");
+    for panel in 0..2 {
+        for event in [
+            AgentEvent::StepStarted { step: 1 },
+            AgentEvent::TextDelta {
+                text: "Looking at the discount rule.\n".into(),
+            },
+            AgentEvent::Usage {
+                step: Usage::default(),
+                total: Usage {
+                    input: 1200,
+                    output: 340,
+                    ..Usage::default()
+                },
+                cost: Some(0.0123),
+            },
+        ] {
+            send(&mut a, EngineMsg::Agent { panel, event });
+            assert_no_name(&mut a, "streaming");
+        }
+    }
+    let (good, sloppy) = sets(&base);
+    finish(&mut a, 0, &["README.md", "src/pricing.rs"]);
+    assert_no_name(&mut a, "one finished");
+    send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: GOOD.into(),
+            set: Ok(good),
+        },
+    );
+    assert_no_name(&mut a, "first change set");
+    finish(&mut a, 1, &["src/pricing.rs", "tests/discount.rs"]);
+    send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: SLOPPY.into(),
+            set: Ok(sloppy),
+        },
+    );
+    send(&mut a, EngineMsg::TurnEnded { turn: 1 });
+    assert_eq!(a.screen, Screen::Review);
+    assert_no_name(&mut a, "review");
+    // The review's keys, each frame scanned.
+    for (step, code) in [
+        ("next file", KeyCode::Right),
+        ("side by side", KeyCode::Char('s')),
+        ("next hunk", KeyCode::Char('n')),
+        ("next model", KeyCode::Tab),
+        ("unified", KeyCode::Char('s')),
+        ("pick a hunk", KeyCode::Char(' ')),
+        ("pick a file", KeyCode::Char('f')),
+        ("rate", KeyCode::Char('-')),
+        ("previous model", KeyCode::BackTab),
+        ("help", KeyCode::Char('?')),
+        ("help closed", KeyCode::Esc),
+    ] {
+        key(&mut a, code);
+        assert_no_name(&mut a, step);
+    }
+    ch(&mut a, '/');
+    typed(&mut a, "BULK");
+    assert_no_name(&mut a, "search");
+    key(&mut a, KeyCode::Esc);
+    // The transcript of the model listed first: zoomed, its title says 1/2 (its place on
+    // screen), never its `-m` position.
+    let first = a.panel_order()[0];
+    let label = a.panels[first].label.clone();
+    select(&mut a, &label);
+    ch(&mut a, 't');
+    assert!(a.zoom);
+    assert_eq!(a.focus, first);
+    let t = render(&mut a, 120, 30);
+    let screen = format!("{:?}", t.backend());
+    assert!(screen.contains("Model A 1/2"), "{screen}");
+    assert_no_name(&mut a, "transcript zoom");
+    press(&mut a, KeyCode::Char('o'), KeyModifiers::CONTROL);
+    assert_no_name(&mut a, "back to the review");
+    // `o`: the shell is asked for by alias, with the names hidden.
+    let effects = ch(&mut a, 'o');
+    let [Effect::OpenShell { shown, hidden, .. }] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert!(*hidden && shown.starts_with("Model "), "{shown}");
+    let shell = versus::tui::engine::ShellRequest {
+        dir: "/work/project/.versus/ws/5766-demo-good-8/tree".into(),
+        shown: shown.clone(),
+        hidden: true,
+        link: Some("/work/project/.versus/sessions/s1/blind/Model-A".into()),
+    };
+    for text in [
+        shell.banner(),
+        shell.failed(&std::io::Error::other("no such shell")),
+        shell.start_dir().display().to_string(),
+    ] {
+        assert!(
+            !text.contains("good") && !text.contains("/ws/"),
+            "the shell prints {text}"
+        );
+    }
+    send(
+        &mut a,
+        EngineMsg::Info(format!("back from the shell in {shown}'s workspace")),
+    );
+    assert_no_name(&mut a, "back from the shell");
+    // The apply dialog (a user edit conflicts) and the rewind dialog.
+    std::fs::write(
+        dir.path().join("src/pricing.rs"),
+        pricing(&[(4, "    if count > BULK_MIN_ITEMS - 1 {")]),
+    )
+    .unwrap();
+    let plan = plan_of(&ch(&mut a, 'a'));
+    let preview = ApplyEngine::new(dir.path(), session.path())
+        .unwrap()
+        .preview(&plan)
+        .unwrap();
+    send(&mut a, EngineMsg::ApplyPreview { turn: 1, preview });
+    assert!(matches!(a.dialog, Some(Dialog::Apply(_))));
+    assert_no_name(&mut a, "apply dialog");
+    key(&mut a, KeyCode::Esc);
+    assert_no_name(&mut a, "apply abandoned");
+    send(
+        &mut a,
+        EngineMsg::RewindPlanned(RewindPlan {
+            scope: RewindScope::Conversation,
+            turn: Some(1),
+            prompt: Some("The discount test fails. Fix it.".into()),
+            files: None,
+            files_note: None,
+        }),
+    );
+    assert!(matches!(a.dialog, Some(Dialog::Rewind(_))));
+    assert_no_name(&mut a, "rewind dialog");
+    ch(&mut a, 'n');
+    assert_no_name(&mut a, "rewind cancelled");
+    // The choice reveals the names (and the scan would see them).
+    ch(&mut a, 'x');
+    send(
+        &mut a,
+        EngineMsg::Chosen(ChoiceDone {
+            turn: 1,
+            chosen: Vec::new(),
+            apply_id: None,
+            files: Vec::new(),
+        }),
+    );
+    let t = render(&mut a, 200, 50);
+    assert!(format!("{:?}", t.backend()).contains("demo/good"));
 }

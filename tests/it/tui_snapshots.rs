@@ -221,6 +221,7 @@ fn a_tool_error_is_red_with_its_message() {
                 elapsed_ms: 2100,
                 writes: 0,
                 files: vec![],
+                deleted: vec![],
                 error: None,
             },
         },

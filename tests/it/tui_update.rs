@@ -321,6 +321,7 @@ fn run_events_fill_panels_and_the_turn_end_reports_every_model() {
                     elapsed_ms: 10,
                     writes: 1,
                     files: vec!["src/a.rs".into()],
+                    deleted: vec![],
                     error: None,
                 },
             },

@@ -26,9 +26,13 @@ const MAX_ATTACHMENT: u64 = 512 * 1024;
 #[derive(Debug)]
 pub struct ActiveTurn {
     turn: u32,
-    prompt: String,
+    /// The prompt as typed, `@model` targets included (what history.jsonl keeps).
+    line: String,
     remember: bool,
     targets: Vec<Target>,
+    /// `@word`s that named neither a model nor a project file: sent as plain text, and said
+    /// so in the status line once the turn starts.
+    plain: Vec<String>,
 }
 
 impl Engine {
@@ -49,8 +53,8 @@ impl Engine {
                 ));
             }
         }
-        let attached = match read_attachments(&self.project, &request.attachments) {
-            Ok(text) => text,
+        let (attached, plain) = match read_attachments(&self.project, &request.attachments) {
+            Ok(found) => found,
             Err(error) => return reject(error),
         };
         let tools = Arc::new(registry);
@@ -84,6 +88,7 @@ impl Engine {
         self.checks.cancel();
         self.checks = tokio_util::sync::CancellationToken::new();
         self.check = request.settings.check.clone();
+        self.core.set_blind(request.blind);
         let launch = match self.core.start_turn(EngineTurn {
             prompt: request.prompt.clone(),
             attached,
@@ -110,9 +115,10 @@ impl Engine {
             .collect();
         self.turn = Some(ActiveTurn {
             turn,
-            prompt: request.prompt.clone(),
+            line: request.line.clone(),
             remember: request.remember,
             targets: request.targets,
+            plain,
         });
         let tx = self.tx.clone();
         tokio::spawn(async move {
@@ -180,7 +186,7 @@ impl Engine {
         self.core.turn_started(turn, base);
         if active.remember {
             let line = serde_json::json!({
-                "time": now().rfc3339(), "session": self.core.id(), "prompt": active.prompt,
+                "time": now().rfc3339(), "session": self.core.id(), "prompt": active.line,
             });
             let path = self.core.store().history();
             tokio::task::spawn_blocking(move || {
@@ -189,10 +195,14 @@ impl Engine {
                 }
             });
         }
-        vec![EngineMsg::TurnStarted {
+        let mut out = vec![EngineMsg::TurnStarted {
             turn,
             seed: seed(turn),
-        }]
+        }];
+        if !active.plain.is_empty() {
+            out.push(EngineMsg::Info(plain_note(turn, &active.plain)));
+        }
+        out
     }
 
     fn panel(&self, turn: u32, entry: usize) -> Option<usize> {
@@ -217,6 +227,7 @@ impl Engine {
                             elapsed_ms: finished.stats.elapsed_ms,
                             writes: finished.writes,
                             files: finished.files.clone(),
+                            deleted: finished.deleted.clone(),
                             error: finished.error.clone(),
                         },
                     });
@@ -289,21 +300,38 @@ fn seed(turn: u32) -> u64 {
     (nanos as u64) ^ (u64::from(std::process::id()) << 32) ^ u64::from(turn).rotate_left(17)
 }
 
-/// The text appended to the prompt for `@path` attachments.
-fn read_attachments(project: &Path, paths: &[String]) -> Result<String, String> {
+/// The status line when some `@word`s were left as text.
+fn plain_note(turn: u32, plain: &[String]) -> String {
+    let words: Vec<String> = plain.iter().map(|w| format!("@{w}")).collect();
+    format!(
+        "turn {turn}: {} sent as plain text (no model of this session or project file by that name; /models lists the models, Tab completes file names)",
+        words.join(", ")
+    )
+}
+
+/// The text appended to the prompt for `@path` attachments, and the `@word`s that are not
+/// files of the project. Those stay plain text in the prompt (a Python decorator, a Java
+/// annotation, `@types/node`, a user handle): only an existing file inside the project
+/// attaches, so a word that merely starts with `@` never blocks sending. A path that leaves
+/// the project (absolute, or through `..`) is text too: attachments are project files only.
+fn read_attachments(project: &Path, paths: &[String]) -> Result<(String, Vec<String>), String> {
     let mut out = String::new();
+    let mut plain = Vec::new();
     for rel in paths {
-        let path = project.join(rel);
-        let not_found = || {
-            format!(
-                "@{rel} is neither a model of this session nor a file in the project; \
-                 /models lists the models, Tab completes file names"
+        let inside = std::path::Path::new(rel).components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
             )
+        });
+        let path = project.join(rel);
+        let meta = match std::fs::metadata(&path) {
+            Ok(meta) if inside && meta.is_file() => meta,
+            _ => {
+                plain.push(rel.clone());
+                continue;
+            }
         };
-        let meta = std::fs::metadata(&path).map_err(|_| not_found())?;
-        if !meta.is_file() {
-            return Err(not_found());
-        }
         if meta.len() > MAX_ATTACHMENT {
             return Err(format!(
                 "@{rel} is {} KB; attachments are limited to {} KB (let the models read it with their tools instead)",
@@ -320,7 +348,7 @@ fn read_attachments(project: &Path, paths: &[String]) -> Result<String, String> 
         }
         out.push_str("```");
     }
-    Ok(out)
+    Ok((out, plain))
 }
 
 #[cfg(test)]
@@ -332,9 +360,49 @@ mod tests {
     fn attachments_are_fenced_and_missing_ones_are_explained() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
-        let text = read_attachments(dir.path(), &["a.txt".to_string()]).unwrap();
+        let (text, plain) = read_attachments(dir.path(), &["a.txt".to_string()]).unwrap();
         assert_eq!(text, "\n\nAttached file `a.txt`:\n```\nhello\n```");
-        let err = read_attachments(dir.path(), &["nope".to_string()]).unwrap_err();
-        assert!(err.contains("neither a model"), "{err}");
+        assert!(plain.is_empty());
+    }
+
+    /// Bug (issue 14, 3): any `@word` that was not a model had to be a file, so "add a
+    /// @property decorator" could not be sent. Unknown words are plain text now, and only
+    /// files inside the project attach.
+    #[test]
+    fn unknown_at_words_are_plain_text_and_only_project_files_attach() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/a.py"), "x = 1\n").unwrap();
+        let outside = tempfile::NamedTempFile::new().unwrap();
+        let words: Vec<String> = [
+            "property",
+            "types/node",
+            "Override",
+            "src",
+            "src/a.py",
+            "../etc/passwd",
+            &outside.path().display().to_string(),
+        ]
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+        let (text, plain) = read_attachments(dir.path(), &words).unwrap();
+        assert_eq!(text, "\n\nAttached file `src/a.py`:\n```\nx = 1\n```");
+        assert_eq!(
+            plain,
+            [
+                "property".to_string(),
+                "types/node".into(),
+                "Override".into(),
+                "src".into(),
+                "../etc/passwd".into(),
+                outside.path().display().to_string(),
+            ]
+        );
+        let note = plain_note(3, &plain[..2]);
+        assert!(
+            note.starts_with("turn 3: @property, @types/node sent as plain text"),
+            "{note}"
+        );
     }
 }

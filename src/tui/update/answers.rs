@@ -241,7 +241,10 @@ pub fn rewound(app: &mut App, done: RewindDone) {
                 panel.note(&format!("── turn {turn} rewound ──"));
             }
             if let Some(prompt) = &done.prompt {
-                app.prompt.set(prompt);
+                // The prompt as it was typed, `@model` targets included, when this session
+                // sent or replayed it (the engine keeps the prompt without them).
+                let line = app.sent.get(&turn).cloned();
+                app.prompt.set(line.as_deref().unwrap_or(prompt));
                 app.completion = None;
                 parts.push("its prompt is back in the box".to_string());
             }

@@ -79,9 +79,11 @@ pub fn submit(app: &mut App) -> Vec<Effect> {
     let request = TurnRequest {
         turn: app.turn + 1,
         prompt,
+        line: trimmed.to_string(),
         targets,
         attachments,
         settings: app.settings.clone(),
+        blind: app.blind,
         remember: true,
     };
     start(app, request, text)
@@ -358,12 +360,15 @@ fn resume(app: &mut App) -> Vec<Effect> {
         app.info("no model was interrupted in the last turn: nothing to resume");
         return Vec::new();
     }
+    let labels: Vec<String> = targets.iter().map(|t| t.label.clone()).collect();
     let request = TurnRequest {
         turn: app.turn + 1,
         prompt: RESUME_PROMPT.to_string(),
+        line: app.addressed(RESUME_PROMPT, &labels),
         targets,
         attachments: Vec::new(),
         settings: app.settings.clone(),
+        blind: app.blind,
         remember: false,
     };
     let typed = app.prompt.raw().to_string();

@@ -164,9 +164,10 @@ fn turn_started(app: &mut App, turn: u32, seed: u64) {
     app.review = Some(ReviewState::new(turn, &request.prompt, &targets, shown));
     app.screen = Screen::Panels;
     app.dialog = None;
-    if request.remember && app.history.last() != Some(&request.prompt) {
-        app.history.push(request.prompt.clone());
+    if request.remember && app.history.last() != Some(&request.line) {
+        app.history.push(request.line.clone());
     }
+    app.sent.insert(turn, request.line.clone());
     let now = app.now_ms;
     for (index, panel) in app.panels.iter_mut().enumerate() {
         if request.targets.iter().any(|t| t.panel == index) {

@@ -218,5 +218,10 @@ fn open_shell(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     }
     let shown = app.shown_label(&label);
-    vec![Effect::OpenShell { label, shown }]
+    let hidden = app.hiding();
+    vec![Effect::OpenShell {
+        label,
+        shown,
+        hidden,
+    }]
 }

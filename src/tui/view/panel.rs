@@ -48,8 +48,15 @@ pub fn render(
         Span::raw(" "),
     ];
     if shown < app.panels.len() {
+        // Its place on screen, not in the roster: in a blind turn the roster order is the
+        // `-m` order, which would name the model behind the alias.
+        let place = app
+            .panel_order()
+            .iter()
+            .position(|&i| i == index)
+            .unwrap_or(index);
         title.push(Span::styled(
-            format!("{}/{} ", index + 1, app.panels.len()),
+            format!("{}/{} ", place + 1, app.panels.len()),
             t.dim(),
         ));
     }
