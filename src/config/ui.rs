@@ -6,12 +6,25 @@
 use serde::{Deserialize, Serialize};
 
 /// Settings of the interactive interface (`[ui]` in the config file).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct UiConfig {
     /// How to tell the user that models finished or a question waits, while the terminal is
     /// not focused.
     pub notify: NotifyMode,
+    /// Whether the interface takes the mouse (wheel scrolling, click to focus). While it does,
+    /// most terminals still select text with Shift held; `false` (or `/mouse`) leaves the mouse
+    /// to the terminal.
+    pub mouse: bool,
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        Self {
+            notify: NotifyMode::default(),
+            mouse: true,
+        }
+    }
 }
 
 /// `[ui] notify`: how a notification reaches the user when the terminal is not focused.
@@ -45,6 +58,9 @@ mod tests {
         assert_eq!(parsed.notify, NotifyMode::Osc777);
         let empty: UiConfig = toml::from_str("").unwrap();
         assert_eq!(empty.notify, NotifyMode::Auto);
+        assert!(empty.mouse, "the mouse is on by default");
+        let off: UiConfig = toml::from_str("mouse = false").unwrap();
+        assert!(!off.mouse);
         let err = toml::from_str::<UiConfig>("notify = \"loud\"").unwrap_err();
         assert!(err.to_string().contains("osc9"), "{err}");
     }

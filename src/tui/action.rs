@@ -85,6 +85,8 @@ pub struct TurnRequest {
 pub enum Msg {
     /// A key press.
     Key(KeyEvent),
+    /// The mouse: wheel and clicks, while the interface takes the mouse.
+    Mouse(crossterm::event::MouseEvent),
     /// Pasted text (bracketed paste).
     Paste(String),
     /// The terminal changed size.
@@ -341,6 +343,9 @@ pub enum Effect {
         hidden: bool,
     },
     /// Tell the user, who is in another window, that something needs them.
+    /// Take the mouse (wheel, clicks) or leave it to the terminal (text selection).
+    Mouse(bool),
+    /// Ring / notify the user (the terminal is not focused).
     Notify {
         /// How.
         notifier: Notifier,

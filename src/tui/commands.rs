@@ -72,6 +72,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         help: "show or hide thinking and full tool arguments",
     },
     CommandInfo {
+        name: "mouse",
+        args: "",
+        help: "mouse on (wheel, click) or off (the terminal selects text)",
+    },
+    CommandInfo {
         name: "save",
         args: "[FILE]",
         help: "save the session settings (default .versus/tui.toml)",
@@ -141,6 +146,8 @@ pub enum Command {
     Clear,
     /// `/verbose`.
     Verbose,
+    /// `/mouse`.
+    Mouse,
     /// `/save [FILE]`.
     Save(Option<String>),
     /// `/load [FILE]`.
@@ -200,6 +207,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
         "compact" => no_args(Command::Compact),
         "clear" => no_args(Command::Clear),
         "verbose" => no_args(Command::Verbose),
+        "mouse" => no_args(Command::Mouse),
         "save" => Ok(Command::Save(file())),
         "load" => Ok(Command::Load(file())),
         "export" => Ok(Command::Export(file())),

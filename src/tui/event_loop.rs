@@ -144,8 +144,8 @@ fn translate(event: Event) -> Option<Msg> {
         Event::FocusGained => Some(Msg::Focus(true)),
         Event::FocusLost => Some(Msg::Focus(false)),
         Event::Key(key) => Some(Msg::Key(key)),
+        Event::Mouse(mouse) => Some(Msg::Mouse(mouse)),
         Event::Paste(text) => Some(Msg::Paste(text)),
         Event::Resize(width, height) => Some(Msg::Resize { width, height }),
-        _ => None,
     }
 }

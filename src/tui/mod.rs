@@ -188,6 +188,7 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     app.blind = options.blind
         || recipe.as_ref().is_some_and(|r| r.review.blind)
         || (options.resume.is_some() && core.blind());
+    let config_mouse = config.ui.mouse;
     let term_program = std::env::var("TERM_PROGRAM").ok();
     app.notifier = notify::resolve(config.ui.notify, term_program.as_deref());
     app.banner = banner;
@@ -259,6 +260,8 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     if let Some(turn) = &restored {
         engine.restore(turn);
     }
+    app.mouse = config_mouse;
+    terminal::set_mouse(app.mouse);
     let (mut terminal, guard) = terminal::enter()?;
     let size = terminal.size()?;
     app.size = (size.width, size.height);

@@ -158,6 +158,8 @@ pub struct App {
     pub focused: bool,
     /// How to notify while the terminal is not focused (`None`: never), from `[ui] notify`.
     pub notifier: Option<Notifier>,
+    /// Whether the interface takes the mouse (`[ui] mouse`, `/mouse`).
+    pub mouse: bool,
     /// Prompts of `.versus/history.jsonl`, oldest first.
     pub history: Vec<String>,
     /// Project files for `@path` completion.
@@ -211,6 +213,7 @@ impl App {
             confirm: None,
             focused: true,
             notifier: None,
+            mouse: false,
             history: Vec::new(),
             files: Vec::new(),
             screen: Screen::Panels,

@@ -10,8 +10,9 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
     Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -69,6 +70,24 @@ pub fn enter() -> io::Result<(Tui, TerminalGuard)> {
     Ok((terminal, guard))
 }
 
+/// Whether the interface takes the mouse (see [`set_mouse`]).
+static MOUSE: AtomicBool = AtomicBool::new(false);
+
+/// Takes the mouse (wheel and click events come to the interface; most terminals still select
+/// text with Shift held) or gives it back to the terminal. Kept across a suspended shell.
+pub fn set_mouse(on: bool) {
+    MOUSE.store(on, Ordering::SeqCst);
+    if !ACTIVE.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = io::stdout();
+    let _ = if on {
+        execute!(stdout, EnableMouseCapture)
+    } else {
+        execute!(stdout, DisableMouseCapture)
+    };
+}
+
 /// The alternate screen, wiped, with bracketed paste and focus reporting on. Entering the
 /// alternate screen does not clear it when the terminal is already there (a versus killed
 /// with SIGKILL never left it), and the first frame only paints cells that are not blank, so
@@ -81,7 +100,11 @@ fn take_screen(out: &mut impl Write) -> io::Result<()> {
         cursor::MoveTo(0, 0),
         EnableBracketedPaste,
         EnableFocusChange
-    )
+    )?;
+    if MOUSE.load(Ordering::SeqCst) {
+        execute!(out, EnableMouseCapture)?;
+    }
+    Ok(())
 }
 
 /// Gives the terminal back (best effort; safe to call twice).
@@ -95,6 +118,7 @@ pub fn restore() {
     }
     let _ = execute!(
         stdout,
+        DisableMouseCapture,
         DisableFocusChange,
         DisableBracketedPaste,
         LeaveAlternateScreen,

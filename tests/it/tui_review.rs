@@ -1493,3 +1493,63 @@ fn a_blind_turn_shows_no_real_name_in_any_frame_until_the_choice() {
     let t = render(&mut a, 200, 50);
     assert!(format!("{:?}", t.backend()).contains("demo/good"));
 }
+
+/// Issue 14 item 18: in the review, a click on a model's row selects it, a click on a file
+/// selects the file, and the wheel over the diff scrolls it.
+#[test]
+fn the_mouse_selects_models_and_files_and_scrolls_the_diff() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    use ratatui::layout::Rect;
+    use versus::tui::layout::{areas, review_areas};
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    assert_eq!(a.screen, Screen::Review);
+    let click = |app: &mut App, kind: MouseEventKind, column: u16, row: u16| {
+        update(
+            app,
+            Msg::Mouse(MouseEvent {
+                kind,
+                column,
+                row,
+                modifiers: KeyModifiers::NONE,
+            }),
+        )
+    };
+    let first = a.review.as_ref().unwrap().selected;
+    let r = review_areas(&a, areas(&a, Rect::new(0, 0, a.size.0, a.size.1)).panels);
+    // The second row of the table (border, header, then the rows).
+    click(
+        &mut a,
+        MouseEventKind::Down(MouseButton::Left),
+        r.table.x + 4,
+        r.table.y + 3,
+    );
+    let review = a.review.as_ref().unwrap();
+    assert_ne!(review.selected, first, "the clicked row is selected");
+    assert_eq!(review.order[1], review.selected);
+    // Its second file.
+    let r = review_areas(&a, areas(&a, Rect::new(0, 0, a.size.0, a.size.1)).panels);
+    click(
+        &mut a,
+        MouseEventKind::Down(MouseButton::Left),
+        r.files.x + 3,
+        r.files.y + 2,
+    );
+    assert_eq!(a.review.as_ref().unwrap().file, 1);
+    // The wheel over the diff scrolls it (a short screen: the diff is longer) and comes back.
+    key(&mut a, KeyCode::Left);
+    render(&mut a, 120, 16);
+    let r = review_areas(&a, areas(&a, Rect::new(0, 0, a.size.0, a.size.1)).panels);
+    let before = a.review.as_ref().unwrap().scroll;
+    click(
+        &mut a,
+        MouseEventKind::ScrollDown,
+        r.diff.x + 5,
+        r.diff.y + 5,
+    );
+    let after = a.review.as_ref().unwrap().scroll;
+    click(&mut a, MouseEventKind::ScrollUp, r.diff.x + 5, r.diff.y + 5);
+    assert_eq!(after, before + 3, "three rows a notch");
+    assert_eq!(a.review.as_ref().unwrap().scroll, before);
+}

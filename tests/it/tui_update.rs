@@ -433,3 +433,63 @@ fn export_and_save_carry_the_session_to_the_driver() {
         [Effect::Save { path: None, .. }]
     ));
 }
+
+fn mouse(app: &mut App, kind: crossterm::event::MouseEventKind, column: u16, row: u16) {
+    update(
+        app,
+        Msg::Mouse(crossterm::event::MouseEvent {
+            kind,
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }),
+    );
+}
+
+/// Issue 14 item 18: the wheel scrolls the panel under the pointer (not the focused one) and
+/// a click focuses the panel it lands on; `/mouse` gives the mouse back to the terminal.
+#[test]
+fn the_wheel_scrolls_the_panel_under_it_and_a_click_focuses_it() {
+    use crossterm::event::{MouseButton, MouseEventKind};
+    let mut a = app();
+    a.size = (120, 30);
+    typed(&mut a, "go");
+    key(&mut a, KeyCode::Enter);
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    for panel in 0..2 {
+        let text: String = (0..80).map(|n| format!("line {n}\n")).collect();
+        engine(
+            &mut a,
+            EngineMsg::Agent {
+                panel,
+                event: AgentEvent::TextDelta { text },
+            },
+        );
+    }
+    assert_eq!(a.focus, 0);
+    // Panels wrap their lines when drawn: draw one frame, as the event loop does.
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 30)).unwrap();
+    terminal
+        .draw(|f| versus::tui::view::draw(f, &mut a))
+        .unwrap();
+    // Two panels side by side at 120 columns: the right one starts past the middle.
+    mouse(&mut a, MouseEventKind::ScrollUp, 90, 10);
+    assert_eq!(
+        a.panels[1].scroll, 3,
+        "the panel under the pointer scrolled"
+    );
+    assert_eq!(a.panels[0].scroll, 0, "the focused panel did not");
+    mouse(&mut a, MouseEventKind::ScrollDown, 90, 10);
+    assert_eq!(a.panels[1].scroll, 0);
+    mouse(&mut a, MouseEventKind::Down(MouseButton::Left), 90, 10);
+    assert_eq!(a.focus, 1, "a click focuses the panel");
+    mouse(&mut a, MouseEventKind::Down(MouseButton::Left), 10, 10);
+    assert_eq!(a.focus, 0);
+
+    a.mouse = true;
+    typed(&mut a, "/mouse");
+    let effects = key(&mut a, KeyCode::Enter);
+    assert_eq!(effects, vec![Effect::Mouse(false)]);
+    assert!(!a.mouse);
+    assert!(status_text(&a).contains("the terminal selects text"));
+}

@@ -219,6 +219,10 @@ impl Engine {
     pub fn execute(&mut self, effect: Effect) -> Vec<EngineMsg> {
         match effect {
             Effect::Submit(request) => self.submit(request),
+            Effect::Mouse(on) => {
+                super::terminal::set_mouse(on);
+                Vec::new()
+            }
             Effect::Notify { notifier, text } => {
                 super::terminal::notify(&super::notify::escape(notifier, &text));
                 Vec::new()

@@ -167,6 +167,15 @@ pub fn run(app: &mut App, command: Command) -> Vec<Effect> {
             app.info("cleared: every model starts afresh on the next prompt");
             return vec![Effect::ClearConversations];
         }
+        Command::Mouse => {
+            app.mouse = !app.mouse;
+            app.info(if app.mouse {
+                "mouse on: the wheel scrolls what is under it, a click focuses a panel (hold Shift to select text)"
+            } else {
+                "mouse off: the terminal selects text; /mouse takes it back"
+            });
+            return vec![Effect::Mouse(app.mouse)];
+        }
         Command::Verbose => {
             app.verbose = !app.verbose;
             app.info(if app.verbose {

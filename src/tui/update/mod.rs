@@ -13,6 +13,7 @@ mod command;
 mod dialog;
 mod engine;
 mod keys;
+mod mouse;
 mod pick;
 mod review;
 
@@ -25,6 +26,10 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
     app.dirty = true;
     match msg {
         Msg::Key(key) => keys::handle(app, key),
+        Msg::Mouse(event) => {
+            mouse::handle(app, event);
+            Vec::new()
+        }
         Msg::Paste(text) => {
             if app.prompt.search.is_some() {
                 let history = std::mem::take(&mut app.history);
