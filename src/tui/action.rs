@@ -34,6 +34,21 @@ pub struct Settings {
     /// review table; `None`: no check.
     #[serde(default)]
     pub check: Option<String>,
+    /// Whether the review opens by itself when the first changes are ready (`auto`) or the
+    /// user stays on the panels with a "review ready" badge (`stay`). Saved by `/save`.
+    #[serde(default)]
+    pub review: ReviewOpening,
+}
+
+/// `/config review auto|stay`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReviewOpening {
+    /// The review takes the screen when the first changes are ready (unless you are typing).
+    #[default]
+    Auto,
+    /// You stay where you are; the header shows "review ready" and Ctrl+O opens it.
+    Stay,
 }
 
 impl Default for Settings {
@@ -44,6 +59,7 @@ impl Default for Settings {
             timeout_secs: 20 * 60,
             system: None,
             check: None,
+            review: ReviewOpening::Auto,
         }
     }
 }

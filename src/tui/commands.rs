@@ -113,6 +113,8 @@ pub enum ConfigSet {
     System(Option<String>),
     /// `check CMD` or `check none`: the review check run in each workspace.
     Check(Option<String>),
+    /// `review auto` or `review stay`: whether the review opens by itself.
+    Review(super::action::ReviewOpening),
 }
 
 /// A parsed command.
@@ -283,9 +285,18 @@ fn parse_config(rest: &str) -> Result<Command, String> {
                 ConfigSet::Check(Some(value.to_string()))
             }
         }
+        "review" => match value {
+            "auto" => ConfigSet::Review(super::action::ReviewOpening::Auto),
+            "stay" => ConfigSet::Review(super::action::ReviewOpening::Stay),
+            _ => {
+                return Err(format!(
+                    "review is `auto` (the review opens when changes are ready) or `stay` (a badge, Ctrl+O opens it), not `{value}`"
+                ));
+            }
+        },
         other => {
             return Err(format!(
-                "unknown setting `{other}`; settings are models, tools, max_steps, timeout, system, check"
+                "unknown setting `{other}`; settings are models, tools, max_steps, timeout, system, check, review"
             ));
         }
     };

@@ -186,6 +186,14 @@ pub struct App {
 }
 
 impl App {
+    /// Changes wait for review and the review was not opened yet (the header's badge).
+    pub fn review_ready(&self) -> bool {
+        self.screen == Screen::Panels
+            && self.review.as_ref().is_some_and(|r| {
+                !r.opened && r.decided.is_none() && r.sets.iter().any(|s| !s.is_empty())
+            })
+    }
+
     /// A fresh app for a session with `models`.
     pub fn new(session: SessionInfo, models: Vec<String>, settings: Settings, theme: Theme) -> App {
         let panels = models.iter().map(|m| Panel::new(m, theme)).collect();

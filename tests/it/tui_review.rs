@@ -1553,3 +1553,53 @@ fn the_mouse_selects_models_and_files_and_scrolls_the_diff() {
     assert_eq!(after, before + 3, "three rows a notch");
     assert_eq!(a.review.as_ref().unwrap().scroll, before);
 }
+
+/// Issue 14 item 8: with `/config review stay` the review does not take the screen while the
+/// user reads the panels: a "review ready" badge says it is there, Ctrl+O opens it, and the
+/// setting is one `/save` keeps.
+#[test]
+fn review_stay_keeps_the_panels_with_a_badge_until_ctrl_o() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = app(&[GOOD, SLOPPY]);
+    command(&mut a, "/config review stay");
+    assert_eq!(a.settings.review, versus::tui::action::ReviewOpening::Stay);
+    typed(&mut a, "The discount test fails. Fix it.");
+    key(&mut a, KeyCode::Enter);
+    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    let (good, _) = sets(&base);
+    finish(&mut a, 0, &["README.md", "src/pricing.rs"]);
+    send(
+        &mut a,
+        EngineMsg::ChangeSet {
+            turn: 1,
+            label: GOOD.into(),
+            set: Ok(good),
+        },
+    );
+    assert_eq!(
+        a.screen,
+        Screen::Panels,
+        "the review did not take the screen"
+    );
+    assert!(a.review_ready());
+    let screen = format!("{:?}", render(&mut a, 120, 40).backend());
+    assert!(screen.contains("review ready · Ctrl+O"), "{screen}");
+    press(&mut a, KeyCode::Char('o'), KeyModifiers::CONTROL);
+    assert_eq!(a.screen, Screen::Review);
+    assert!(!a.review_ready());
+    // Saved with the other settings.
+    key(&mut a, KeyCode::Esc);
+    let effects = command(&mut a, "/save");
+    let saved = effects.iter().find_map(|e| match e {
+        Effect::Save { settings, .. } => Some(settings.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        saved.map(|s| s.review),
+        Some(versus::tui::action::ReviewOpening::Stay)
+    );
+    // And without the setting, the same change opens the review (the default is unchanged).
+    let b = reviewed(&base, false);
+    assert_eq!(b.screen, Screen::Review);
+}

@@ -4,7 +4,9 @@
 use crate::apply::{AppliedAs, FileStatus};
 use crate::workspace::changeset::ChangeSet;
 
-use super::super::action::{CheckState, ChoiceDone, ChoiceRequest, Effect, RewindDone, RewindPlan};
+use super::super::action::{
+    CheckState, ChoiceDone, ChoiceRequest, Effect, ReviewOpening, RewindDone, RewindPlan,
+};
 use super::super::format::duration_ms;
 use super::super::review::{Decided, SetState};
 use super::super::state::{App, ApplyDialog, Dialog, Screen};
@@ -20,7 +22,8 @@ pub fn change_set(app: &mut App, turn: u32, label: &str, set: Result<ChangeSet, 
             let changed = !set.is_empty();
             review.add_set(set);
             if changed && !review.opened {
-                if app.screen == Screen::Panels
+                if app.settings.review == ReviewOpening::Auto
+                    && app.screen == Screen::Panels
                     && app.prompt.is_empty()
                     && app.overlay.is_none()
                     && app.dialog.is_none()

@@ -3,7 +3,7 @@
 
 use crate::model::RunStop;
 
-use super::super::action::{Effect, Settings, Target, TurnRequest};
+use super::super::action::{Effect, ReviewOpening, Settings, Target, TurnRequest};
 use super::super::commands::{self, Command, ConfigSet};
 use super::super::complete::model_is;
 use super::super::export;
@@ -266,6 +266,13 @@ fn show_config(app: &mut App) {
             "check       {}",
             s.check.as_deref().unwrap_or("(none: nothing runs when a model finishes)")
         ),
+        format!(
+            "review      {}",
+            match s.review {
+                ReviewOpening::Auto => "auto (opens when the first changes are ready)",
+                ReviewOpening::Stay => "stay (a badge in the header; Ctrl+O opens it)",
+            }
+        ),
         format!("blind       {}", if app.blind { "on" } else { "off" }),
         format!("project     {}", app.session.project),
         format!("session     {}", app.session.id),
@@ -274,8 +281,9 @@ fn show_config(app: &mut App) {
             .to_string(),
         "/config tools all, /config timeout 600, /config system Answer briefly., /config system none,"
             .to_string(),
-        "/config check cargo test -q (runs in each workspace when its model finishes), /config check none"
+        "/config check cargo test -q (runs in each workspace when its model finishes), /config check none,"
             .to_string(),
+        "/config review stay (do not open the review by itself), /config review auto".to_string(),
     ];
     app.overlay = Some(Overlay::Info {
         title: "session settings".to_string(),
@@ -329,6 +337,17 @@ fn config_set(app: &mut App, set: ConfigSet) -> Vec<Effect> {
                 None => "system prompt: built-in only (from the next turn)",
             });
             app.settings.system = text;
+        }
+        ConfigSet::Review(opening) => {
+            app.settings.review = opening;
+            app.info(match opening {
+                ReviewOpening::Auto => {
+                    "review: opens by itself when the first changes are ready (/save keeps it)"
+                }
+                ReviewOpening::Stay => {
+                    "review: you stay on the panels; the header says when it is ready, Ctrl+O opens it (/save keeps it)"
+                }
+            });
         }
         ConfigSet::Check(command) => {
             app.info(match &command {

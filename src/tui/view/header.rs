@@ -29,6 +29,10 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     spans.push(Span::raw(format!("turn {}", app.turn)));
     spans.push(sep);
     spans.push(Span::raw(format!("{} total", cost(app.total_cost()))));
+    if app.review_ready() {
+        spans.push(Span::raw("  "));
+        spans.push(Span::styled(" review ready · Ctrl+O ", t.badge()));
+    }
     if app.blind || app.hiding() {
         spans.push(Span::styled("  blind", t.warn()));
     }
