@@ -386,11 +386,15 @@ impl ReviewState {
         let whole = self.basket.picks().iter().any(|p| match p {
             crate::apply::Pick::ChangeSet { model } => model == label,
             crate::apply::Pick::File { model, path } => model == label && *path == file.path,
-            crate::apply::Pick::Hunk { .. } => false,
+            crate::apply::Pick::Hunk { .. } | crate::apply::Pick::Line { .. } => false,
         });
+        let lines = file
+            .hunks
+            .iter()
+            .any(|h| self.basket.lines_in(label, &file.path, &h.id) > 0);
         if whole || (covered > 0 && covered == file.hunks.len()) {
             Some(true)
-        } else if covered > 0 {
+        } else if covered > 0 || lines {
             Some(false)
         } else {
             None
