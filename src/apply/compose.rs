@@ -940,9 +940,11 @@ mod tests {
             rep(&[("5", "5\nfive\n")])
         );
         // Every changed line picked gives the whole hunk.
-        let all = crate::review::changed_lines(&s[0].files[0].hunks[0])
-            .into_iter()
-            .fold(Selection::new(), |sel, l| sel.line("A", "a.txt", &h, l));
+        let all = (s[0].files[0].hunks[0].lines.iter().enumerate())
+            .filter(|(_, l)| l.kind != LineKind::Context)
+            .fold(Selection::new(), |sel, (i, _)| {
+                sel.line("A", "a.txt", &h, i)
+            });
         assert_eq!(content(&compose(&s, &all, "t").unwrap()), a);
         // A context line is not a change.
         let context =
