@@ -13,6 +13,13 @@
 //! need no bookkeeping. Picking the same file whole from two models conflicts unless both
 //! propose the same bytes: a whole-file pick means "exactly this file". Created, deleted and
 //! binary files have no meaningful hunks and can only be picked whole.
+//!
+//! A hunk joins nearby changes (context merging), so single changed lines can be picked too
+//! ([`Pick::Line`]): each picked removed line is an edit deleting that base line, each picked
+//! added line an edit inserting it where it sits in the hunk (before the next base line), and
+//! edits that touch (a removed line and the added line replacing it) become one edit. Unpicked
+//! removed lines stay as they are and unpicked added lines are left out, as when lazygit stages
+//! lines. Line edits conflict with other models' edits by the same rules as hunks.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -22,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ApplyPlan, PlannedWrite};
 use crate::workspace::changeset::hunks::split_lines;
-use crate::workspace::changeset::{ChangeKind, ChangeSet, FileChange, Hunk, LineRange};
+use crate::workspace::changeset::{ChangeKind, ChangeSet, FileChange, Hunk, LineKind, LineRange};
 
 /// One item of a selection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +56,30 @@ pub enum Pick {
         /// The hunk's [`Hunk::id`].
         hunk: String,
     },
+    /// One changed (added or removed) line of one hunk: a hunk joins nearby changes, and this
+    /// takes one of them without the others.
+    Line {
+        /// The model entry.
+        model: String,
+        /// The file's path.
+        path: String,
+        /// The hunk's [`Hunk::id`].
+        hunk: String,
+        /// Index into the hunk's [`Hunk::lines`]; must be an added or removed line.
+        line: usize,
+    },
+}
+
+impl Pick {
+    /// The model entry the pick takes from.
+    pub fn model(&self) -> &str {
+        match self {
+            Pick::ChangeSet { model }
+            | Pick::File { model, .. }
+            | Pick::Hunk { model, .. }
+            | Pick::Line { model, .. } => model,
+        }
+    }
 }
 
 /// What the user chose to apply. Empty is valid ("none of them").
@@ -87,6 +118,17 @@ impl Selection {
             model: model.to_string(),
             path: path.to_string(),
             hunk: hunk.to_string(),
+        });
+        self
+    }
+
+    /// Adds one changed line (index into [`Hunk::lines`]) of one hunk.
+    pub fn line(mut self, model: &str, path: &str, hunk: &str, line: usize) -> Self {
+        self.items.push(Pick::Line {
+            model: model.to_string(),
+            path: path.to_string(),
+            hunk: hunk.to_string(),
+            line,
         });
         self
     }
@@ -177,6 +219,20 @@ pub enum ComposeError {
         /// The id named.
         hunk: String,
     },
+    /// A line pick names a context line or a line past the hunk's end.
+    #[error(
+        "line {line} of {model}'s hunk {hunk} in {path} is not an added or removed line; pick one of the changed lines"
+    )]
+    UnchangedLine {
+        /// The model.
+        model: String,
+        /// The path.
+        path: String,
+        /// The hunk's id.
+        hunk: String,
+        /// The index named.
+        line: usize,
+    },
     /// A hunk was picked from a file that can only be taken whole.
     #[error(
         "{path} can only be taken whole from {model} because {why}; select the file instead of its hunks"
@@ -217,6 +273,9 @@ struct Take<'a> {
     whole: bool,
     /// Indices into `file.hunks`, for a partial pick.
     hunks: Vec<usize>,
+    /// Single changed lines, as (index into `file.hunks`, index into its lines), sorted; a
+    /// hunk also picked whole (or the whole file) makes its line picks moot.
+    lines: Vec<(usize, usize)>,
 }
 
 impl<'a> Take<'a> {
@@ -226,6 +285,26 @@ impl<'a> Take<'a> {
         } else {
             self.hunks.iter().map(|&i| &self.file.hunks[i]).collect()
         }
+    }
+
+    /// The hunks some of whose lines are picked (and not the hunk whole), in file order.
+    fn line_hunks(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for &(h, _) in &self.lines {
+            if !self.whole && !self.hunks.contains(&h) && out.last() != Some(&h) {
+                out.push(h);
+            }
+        }
+        out
+    }
+
+    /// The picked line indices of hunk `h`.
+    fn lines_of(&self, h: usize) -> Vec<usize> {
+        self.lines
+            .iter()
+            .filter(|(hunk, _)| *hunk == h)
+            .map(|(_, l)| *l)
+            .collect()
     }
 
     fn side(&self, hunk: Option<&Hunk>) -> ConflictSide {
@@ -243,18 +322,72 @@ impl<'a> Take<'a> {
         } else {
             self.chosen()
                 .into_iter()
+                .chain(self.line_hunks().into_iter().map(|h| &self.file.hunks[h]))
                 .map(|h| self.side(Some(h)))
                 .collect()
         }
     }
 }
 
-/// A replacement of base lines `old` by `new`, from one hunk of one take.
+/// A replacement of base lines `old` by `new`, from one hunk (or some of its lines) of one take.
 struct Edit<'a> {
     take: usize,
     hunk: &'a Hunk,
     old: Range<usize>,
     new: Vec<&'a [u8]>,
+    /// What a conflict names: the hunk's changed lines, or only the picked lines' span.
+    span: LineRange,
+}
+
+/// The edits of the picked changed lines `picked` (indices into `hunk.lines`) of a hunk, with
+/// `proposed` the proposed file's lines. Walking the hunk keeps the base and proposed positions;
+/// a removed line deletes its base line, an added line is inserted before the next base line,
+/// and edits that meet (a removed line and the added line replacing it) are joined.
+fn line_edits<'a>(
+    hunk: &Hunk,
+    picked: &[usize],
+    proposed: &[&'a [u8]],
+) -> Vec<(Range<usize>, Vec<&'a [u8]>)> {
+    let mut old = hunk.old.indices().start;
+    let mut new = hunk.new.indices().start;
+    let mut out: Vec<(Range<usize>, Vec<&'a [u8]>)> = Vec::new();
+    for (i, line) in hunk.lines.iter().enumerate() {
+        let edit = match line.kind {
+            LineKind::Context => None,
+            LineKind::Removed => Some((old..old + 1, None)),
+            LineKind::Added => Some((old..old, proposed.get(new).copied())),
+        };
+        match line.kind {
+            LineKind::Context => {
+                old += 1;
+                new += 1;
+            }
+            LineKind::Removed => old += 1,
+            LineKind::Added => new += 1,
+        }
+        let Some((range, text)) = edit else { continue };
+        if !picked.contains(&i) {
+            continue;
+        }
+        match out.last_mut() {
+            Some((last, texts)) if last.end == range.start => {
+                last.end = range.end;
+                texts.extend(text);
+            }
+            _ => out.push((range, text.into_iter().collect())),
+        }
+    }
+    out
+}
+
+impl Edit<'_> {
+    fn side(&self, takes: &[Take<'_>]) -> ConflictSide {
+        ConflictSide {
+            model: takes[self.take].model.to_string(),
+            hunk: Some(self.hunk.id.clone()),
+            lines: Some(self.span),
+        }
+    }
 }
 
 /// Composes `selection` over the change sets of one run into one plan labelled `label`
@@ -299,13 +432,9 @@ pub fn compose(
     }
     // Models in the order the user picked them.
     for item in &selection.items {
-        let model = match item {
-            Pick::ChangeSet { model } | Pick::File { model, .. } | Pick::Hunk { model, .. } => {
-                model
-            }
-        };
-        if used_models.contains(&model.as_str()) && !plan.models.contains(model) {
-            plan.models.push(model.clone());
+        let model = item.model();
+        if used_models.contains(&model) && !plan.models.iter().any(|m| m == model) {
+            plan.models.push(model.to_string());
         }
     }
     Ok(plan)
@@ -317,9 +446,7 @@ fn resolve<'a>(
     by_model: &BTreeMap<&str, &'a ChangeSet>,
     picked: &mut BTreeMap<&'a str, Vec<Take<'a>>>,
 ) -> Result<(), ComposeError> {
-    let model = match item {
-        Pick::ChangeSet { model } | Pick::File { model, .. } | Pick::Hunk { model, .. } => model,
-    };
+    let model = &item.model().to_string();
     let set = by_model
         .get(model.as_str())
         .ok_or_else(|| ComposeError::UnknownModel {
@@ -332,7 +459,7 @@ fn resolve<'a>(
             path: path.to_string(),
         })
     };
-    let mut take = |file: &'a FileChange, hunk: Option<usize>| {
+    let mut take = |file: &'a FileChange, hunk: Option<(usize, Option<usize>)>| {
         let takes = picked.entry(file.path.as_str()).or_default();
         let i = match takes.iter().position(|t| t.model == set.model) {
             Some(i) => i,
@@ -342,6 +469,7 @@ fn resolve<'a>(
                     file,
                     whole: false,
                     hunks: Vec::new(),
+                    lines: Vec::new(),
                 });
                 takes.len() - 1
             }
@@ -349,9 +477,14 @@ fn resolve<'a>(
         let t = &mut takes[i];
         match hunk {
             None => t.whole = true,
-            Some(h) => {
+            Some((h, None)) => {
                 if let Err(at) = t.hunks.binary_search(&h) {
                     t.hunks.insert(at, h);
+                }
+            }
+            Some((h, Some(line))) => {
+                if let Err(at) = t.lines.binary_search(&(h, line)) {
+                    t.lines.insert(at, (h, line));
                 }
             }
         }
@@ -359,7 +492,7 @@ fn resolve<'a>(
     match item {
         Pick::ChangeSet { .. } => set.files.iter().for_each(|f| take(f, None)),
         Pick::File { path, .. } => take(find_file(path)?, None),
-        Pick::Hunk { path, hunk, .. } => {
+        Pick::Hunk { path, hunk, .. } | Pick::Line { path, hunk, .. } => {
             let file = find_file(path)?;
             if let Some(why) = file.whole_file_only() {
                 return Err(ComposeError::WholeFileOnly {
@@ -377,7 +510,25 @@ fn resolve<'a>(
                     path: path.clone(),
                     hunk: hunk.clone(),
                 })?;
-            take(file, Some(index));
+            let line = match item {
+                Pick::Line { line, .. } => {
+                    let changed = file.hunks[index]
+                        .lines
+                        .get(*line)
+                        .is_some_and(|l| l.kind != LineKind::Context);
+                    if !changed {
+                        return Err(ComposeError::UnchangedLine {
+                            model: model.clone(),
+                            path: path.clone(),
+                            hunk: hunk.clone(),
+                            line: *line,
+                        });
+                    }
+                    Some(*line)
+                }
+                _ => None,
+            };
+            take(file, Some((index, line)));
         }
     }
     Ok(())
@@ -449,10 +600,25 @@ fn compose_file<'a>(takes: &[Take<'a>]) -> FileResult<'a> {
         .iter()
         .flat_map(|t| {
             let hunks = t.chosen();
-            if hunks.is_empty() {
+            let line_hunks = t.line_hunks();
+            if hunks.is_empty() && line_hunks.is_empty() {
                 vec![format!("{}:{}", t.model, t.file.path)]
             } else {
-                hunks.into_iter().map(Hunk::provenance).collect()
+                // A line pick names its hunk and the picked lines' indices in it.
+                let lines = line_hunks.into_iter().map(|h| {
+                    let picked: Vec<String> =
+                        t.lines_of(h).iter().map(ToString::to_string).collect();
+                    format!(
+                        "{}:lines {}",
+                        t.file.hunks[h].provenance(),
+                        picked.join(",")
+                    )
+                });
+                hunks
+                    .into_iter()
+                    .map(Hunk::provenance)
+                    .chain(lines)
+                    .collect()
             }
         })
         .collect();
@@ -518,14 +684,29 @@ fn collect_edits<'a>(
     for &i in kept {
         let t = &takes[i];
         let proposed = split_lines(t.file.proposed.as_deref().map_or(&[], Vec::as_slice));
-        for hunk in t.chosen() {
-            let new_range = hunk.changed_new().indices();
-            let edit = Edit {
-                take: i,
-                hunk,
-                old: hunk.changed_old().indices(),
-                new: proposed.get(new_range).unwrap_or_default().to_vec(),
-            };
+        let whole_hunks = t.chosen().into_iter().map(|hunk| Edit {
+            take: i,
+            hunk,
+            old: hunk.changed_old().indices(),
+            new: proposed
+                .get(hunk.changed_new().indices())
+                .unwrap_or_default()
+                .to_vec(),
+            span: hunk.changed_old(),
+        });
+        let line_picks = t.line_hunks().into_iter().flat_map(|h| {
+            let hunk = &t.file.hunks[h];
+            line_edits(hunk, &t.lines_of(h), &proposed)
+                .into_iter()
+                .map(move |(old, new)| Edit {
+                    take: i,
+                    hunk,
+                    span: LineRange::from_indices(old.clone()),
+                    old,
+                    new,
+                })
+        });
+        for edit in whole_hunks.chain(line_picks).collect::<Vec<_>>() {
             let mut same = false;
             for other in &edits {
                 if other.take == i {
@@ -534,10 +715,7 @@ fn collect_edits<'a>(
                 if other.old == edit.old && other.new == edit.new {
                     same = true;
                 } else if overlaps(&other.old, &edit.old) {
-                    conflicts.push(conflict(
-                        takes[other.take].side(Some(other.hunk)),
-                        t.side(Some(hunk)),
-                    ));
+                    conflicts.push(conflict(other.side(takes), edit.side(takes)));
                 }
             }
             if !same {
@@ -718,5 +896,158 @@ mod tests {
                 .writes
                 .is_empty()
         );
+    }
+    /// Index into hunk `hunk` of model `model` of the changed line with this kind and text.
+    fn line(s: &[ChangeSet], model: usize, hunk: usize, kind: LineKind, text: &str) -> usize {
+        s[model].files[0].hunks[hunk]
+            .lines
+            .iter()
+            .position(|l| l.kind == kind && l.text == text)
+            .unwrap()
+    }
+
+    #[test]
+    fn line_picks_take_one_change_of_a_joined_hunk() {
+        // Lines 3 and 5 changed: one hunk, since their context joins.
+        let a = rep(&[("3", "three\n"), ("5", "five\n")]);
+        let s = sets(&[("A", &a)]);
+        assert_eq!(s[0].files[0].hunks.len(), 1);
+        let h = id(&s, 0, 0);
+        // A modified line: its removed and added lines together replace it.
+        let pair = Selection::new()
+            .line("A", "a.txt", &h, line(&s, 0, 0, LineKind::Removed, "3"))
+            .line("A", "a.txt", &h, line(&s, 0, 0, LineKind::Added, "three"));
+        let plan = compose(&s, &pair, "t").unwrap();
+        assert_eq!(content(&plan), rep(&[("3", "three\n")]));
+        assert_eq!(plan.models, vec!["A"]);
+        assert!(
+            plan.hunks[0].ends_with(&format!("#{h}:lines 2,3")),
+            "{:?}",
+            plan.hunks
+        );
+        // A removed line alone: deleted, its replacement left out.
+        let removed =
+            Selection::new().line("A", "a.txt", &h, line(&s, 0, 0, LineKind::Removed, "5"));
+        assert_eq!(
+            content(&compose(&s, &removed, "t").unwrap()),
+            rep(&[("5", "")])
+        );
+        // An added line alone: inserted where it sits, the line it replaces kept.
+        let added =
+            Selection::new().line("A", "a.txt", &h, line(&s, 0, 0, LineKind::Added, "five"));
+        assert_eq!(
+            content(&compose(&s, &added, "t").unwrap()),
+            rep(&[("5", "5\nfive\n")])
+        );
+        // Every changed line picked gives the whole hunk.
+        let all = (s[0].files[0].hunks[0].lines.iter().enumerate())
+            .filter(|(_, l)| l.kind != LineKind::Context)
+            .fold(Selection::new(), |sel, (i, _)| {
+                sel.line("A", "a.txt", &h, i)
+            });
+        assert_eq!(content(&compose(&s, &all, "t").unwrap()), a);
+        // A context line is not a change.
+        let context =
+            Selection::new().line("A", "a.txt", &h, line(&s, 0, 0, LineKind::Context, "4"));
+        assert!(matches!(
+            compose(&s, &context, "t").unwrap_err(),
+            ComposeError::UnchangedLine { .. }
+        ));
+    }
+
+    #[test]
+    fn line_picks_insert_and_edit_at_the_file_start_and_end() {
+        // Insertions between lines 4/5 and 6/7 join into one hunk; take the second only.
+        let ins = rep(&[("4", "4\nX\n"), ("6", "6\nY\n")]);
+        // Lines 1 and 3 changed (start of file), lines 18 and 20 changed (end of file).
+        let edges = rep(&[
+            ("1", "one\n"),
+            ("3", "three\n"),
+            ("18", "eighteen\n"),
+            ("20", "twenty\n"),
+        ]);
+        let s = sets(&[("I", &ins), ("E", &edges)]);
+        let h = id(&s, 0, 0);
+        let sel = Selection::new().line("I", "a.txt", &h, line(&s, 0, 0, LineKind::Added, "Y"));
+        assert_eq!(
+            content(&compose(&s, &sel, "t").unwrap()),
+            rep(&[("6", "6\nY\n")])
+        );
+        let (top, bottom) = (id(&s, 1, 0), id(&s, 1, 1));
+        let sel = Selection::new()
+            .line("E", "a.txt", &top, line(&s, 1, 0, LineKind::Removed, "1"))
+            .line("E", "a.txt", &top, line(&s, 1, 0, LineKind::Added, "one"))
+            .line(
+                "E",
+                "a.txt",
+                &bottom,
+                line(&s, 1, 1, LineKind::Removed, "20"),
+            )
+            .line(
+                "E",
+                "a.txt",
+                &bottom,
+                line(&s, 1, 1, LineKind::Added, "twenty"),
+            );
+        assert_eq!(
+            content(&compose(&s, &sel, "t").unwrap()),
+            rep(&[("1", "one\n"), ("20", "twenty\n")])
+        );
+        // The last line removed alone.
+        let sel = Selection::new().line(
+            "E",
+            "a.txt",
+            &bottom,
+            line(&s, 1, 1, LineKind::Removed, "20"),
+        );
+        assert_eq!(
+            content(&compose(&s, &sel, "t").unwrap()),
+            rep(&[("20", "")])
+        );
+    }
+
+    #[test]
+    fn line_picks_conflict_with_another_models_hunk_only_where_they_meet() {
+        let a = rep(&[("3", "three (A)\n"), ("5", "five (A)\n")]);
+        let b = rep(&[("3", "three (B)\n")]);
+        let s = sets(&[("A", &a), ("B", &b)]);
+        let (ha, hb) = (id(&s, 0, 0), id(&s, 1, 0));
+        // A's line 5 next to B's hunk on line 3: the whole hunk of A would collide, the line
+        // does not.
+        let five = line(&s, 0, 0, LineKind::Added, "five (A)");
+        let five_old = line(&s, 0, 0, LineKind::Removed, "5");
+        let sel = Selection::new()
+            .line("A", "a.txt", &ha, five_old)
+            .line("A", "a.txt", &ha, five)
+            .hunk("B", "a.txt", &hb);
+        assert_eq!(
+            content(&compose(&s, &sel, "t").unwrap()),
+            rep(&[("3", "three (B)\n"), ("5", "five (A)\n")])
+        );
+        // A's line 3 and B's hunk on line 3: refused, naming the picked line.
+        let sel = Selection::new()
+            .line("A", "a.txt", &ha, line(&s, 0, 0, LineKind::Removed, "3"))
+            .hunk("B", "a.txt", &hb);
+        let err = compose(&s, &sel, "t").unwrap_err();
+        let ComposeError::Conflicts(c) = err else {
+            panic!("expected a conflict, got {err:?}");
+        };
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].first.model, "A");
+        assert_eq!(c[0].first.lines, Some(LineRange { start: 3, len: 1 }));
+        assert_eq!(c[0].second.hunk.as_deref(), Some(hb.as_str()));
+        // An insertion picked alone right below B's changed line touches it: refused too.
+        let sel = Selection::new()
+            .line(
+                "A",
+                "a.txt",
+                &ha,
+                line(&s, 0, 0, LineKind::Added, "three (A)"),
+            )
+            .hunk("B", "a.txt", &hb);
+        assert!(matches!(
+            compose(&s, &sel, "t").unwrap_err(),
+            ComposeError::Conflicts(_)
+        ));
     }
 }

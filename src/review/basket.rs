@@ -4,7 +4,7 @@
 //! when the apply fails.
 
 use crate::apply::{ApplyPlan, ComposeError, Conflict, Pick, Selection, compose};
-use crate::workspace::changeset::ChangeSet;
+use crate::workspace::changeset::{ChangeSet, Hunk, LineKind};
 
 /// The picks, in the order made.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,7 +67,7 @@ impl Basket {
         if self.remove(&whole) {
             return;
         }
-        self.picks.retain(|p| pick_model(p) != model);
+        self.picks.retain(|p| p.model() != model);
         self.picks.push(whole);
     }
 
@@ -80,13 +80,14 @@ impl Basket {
         if self.remove(&file) {
             return;
         }
-        self.picks.retain(
-            |p| !matches!(p, Pick::Hunk { model: m, path: f, .. } if m == model && f == path),
-        );
+        self.picks.retain(|p| {
+            !matches!(p, Pick::Hunk { model: m, path: f, .. } | Pick::Line { model: m, path: f, .. }
+                if m == model && f == path)
+        });
         self.picks.push(file);
     }
 
-    /// Picks one hunk; again removes it.
+    /// Picks one hunk (replacing its line picks); again removes it.
     pub fn toggle_hunk(&mut self, model: &str, path: &str, hunk: &str) {
         let pick = Pick::Hunk {
             model: model.to_string(),
@@ -94,8 +95,46 @@ impl Basket {
             hunk: hunk.to_string(),
         };
         if !self.remove(&pick) {
+            self.picks.retain(|p| {
+                !matches!(p, Pick::Line { model: m, path: f, hunk: h, .. }
+                    if m == model && f == path && h == hunk)
+            });
             self.picks.push(pick);
         }
+    }
+
+    /// Picks one changed line (index into the hunk's lines); again removes it. A hunk that is
+    /// already taken whole (itself, its file or its model) is not split: the caller says so,
+    /// since a line pick inside it would change nothing.
+    pub fn toggle_line(&mut self, model: &str, path: &str, hunk: &str, line: usize) {
+        let pick = Pick::Line {
+            model: model.to_string(),
+            path: path.to_string(),
+            hunk: hunk.to_string(),
+            line,
+        };
+        if !self.remove(&pick) {
+            self.picks.push(pick);
+        }
+    }
+
+    /// Whether this changed line is picked on its own (not through its hunk, file or model).
+    pub fn has_line(&self, model: &str, path: &str, hunk: &str, line: usize) -> bool {
+        self.picks.iter().any(|p| {
+            matches!(p, Pick::Line { model: m, path: f, hunk: h, line: l }
+                if m == model && f == path && h == hunk && *l == line)
+        })
+    }
+
+    /// How many lines of this hunk are picked on their own.
+    pub fn lines_in(&self, model: &str, path: &str, hunk: &str) -> usize {
+        self.picks
+            .iter()
+            .filter(|p| {
+                matches!(p, Pick::Line { model: m, path: f, hunk: h, .. }
+                    if m == model && f == path && h == hunk)
+            })
+            .count()
     }
 
     /// Whether this hunk will be applied (picked itself, or through its file or model).
@@ -108,6 +147,7 @@ impl Basket {
                 path: f,
                 hunk: h,
             } => m == model && f == path && h == hunk,
+            Pick::Line { .. } => false,
         })
     }
 
@@ -139,10 +179,41 @@ impl Basket {
     }
 }
 
-fn pick_model(pick: &Pick) -> &str {
-    match pick {
-        Pick::ChangeSet { model } | Pick::File { model, .. } | Pick::Hunk { model, .. } => model,
+/// The indices (into [`Hunk::lines`]) of a hunk's added and removed lines: what a line pick
+/// can name, in the order the diff shows them.
+pub fn changed_lines(hunk: &Hunk) -> Vec<usize> {
+    hunk.lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.kind != LineKind::Context)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Where line `line` of a hunk sits, for the basket list: `-7` (removed line 7 of the base) or
+/// `+7` (added as line 7 of the proposed file), with its text; `None` for a context line.
+pub fn line_place(hunk: &Hunk, line: usize) -> Option<String> {
+    let (mut old, mut new) = (hunk.old.indices().start, hunk.new.indices().start);
+    for (i, l) in hunk.lines.iter().enumerate() {
+        let (sign, number) = match l.kind {
+            LineKind::Context => ("", 0),
+            LineKind::Removed => ("-", old + 1),
+            LineKind::Added => ("+", new + 1),
+        };
+        if i == line {
+            return (l.kind != LineKind::Context)
+                .then(|| format!("line {sign}{number} {}", l.text.trim()));
+        }
+        match l.kind {
+            LineKind::Context => {
+                old += 1;
+                new += 1;
+            }
+            LineKind::Removed => old += 1,
+            LineKind::Added => new += 1,
+        }
     }
+    None
 }
 
 #[cfg(test)]
@@ -231,5 +302,60 @@ mod tests {
         let mut basket = Basket::new();
         basket.toggle_model("ghost");
         assert!(matches!(basket.state(&[], "p"), BasketState::Invalid(_)));
+    }
+    #[test]
+    fn line_picks_split_a_hunk_and_wider_picks_replace_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: Vec<String> = (1..=10).map(|i| format!("line {i}")).collect();
+        std::fs::write(dir.path().join("f.txt"), lines.join("\n") + "\n").unwrap();
+        let base = crate::workspace::Base::capture(dir.path()).unwrap();
+        let edit = |edits: &[(usize, &str)]| {
+            let mut l = lines.clone();
+            for (i, t) in edits {
+                l[*i] = t.to_string();
+            }
+            l.join("\n") + "\n"
+        };
+        let a = change_set(&base, "a", &edit(&[(2, "A three"), (4, "A five")]));
+        let b = change_set(&base, "b", &edit(&[(4, "B five")]));
+        let sets = vec![a.clone(), b.clone()];
+        let hunk = &a.files[0].hunks[0];
+        let changed = changed_lines(hunk);
+        assert_eq!(changed.len(), 4, "two modified lines, one hunk");
+        assert_eq!(
+            line_place(hunk, changed[1]).as_deref(),
+            Some("line +3 A three")
+        );
+        let mut basket = Basket::new();
+        // Line 3 of a only (its remove and add): line 5 stays as it was.
+        basket.toggle_line("a", "f.txt", &hunk.id, changed[0]);
+        basket.toggle_line("a", "f.txt", &hunk.id, changed[1]);
+        assert!(basket.has_line("a", "f.txt", &hunk.id, changed[1]));
+        assert!(!basket.covers_hunk("a", "f.txt", &hunk.id));
+        // b's hunk on line 5 does not meet a's line 3.
+        basket.toggle_hunk("b", "f.txt", &b.files[0].hunks[0].id);
+        let BasketState::Ready { plan, .. } = basket.state(&sets, "p") else {
+            panic!("a's line 3 and b's line 5 compose");
+        };
+        let text = String::from_utf8(plan.writes[0].proposed.clone().unwrap()).unwrap();
+        assert_eq!(text, edit(&[(2, "A three"), (4, "B five")]));
+        // a's line 5 too: it collides with b's hunk.
+        basket.toggle_line("a", "f.txt", &hunk.id, changed[2]);
+        assert!(matches!(
+            basket.state(&sets, "p"),
+            BasketState::Conflicts(_)
+        ));
+        basket.toggle_line("a", "f.txt", &hunk.id, changed[2]);
+        assert!(
+            !basket.has_line("a", "f.txt", &hunk.id, changed[2]),
+            "again drops it"
+        );
+        // The whole hunk replaces its line picks; so does the file.
+        basket.toggle_hunk("a", "f.txt", &hunk.id);
+        assert_eq!(basket.lines_in("a", "f.txt", &hunk.id), 0);
+        basket.toggle_hunk("a", "f.txt", &hunk.id);
+        basket.toggle_line("a", "f.txt", &hunk.id, changed[0]);
+        basket.toggle_file("a", "f.txt");
+        assert_eq!(basket.lines_in("a", "f.txt", &hunk.id), 0);
     }
 }

@@ -9,7 +9,7 @@ pub mod side;
 pub mod syntax;
 pub mod words;
 
-pub use basket::{Basket, BasketState};
+pub use basket::{Basket, BasketState, changed_lines, line_place};
 pub use blind::BlindNames;
 pub use side::{Cell, SideRow, side_by_side};
 pub use syntax::{Lang, Token, tokens};

@@ -97,8 +97,8 @@ pub const HELP_KEYS: &[(&str, &str)] = &[
         "model · scroll · file · hunk (search match while searching)",
     ),
     (
-        "review: Space f c",
-        "pick the hunk on screen, the file, the whole model (again: drop)",
+        "review: Space f c L",
+        "pick hunk on screen, file, model, J/K cursor's line (again: drop)",
     ),
     (
         "review: a x + - =",

@@ -674,6 +674,66 @@ fn review_pick_across_models_apply_and_rewind_in_a_real_terminal() {
     );
 }
 
+/// Issue 14 item 9: lines 3 and 5 changed by one model join into one hunk; the line cursor
+/// picks only line 3 (its removed and added line) and exactly that lands on disk.
+#[test]
+fn a_line_pick_of_one_of_two_joined_changes_lands_exactly_that_line() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    review_project(&proj);
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tui/lines.jsonl"),
+        proj.join("lines.jsonl"),
+    )
+    .unwrap();
+    let config = tmp.write("empty.toml", "");
+    let tmux = Tmux::start("lines", 130, 40);
+    launch(&tmux, &proj, &config, "-m demo/lines.jsonl");
+    tmux.wait_for(&["turn 0"]);
+    tmux.type_text("retell two lines");
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 1 finished", "story.txt · modified · +2 -2 · hunk 1/1"]);
+    // The first changed line of the hunk is line 3 as it was; then its replacement.
+    tmux.press("J");
+    tmux.wait_for(&["line -3 line 3 · L picks or drops it"]);
+    tmux.press("L");
+    tmux.wait_for(&["picked line -3 line 3 (story.txt) of demo/lines.jsonl"]);
+    tmux.press("J");
+    tmux.wait_for(&["line +3 line three, told by L · L picks"]);
+    tmux.press("L");
+    let screen = tmux.wait_for(&[
+        "picked line +3 line three, told by L (story.txt)",
+        "hunk 1/1 · from edit_file · ✓ 2 lines picked",
+    ]);
+    assert!(screen.contains("-✓line 3"), "{screen}");
+    assert!(screen.contains("+✓line three, told by L"), "{screen}");
+    // The cursor moves on to line 5 without picking it.
+    tmux.press("J");
+    tmux.wait_for(&["line -5 line 5 · L picks"]);
+    tmux.press("a");
+    let screen = tmux.wait_for(&["applied demo/lines.jsonl"]);
+    assert!(screen.contains("wrote story.txt"), "{screen}");
+    let story: String = (1..=30)
+        .map(|i| match i {
+            3 => "line three, told by L\n".to_string(),
+            i => format!("line {i}\n"),
+        })
+        .collect();
+    assert_eq!(
+        std::fs::read_to_string(proj.join("story.txt")).unwrap(),
+        story,
+        "only line 3 changed; line 5 is as it was"
+    );
+    tmux.press("Escape");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+}
+
 /// A model whose bash leaves a `setsid` sleeper and a background child, then hangs.
 fn hanging_model(proj: &Path, marker: &str) {
     let command = format!("setsid sleep {marker}1 & sleep {marker}2 & sleep 600");

@@ -483,6 +483,76 @@ fn overlapping_hunks_of_two_models_conflict_and_apply_is_refused() {
     plan_of(&ch(&mut a, 'a'));
 }
 
+/// Line picks in the review: J/K move the line cursor over the changed lines of the hunk on
+/// screen, L picks the line under it (marked in the diff), a hunk picked whole is not split, and
+/// a line that another model's hunk also changes conflicts like a hunk.
+#[test]
+fn the_line_cursor_picks_single_lines_that_conflict_like_hunks() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Right); // good's pricing.rs, hunk 1: line 5 replaced
+    ch(&mut a, 'L');
+    assert!(
+        status(&a).0.contains("no line under the cursor"),
+        "{:?}",
+        a.status
+    );
+    ch(&mut a, 'J');
+    assert!(
+        status(&a).0.contains("line -5 if count > BULK"),
+        "{:?}",
+        a.status
+    );
+    ch(&mut a, 'J');
+    assert!(
+        status(&a).0.contains("line +5 if count >= BULK"),
+        "{:?}",
+        a.status
+    );
+    ch(&mut a, 'J');
+    assert!(
+        status(&a).0.contains("last changed line of this hunk"),
+        "{:?}",
+        a.status
+    );
+    // The whole hunk picked: its lines are not split.
+    ch(&mut a, ' ');
+    ch(&mut a, 'L');
+    let (text, error) = status(&a);
+    assert!(error && text.contains("is picked whole"), "{text}");
+    ch(&mut a, ' ');
+    ch(&mut a, 'L');
+    let (text, error) = status(&a);
+    assert!(!error && text.contains("picked line +5"), "{text}");
+    let t = render(&mut a, 120, 36);
+    let screen: String = format!("{}", t.backend());
+    assert!(screen.contains("+✓    if count >= BULK"), "{screen}");
+    assert!(screen.contains("✓ 1 line picked"), "{screen}");
+    // Sloppy's hunk changes line 5 too: the added line touches it, so they conflict.
+    select(&mut a, SLOPPY);
+    ch(&mut a, ' ');
+    let (text, error) = status(&a);
+    assert!(error && text.contains("1 conflict(s)"), "{text}");
+    assert!(
+        ch(&mut a, 'a').is_empty(),
+        "refused while the conflict stays"
+    );
+    ch(&mut a, ' ');
+    // Alone, the added line is inserted below the line it replaces.
+    let plan = plan_of(&ch(&mut a, 'a'));
+    let written = String::from_utf8(plan.writes[0].proposed.clone().unwrap()).unwrap();
+    let mut want: Vec<&str> = Vec::new();
+    let old = pricing(&[]);
+    for (i, line) in old.lines().enumerate() {
+        want.push(line);
+        if i == 4 {
+            want.push("    if count >= BULK_MIN_ITEMS {");
+        }
+    }
+    assert_eq!(written, want.join("\n") + "\n");
+}
+
 #[test]
 fn a_whole_model_and_the_rules_for_what_can_be_picked() {
     let dir = project();

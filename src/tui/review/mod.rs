@@ -105,6 +105,23 @@ pub struct ReviewState {
     pub opened: bool,
     /// The laid-out diff of the file on screen.
     pub doc: Option<DiffDoc>,
+    /// The line cursor of line picking (`J`/`K`), if put on a changed line.
+    pub line: Option<LineCursor>,
+}
+
+/// Where the line cursor is: one changed line of one hunk of one model. Kept by id rather than
+/// by row, so it is simply not shown (and `L` refuses) once the user moves to another hunk,
+/// file or model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineCursor {
+    /// The model entry.
+    pub label: String,
+    /// The file's path.
+    pub path: String,
+    /// The hunk's id.
+    pub hunk: String,
+    /// Index into the hunk's lines (an added or removed line).
+    pub line: usize,
 }
 
 impl ReviewState {
@@ -150,6 +167,7 @@ impl ReviewState {
             pending: None,
             opened: false,
             doc: None,
+            line: None,
         }
     }
 
@@ -183,6 +201,17 @@ impl ReviewState {
         let file = self.current_file()?;
         let doc = self.doc.as_ref()?;
         file.hunks.get(doc.hunk_at(self.scroll))
+    }
+
+    /// The line under the line cursor, when it is in the hunk on screen of the model shown:
+    /// the index into that hunk's lines.
+    pub fn cursor_line(&self) -> Option<usize> {
+        let cursor = self.line.as_ref()?;
+        let label = &self.model()?.label;
+        let file = self.current_file()?;
+        let hunk = self.current_hunk()?;
+        (cursor.label == *label && cursor.path == file.path && cursor.hunk == hunk.id)
+            .then_some(cursor.line)
     }
 
     /// Adds a built change set (replacing one of the same model).
@@ -386,11 +415,15 @@ impl ReviewState {
         let whole = self.basket.picks().iter().any(|p| match p {
             crate::apply::Pick::ChangeSet { model } => model == label,
             crate::apply::Pick::File { model, path } => model == label && *path == file.path,
-            crate::apply::Pick::Hunk { .. } => false,
+            crate::apply::Pick::Hunk { .. } | crate::apply::Pick::Line { .. } => false,
         });
+        let lines = file
+            .hunks
+            .iter()
+            .any(|h| self.basket.lines_in(label, &file.path, &h.id) > 0);
         if whole || (covered > 0 && covered == file.hunks.len()) {
             Some(true)
-        } else if covered > 0 {
+        } else if covered > 0 || lines {
             Some(false)
         } else {
             None

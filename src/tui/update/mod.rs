@@ -13,6 +13,7 @@ mod command;
 mod dialog;
 mod engine;
 mod keys;
+mod lines;
 mod mouse;
 mod pick;
 mod review;

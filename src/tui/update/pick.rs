@@ -12,7 +12,7 @@ use super::super::review::conflict_side;
 use super::super::state::App;
 
 /// Refuses picking once the turn is decided or while a choice is being carried out.
-fn can_pick(app: &mut App) -> bool {
+pub(super) fn can_pick(app: &mut App) -> bool {
     let Some(review) = &app.review else {
         return false;
     };
@@ -159,7 +159,7 @@ fn text_winner(app: &mut App, label: &str) -> Vec<Effect> {
 }
 
 /// The status line after a pick: what changed and what the basket now does.
-fn report_pick(app: &mut App, label: &str, what: &str, taken: bool) {
+pub(super) fn report_pick(app: &mut App, label: &str, what: &str, taken: bool) {
     let who = app.shown_label(label);
     let verb = if taken { "picked" } else { "dropped" };
     let Some(review) = &app.review else { return };

@@ -9,7 +9,7 @@ use super::super::layout::diff_height;
 use super::super::review::doc::DiffMode;
 use super::super::review::{DiffSearch, ReviewState};
 use super::super::state::{App, Overlay, Screen};
-use super::pick;
+use super::{lines, pick};
 
 /// Handles a key on the review screen; `None` leaves it to the global keys (Ctrl+C...).
 pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
@@ -74,6 +74,9 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
         }
         KeyCode::Char('s') => toggle_layout(review),
         KeyCode::Char(' ') => pick::hunk(app),
+        KeyCode::Char('J') => lines::step(app, true, height),
+        KeyCode::Char('K') => lines::step(app, false, height),
+        KeyCode::Char('L') => lines::pick(app),
         KeyCode::Char('f') => pick::file(app),
         KeyCode::Char('c') => return Some(pick::model(app)),
         KeyCode::Char('a') => return Some(pick::apply(app)),

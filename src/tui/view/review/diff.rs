@@ -44,6 +44,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
                 .search
                 .as_ref()
                 .and_then(|s| s.matches.get(s.current).copied());
+            let cursor = review.cursor_line();
             doc.rows
                 .iter()
                 .enumerate()
@@ -56,6 +57,12 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
                         doc,
                         file,
                         matched: matched == Some(i),
+                    };
+                    // Line picks: a mark on picked lines, the cursor on its line.
+                    let line_marks = |h: usize, line: usize| {
+                        let id = file.hunks.get(h).map_or("", |h| h.id.as_str());
+                        let picked = review.basket.has_line(label, &file.path, id, line);
+                        (picked, h == current && cursor == Some(line))
                     };
                     match row {
                         Row::Note(text) => Line::styled(format!(" {text}"), t.dim()),
@@ -70,7 +77,13 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
                             old,
                             new,
                             partner,
-                        } => view.unified(*hunk, *line, *old, *new, *partner),
+                        } => view.unified(
+                            *hunk,
+                            *line,
+                            (*old, *new),
+                            *partner,
+                            line_marks(*hunk, *line),
+                        ),
                         Row::Side { row, .. } => view.side(&row.left, &row.right, &row.words),
                     }
                 })
@@ -161,8 +174,12 @@ fn bottom_line(review: &ReviewState, t: Theme) -> Line<'static> {
             ),
             t.hint(),
         ),
+        None if review.cursor_line().is_some() => Line::styled(
+            " J/K line · L pick/drop the line · Space the whole hunk · n/N hunk ",
+            t.hint(),
+        ),
         None => Line::styled(
-            " n/N hunk · ←/→ file · s layout · / search · Space pick hunk · f file ",
+            " n/N hunk · ←/→ file · s layout · / search · Space pick hunk · J/K lines · f file ",
             t.dim(),
         ),
     }
@@ -198,6 +215,17 @@ fn header(
     }
     if review.basket.covers_hunk(label, &file.path, &hunk.id) {
         spans.push(Span::styled(" · ✓ picked", t.ok()));
+    } else {
+        let lines = review.basket.lines_in(label, &file.path, &hunk.id);
+        if lines > 0 {
+            spans.push(Span::styled(
+                format!(
+                    " · ✓ {lines} line{} picked",
+                    if lines == 1 { "" } else { "s" }
+                ),
+                t.ok(),
+            ));
+        }
     }
     if review.hunk_conflicts(label, &file.path, &hunk.id) {
         spans.push(Span::styled(" · ⚠ conflict", t.error()));
@@ -250,13 +278,15 @@ impl RowView<'_> {
         }
     }
 
+    /// One unified row; `(picked, cursor)`: the line is picked on its own (a `✓` after its
+    /// sign) and the line cursor is on it (the gutter is highlighted, and `▸` marks it).
     fn unified(
         &self,
         hunk: usize,
         line: usize,
-        old: Option<usize>,
-        new: Option<usize>,
+        (old, new): (Option<usize>, Option<usize>),
         partner: Option<usize>,
+        (picked, cursor): (bool, bool),
     ) -> Line<'static> {
         let Some(h) = self.file.hunks.get(hunk) else {
             return Line::default();
@@ -270,12 +300,22 @@ impl RowView<'_> {
             (LineKind::Added, Some(other)) => word_highlights(&other.text, &l.text).new,
             _ => Vec::new(),
         };
+        let gutter = if cursor {
+            self.theme.selected()
+        } else {
+            self.gutter_style()
+        };
+        let pick = match (picked, cursor) {
+            (true, _) => "✓",
+            (false, true) => "▸",
+            (false, false) => " ",
+        };
         let mut spans = vec![
             Span::styled(
                 format!("{} {} ", self.number(old), self.number(new)),
-                self.gutter_style(),
+                gutter,
             ),
-            Span::styled(format!("{mark} "), base),
+            Span::styled(format!("{mark}{pick}"), base),
         ];
         spans.extend(highlighted_code(
             &l.text,

@@ -164,7 +164,10 @@ fn in_conflict(review: &ReviewState, pick: &Pick) -> bool {
         [&c.first, &c.second].iter().any(|side| match pick {
             Pick::ChangeSet { model } => side.model == *model,
             Pick::File { model, path } => side.model == *model && c.path == *path,
-            Pick::Hunk { model, path, hunk } => {
+            Pick::Hunk { model, path, hunk }
+            | Pick::Line {
+                model, path, hunk, ..
+            } => {
                 side.model == *model
                     && c.path == *path
                     && side.hunk.as_ref().is_none_or(|h| h == hunk)
@@ -186,6 +189,20 @@ fn pick_text(app: &App, review: &ReviewState, pick: &Pick) -> String {
                 .map(|h| h.number.to_string())
                 .unwrap_or_else(|| "?".to_string());
             format!("{} · {path} hunk {number}", app.shown_label(model))
+        }
+        Pick::Line {
+            model,
+            path,
+            hunk,
+            line,
+        } => {
+            let place = review
+                .set_of(model)
+                .and_then(|s| s.file(path))
+                .and_then(|f| f.hunk(hunk))
+                .and_then(|h| crate::review::line_place(h, *line))
+                .unwrap_or_else(|| "a line".to_string());
+            format!("{} · {path} {place}", app.shown_label(model))
         }
     }
 }
