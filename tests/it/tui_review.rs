@@ -1044,8 +1044,9 @@ fn a_basket_ready_to_apply() {
     insta::assert_snapshot!(t.backend());
 }
 
-#[test]
-fn an_apply_conflict_with_your_edits() {
+/// The review with "choose demo/good" applied over two user edits that conflict with it
+/// (README.md and src/pricing.rs): the apply question is open, README.md selected.
+fn conflict_dialog() -> App {
     let dir = project();
     let base = Base::capture(dir.path()).unwrap();
     let session = tempfile::tempdir().unwrap();
@@ -1063,9 +1064,62 @@ fn an_apply_conflict_with_your_edits() {
         .preview(&plan)
         .unwrap();
     send(&mut a, EngineMsg::ApplyPreview { turn: 1, preview });
+    a
+}
+
+#[test]
+fn an_apply_conflict_with_your_edits() {
+    let mut a = conflict_dialog();
     ch(&mut a, 's');
     let t = render(&mut a, 120, 30);
     insta::assert_snapshot!(t.backend());
+}
+
+/// The question shows what each side wrote in the conflicting lines and what each answer
+/// would write there, at the three sizes (side by side when wide, stacked when narrow).
+#[test]
+fn the_conflict_dialog_shows_both_texts_and_each_answer() {
+    for (w, h) in [(200, 50), (80, 24), (60, 15)] {
+        let mut a = conflict_dialog();
+        ch(&mut a, 's'); // README.md skipped; src/pricing.rs selected
+        a.status = None;
+        let t = render(&mut a, w, h);
+        insta::assert_snapshot!(format!("conflict_texts_{w}x{h}"), t.backend());
+    }
+}
+
+/// PgDn scrolls the conflict detail, PgUp and Home bring it back, another file resets it.
+#[test]
+fn the_conflict_detail_scrolls_and_resets_on_another_file() {
+    let mut a = conflict_dialog();
+    a.size = (60, 15);
+    let scroll = |a: &App| match &a.dialog {
+        Some(Dialog::Apply(d)) => d.scroll,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(scroll(&a), 0);
+    key(&mut a, KeyCode::PageDown);
+    let down = scroll(&a);
+    assert!(down > 0, "PgDn scrolls");
+    key(&mut a, KeyCode::PageDown);
+    key(&mut a, KeyCode::PageDown);
+    key(&mut a, KeyCode::PageDown);
+    assert!(scroll(&a) < 40, "bounded by the detail: {}", scroll(&a));
+    key(&mut a, KeyCode::PageUp);
+    assert!(scroll(&a) < 40);
+    key(&mut a, KeyCode::Home);
+    assert_eq!(scroll(&a), 0);
+    key(&mut a, KeyCode::PageDown);
+    key(&mut a, KeyCode::Down);
+    assert_eq!(scroll(&a), 0, "another file starts at its top");
+    let before = render(&mut a, 60, 15);
+    key(&mut a, KeyCode::PageDown);
+    let after = render(&mut a, 60, 15);
+    assert_ne!(
+        format!("{:?}", before.backend()),
+        format!("{:?}", after.backend()),
+        "the screen scrolls"
+    );
 }
 
 #[test]
