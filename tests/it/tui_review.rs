@@ -889,6 +889,54 @@ fn search_and_layout_keep_the_place() {
     assert!(a.review.as_ref().unwrap().search.is_none());
 }
 
+/// A search match lands under its hunk header (not as the top row), and every occurrence on
+/// screen is highlighted, the current match's row more strongly.
+#[test]
+fn a_search_match_shows_under_its_header_and_is_highlighted() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Right); // src/pricing.rs
+    a.size = (120, 36);
+    ch(&mut a, '/');
+    typed(&mut a, "TAX");
+    key(&mut a, KeyCode::Enter);
+    let review = a.review.as_ref().unwrap();
+    let doc = review.doc.as_ref().unwrap();
+    let search = review.search.as_ref().unwrap();
+    let row = search.matches[search.current];
+    assert_eq!(review.scroll, doc.hunk_rows[1], "hunk 2's header on top");
+    assert!(row > review.scroll, "the match below it");
+    a.status = None;
+    let t = render(&mut a, 120, 36);
+    insta::assert_snapshot!(t.backend());
+    // The matched text's cells carry the search styles: the current match's row strong, the
+    // other occurrence on screen (the added line) plain.
+    let theme = a.theme;
+    let buf = t.backend().buffer();
+    let mut styles = Vec::new();
+    for y in 0..buf.area.height {
+        let line: String = (0..buf.area.width)
+            .map(|x| buf[(x, y)].symbol().to_string())
+            .collect();
+        for (at, _) in line.match_indices("tax(") {
+            let x = u16::try_from(line[..at].chars().count()).unwrap();
+            let cell = &buf[(x, y)];
+            styles.push((cell.bg, cell.modifier));
+        }
+    }
+    let current = theme.search_current();
+    let other = theme.search_match();
+    assert!(
+        styles.contains(&(current.bg.unwrap(), current.add_modifier)),
+        "{styles:?}"
+    );
+    assert!(
+        styles.contains(&(other.bg.unwrap(), other.add_modifier)),
+        "{styles:?}"
+    );
+}
+
 #[test]
 fn blind_mode_shuffles_and_hides_until_the_choice() {
     let dir = project();
