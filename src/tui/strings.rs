@@ -100,9 +100,10 @@ pub const HELP_KEYS: &[(&str, &str)] = &[
         "review: Space f c",
         "pick the hunk on screen, the file, the whole model (again: drop)",
     ),
+    ("review: a x", "apply the basket · none of them"),
     (
-        "review: a x + - =",
-        "apply the basket · none of them · rate good / bad / tie",
+        "review: + - =",
+        "rate: +/- marks (no games) · = tie: as good as the kept one",
     ),
     (
         "review: / s t o R",
@@ -220,4 +221,19 @@ pub fn conflict_whole(reason: crate::apply::ConflictReason) -> &'static str {
         }
         ConflictReason::Lines => "",
     }
+}
+
+/// Said when the user rates a model in the review: what the rating will mean for the
+/// statistics, so `=` (which changes games) and `+`/`-` (which do not) are never a surprise.
+pub fn rated(who: &str, rating: &str) -> String {
+    let meaning = match rating {
+        "tie" => {
+            "as good as the model you keep: it ties with it and beats the others in the stats; \
+             with x (none of them) it has no effect"
+        }
+        "good" => "a mark counted in the stats (not a game)",
+        "bad" => "a mark counted in the stats (not a game)",
+        _ => "recorded with the choice",
+    };
+    format!("{who} rated {rating}: {meaning}")
 }

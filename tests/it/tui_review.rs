@@ -543,6 +543,40 @@ fn choosing_is_refused_while_models_run() {
     assert!(ch(&mut a, 'x').is_empty());
 }
 
+/// Rating says what the rating means for the statistics: `=` ties with the kept model and
+/// beats the others (nothing with x), `+` / `-` are marks, not games.
+#[test]
+fn rating_says_what_it_means_for_the_stats() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    select(&mut a, SLOPPY);
+    ch(&mut a, '=');
+    let (text, error) = status(&a);
+    assert!(!error);
+    assert!(
+        text.contains("rated tie")
+            && text.contains("as good as the model you keep")
+            && text.contains("ties with it and beats the others")
+            && text.contains("none of them) it has no effect"),
+        "{text}"
+    );
+    ch(&mut a, '+');
+    let (text, _) = status(&a);
+    assert!(
+        text.contains("rated good") && text.contains("not a game"),
+        "{text}"
+    );
+    ch(&mut a, '-');
+    assert!(
+        status(&a).0.contains("rated bad: a mark"),
+        "{}",
+        status(&a).0
+    );
+    ch(&mut a, '-');
+    assert!(status(&a).0.contains("rating removed"));
+}
+
 #[test]
 fn none_of_them_is_a_choice_with_ratings_and_reveals_blind_names() {
     let dir = project();
@@ -1403,12 +1437,12 @@ fn c_on_a_text_only_model_chooses_its_answer() {
 fn assert_no_name(app: &mut App, step: &str) {
     for (w, h) in [(200, 50), (80, 24), (60, 15)] {
         let t = render(app, w, h);
-        // The help's fixed texts ("@good or @demo/good", "rate good / bad / tie") name no
+        // The help's fixed texts ("@good or @demo/good", "as good as the kept one") name no
         // model of the turn; they happen to match these demo models, so they are left out.
         let screen: String = format!("{:?}", t.backend())
             .lines()
             .filter(|l| {
-                !l.contains("send this prompt only to that model") && !l.contains("rate good")
+                !l.contains("send this prompt only to that model") && !l.contains("rate: +/- marks")
             })
             .collect::<Vec<_>>()
             .join("\n");
