@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::durable::{parent_of, sync_dirs};
 use super::journal::{self, Record};
-use super::merge3::{ConflictRegion, MergeOutcome, line_delta, merge3};
+use super::merge3::{ConflictRegion, LineSpan, MergeOutcome, line_delta, merge3, split_lines};
 use super::recover::{self, PendingApply, RecoveryReport};
 use super::rewind::{self, RewindPreview, RewindReport};
 use super::snapshot::{self, FileIdentity, PendingChange};
@@ -96,6 +96,35 @@ pub struct FilePreview {
     pub added: usize,
     /// Lines removed from the user's current file (for a conflict: if overwritten).
     pub removed: usize,
+    /// For a line conflict, what each side wrote in each conflicting region (in region
+    /// order), so the question can show the texts and not only line numbers; empty otherwise.
+    pub texts: Vec<RegionText>,
+}
+
+/// The text both sides wrote in one conflicting region, lines without their terminators
+/// (decoded lossily: it is for showing, never written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionText {
+    /// Where the region sits in base, the user's file and the proposal.
+    pub region: ConflictRegion,
+    /// The user's lines (what skip keeps).
+    pub ours: Vec<String>,
+    /// The model's lines (what overwrite writes).
+    pub theirs: Vec<String>,
+}
+
+/// The lines of `span` in `text`, for showing; a span past the end yields what exists.
+fn span_text(text: &[u8], span: LineSpan) -> Vec<String> {
+    split_lines(text)
+        .into_iter()
+        .skip(span.start.saturating_sub(1))
+        .take(span.len)
+        .map(|l| {
+            String::from_utf8_lossy(l)
+                .trim_end_matches(['\n', '\r'])
+                .to_string()
+        })
+        .collect()
 }
 
 /// What apply would do, path by path, in plan order.
@@ -325,11 +354,30 @@ impl ApplyEngine {
                     } else {
                         line_delta(cur, target.as_deref().unwrap_or(b""))
                     };
+                    let texts = match &d.status {
+                        FileStatus::Conflict {
+                            reason: ConflictReason::Lines,
+                            regions,
+                            ..
+                        } => {
+                            let theirs = d.overwrite.as_deref().unwrap_or(b"");
+                            regions
+                                .iter()
+                                .map(|r| RegionText {
+                                    region: r.clone(),
+                                    ours: span_text(cur, r.ours),
+                                    theirs: span_text(theirs, r.theirs),
+                                })
+                                .collect()
+                        }
+                        _ => Vec::new(),
+                    };
                     FilePreview {
                         path: d.path.rel().to_string(),
                         status: d.status.clone(),
                         added,
                         removed,
+                        texts,
                     }
                 })
                 .collect(),

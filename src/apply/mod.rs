@@ -34,7 +34,7 @@ use std::path::PathBuf;
 pub use compose::{ComposeError, Conflict, ConflictSide, Pick, Selection, compose};
 pub use engine::{
     AppliedAs, ApplyEngine, ApplyReport, ConflictReason, EditorSave, FileOutcome, FilePreview,
-    FileStatus, Preview,
+    FileStatus, Preview, RegionText,
 };
 pub use lock::{LockWait, ProjectLock};
 pub use merge3::{ConflictRegion, LineSpan, MergeOutcome, merge3};

@@ -72,13 +72,15 @@ fn human(stats: &Stats) -> String {
         "\nFrom {} interactive choice{} and {} headless task{} in {} report{}.\n\
          Games: a chosen model beats the others of its turn; in a report, passing more criteria \
          of a task wins.\n\
-         Ratings: Bradley-Terry on the Elo scale (400 points = 10:1 odds), with 95% intervals.\n",
+         Ratings: Bradley-Terry on the Elo scale (400 points = 10:1 odds), with 95% intervals.\n\
+         Your review ratings: {}.\n",
         s.preferences,
         plural(s.preferences),
         s.report_tasks,
         plural(s.report_tasks),
         s.reports,
         plural(s.reports),
+        stats::RATINGS_MEANING,
     ));
     if s.rewound > 0 {
         out.push_str(&format!(
@@ -94,6 +96,15 @@ fn human(stats: &Stats) -> String {
     out
 }
 
+/// The `+` / `-` marks of a model ("+2 -1"), `-` when it has none.
+fn marks(good: u32, bad: u32) -> String {
+    if good == 0 && bad == 0 {
+        "-".to_string()
+    } else {
+        format!("+{good} -{bad}")
+    }
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
@@ -105,6 +116,7 @@ fn models_table(models: &[ModelStats]) -> String {
         "wins",
         "losses",
         "ties",
+        "marks",
         "win rate",
         "rating",
         "95% interval",
@@ -120,6 +132,7 @@ fn models_table(models: &[ModelStats]) -> String {
                 m.wins.to_string(),
                 m.losses.to_string(),
                 m.ties.to_string(),
+                marks(m.good, m.bad),
                 percent(m.win_rate),
                 m.rating
                     .map_or_else(|| "-".to_string(), |r| format!("{:.0}", r.value)),

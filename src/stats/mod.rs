@@ -71,6 +71,10 @@ pub struct ModelStats {
     pub ties: u32,
     /// Interactive choices in which the user took none of the models.
     pub none_of_them: u32,
+    /// Runs rated `good` (`+` in the review): a mark shown beside the games, not a game.
+    pub good: u32,
+    /// Runs rated `bad` (`-`): a mark, not a game.
+    pub bad: u32,
     /// `(wins + ties / 2) / games`; `null` without games.
     pub win_rate: Option<f64>,
     /// Bradley-Terry rating with its 95% interval; `null` without games.
@@ -105,6 +109,8 @@ pub struct Method {
     pub interval: &'static str,
     /// How games are derived.
     pub games: &'static str,
+    /// What the review's ratings (`+` / `-` / `=`) mean for the figures.
+    pub ratings: &'static str,
 }
 
 /// The method this version uses.
@@ -116,7 +122,12 @@ pub const METHOD: Method = Method {
     games: "interactive: the chosen models (and models rated tie) beat every other model of \
             the turn and tie with each other, 'none' gives no games; headless: per task, a \
             model that passed a larger share of the criteria beats the other, equal shares tie",
+    ratings: RATINGS_MEANING,
 };
+
+/// What each rating of the review means for the statistics, said by `versus stats`, `/stats`
+/// and the JSON `method`, so a user's `=` is never a surprise.
+pub const RATINGS_MEANING: &str = "= tie means as good as the model you kept (it ties      with the kept model and beats the models not kept; with none of them it has no effect);      + good and - bad are marks (the marks column), not games";
 
 /// Everything `versus stats` shows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -206,6 +217,8 @@ pub fn compute(preferences: &[Preference], reports: &[LoadedReport]) -> Stats {
             losses: c.losses,
             ties: c.ties,
             none_of_them: c.none_of_them,
+            good: c.good,
+            bad: c.bad,
             win_rate: c.win_rate(),
             rating,
             mean_cost_usd: c.mean_cost(),

@@ -6,14 +6,20 @@
 //! model beating itself says nothing about the model).
 //!
 //! Rules for an interactive choice (one line of preferences.jsonl):
-//! - the chosen entries, plus any entry rated `tie`, form the top group; every entry of the
-//!   top group beats every entry outside it, and entries inside it tie with each other;
+//! - the chosen entries, plus any entry rated `tie` (`=` in the review: "as good as the model
+//!   I keep"), form the top group; every entry of the top group beats every entry outside it,
+//!   and entries inside it tie with each other. So a model rated tie that was not kept ties
+//!   with the kept one and beats the models not kept: its win rate comes out like the kept
+//!   model's, which is what the rating says. Rating the kept model tie changes nothing;
 //! - entries outside the top group do not play each other: the user said nothing about their
 //!   order;
 //! - "none of them" (nothing chosen) gives no games at all: every model of the turn lost, but
 //!   not to another model, so it is counted as a choice (and in `none_of_them`) and neither as
-//!   a win nor as a loss. `good` / `bad` ratings are absolute marks, not comparisons, and do
-//!   not change the games.
+//!   a win nor as a loss. A tie rating there has no effect (there is no kept model to be as
+//!   good as), and the review says so when the user rates.
+//! - `good` / `bad` ratings (`+` / `-`) are absolute marks, not comparisons: they are counted
+//!   per model ([`Counts::good`], [`Counts::bad`], one per rated run) and shown beside the
+//!   games, but do not change the games or the Bradley-Terry rating.
 //!
 //! Rule for a headless task: every pair of entries plays once; the one that passed the larger
 //! share of its criteria wins (with the same criteria for everyone, that is simply "passed
@@ -76,6 +82,10 @@ pub struct Choice {
     pub games: Vec<Game>,
     /// The user rejected every model.
     pub none_of_them: bool,
+    /// Models of the runs rated `good` (one per rated run): marks, not games.
+    pub good: Vec<String>,
+    /// Models of the runs rated `bad` (one per rated run): marks, not games.
+    pub bad: Vec<String>,
 }
 
 impl Choice {
@@ -120,10 +130,19 @@ pub fn from_preference(p: &Preference) -> Choice {
             }
         }
     }
+    let marked = |mark: &str| -> Vec<String> {
+        p.ratings
+            .iter()
+            .filter(|(_, r)| r.as_str() == mark)
+            .map(|(label, _)| model_of(label).to_string())
+            .collect()
+    };
     Choice {
         entries,
         games,
         none_of_them,
+        good: marked("good"),
+        bad: marked("bad"),
     }
 }
 
@@ -157,6 +176,8 @@ pub fn from_task(task: &ReportTask) -> Choice {
         entries,
         games,
         none_of_them: false,
+        good: Vec::new(),
+        bad: Vec::new(),
     }
 }
 
@@ -184,6 +205,10 @@ pub struct Counts {
     pub ties: u32,
     /// Interactive choices where the user took none of the models.
     pub none_of_them: u32,
+    /// Runs the user rated `good` (`+`): a mark, not a game.
+    pub good: u32,
+    /// Runs the user rated `bad` (`-`): a mark, not a game.
+    pub bad: u32,
     /// Sum of known costs (USD).
     pub cost_sum: f64,
     /// Runs with a known cost.
@@ -238,6 +263,12 @@ pub fn count(choices: &[Choice]) -> BTreeMap<String, Counts> {
                 c.latency_sum_ms += ms as f64;
                 c.timed_runs += 1;
             }
+        }
+        for model in &choice.good {
+            out.entry(model.clone()).or_default().good += 1;
+        }
+        for model in &choice.bad {
+            out.entry(model.clone()).or_default().bad += 1;
         }
         for g in &choice.games {
             let (first, second) = match g.outcome {
@@ -451,6 +482,54 @@ mod tests {
         assert_eq!((c["c/z"].wins, c["c/z"].losses, c["c/z"].ties), (1, 0, 2));
         assert_eq!((c["d/w"].wins, c["d/w"].losses, c["d/w"].ties), (0, 3, 0));
         assert_eq!(c["a/x"].win_rate(), Some(2.0 / 3.0));
+    }
+
+    #[test]
+    fn a_tie_rated_model_not_kept_ties_with_the_kept_one_and_beats_the_rest() {
+        let p = pref(&["a/x", "b/y", "c/z"], &["a/x"], &[("b/y", "tie")]);
+        let c = count(&[from_preference(&p)]);
+        // b/y is "as good as the model kept": a tie with a/x, a win over c/z.
+        assert_eq!((c["b/y"].wins, c["b/y"].losses, c["b/y"].ties), (1, 0, 1));
+        assert_eq!((c["a/x"].wins, c["a/x"].losses, c["a/x"].ties), (1, 0, 1));
+        assert_eq!((c["c/z"].wins, c["c/z"].losses, c["c/z"].ties), (0, 2, 0));
+        assert_eq!(c["b/y"].win_rate(), c["a/x"].win_rate());
+        // Rating the kept model tie changes nothing.
+        let kept = pref(&["a/x", "b/y"], &["a/x"], &[("a/x", "tie")]);
+        let plain = pref(&["a/x", "b/y"], &["a/x"], &[]);
+        assert_eq!(from_preference(&kept).games, from_preference(&plain).games);
+    }
+
+    #[test]
+    fn a_tie_rating_with_none_of_them_has_no_effect() {
+        let p = pref(&["a/x", "b/y"], &[], &[("b/y", "tie")]);
+        let choice = from_preference(&p);
+        assert!(choice.games.is_empty());
+        let c = count(&[choice]);
+        for m in ["a/x", "b/y"] {
+            assert_eq!((c[m].games(), c[m].none_of_them), (0, 1));
+        }
+    }
+
+    #[test]
+    fn good_and_bad_are_counted_as_marks_not_games() {
+        let rated = pref(
+            &["a/x", "a/x#2", "b/y", "c/z"],
+            &["b/y"],
+            &[("a/x", "good"), ("a/x#2", "good"), ("c/z", "bad")],
+        );
+        let plain = pref(&["a/x", "a/x#2", "b/y", "c/z"], &["b/y"], &[]);
+        assert_eq!(
+            from_preference(&rated).games,
+            from_preference(&plain).games,
+            "marks change no game"
+        );
+        let c = count(&[from_preference(&rated)]);
+        assert_eq!((c["a/x"].good, c["a/x"].bad), (2, 0), "one per rated run");
+        assert_eq!((c["c/z"].good, c["c/z"].bad), (0, 1));
+        assert_eq!((c["b/y"].good, c["b/y"].bad), (0, 0));
+        // Marks count with "none of them" too: they are not comparisons.
+        let none = pref(&["a/x", "b/y"], &[], &[("a/x", "bad")]);
+        assert_eq!(count(&[from_preference(&none)])["a/x"].bad, 1);
     }
 
     #[test]

@@ -81,6 +81,9 @@ pub struct ApplyDialog {
     pub selected: usize,
     /// Chosen resolutions; a conflicting file without one is not written.
     pub resolutions: BTreeMap<String, Resolution>,
+    /// Rows the selected file's conflict detail (both texts, what each answer writes) is
+    /// scrolled down; back to 0 when another file is selected.
+    pub scroll: usize,
 }
 
 /// How long a "press again" question stands, in the app clock's milliseconds: long enough to

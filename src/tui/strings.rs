@@ -100,9 +100,10 @@ pub const HELP_KEYS: &[(&str, &str)] = &[
         "review: Space f c L",
         "pick hunk on screen, file, model, J/K cursor's line (again: drop)",
     ),
+    ("review: a x", "apply the basket · none of them"),
     (
-        "review: a x + - =",
-        "apply the basket · none of them · rate good / bad / tie",
+        "review: + - =",
+        "rate: +/- marks (no games) · = tie: as good as the kept one",
     ),
     (
         "review: / s t o R",
@@ -176,3 +177,63 @@ pub fn notify_review_ready(turn: u32) -> String {
 
 /// Notification: a question waits for an answer.
 pub const NOTIFY_QUESTION: &str = "versus: a question waits for your answer";
+
+/// The apply question's bottom line: the keys it takes.
+pub const APPLY_DIALOG_KEYS: &str =
+    " ↑/↓ file · PgUp/PgDn scroll · o overwrite · s skip · m markers · Enter apply · Esc cancel ";
+
+/// Column headings of the conflict detail: the user's text and the model's.
+pub const CONFLICT_YOURS: &str = "yours";
+/// See [`CONFLICT_YOURS`].
+pub const CONFLICT_MODEL: &str = "model";
+
+/// The heading over what each answer writes in a conflicting region.
+pub const CONFLICT_WRITES: &str = "what each answer writes here:";
+
+/// Shown at the bottom of the conflict detail while more of it is below.
+pub const CONFLICT_MORE: &str = " ↓ more: PgDn ";
+
+/// The three answers, as labelled in the conflict detail (key and name).
+pub const CONFLICT_ANSWERS: [&str; 3] = ["o overwrite", "s skip     ", "m markers  "];
+
+/// Said under a file's regions: overwrite takes the model's whole file, not only the regions
+/// shown, so edits of the user's that merged cleanly elsewhere go too.
+pub fn conflict_overwrite_note(added: usize, removed: usize) -> String {
+    format!(
+        "o writes the model's whole file (+{added} -{removed} against yours: your other edits in it go too); \
+         s keeps your file; m writes the merge with these blocks"
+    )
+}
+
+/// What each answer does for a whole-file conflict (binary, or deleted on one side), which has
+/// no regions to show.
+pub fn conflict_whole(reason: crate::apply::ConflictReason) -> &'static str {
+    use crate::apply::ConflictReason;
+    match reason {
+        ConflictReason::Binary => {
+            "both sides changed this file as a whole (binary, or a link): o writes the model's version, s keeps yours; no markers"
+        }
+        ConflictReason::DeletedByYou => {
+            "you deleted this file and the model changed it: o writes the model's version back, s leaves it deleted; no markers"
+        }
+        ConflictReason::DeletedByModel => {
+            "the model deletes this file and you changed it: o deletes it, s keeps your version; no markers"
+        }
+        ConflictReason::Lines => "",
+    }
+}
+
+/// Said when the user rates a model in the review: what the rating will mean for the
+/// statistics, so `=` (which changes games) and `+`/`-` (which do not) are never a surprise.
+pub fn rated(who: &str, rating: &str) -> String {
+    let meaning = match rating {
+        "tie" => {
+            "as good as the model you keep: it ties with it and beats the others in the stats; \
+             with x (none of them) it has no effect"
+        }
+        "good" => "a mark counted in the stats (not a game)",
+        "bad" => "a mark counted in the stats (not a game)",
+        _ => "recorded with the choice",
+    };
+    format!("{who} rated {rating}: {meaning}")
+}

@@ -168,6 +168,29 @@ impl Theme {
         }
     }
 
+    /// Text matching the diff search, on rows other than the current match's.
+    pub fn search_match(self) -> Style {
+        if self.color {
+            Style::new().fg(Color::Black).bg(Color::Yellow)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED)
+        }
+    }
+
+    /// Text matching the diff search on the current match's row: stronger than the others,
+    /// so `n`/`N` show where they landed.
+    pub fn search_current(self) -> Style {
+        let strong = Modifier::BOLD | Modifier::UNDERLINED;
+        if self.color {
+            Style::new()
+                .fg(Color::Black)
+                .bg(Color::LightYellow)
+                .add_modifier(strong)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED | strong)
+        }
+    }
+
     /// Badges in the prompt box (`[pasted 120 lines]`).
     pub fn badge(self) -> Style {
         if self.color {

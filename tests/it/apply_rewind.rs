@@ -303,6 +303,11 @@ fn overlapping_edits_conflict_and_each_resolution_is_honoured() {
         }
         other => panic!("expected conflict, got {other:?}"),
     }
+    // The preview carries each side's text of the region, for the question to show.
+    let texts = &preview.files[0].texts;
+    assert_eq!(texts.len(), 1);
+    assert_eq!(texts[0].ours, ["TWO (user)"]);
+    assert_eq!(texts[0].theirs, ["TWO (model)"]);
     let before = s.tree();
 
     // Without resolutions nothing at all is written and no apply is journaled.

@@ -208,6 +208,19 @@ fn interactive_choices_give_wins_losses_rating_cost_and_latency() {
         "{text}"
     );
     assert!(text.contains("From 6 interactive choices and 0 headless tasks in 0 reports"));
+    // What the review's ratings mean is said, in the text and in the JSON method.
+    assert!(
+        text.contains("= tie means as good as the model you kept")
+            && text.contains("+ good and - bad are marks"),
+        "{text}"
+    );
+    assert!(lines[0].contains("marks"), "{text}");
+    assert!(
+        doc["method"]["ratings"]
+            .as_str()
+            .is_some_and(|r| r.contains("with none of them it has no effect")),
+        "{doc}"
+    );
 }
 
 #[test]

@@ -613,6 +613,40 @@ fn choosing_is_refused_while_models_run() {
     assert!(ch(&mut a, 'x').is_empty());
 }
 
+/// Rating says what the rating means for the statistics: `=` ties with the kept model and
+/// beats the others (nothing with x), `+` / `-` are marks, not games.
+#[test]
+fn rating_says_what_it_means_for_the_stats() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    select(&mut a, SLOPPY);
+    ch(&mut a, '=');
+    let (text, error) = status(&a);
+    assert!(!error);
+    assert!(
+        text.contains("rated tie")
+            && text.contains("as good as the model you keep")
+            && text.contains("ties with it and beats the others")
+            && text.contains("none of them) it has no effect"),
+        "{text}"
+    );
+    ch(&mut a, '+');
+    let (text, _) = status(&a);
+    assert!(
+        text.contains("rated good") && text.contains("not a game"),
+        "{text}"
+    );
+    ch(&mut a, '-');
+    assert!(
+        status(&a).0.contains("rated bad: a mark"),
+        "{}",
+        status(&a).0
+    );
+    ch(&mut a, '-');
+    assert!(status(&a).0.contains("rating removed"));
+}
+
 #[test]
 fn none_of_them_is_a_choice_with_ratings_and_reveals_blind_names() {
     let dir = project();
@@ -959,6 +993,54 @@ fn search_and_layout_keep_the_place() {
     assert!(a.review.as_ref().unwrap().search.is_none());
 }
 
+/// A search match lands under its hunk header (not as the top row), and every occurrence on
+/// screen is highlighted, the current match's row more strongly.
+#[test]
+fn a_search_match_shows_under_its_header_and_is_highlighted() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Right); // src/pricing.rs
+    a.size = (120, 36);
+    ch(&mut a, '/');
+    typed(&mut a, "TAX");
+    key(&mut a, KeyCode::Enter);
+    let review = a.review.as_ref().unwrap();
+    let doc = review.doc.as_ref().unwrap();
+    let search = review.search.as_ref().unwrap();
+    let row = search.matches[search.current];
+    assert_eq!(review.scroll, doc.hunk_rows[1], "hunk 2's header on top");
+    assert!(row > review.scroll, "the match below it");
+    a.status = None;
+    let t = render(&mut a, 120, 36);
+    insta::assert_snapshot!(t.backend());
+    // The matched text's cells carry the search styles: the current match's row strong, the
+    // other occurrence on screen (the added line) plain.
+    let theme = a.theme;
+    let buf = t.backend().buffer();
+    let mut styles = Vec::new();
+    for y in 0..buf.area.height {
+        let line: String = (0..buf.area.width)
+            .map(|x| buf[(x, y)].symbol().to_string())
+            .collect();
+        for (at, _) in line.match_indices("tax(") {
+            let x = u16::try_from(line[..at].chars().count()).unwrap();
+            let cell = &buf[(x, y)];
+            styles.push((cell.bg, cell.modifier));
+        }
+    }
+    let current = theme.search_current();
+    let other = theme.search_match();
+    assert!(
+        styles.contains(&(current.bg.unwrap(), current.add_modifier)),
+        "{styles:?}"
+    );
+    assert!(
+        styles.contains(&(other.bg.unwrap(), other.add_modifier)),
+        "{styles:?}"
+    );
+}
+
 #[test]
 fn blind_mode_shuffles_and_hides_until_the_choice() {
     let dir = project();
@@ -1114,8 +1196,9 @@ fn a_basket_ready_to_apply() {
     insta::assert_snapshot!(t.backend());
 }
 
-#[test]
-fn an_apply_conflict_with_your_edits() {
+/// The review with "choose demo/good" applied over two user edits that conflict with it
+/// (README.md and src/pricing.rs): the apply question is open, README.md selected.
+fn conflict_dialog() -> App {
     let dir = project();
     let base = Base::capture(dir.path()).unwrap();
     let session = tempfile::tempdir().unwrap();
@@ -1133,9 +1216,62 @@ fn an_apply_conflict_with_your_edits() {
         .preview(&plan)
         .unwrap();
     send(&mut a, EngineMsg::ApplyPreview { turn: 1, preview });
+    a
+}
+
+#[test]
+fn an_apply_conflict_with_your_edits() {
+    let mut a = conflict_dialog();
     ch(&mut a, 's');
     let t = render(&mut a, 120, 30);
     insta::assert_snapshot!(t.backend());
+}
+
+/// The question shows what each side wrote in the conflicting lines and what each answer
+/// would write there, at the three sizes (side by side when wide, stacked when narrow).
+#[test]
+fn the_conflict_dialog_shows_both_texts_and_each_answer() {
+    for (w, h) in [(200, 50), (80, 24), (60, 15)] {
+        let mut a = conflict_dialog();
+        ch(&mut a, 's'); // README.md skipped; src/pricing.rs selected
+        a.status = None;
+        let t = render(&mut a, w, h);
+        insta::assert_snapshot!(format!("conflict_texts_{w}x{h}"), t.backend());
+    }
+}
+
+/// PgDn scrolls the conflict detail, PgUp and Home bring it back, another file resets it.
+#[test]
+fn the_conflict_detail_scrolls_and_resets_on_another_file() {
+    let mut a = conflict_dialog();
+    a.size = (60, 15);
+    let scroll = |a: &App| match &a.dialog {
+        Some(Dialog::Apply(d)) => d.scroll,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(scroll(&a), 0);
+    key(&mut a, KeyCode::PageDown);
+    let down = scroll(&a);
+    assert!(down > 0, "PgDn scrolls");
+    key(&mut a, KeyCode::PageDown);
+    key(&mut a, KeyCode::PageDown);
+    key(&mut a, KeyCode::PageDown);
+    assert!(scroll(&a) < 40, "bounded by the detail: {}", scroll(&a));
+    key(&mut a, KeyCode::PageUp);
+    assert!(scroll(&a) < 40);
+    key(&mut a, KeyCode::Home);
+    assert_eq!(scroll(&a), 0);
+    key(&mut a, KeyCode::PageDown);
+    key(&mut a, KeyCode::Down);
+    assert_eq!(scroll(&a), 0, "another file starts at its top");
+    let before = render(&mut a, 60, 15);
+    key(&mut a, KeyCode::PageDown);
+    let after = render(&mut a, 60, 15);
+    assert_ne!(
+        format!("{:?}", before.backend()),
+        format!("{:?}", after.backend()),
+        "the screen scrolls"
+    );
 }
 
 #[test]
@@ -1371,12 +1507,12 @@ fn c_on_a_text_only_model_chooses_its_answer() {
 fn assert_no_name(app: &mut App, step: &str) {
     for (w, h) in [(200, 50), (80, 24), (60, 15)] {
         let t = render(app, w, h);
-        // The help's fixed texts ("@good or @demo/good", "rate good / bad / tie") name no
+        // The help's fixed texts ("@good or @demo/good", "as good as the kept one") name no
         // model of the turn; they happen to match these demo models, so they are left out.
         let screen: String = format!("{:?}", t.backend())
             .lines()
             .filter(|l| {
-                !l.contains("send this prompt only to that model") && !l.contains("rate good")
+                !l.contains("send this prompt only to that model") && !l.contains("rate: +/- marks")
             })
             .collect::<Vec<_>>()
             .join("\n");

@@ -45,6 +45,10 @@ pub fn lines(session: &Stats, overall: &Stats) -> Vec<String> {
          scale with 95% intervals (versus stats --json has every number)."
             .to_string(),
     );
+    out.push(format!(
+        "Your review ratings: {}.",
+        crate::stats::RATINGS_MEANING
+    ));
     out
 }
 
@@ -61,12 +65,13 @@ fn table(models: &[ModelStats]) -> Vec<String> {
         .unwrap_or(5)
         .max(5);
     let mut out = vec![format!(
-        "  {:<width$} {:>7} {:>5} {:>6} {:>5} {:>8} {:>15} {:>10} {:>9}",
+        "  {:<width$} {:>7} {:>5} {:>6} {:>5} {:>7} {:>8} {:>15} {:>10} {:>9}",
         "model",
         "choices",
         "wins",
         "losses",
         "ties",
+        "marks",
         "win rate",
         "rating (95%)",
         "mean cost",
@@ -78,12 +83,17 @@ fn table(models: &[ModelStats]) -> Vec<String> {
             |r| format!("{:.0} ({:.0}-{:.0})", r.value, r.low, r.high),
         );
         out.push(format!(
-            "  {:<width$} {:>7} {:>5} {:>6} {:>5} {:>8} {:>15} {:>10} {:>9}",
+            "  {:<width$} {:>7} {:>5} {:>6} {:>5} {:>7} {:>8} {:>15} {:>10} {:>9}",
             m.model,
             m.choices,
             m.wins,
             m.losses,
             m.ties,
+            if m.good + m.bad == 0 {
+                "-".to_string()
+            } else {
+                format!("+{} -{}", m.good, m.bad)
+            },
             m.win_rate
                 .map_or_else(|| "-".to_string(), |w| format!("{:.0}%", w * 100.0)),
             rating,

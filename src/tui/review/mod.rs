@@ -53,6 +53,11 @@ pub struct Decided {
     pub apply_id: Option<String>,
 }
 
+/// Rows kept above a search match when jumping to it, so the lines before it (and the hunk
+/// header, when the match is near the hunk's start) stay in sight instead of the match
+/// becoming the top row.
+pub const MATCH_CONTEXT: usize = 3;
+
 /// A search in the diff (`/`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DiffSearch {
@@ -93,6 +98,10 @@ pub struct ReviewState {
     pub basket_state: BasketState,
     /// The search in the diff.
     pub search: Option<DiffSearch>,
+    /// Rows of the diff pane when the last key came (0 before any): a search jump keeps up
+    /// to [`MATCH_CONTEXT`] rows above the match only when the pane has room for them and the
+    /// match below.
+    pub diff_rows: usize,
     /// Ratings given (label -> `good` / `bad` / `tie`).
     pub ratings: BTreeMap<String, String>,
     /// The choice, once made.
@@ -161,6 +170,7 @@ impl ReviewState {
             basket: Basket::new(),
             basket_state: BasketState::Empty,
             search: None,
+            diff_rows: 0,
             ratings: BTreeMap::new(),
             decided: None,
             busy: false,
@@ -364,7 +374,7 @@ impl ReviewState {
         };
         let current = matches.iter().position(|&r| r >= self.scroll).unwrap_or(0);
         if let Some(&row) = matches.get(current) {
-            self.scroll = row;
+            self.scroll = self.top_for_match(row);
         }
         self.search = Some(DiffSearch {
             query,
@@ -388,8 +398,29 @@ impl ReviewState {
         } else {
             (search.current + n - 1) % n
         };
-        self.scroll = search.matches[search.current];
+        let row = search.matches[search.current];
+        self.scroll = self.top_for_match(row);
         true
+    }
+
+    /// The top row that shows match `row` with context: up to [`MATCH_CONTEXT`] rows above
+    /// it (fewer on a short pane, so the match stays on screen), never above the header of
+    /// the match's own hunk (so the hunk at the top, what Space picks, is the matched one),
+    /// and the header itself when the match is within twice that of it: a hunk's first
+    /// change sits after its three context lines, and it should show under its header.
+    fn top_for_match(&self, row: usize) -> usize {
+        let context = MATCH_CONTEXT.min(self.diff_rows.saturating_sub(1) / 2);
+        let header = self
+            .doc
+            .as_ref()
+            .and_then(|d| d.hunk_rows.get(d.hunk_at(row)).copied())
+            .filter(|&h| h <= row)
+            .unwrap_or(0);
+        if row - header <= 2 * context {
+            header
+        } else {
+            row - context
+        }
     }
 
     /// Whether the hunk `hunk` of `path` of `label` takes part in a conflict of the basket.
@@ -510,6 +541,40 @@ mod tests {
         assert!(r.jump_hunk(false), "back to the previous file's last hunk");
         assert_eq!(r.file, 0);
         assert_eq!(r.current_hunk().unwrap().number, 2);
+    }
+
+    #[test]
+    fn a_search_jump_keeps_context_and_the_hunk_header_above_the_match() {
+        let (_d, mut r) = review();
+        r.selected = 0;
+        r.diff_rows = 20;
+        // Near the start of hunk 2: the top is its header.
+        r.search_for("line 28".into(), false);
+        let doc = r.doc.clone().unwrap();
+        let header = doc.hunk_rows[1];
+        let row = r.search.as_ref().unwrap().matches[0];
+        assert!(
+            row > header && row - header <= 2 * MATCH_CONTEXT,
+            "{row} {header}"
+        );
+        assert_eq!(r.scroll, header, "the hunk header stays in sight");
+        // The hunk's first change (after its context lines) shows under its header too.
+        r.search_for("thirty".into(), false);
+        assert_eq!(r.scroll, header);
+        // Deeper in: MATCH_CONTEXT rows above the match, still in the same hunk.
+        r.search_for("line 32".into(), false);
+        let row = r.search.as_ref().unwrap().matches[0];
+        assert_eq!(r.scroll, row - MATCH_CONTEXT);
+        assert_eq!(doc.hunk_at(r.scroll), 1, "Space picks the matched hunk");
+        // n keeps the same rule.
+        r.scroll = 0;
+        r.search_for("line 32".into(), false);
+        assert!(r.next_match(true));
+        assert_eq!(r.scroll, row - MATCH_CONTEXT);
+        // A pane 3 rows high keeps one row above, so the match stays on screen.
+        r.diff_rows = 3;
+        r.search_for("line 32".into(), false);
+        assert_eq!(r.scroll, row - 1);
     }
 
     #[test]

@@ -121,6 +121,7 @@ pub fn preview(app: &mut App, turn: u32, preview: crate::apply::Preview) -> Vec<
         preview,
         selected: 0,
         resolutions: Default::default(),
+        scroll: 0,
     }));
     app.error(format!(
         "{conflicts} file(s) conflict with your edits since the run started: choose per file (o overwrite, s skip, m markers), Enter applies"

@@ -6,7 +6,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::apply::{FileStatus, Resolution};
+use crate::apply::{FilePreview, FileStatus, Resolution};
 
 use super::super::action::{ChoiceRequest, Effect};
 use super::super::state::{App, Dialog};
@@ -23,12 +23,16 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                 .map(str::to_string)
                 .collect();
             let selected = conflicts.get(dialog.selected).cloned();
+            let before = dialog.selected;
             let set = |dialog: &mut super::super::state::ApplyDialog, r: Resolution| {
                 if let Some(path) = &selected {
                     dialog.resolutions.insert(path.clone(), r);
                     dialog.selected = (dialog.selected + 1).min(conflicts.len().saturating_sub(1));
                 }
             };
+            // A page of the detail: the dialog takes the screen less its frame and the file
+            // list, so half the terminal is a safe step that never skips a whole region.
+            let page = usize::from(app.size.1 / 2).max(1);
             match key.code {
                 KeyCode::Esc | KeyCode::Char('q') => {
                     cancel_apply(app);
@@ -44,6 +48,17 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                 KeyCode::Down | KeyCode::Char('j') => {
                     dialog.selected = (dialog.selected + 1).min(conflicts.len().saturating_sub(1));
                 }
+                KeyCode::PageDown => {
+                    let rows = dialog
+                        .preview
+                        .files
+                        .iter()
+                        .find(|f| Some(&f.path) == selected.as_ref())
+                        .map_or(0, detail_rows);
+                    dialog.scroll = (dialog.scroll + page).min(rows.saturating_sub(1));
+                }
+                KeyCode::PageUp => dialog.scroll = dialog.scroll.saturating_sub(page),
+                KeyCode::Home => dialog.scroll = 0,
                 KeyCode::Char('o') => set(&mut dialog, Resolution::Overwrite),
                 KeyCode::Char('s') => set(&mut dialog, Resolution::Skip),
                 KeyCode::Char('m') => {
@@ -97,6 +112,9 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                 }
                 _ => app.dirty = false,
             }
+            if dialog.selected != before {
+                dialog.scroll = 0;
+            }
             app.dialog = Some(Dialog::Apply(dialog));
             Vec::new()
         }
@@ -125,6 +143,17 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         },
         None => Vec::new(),
     }
+}
+
+/// An upper bound of the rows the conflict detail of `file` takes (the view draws at most
+/// this many: per region a heading, both texts, and the three answers' texts with the
+/// marker lines), so scrolling stops near the end instead of growing without bound.
+fn detail_rows(file: &FilePreview) -> usize {
+    file.texts
+        .iter()
+        .map(|t| 2 * (t.ours.len() + t.theirs.len()) + 12)
+        .sum::<usize>()
+        + 2
 }
 
 fn cancel_apply(app: &mut App) {

@@ -322,6 +322,6 @@ pub fn rate(app: &mut App, rating: &str) {
     app.info(if again {
         format!("{who}: rating removed")
     } else {
-        format!("{who} rated {rating} (recorded with the choice)")
+        super::super::strings::rated(&who, rating)
     });
 }

@@ -34,6 +34,7 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
         app.screen = Screen::Panels;
         return None;
     };
+    review.diff_rows = height;
     if review.search.as_ref().is_some_and(|s| s.typing) {
         search_key(app, key.code);
         return Some(Vec::new());

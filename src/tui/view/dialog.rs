@@ -7,10 +7,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
-use crate::apply::{ConflictReason, FileStatus, Resolution, RewindAction};
+use crate::apply::merge3::{MARKER_OURS, MARKER_SEP, MARKER_THEIRS};
+use crate::apply::{ConflictReason, FileStatus, LineSpan, Resolution, RewindAction};
 
 use super::super::action::RewindPlan;
 use super::super::state::{App, ApplyDialog, Dialog};
+use super::super::strings;
 
 /// Draws the open dialog, if any.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
@@ -19,13 +21,18 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
         return;
     }
     let (title, lines, keys) = match dialog {
-        Dialog::Apply(d) => apply_lines(app, d),
+        Dialog::Apply(d) => {
+            if let Some(detail) = conflict_detail(app, d, area) {
+                return render_apply(frame, area, app, d, detail);
+            }
+            apply_lines(app, d)
+        }
         Dialog::Rewind(plan) => rewind_lines(app, plan),
     };
     let t = app.theme;
     let width = area.width.min(100);
     let inner = usize::from(width.saturating_sub(2)).max(1);
-    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    let rows = wrapped_rows(&lines, inner);
     let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
     let rect = Rect::new(
         area.x + (area.width - width) / 2,
@@ -46,6 +53,280 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
 }
 
 type Drawn = (String, Vec<Line<'static>>, String);
+
+/// Rows `lines` take wrapped at `inner` columns.
+fn wrapped_rows(lines: &[Line<'_>], inner: usize) -> usize {
+    lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum()
+}
+
+/// The widest the apply question grows: wide enough for two texts side by side.
+const APPLY_MAX_WIDTH: u16 = 140;
+/// From this inner width on, the two sides of a region stand side by side; narrower, one
+/// above the other, so neither is cut to a sliver.
+const SIDE_BY_SIDE_MIN: usize = 70;
+
+/// The apply question with the selected file's conflict detail under the file list: the
+/// dialog takes the whole area (the texts need the room), the list keeps at most half of it,
+/// and the detail scrolls (PgUp/PgDn) below a rule naming the file.
+fn render_apply(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    app: &App,
+    d: &ApplyDialog,
+    detail: Vec<Line<'static>>,
+) {
+    let t = app.theme;
+    let (title, lines, keys) = apply_lines(app, d);
+    let width = area.width.min(APPLY_MAX_WIDTH);
+    let inner_w = usize::from(width.saturating_sub(2)).max(1);
+    let list_rows = wrapped_rows(&lines, inner_w);
+    let wanted = list_rows + detail.len() + 2;
+    let height = u16::try_from(wanted).unwrap_or(u16::MAX).min(area.height);
+    let rect = Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height - height) / 2,
+        width,
+        height,
+    );
+    frame.render_widget(Clear, rect);
+    let block = Block::bordered()
+        .border_style(t.warn())
+        .title_top(Line::styled(title, t.bold()))
+        .title_bottom(Line::styled(keys, t.hint()));
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    // The list keeps what it needs up to a third of the room (the texts matter more); the
+    // selected file's line is kept in view by scrolling the list so that it ends last.
+    let list_h = u16::try_from(list_rows)
+        .unwrap_or(u16::MAX)
+        .min((inner.height / 3).max(3));
+    let selected_row = selected_list_row(d, &lines, inner_w);
+    let list_scroll = selected_row.saturating_sub(usize::from(list_h).saturating_sub(1));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((u16::try_from(list_scroll).unwrap_or(u16::MAX), 0)),
+        Rect::new(inner.x, inner.y, inner.width, list_h),
+    );
+    let rest = inner.height.saturating_sub(list_h);
+    if rest == 0 {
+        return;
+    }
+    let detail_rect = Rect::new(inner.x, inner.y + list_h, inner.width, rest);
+    let max_scroll = detail.len().saturating_sub(usize::from(rest));
+    let scroll = d.scroll.min(max_scroll);
+    frame.render_widget(
+        Paragraph::new(detail).scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0)),
+        detail_rect,
+    );
+    if scroll < max_scroll {
+        let more = Line::styled(strings::CONFLICT_MORE, t.badge());
+        let w = u16::try_from(more.width())
+            .unwrap_or(u16::MAX)
+            .min(detail_rect.width);
+        frame.render_widget(
+            more,
+            Rect::new(detail_rect.right() - w, detail_rect.bottom() - 1, w, 1),
+        );
+    }
+}
+
+/// The row (wrapped) of the selected conflicting file in the apply question's list.
+fn selected_list_row(d: &ApplyDialog, lines: &[Line<'_>], inner: usize) -> usize {
+    let conflicts = d.preview.conflicts();
+    let Some(path) = conflicts.get(d.selected) else {
+        return 0;
+    };
+    let Some(index) = d.preview.files.iter().position(|f| &f.path == path) else {
+        return 0;
+    };
+    // Two lines (the explanation and a blank) come before the files; the last row of the
+    // selected file's (possibly wrapped) line.
+    wrapped_rows(&lines[..(index + 3).min(lines.len())], inner).saturating_sub(1)
+}
+
+/// The detail of the selected conflicting file: a rule naming it, then per region both
+/// texts (side by side when wide, else one above the other) and what each answer writes
+/// there. `None` when no conflicting file is selected.
+fn conflict_detail(app: &App, d: &ApplyDialog, area: Rect) -> Option<Vec<Line<'static>>> {
+    let t = app.theme;
+    let conflicts = d.preview.conflicts();
+    let path = conflicts.get(d.selected)?;
+    let file = d.preview.files.iter().find(|f| &f.path == path)?;
+    let FileStatus::Conflict { reason, .. } = &file.status else {
+        return None;
+    };
+    let inner = usize::from(area.width.min(APPLY_MAX_WIDTH).saturating_sub(2)).max(1);
+    let mut out = vec![Line::styled(
+        rule(&format!(" {} ", file.path), inner),
+        t.accent(),
+    )];
+    if file.texts.is_empty() {
+        out.extend(
+            words(strings::conflict_whole(*reason), inner)
+                .into_iter()
+                .map(|l| Line::styled(l, t.text())),
+        );
+        return Some(out);
+    }
+    let count = file.texts.len();
+    for (i, text) in file.texts.iter().enumerate() {
+        let r = &text.region;
+        out.push(Line::styled(
+            format!(
+                "region {}/{count} · yours {} · model {}",
+                i + 1,
+                span(r.ours),
+                span(r.theirs)
+            ),
+            t.bold(),
+        ));
+        if inner >= SIDE_BY_SIDE_MIN {
+            let half = (inner - 3) / 2;
+            out.push(Line::from(vec![
+                Span::styled(pad(strings::CONFLICT_YOURS, half), t.removed()),
+                Span::styled(" │ ", t.dim()),
+                Span::styled(strings::CONFLICT_MODEL, t.added()),
+            ]));
+            for row in 0..text.ours.len().max(text.theirs.len()) {
+                let left = text.ours.get(row).map_or("", String::as_str);
+                let right = text.theirs.get(row).map_or("", String::as_str);
+                out.push(Line::from(vec![
+                    Span::styled(pad(left, half), t.text()),
+                    Span::styled(" │ ", t.dim()),
+                    Span::styled(cut(right, half), t.text()),
+                ]));
+            }
+        } else {
+            for (label, style, body) in [
+                (strings::CONFLICT_YOURS, t.removed(), &text.ours),
+                (strings::CONFLICT_MODEL, t.added(), &text.theirs),
+            ] {
+                out.push(Line::styled(format!("{label}:"), style));
+                out.extend(
+                    body.iter()
+                        .map(|l| Line::styled(format!("  {}", cut(l, inner - 2)), t.text())),
+                );
+            }
+        }
+        out.push(Line::styled(strings::CONFLICT_WRITES, t.dim()));
+        let markers: Vec<String> = std::iter::once(MARKER_OURS.to_string())
+            .chain(text.ours.iter().cloned())
+            .chain(std::iter::once(MARKER_SEP.to_string()))
+            .chain(text.theirs.iter().cloned())
+            .chain(std::iter::once(MARKER_THEIRS.to_string()))
+            .collect();
+        let markers_ok = matches!(
+            file.status,
+            FileStatus::Conflict {
+                markers_available: true,
+                ..
+            }
+        );
+        let answers: [(&str, &[String]); 3] = [
+            (strings::CONFLICT_ANSWERS[0], &text.theirs),
+            (strings::CONFLICT_ANSWERS[1], &text.ours),
+            (
+                strings::CONFLICT_ANSWERS[2],
+                if markers_ok { &markers } else { &[] },
+            ),
+        ];
+        let label_w = strings::CONFLICT_ANSWERS[0].chars().count() + 3;
+        for (label, body) in answers {
+            let chosen = d.resolutions.get(&file.path).is_some_and(|r| {
+                matches!(
+                    (r, label.chars().next()),
+                    (Resolution::Overwrite, Some('o'))
+                        | (Resolution::Skip, Some('s'))
+                        | (Resolution::Markers, Some('m'))
+                )
+            });
+            let head = if chosen { t.bold() } else { t.dim() };
+            if body.is_empty() {
+                out.push(Line::from(vec![
+                    Span::styled(format!("{label} │ "), head),
+                    Span::styled("(no lines)", t.dim()),
+                ]));
+            }
+            for (k, l) in body.iter().enumerate() {
+                let lead = if k == 0 {
+                    format!("{label} │ ")
+                } else {
+                    format!("{:w$}│ ", "", w = label_w - 2)
+                };
+                out.push(Line::from(vec![
+                    Span::styled(lead, head),
+                    Span::styled(cut(l, inner.saturating_sub(label_w)), t.text()),
+                ]));
+            }
+        }
+    }
+    // After the texts: on a small screen the texts come first, this note is a PgDn away.
+    out.extend(
+        words(
+            &strings::conflict_overwrite_note(file.added, file.removed),
+            inner,
+        )
+        .into_iter()
+        .map(|l| Line::styled(l, t.dim())),
+    );
+    Some(out)
+}
+
+/// "line 5" / "lines 5-7" / "nothing (before line 5)" for a region's span in one text.
+fn span(s: LineSpan) -> String {
+    match s.len {
+        0 => format!("nothing (before line {})", s.start),
+        1 => format!("line {}", s.start),
+        n => format!("lines {}-{}", s.start, s.start + n - 1),
+    }
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word is cut),
+/// so the detail can count its own rows for scrolling.
+fn words(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let (n, w) = (line.chars().count(), word.chars().count());
+        if n > 0 && n + 1 + w > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines.into_iter().map(|l| cut(&l, width)).collect()
+}
+
+/// `text` cut to `width` columns (characters; tabs shown as spaces) with `…` when cut.
+fn cut(text: &str, width: usize) -> String {
+    let text = text.replace('\t', "    ");
+    if text.chars().count() <= width {
+        return text;
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// `text` cut, then padded with spaces to exactly `width` columns.
+fn pad(text: &str, width: usize) -> String {
+    let c = cut(text, width);
+    let n = c.chars().count();
+    format!("{c}{}", " ".repeat(width.saturating_sub(n)))
+}
+
+/// A horizontal rule `width` wide with `label` near its start.
+fn rule(label: &str, width: usize) -> String {
+    let label = cut(label, width.saturating_sub(2));
+    let used = 2 + label.chars().count();
+    format!("──{label}{}", "─".repeat(width.saturating_sub(used)))
+}
 
 fn apply_lines(app: &App, d: &ApplyDialog) -> Drawn {
     let t = app.theme;
@@ -124,7 +405,7 @@ fn apply_lines(app: &App, d: &ApplyDialog) -> Drawn {
     (
         format!(" apply · {} conflicting file(s) ", conflicts.len()),
         lines,
-        " ↑/↓ file · o overwrite · s skip · m markers · Enter apply · Esc cancel ".to_string(),
+        strings::APPLY_DIALOG_KEYS.to_string(),
     )
 }
 

@@ -17,7 +17,7 @@ use super::super::super::review::ReviewState;
 use super::super::super::review::doc::{DiffDoc, DiffMode, Row};
 use super::super::super::state::App;
 use super::super::super::theme::Theme;
-use super::text::{fit, highlighted_code};
+use super::text::{find_all, fit, highlighted_found};
 
 /// Draws the diff pane.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState) {
@@ -45,6 +45,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
                 .as_ref()
                 .and_then(|s| s.matches.get(s.current).copied());
             let cursor = review.cursor_line();
+            let query = review.search.as_ref().map_or("", |s| s.query.as_str());
             doc.rows
                 .iter()
                 .enumerate()
@@ -57,6 +58,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
                         doc,
                         file,
                         matched: matched == Some(i),
+                        query,
                     };
                     // Line picks: a mark on picked lines, the cursor on its line.
                     let line_marks = |h: usize, line: usize| {
@@ -240,6 +242,8 @@ struct RowView<'a> {
     doc: &'a DiffDoc,
     file: &'a FileChange,
     matched: bool,
+    /// The search query: its occurrences are highlighted on every row drawn.
+    query: &'a str,
 }
 
 impl RowView<'_> {
@@ -265,6 +269,16 @@ impl RowView<'_> {
             LineKind::Removed => ("-", t.removed_line(), t.removed_word()),
             LineKind::Added => ("+", t.added_line(), t.added_word()),
         }
+    }
+
+    /// The search matches in `text` and their style (stronger on the current match's row).
+    fn found(&self, text: &str) -> (Vec<std::ops::Range<usize>>, Style) {
+        let style = if self.matched {
+            self.theme.search_current()
+        } else {
+            self.theme.search_match()
+        };
+        (find_all(text, self.query), style)
     }
 
     /// Syntax colours of one line of this file (none for unknown languages).
@@ -317,12 +331,15 @@ impl RowView<'_> {
             ),
             Span::styled(format!("{mark}{pick}"), base),
         ];
-        spans.extend(highlighted_code(
+        let (found, found_style) = self.found(&l.text);
+        spans.extend(highlighted_found(
             &l.text,
             &marks,
             &self.syntax(&l.text),
             base,
             word,
+            &found,
+            found_style,
         ));
         if !l.newline {
             spans.push(Span::styled(" ⏎ no newline at end", self.theme.dim()));
@@ -364,12 +381,15 @@ impl RowView<'_> {
             ),
             Span::styled(mark.to_string(), base),
         ];
-        spans.extend(highlighted_code(
+        let (found, found_style) = self.found(&cell.text);
+        spans.extend(highlighted_found(
             &cell.text,
             marks,
             &self.syntax(&cell.text),
             base,
             word,
+            &found,
+            found_style,
         ));
         fit(spans, width, self.theme.text())
     }

@@ -35,12 +35,30 @@ pub fn highlighted_code(
     base: Style,
     mark: Style,
 ) -> Vec<Span<'static>> {
-    if syntax.is_empty() {
+    highlighted_found(text, marks, syntax, base, mark, &[], base)
+}
+
+/// [`highlighted_code`] with a top layer: the byte ranges `found` (search matches) in
+/// `found_style`, over the changed words and the syntax colours.
+pub fn highlighted_found(
+    text: &str,
+    marks: &[Range<usize>],
+    syntax: &[(Range<usize>, Style)],
+    base: Style,
+    mark: Style,
+    found: &[Range<usize>],
+    found_style: Style,
+) -> Vec<Span<'static>> {
+    if syntax.is_empty() && found.is_empty() {
         return highlighted(text, marks, base, mark);
     }
-    // Cut points where either layer changes, then one style per piece.
+    // Cut points where any layer changes, then one style per piece.
     let mut cuts: Vec<usize> = vec![0, text.len()];
-    for r in marks.iter().chain(syntax.iter().map(|(r, _)| r)) {
+    for r in marks
+        .iter()
+        .chain(syntax.iter().map(|(r, _)| r))
+        .chain(found.iter())
+    {
         for at in [r.start, r.end] {
             if at <= text.len() && text.is_char_boundary(at) {
                 cuts.push(at);
@@ -53,7 +71,9 @@ pub fn highlighted_code(
     let mut pending: Option<(usize, usize, Style)> = None;
     for pair in cuts.windows(2) {
         let (start, end) = (pair[0], pair[1]);
-        let style = if marks.iter().any(|r| r.start <= start && end <= r.end) {
+        let style = if found.iter().any(|r| r.start <= start && end <= r.end) {
+            found_style
+        } else if marks.iter().any(|r| r.start <= start && end <= r.end) {
             mark
         } else if let Some((_, s)) = syntax
             .iter()
@@ -78,6 +98,37 @@ pub fn highlighted_code(
         spans.push(Span::styled(clean(&text[from..to]), s));
     }
     spans
+}
+
+/// Byte ranges of `text` where `query` occurs, ignoring case as the diff search does (ASCII
+/// case only when lowercasing would change byte lengths), on char boundaries, not
+/// overlapping; empty for an empty query.
+pub fn find_all(text: &str, query: &str) -> Vec<Range<usize>> {
+    if query.is_empty() {
+        return Vec::new();
+    }
+    let (hay, needle) = {
+        let (h, n) = (text.to_lowercase(), query.to_lowercase());
+        if h.len() == text.len() {
+            (h, n)
+        } else {
+            (text.to_ascii_lowercase(), query.to_ascii_lowercase())
+        }
+    };
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = hay.get(from..).and_then(|h| h.find(&needle)) {
+        let start = from + at;
+        let end = start + needle.len();
+        if text.is_char_boundary(start) && text.is_char_boundary(end) {
+            out.push(start..end);
+        }
+        from = end.max(start + 1);
+        while from < hay.len() && !hay.is_char_boundary(from) {
+            from += 1;
+        }
+    }
+    out
 }
 
 /// Spans of `text` in `base` style with the byte ranges `marks` (sorted, on char boundaries)
@@ -140,6 +191,18 @@ pub fn fit(spans: Vec<Span<'static>>, width: usize, pad: Style) -> Vec<Span<'sta
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn find_all_ignores_case_and_finds_every_occurrence() {
+        assert_eq!(find_all("Tax tax TAX", "tax"), vec![0..3, 4..7, 8..11]);
+        assert_eq!(find_all("aaa", "aa"), vec![0..2], "no overlaps");
+        assert_eq!(
+            find_all("é tax", "TAX"),
+            vec![3..6],
+            "byte offsets past multibyte text"
+        );
+        assert!(find_all("anything", "").is_empty());
+    }
 
     #[test]
     fn tabs_and_control_characters_are_made_visible() {
