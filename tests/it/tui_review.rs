@@ -1809,3 +1809,65 @@ fn review_stay_keeps_the_panels_with_a_badge_until_ctrl_o() {
     let b = reviewed(&base, false);
     assert_eq!(b.screen, Screen::Review);
 }
+
+/// Issue 14 item 4: a label over 32 characters no longer pushes its row out of line, the
+/// selected model's row stays on screen in a short table, and at 80x24 the check and rating
+/// columns are shown.
+#[test]
+fn the_table_keeps_columns_aligned_and_the_selection_on_screen() {
+    const LONG: &str = "demo/a-model-label-well-over-thirty-two-chars";
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = app(&[GOOD, SLOPPY, LONG]);
+    typed(&mut a, "Fix it.");
+    key(&mut a, KeyCode::Enter);
+    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    let (good, sloppy) = sets(&base);
+    let long = change_set(&base, LONG, &[]);
+    for (panel, set) in [good, sloppy, long].into_iter().enumerate() {
+        finish(&mut a, panel, &[]);
+        let label = set.model.clone();
+        send(
+            &mut a,
+            EngineMsg::ChangeSet {
+                turn: 1,
+                label,
+                set: Ok(set),
+            },
+        );
+    }
+    send(&mut a, EngineMsg::TurnEnded { turn: 1 });
+    assert_eq!(a.screen, Screen::Review);
+    // Wide: the status column starts at the same place on every row.
+    let terminal = render(&mut a, 160, 40);
+    let buffer = terminal.backend().buffer().clone();
+    let rows: Vec<String> = (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect::<String>()
+        })
+        .filter(|line| line.contains("✓ done"))
+        .take(3)
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:#?}");
+    let at: Vec<usize> = rows
+        .iter()
+        .map(|r| r[..r.find("done").unwrap()].chars().count())
+        .collect();
+    assert!(
+        at.iter().all(|&x| x == at[0]),
+        "columns out of line: {rows:#?}"
+    );
+    // Short: the selected (last) model's row is on screen, its name cut to fit.
+    while a.review.as_ref().unwrap().model().unwrap().label != LONG {
+        key(&mut a, KeyCode::Tab);
+    }
+    let screen = format!("{:?}", render(&mut a, 60, 15).backend());
+    assert!(screen.contains("▸ demo/a-mode…"), "{screen}");
+    let screen = format!("{:?}", render(&mut a, 80, 24).backend());
+    assert!(
+        screen.contains("rating") && screen.contains("check"),
+        "{screen}"
+    );
+}

@@ -27,43 +27,27 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
         .filter_map(|&i| review.models.get(i))
         .map(|m| app.shown_label(&m.label))
         .collect();
-    let name_width = names
+    let longest = names.iter().map(|n| n.width()).max().unwrap_or(5).max(5);
+    let layout = Columns::fit(usize::from(area.width.saturating_sub(2)), longest);
+    let mut lines = vec![Line::styled(layout.header(), t.dim())];
+    // Rows for the models: as many as fit, scrolled so the selected one is always on screen.
+    let check = check_line(app, review);
+    let room = usize::from(area.height.saturating_sub(3))
+        .saturating_sub(usize::from(check.is_some()))
+        .max(1);
+    let at = review
+        .order
         .iter()
-        .map(|n| n.width())
-        .max()
-        .unwrap_or(5)
-        .clamp(5, 32);
-    let mut lines = vec![Line::styled(
-        format!(
-            "  {:<name_width$} {:<12} {:>5} {:>11} {:>7} {:>8} {:>6} {:>5} {:>6}  {:<12} {}",
-            "model",
-            "status",
-            "files",
-            "+/-",
-            "tokens",
-            "cost",
-            "time",
-            "tools",
-            "failed",
-            "check",
-            "rating"
-        ),
-        t.dim(),
-    )];
-    for (&i, name) in review.order.iter().zip(&names) {
+        .position(|&i| i == review.selected)
+        .unwrap_or(0);
+    let first = at.saturating_sub(room.saturating_sub(1));
+    for (&i, name) in review.order.iter().zip(&names).skip(first).take(room) {
         let Some(model) = review.models.get(i) else {
             continue;
         };
-        lines.push(row(
-            app,
-            review,
-            model,
-            name,
-            name_width,
-            i == review.selected,
-        ));
+        lines.push(row(app, review, model, name, &layout, i == review.selected));
     }
-    if let Some(line) = check_line(app, review) {
+    if let Some(line) = check {
         lines.push(line);
     }
     let finished = review
@@ -112,7 +96,7 @@ fn row(
     review: &ReviewState,
     model: &ReviewModel,
     name: &str,
-    name_width: usize,
+    layout: &Columns,
     selected: bool,
 ) -> Line<'static> {
     let t = app.theme;
@@ -146,7 +130,8 @@ fn row(
         .get(&model.label)
         .cloned()
         .unwrap_or_default();
-    let pad = name_width.saturating_sub(name.width());
+    let name = fit(name, layout.name);
+    let pad = layout.name.saturating_sub(name.width());
     let mut spans = vec![
         Span::styled(if selected { "▸ " } else { "  " }, t.accent()),
         Span::styled(
@@ -156,13 +141,25 @@ fn row(
         Span::styled(format!("{:<12}", format!("{icon} {word}")), status_style),
         Span::raw(format!(" {files:>5} ")),
         Span::styled(format!("{lines:>11}"), t.text()),
-        Span::styled(
-            format!(" {tok:>7} {money:>8} {time:>6} {calls:>5} {failed:>6}  "),
-            t.dim(),
-        ),
-        Span::styled(format!("{check:<12}"), check_style),
-        Span::styled(format!(" {rating}"), t.hint()),
     ];
+    let mut numbers = String::new();
+    if layout.tokens {
+        numbers.push_str(&format!(" {tok:>7}"));
+    }
+    numbers.push_str(&format!(" {money:>8}"));
+    if layout.time {
+        numbers.push_str(&format!(" {time:>6}"));
+    }
+    if layout.tools {
+        numbers.push_str(&format!(" {calls:>5}"));
+    }
+    if layout.failed {
+        numbers.push_str(&format!(" {failed:>6}"));
+    }
+    numbers.push_str("  ");
+    spans.push(Span::styled(numbers, t.dim()));
+    spans.push(Span::styled(format!("{check:<12}"), check_style));
+    spans.push(Span::styled(format!(" {rating}"), t.hint()));
     if selected {
         for s in &mut spans {
             s.style = s
@@ -171,6 +168,97 @@ fn row(
         }
     }
     Line::from(spans)
+}
+
+/// Which columns fit the table's width, and how wide the model names are. Names get what
+/// the columns leave (at least [`Columns::MIN_NAME`], cut with `…` beyond), and on narrow
+/// terminals the least needed columns go first: tokens, failed edits, tool calls, time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Columns {
+    name: usize,
+    tokens: bool,
+    time: bool,
+    tools: bool,
+    failed: bool,
+}
+
+impl Columns {
+    /// The narrowest a name column gets before columns are dropped.
+    const MIN_NAME: usize = 12;
+    /// Marker, status, files, +/-, cost, check and rating: always shown.
+    const FIXED: usize = 2 + 1 + 12 + 7 + 11 + 9 + 2 + 12 + 7;
+
+    fn fit(width: usize, longest: usize) -> Columns {
+        let mut c = Columns {
+            name: longest,
+            tokens: true,
+            time: true,
+            tools: true,
+            failed: true,
+        };
+        let optional = |c: &Columns| {
+            usize::from(c.tokens) * 8
+                + usize::from(c.time) * 7
+                + usize::from(c.tools) * 6
+                + usize::from(c.failed) * 7
+        };
+        for drop in 0..4 {
+            if Self::FIXED + optional(&c) + Self::MIN_NAME.min(longest) <= width {
+                break;
+            }
+            match drop {
+                0 => c.tokens = false,
+                1 => c.failed = false,
+                2 => c.tools = false,
+                _ => c.time = false,
+            }
+        }
+        let room = width.saturating_sub(Self::FIXED + optional(&c));
+        c.name = longest.min(room.max(Self::MIN_NAME.min(longest))).max(5);
+        c
+    }
+
+    fn header(&self) -> String {
+        let mut text = format!(
+            "  {:<width$} {:<12} {:>5} {:>11}",
+            "model",
+            "status",
+            "files",
+            "+/-",
+            width = self.name
+        );
+        if self.tokens {
+            text.push_str(&format!(" {:>7}", "tokens"));
+        }
+        text.push_str(&format!(" {:>8}", "cost"));
+        if self.time {
+            text.push_str(&format!(" {:>6}", "time"));
+        }
+        if self.tools {
+            text.push_str(&format!(" {:>5}", "tools"));
+        }
+        if self.failed {
+            text.push_str(&format!(" {:>6}", "failed"));
+        }
+        text.push_str(&format!("  {:<12} rating", "check"));
+        text
+    }
+}
+
+/// `text` cut to `width` columns, ending in `…` when cut.
+fn fit(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for c in text.chars() {
+        if out.width() + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) + 1 > width {
+            break;
+        }
+        out.push(c);
+    }
+    out.push('…');
+    out
 }
 
 fn check_cell(app: &App, model: &ReviewModel) -> (String, Style) {
@@ -219,5 +307,37 @@ fn check_line(app: &App, review: &ReviewState) -> Option<Line<'static>> {
             t.dim(),
         )),
         None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_are_cut_and_narrow_tables_drop_the_least_needed_columns() {
+        assert_eq!(
+            fit("openrouter/meta-llama/llama-3.3-70b", 12),
+            "openrouter/…"
+        );
+        assert_eq!(fit("demo/good", 12), "demo/good");
+        // Wide: every column, the whole name.
+        let wide = Columns::fit(200, 40);
+        assert_eq!((wide.name, wide.tokens, wide.time), (40, true, true));
+        // 80 columns (78 inside the border): rating and check stay, tokens go first.
+        let eighty = Columns::fit(78, 40);
+        assert!(!eighty.tokens && !eighty.failed, "{eighty:?}");
+        assert!(eighty.name >= Columns::MIN_NAME, "{eighty:?}");
+        assert!(eighty.header().width() <= 78, "{}", eighty.header());
+        assert!(eighty.header().ends_with("rating"));
+        // Every header is as wide as its rows' fixed part: the columns line up.
+        for width in [58, 78, 118, 198] {
+            let c = Columns::fit(width, 35);
+            assert!(c.header().starts_with("  model"));
+            assert!(
+                c.header().width() <= width.max(Columns::FIXED + 12),
+                "{width}: {c:?}"
+            );
+        }
     }
 }
