@@ -58,7 +58,7 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         Constraint::Length(banner_lines),
         Constraint::Min(0),
         Constraint::Length(prompt_height),
-        Constraint::Length(1),
+        Constraint::Length(status_height(app, area)),
     ])
     .areas(area);
     Areas {
@@ -68,6 +68,23 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         prompt,
         status,
     }
+}
+
+/// Most rows a long status message takes (it wraps instead of being cut).
+pub const MAX_STATUS_LINES: u16 = 3;
+
+/// Rows of the status line: one, or as many as a longer message needs when wrapped (up to
+/// [`MAX_STATUS_LINES`], and never so many that the panels lose their last rows).
+fn status_height(app: &App, area: Rect) -> u16 {
+    let Some(status) = &app.status else {
+        return 1;
+    };
+    let width = usize::from(area.width).max(1);
+    // "✗ " in front of errors.
+    let text = UnicodeWidthStr::width(status.text.as_str()) + if status.error { 2 } else { 0 };
+    let rows = u16::try_from(text.div_ceil(width)).unwrap_or(u16::MAX);
+    let spare = area.height.saturating_sub(MIN_PANEL_HEIGHT + 6).max(1);
+    rows.clamp(1, MAX_STATUS_LINES.min(spare))
 }
 
 /// The rectangles of the panels shown: all of them in a grid (side by side when wide,

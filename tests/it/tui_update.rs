@@ -493,3 +493,28 @@ fn the_wheel_scrolls_the_panel_under_it_and_a_click_focuses_it() {
     assert!(!a.mouse);
     assert!(status_text(&a).contains("the terminal selects text"));
 }
+
+/// Issue 14 item 4: a status message longer than the screen is wide wraps onto extra rows
+/// instead of being cut.
+#[test]
+fn a_long_status_message_wraps_instead_of_being_cut() {
+    let mut a = app();
+    let text = "the changes of demo/sloppy cannot be reviewed: could not read the base content of src/a/very/long/path/to/a/file.rs (it changed since the run started); END-OF-MESSAGE";
+    a.error(text);
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    terminal
+        .draw(|f| versus::tui::view::draw(f, &mut a))
+        .unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let screen: String = (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(screen.contains("END-OF-MESSAGE"), "{screen}");
+    // The panels keep their place above it.
+    assert!(screen.contains("demo/good"), "{screen}");
+}

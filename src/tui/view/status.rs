@@ -48,5 +48,13 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
             Line::from(spans)
         }
     };
-    frame.render_widget(Paragraph::new(line), area);
+    // A long message wraps onto the rows the layout gave it instead of being cut; the key
+    // hints keep to their one row.
+    let paragraph = Paragraph::new(line);
+    let paragraph = if app.status.is_some() {
+        paragraph.wrap(ratatui::widgets::Wrap { trim: false })
+    } else {
+        paragraph
+    };
+    frame.render_widget(paragraph, area);
 }
