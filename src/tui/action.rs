@@ -221,6 +221,9 @@ pub enum EngineMsg {
         /// Lines.
         lines: Vec<String>,
     },
+    /// Conversations were compacted before the turn: (model, turns folded). The app names the
+    /// models, so a blind turn shows aliases.
+    Compacted(Vec<(String, usize)>),
     /// A line for the status bar.
     Info(String),
     /// An error for the status bar.

@@ -518,3 +518,18 @@ fn a_long_status_message_wraps_instead_of_being_cut() {
     // The panels keep their place above it.
     assert!(screen.contains("demo/good"), "{screen}");
 }
+
+/// Issue 14 item 1 (noticed): the compaction notice named the real models in blind mode.
+#[test]
+fn the_compaction_notice_names_no_model_in_blind_mode() {
+    let mut a = app();
+    engine(&mut a, EngineMsg::Compacted(vec![("demo/good".into(), 2)]));
+    assert!(status_text(&a).contains("compacted demo/good (2 turn(s))"));
+    a.blind = true;
+    engine(&mut a, EngineMsg::Compacted(vec![("demo/good".into(), 2)]));
+    let text = status_text(&a);
+    assert!(
+        text.contains("compacted 1 model(s)") && !text.contains("demo/"),
+        "{text}"
+    );
+}

@@ -108,11 +108,7 @@ impl Engine {
             Err(e) => return reject(e.to_string()),
         };
         let turn = launch.turn;
-        let compacted: Vec<String> = launch
-            .compacted
-            .iter()
-            .map(|(label, n)| format!("{label} ({n} turn(s))"))
-            .collect();
+        let compacted = launch.compacted.clone();
         self.turn = Some(ActiveTurn {
             turn,
             line: request.line.clone(),
@@ -142,10 +138,8 @@ impl Engine {
         if compacted.is_empty() {
             Vec::new()
         } else {
-            vec![EngineMsg::Info(format!(
-                "context nearly full: compacted {} (earlier turns folded into a recap)",
-                compacted.join(", ")
-            ))]
+            // The app names the models (their aliases while names are hidden).
+            vec![EngineMsg::Compacted(compacted)]
         }
     }
 

@@ -138,6 +138,21 @@ fn news(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
         EngineMsg::RewindPlanned(plan) => answers::rewind_planned(app, plan),
         EngineMsg::Rewound(done) => answers::rewound(app, done),
         EngineMsg::Show { title, lines } => app.overlay = Some(Overlay::Info { title, lines }),
+        EngineMsg::Compacted(models) => {
+            // Blind mode: the new turn's aliases do not exist yet, so no model is named.
+            let who = if app.blind {
+                format!("{} model(s)", models.len())
+            } else {
+                models
+                    .iter()
+                    .map(|(label, n)| format!("{label} ({n} turn(s))"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            app.info(format!(
+                "context nearly full: compacted {who} (earlier turns folded into a recap)"
+            ));
+        }
         EngineMsg::Info(text) => app.info(text),
         EngineMsg::Error(text) => app.error(text),
     }
