@@ -1966,3 +1966,30 @@ fn comments_to_all_models_name_the_alias_in_blind_mode() {
     );
     assert!(a.review.as_ref().unwrap().comments.is_empty());
 }
+
+/// Blind mode, `M`: the turn goes to the model alone, but the line kept for the history and the
+/// prompt box does not name it.
+#[test]
+fn a_comment_sent_to_one_model_in_blind_mode_does_not_name_it() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, true);
+    select(&mut a, SLOPPY);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, 'm');
+    typed(&mut a, "why this?");
+    key(&mut a, KeyCode::Enter);
+    let request = submitted(&ch(&mut a, 'M'));
+    assert_eq!(
+        request
+            .targets
+            .iter()
+            .map(|t| t.label.as_str())
+            .collect::<Vec<_>>(),
+        vec![SLOPPY]
+    );
+    assert!(request.prompt.contains("why this?"), "{}", request.prompt);
+    for text in [&request.line, &request.prompt] {
+        assert!(!text.contains("demo/"), "{text}");
+    }
+}

@@ -151,7 +151,9 @@ pub fn send(app: &mut App, all: bool) -> Vec<Effect> {
         return Vec::new();
     }
     let prompt = comments_prompt(app, &chosen, all);
-    let line = if all {
+    // The typed line goes to the history and back to the prompt box (a failed start, a rewind):
+    // while names are hidden it must not carry the real name, so it has no `@model` then.
+    let line = if all || app.hiding() {
         prompt.clone()
     } else {
         format!("@{label} {prompt}")
