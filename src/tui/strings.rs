@@ -102,6 +102,10 @@ pub const HELP_KEYS: &[(&str, &str)] = &[
     ),
     ("review: a x", "apply the basket · none of them"),
     (
+        "review: m M A ⌫",
+        "comment on the line/hunk · send: to it, all to all · drop last",
+    ),
+    (
         "review: + - =",
         "rate: +/- marks (no games) · = tie: as good as the kept one",
     ),
@@ -237,3 +241,27 @@ pub fn rated(who: &str, rating: &str) -> String {
     };
     format!("{who} rated {rating}: {meaning}")
 }
+
+/// Inline review comments (`m`, `M`, `A`, Backspace on the review).
+pub const COMMENT_NO_PLACE: &str =
+    "no hunk on screen to comment on: n moves to a hunk, J/K to a line";
+/// A comment was kept.
+pub const COMMENT_SAVED: &str = "comment on";
+/// A comment was removed.
+pub const COMMENT_REMOVED: &str = "removed the comment on";
+/// What to do with the comments once written.
+pub const COMMENT_HINT: &str = "M sends this model's comments to it · A all to all";
+/// Backspace with no comment on the selected model.
+pub const COMMENT_NONE: &str = "no comment on this model (m writes one)";
+/// `M` / `A` with nothing to send.
+pub const COMMENT_NONE_TO_SEND: &str =
+    "no comment to send: m comments on the cursor's line or the hunk on screen";
+/// The model has no panel any more (removed with /models remove).
+pub const COMMENT_NO_PANEL: &str = "is no longer in the session: its comments cannot be sent";
+/// First line of the prompt that sends comments to the model they are about.
+pub const COMMENT_PROMPT_ONE: &str = "Review comments on your changes:";
+/// First line of the prompt that sends every comment to every model.
+pub const COMMENT_PROMPT_ALL: &str =
+    "Review comments on the changes of this turn (whose diff each is about in parentheses):";
+/// Bottom line of the diff while a comment is typed.
+pub const COMMENT_TYPING: &str = " · Enter keep (empty: remove) · Esc cancel ";

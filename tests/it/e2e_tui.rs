@@ -734,6 +734,65 @@ fn a_line_pick_of_one_of_two_joined_changes_lands_exactly_that_line() {
     tmux.wait_for(&["EXIT=0"]);
 }
 
+/// Issue 14 item 17: a comment written on a line of the model's diff (`J` to the line, `m`,
+/// text, Enter) and sent with `M` reaches that model's next request: its recorded conversation
+/// ends with a user message carrying the comment, the file:line and the quoted line.
+#[test]
+fn an_inline_comment_reaches_the_models_next_request() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    review_project(&proj);
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tui/lines.jsonl"),
+        proj.join("lines.jsonl"),
+    )
+    .unwrap();
+    let config = tmp.write("empty.toml", "");
+    let tmux = Tmux::start("comment", 130, 40);
+    launch(&tmux, &proj, &config, "-m demo/lines.jsonl");
+    tmux.wait_for(&["turn 0"]);
+    tmux.type_text("retell two lines");
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 1 finished", "story.txt · modified · +2 -2 · hunk 1/1"]);
+    tmux.press("J");
+    tmux.press("J");
+    tmux.wait_for(&["line +3 line three, told by L · L picks"]);
+    tmux.press("m");
+    tmux.wait_for(&["comment on story.txt:3:"]);
+    tmux.type_text("say it in verse");
+    tmux.press("Enter");
+    tmux.wait_for(&["comment on story.txt:3 · M sends"]);
+    tmux.press("M");
+    tmux.wait_for(&["L-DONE: two lines retold.", "turn 2 finished"]);
+    let sessions = proj.join(".versus/sessions");
+    let dir = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let read = versus::session::SessionLog::read(&dir).unwrap();
+    let conversation = &read.conversations()["demo/lines.jsonl"];
+    let last_user = conversation
+        .iter()
+        .rev()
+        .find(|m| m.role == versus::model::Role::User && !m.text().is_empty())
+        .expect("a user message");
+    let text = last_user.text();
+    assert!(
+        text.contains("- story.txt:3 `line three, told by L`: say it in verse"),
+        "{text}"
+    );
+    tmux.press("Escape");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+}
+
 /// A model whose bash leaves a `setsid` sleeper and a background child, then hangs.
 fn hanging_model(proj: &Path, marker: &str) {
     let command = format!("setsid sleep {marker}1 & sleep {marker}2 & sleep 600");

@@ -1871,3 +1871,187 @@ fn the_table_keeps_columns_aligned_and_the_selection_on_screen() {
         "{screen}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Inline review comments (issue 14 item 17)
+
+fn submitted(effects: &[Effect]) -> versus::tui::action::TurnRequest {
+    match effects {
+        [Effect::Submit(request)] => request.clone(),
+        other => panic!("expected a turn, got {other:?}"),
+    }
+}
+
+/// `m` on the cursor's line writes a comment, the basket lists it, `m` again edits it, and
+/// `M` sends it to that model alone with the file, the line in its version and the quote.
+#[test]
+fn a_comment_on_a_line_is_listed_and_sent_to_that_model() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    select(&mut a, GOOD);
+    key(&mut a, KeyCode::Right); // good's pricing.rs, hunk 1: line 5 replaced
+    ch(&mut a, 'M');
+    assert!(
+        status(&a).0.contains("no comment to send"),
+        "{:?}",
+        a.status
+    );
+    ch(&mut a, 'J');
+    ch(&mut a, 'J'); // the added line 5
+    ch(&mut a, 'm');
+    typed(&mut a, "use > here");
+    key(&mut a, KeyCode::Enter);
+    let review = a.review.as_ref().unwrap();
+    assert_eq!(review.comments.len(), 1);
+    assert_eq!(review.comments[0].place, "5");
+    let screen = format!("{}", render(&mut a, 120, 36).backend());
+    assert!(
+        screen.contains("✎ demo/good · src/pricing.rs:5:")
+            && screen.contains("use > here")
+            && screen.contains("basket · ✎ 1 · M/A send"),
+        "the basket lists it: {screen}"
+    );
+    // Editing: `m` brings the text back; Enter keeps the new text, still one comment.
+    ch(&mut a, 'm');
+    key(&mut a, KeyCode::Backspace);
+    typed(&mut a, "e, please");
+    key(&mut a, KeyCode::Enter);
+    let review = a.review.as_ref().unwrap();
+    assert_eq!(review.comments.len(), 1);
+    assert_eq!(review.comments[0].text, "use > here, please");
+    let request = submitted(&ch(&mut a, 'M'));
+    assert_eq!(
+        request
+            .targets
+            .iter()
+            .map(|t| t.label.as_str())
+            .collect::<Vec<_>>(),
+        vec![GOOD]
+    );
+    assert!(
+        request.prompt.contains(
+            "Review comments on your changes:\n- src/pricing.rs:5 `if count >= BULK_MIN_ITEMS {`: use > here, please"
+        ),
+        "{}",
+        request.prompt
+    );
+    assert!(
+        a.review.as_ref().unwrap().comments.is_empty(),
+        "sent comments leave the list"
+    );
+}
+
+/// Without a line cursor `m` comments on the hunk on screen; Backspace removes the selected
+/// model's latest comment, and an empty edit removes the one edited.
+#[test]
+fn comments_on_hunks_can_be_removed() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    select(&mut a, GOOD);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, 'm');
+    typed(&mut a, "whole hunk");
+    key(&mut a, KeyCode::Enter);
+    let c = a.review.as_ref().unwrap().comments[0].clone();
+    assert_eq!(c.place, "2-8");
+    assert!(
+        c.quote.contains("+    if count >= BULK_MIN_ITEMS {"),
+        "{}",
+        c.quote
+    );
+    // Esc drops a draft.
+    ch(&mut a, 'J');
+    ch(&mut a, 'm');
+    typed(&mut a, "never mind");
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(a.review.as_ref().unwrap().comments.len(), 1);
+    key(&mut a, KeyCode::Backspace);
+    assert!(a.review.as_ref().unwrap().comments.is_empty());
+    assert!(
+        status(&a)
+            .0
+            .contains("removed the comment on src/pricing.rs:2-8")
+    );
+    ch(&mut a, 'm');
+    typed(&mut a, "x");
+    key(&mut a, KeyCode::Enter);
+    ch(&mut a, 'm');
+    key(&mut a, KeyCode::Backspace);
+    key(&mut a, KeyCode::Enter);
+    assert!(
+        a.review.as_ref().unwrap().comments.is_empty(),
+        "an empty edit removes it"
+    );
+}
+
+/// `A` sends every comment to every model, each naming whose diff it is about; in blind mode
+/// by alias, in the list and in the prompt.
+#[test]
+fn comments_to_all_models_name_the_alias_in_blind_mode() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, true);
+    for label in [GOOD, SLOPPY] {
+        select(&mut a, label);
+        key(&mut a, KeyCode::Right);
+        ch(&mut a, 'm');
+        typed(
+            &mut a,
+            &format!("note for {}", if label == GOOD { "one" } else { "two" }),
+        );
+        key(&mut a, KeyCode::Enter);
+    }
+    let screen = format!("{}", render(&mut a, 200, 60).backend());
+    assert!(
+        screen.contains("✎ Model A · src/pricing.rs:2-8") && screen.contains("basket · ✎ 2"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("demo/good") && !screen.contains("demo/sloppy"),
+        "blind: no real name on screen: {screen}"
+    );
+    let request = submitted(&ch(&mut a, 'A'));
+    assert_eq!(request.targets.len(), 2, "to every model");
+    assert!(request.prompt.contains("note for one") && request.prompt.contains("note for two"));
+    assert!(
+        !request.prompt.contains("demo/good") && !request.prompt.contains("demo/sloppy"),
+        "{}",
+        request.prompt
+    );
+    let alias = a.shown_label(GOOD);
+    assert!(
+        request.prompt.contains(&format!("({alias})")),
+        "{}",
+        request.prompt
+    );
+    assert!(a.review.as_ref().unwrap().comments.is_empty());
+}
+
+/// Blind mode, `M`: the turn goes to the model alone, but the line kept for the history and the
+/// prompt box does not name it.
+#[test]
+fn a_comment_sent_to_one_model_in_blind_mode_does_not_name_it() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, true);
+    select(&mut a, SLOPPY);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, 'm');
+    typed(&mut a, "why this?");
+    key(&mut a, KeyCode::Enter);
+    let request = submitted(&ch(&mut a, 'M'));
+    assert_eq!(
+        request
+            .targets
+            .iter()
+            .map(|t| t.label.as_str())
+            .collect::<Vec<_>>(),
+        vec![SLOPPY]
+    );
+    assert!(request.prompt.contains("why this?"), "{}", request.prompt);
+    for text in [&request.line, &request.prompt] {
+        assert!(!text.contains("demo/"), "{text}");
+    }
+}

@@ -116,6 +116,29 @@ pub struct ReviewState {
     pub doc: Option<DiffDoc>,
     /// The line cursor of line picking (`J`/`K`), if put on a changed line.
     pub line: Option<LineCursor>,
+    /// Inline review comments written with `m`, in the order written: `M` / `A` send them back
+    /// as the next turn's prompt (issue 14 item 17).
+    pub comments: Vec<ReviewComment>,
+    /// The comment being typed (`m`), if any: keys go to it until Enter or Esc.
+    pub draft: Option<ReviewComment>,
+}
+
+/// One inline review comment: where it points in a model's diff and what the user wrote.
+/// The place is kept as text (not as a hunk index) because it goes into the prompt verbatim
+/// and must read the same to the model as it did on screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewComment {
+    /// The model entry whose diff it is about.
+    pub label: String,
+    /// The file's path.
+    pub path: String,
+    /// The line in the model's version (`5`), a removed line of the original (`-5`, which the
+    /// model's version no longer has), or the hunk's span (`2-8`).
+    pub place: String,
+    /// The quoted line (or the hunk's changed lines, one per line with their `-`/`+`).
+    pub quote: String,
+    /// What the user wrote.
+    pub text: String,
 }
 
 /// Where the line cursor is: one changed line of one hunk of one model. Kept by id rather than
@@ -178,6 +201,8 @@ impl ReviewState {
             opened: false,
             doc: None,
             line: None,
+            comments: Vec::new(),
+            draft: None,
         }
     }
 

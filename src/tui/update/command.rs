@@ -89,7 +89,7 @@ pub fn submit(app: &mut App) -> Vec<Effect> {
     start(app, request, text)
 }
 
-fn busy(app: &App) -> Option<&'static str> {
+pub(super) fn busy(app: &App) -> Option<&'static str> {
     if app.running() {
         Some("models are still running: wait for them, or press Esc to cancel them")
     } else if app.submitting {

@@ -10,6 +10,7 @@
 
 mod answers;
 mod command;
+mod comments;
 mod dialog;
 mod engine;
 mod keys;

@@ -9,7 +9,7 @@ use super::super::layout::diff_height;
 use super::super::review::doc::DiffMode;
 use super::super::review::{DiffSearch, ReviewState};
 use super::super::state::{App, Overlay, Screen};
-use super::{lines, pick};
+use super::{comments, lines, pick};
 
 /// Handles a key on the review screen; `None` leaves it to the global keys (Ctrl+C...).
 pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
@@ -35,6 +35,10 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
         return None;
     };
     review.diff_rows = height;
+    if review.draft.is_some() {
+        comments::draft_key(app, key.code);
+        return Some(Vec::new());
+    }
     if review.search.as_ref().is_some_and(|s| s.typing) {
         search_key(app, key.code);
         return Some(Vec::new());
@@ -79,6 +83,10 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
         KeyCode::Char('K') => lines::step(app, false, height),
         KeyCode::Char('L') => lines::pick(app),
         KeyCode::Char('f') => pick::file(app),
+        KeyCode::Char('m') => comments::start(app),
+        KeyCode::Char('M') => return Some(comments::send(app, false)),
+        KeyCode::Char('A') => return Some(comments::send(app, true)),
+        KeyCode::Backspace => comments::remove_last(app),
         KeyCode::Char('c') => return Some(pick::model(app)),
         KeyCode::Char('a') => return Some(pick::apply(app)),
         KeyCode::Char('x') => return Some(pick::none_of_them(app)),

@@ -158,6 +158,13 @@ fn empty_text(app: &App, review: &ReviewState) -> String {
 }
 
 fn bottom_line(review: &ReviewState, t: Theme) -> Line<'static> {
+    if let Some(d) = &review.draft {
+        return Line::from(vec![
+            Span::styled(format!(" comment on {}:{}: ", d.path, d.place), t.hint()),
+            Span::styled(format!("{}▏", d.text), t.bold()),
+            Span::styled(super::super::super::strings::COMMENT_TYPING, t.dim()),
+        ]);
+    }
     match &review.search {
         Some(s) if s.typing => Line::from(vec![
             Span::styled(" /", t.hint()),

@@ -102,6 +102,18 @@ pub fn basket(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
             }
         })
         .collect();
+    for c in &review.comments {
+        lines.push(Line::from(vec![
+            Span::styled("✎ ", t.hint()),
+            Span::raw(format!(
+                "{} · {}:{}: {}",
+                app.shown_label(&c.label),
+                c.path,
+                c.place,
+                c.text
+            )),
+        ]));
+    }
     match (&review.decided, &review.basket_state) {
         (Some(d), _) => lines.push(Line::styled(
             if d.chosen.is_empty() {
@@ -139,6 +151,9 @@ pub fn basket(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
     }
     let title = match &review.basket_state {
         BasketState::Conflicts(c) => format!(" basket · {} conflict(s) ", c.len()),
+        _ if !review.comments.is_empty() => {
+            format!(" basket · ✎ {} · M/A send ", review.comments.len())
+        }
         _ => " basket · a apply · x none ".to_string(),
     };
     let border = match &review.basket_state {
