@@ -179,7 +179,7 @@ pub fn review_areas(app: &App, area: Rect) -> ReviewAreas {
     let side = (rest.width * 3 / 10).clamp(24, 44);
     let [left, diff] =
         Layout::horizontal([Constraint::Length(side), Constraint::Min(0)]).areas(rest);
-    // Picks take a line or two at this width, conflicts two or three (they wrap).
+    // Picks and comments take a line or two at this width, conflicts two or three (they wrap).
     let basket_lines = app.review.as_ref().map_or(1, |r| {
         let conflicts = match &r.basket_state {
             crate::review::BasketState::Conflicts(c) => c.len(),
@@ -188,10 +188,21 @@ pub fn review_areas(app: &App, area: Rect) -> ReviewAreas {
         let wide = usize::from(side) >= 40;
         let pick = if wide { 1 } else { 2 };
         let conflict = if wide { 2 } else { 3 };
-        (r.basket.picks().len() * pick + conflicts * conflict).max(1) + 1
+        ((r.basket.picks().len() + r.comments.len()) * pick + conflicts * conflict).max(1) + 1
     });
+    // The file list keeps the rows its files need (at least a third of the column while it
+    // has more files than that); the basket gets everything else it can use, so neither a
+    // third pick nor a conflict's lines hide under an empty file list.
+    let files_needed = app
+        .review
+        .as_ref()
+        .and_then(|r| r.set())
+        .map_or(1, |set| set.files.len().max(1));
+    let files_rows = (u16::try_from(files_needed).unwrap_or(u16::MAX) + 2)
+        .min((left.height / 3).max(3))
+        .min(left.height);
     let basket_height = (u16::try_from(basket_lines).unwrap_or(u16::MAX) + 2)
-        .min(left.height * 2 / 3)
+        .min(left.height.saturating_sub(files_rows))
         .max(3.min(left.height));
     let [files, basket] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(basket_height)]).areas(left);

@@ -2055,3 +2055,36 @@ fn a_comment_sent_to_one_model_in_blind_mode_does_not_name_it() {
         assert!(!text.contains("demo/"), "{text}");
     }
 }
+
+/// Issue 14 item 4: the basket is as tall as its picks and comments need, taking rows from an
+/// almost empty file list rather than hiding its own lines.
+#[test]
+fn the_basket_grows_with_its_picks_and_comments() {
+    use ratatui::layout::Rect;
+    use versus::tui::layout::{areas, review_areas};
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    render(&mut a, 100, 26);
+    ch(&mut a, ' ');
+    for text in ["first", "second", "third"] {
+        ch(&mut a, 'J');
+        ch(&mut a, 'm');
+        typed(&mut a, text);
+        key(&mut a, KeyCode::Enter);
+    }
+    let review = a.review.as_ref().unwrap();
+    let wanted = review.basket.picks().len() + review.comments.len();
+    assert!(wanted >= 3, "{wanted}");
+    let r = review_areas(&a, areas(&a, Rect::new(0, 0, a.size.0, a.size.1)).panels);
+    // Each pick or comment takes a row at 40 columns and more, two below (it wraps), plus the
+    // title line and the borders.
+    let per = if r.basket.width >= 40 { 1 } else { 2 };
+    assert!(
+        usize::from(r.basket.height) >= per * wanted + 3,
+        "basket {} rows for {wanted} lines; files {} rows",
+        r.basket.height,
+        r.files.height
+    );
+    assert!(r.files.height >= 3, "the file list keeps its files");
+}
