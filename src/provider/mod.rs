@@ -13,6 +13,8 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod redact;
 pub mod sse;
+#[cfg(test)]
+mod test_pictures;
 pub(crate) mod vision;
 
 pub use client::{EventStream, ModelClient};
