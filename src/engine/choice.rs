@@ -63,7 +63,7 @@ pub struct ChoiceOutcome {
     pub apply_id: Option<String>,
     /// What happened to each planned path.
     pub files: Vec<(String, AppliedAs)>,
-    /// Why each refused path was refused.
+    /// Why each refused path was refused (filled when the job previewed: `resolve_rest`).
     pub refused: BTreeMap<String, String>,
     /// Paths whose content changed on disk.
     pub written: Vec<String>,
@@ -89,8 +89,13 @@ impl ChoiceJob {
             let engine =
                 ApplyEngine::new(&self.project, &self.session_dir)?.lock_wait(self.lock_wait);
             let mut resolutions = self.resolutions;
-            let preview = engine.preview(plan)?;
-            for file in &preview.files {
+            // A front end that previewed already (the TUI asks per conflict) passes its
+            // answers; only "resolve the rest this way" (`versus ask`) needs a preview here.
+            let preview = match self.resolve_rest {
+                Some(_) => engine.preview(plan)?.files,
+                None => Vec::new(),
+            };
+            for file in &preview {
                 match &file.status {
                     FileStatus::Conflict { .. } => {
                         if let Some(rest) = self.resolve_rest {

@@ -36,13 +36,13 @@ pub(super) fn touched(writes: &[FileWrite]) -> Vec<String> {
 impl SessionEngine {
     /// Records a turn's prompt and models (models new to the session join its model set).
     pub fn record_turn(&mut self, turn: u32, prompt: &str, models: &[String]) {
+        let mut all = self.models.clone();
         for label in models {
-            if !self.models.contains(label) {
-                let mut all = self.models.clone();
+            if !all.contains(label) {
                 all.push(label.clone());
-                self.set_models(all);
             }
         }
+        self.set_models(all);
         self.last_turn = self.last_turn.max(turn);
         self.prompts.insert(turn, prompt.to_string());
         self.recorder.record(&SessionRecord::Turn {
