@@ -58,9 +58,13 @@ impl Store {
             .map_err(io_err("open the project folder", project))?;
         let root = project.join(".versus");
         fs::create_dir_all(root.join("sessions")).map_err(io_err("create", &root))?;
-        // Every time, not only on creation: a `.versus/` made by an older version in a linked
-        // worktree had its exclude written where git never reads it.
-        exclude_from_git(&project);
+        // Until it is known to be done: a `.versus/` made by an older version in a linked
+        // worktree had its exclude written where git never reads it. The marker spares every
+        // later start a repository discovery.
+        let marker = root.join(EXCLUDED_MARKER);
+        if !marker.exists() && exclude_from_git(&project) {
+            let _ = fs::write(&marker, b"");
+        }
         Ok(Self { project, root })
     }
 
@@ -160,17 +164,21 @@ impl Store {
     }
 }
 
+/// File in `.versus/` saying the exclude is in place (in the repository's common folder).
+const EXCLUDED_MARKER: &str = ".git-excluded";
+
 /// Adds `.versus/` to the repository's info/exclude (best effort: outside git, or with a
-/// read-only `.git`, there is nothing to hide it from or nothing we may change).
-fn exclude_from_git(project: &Path) {
+/// read-only `.git`, there is nothing to hide it from or nothing we may change). Returns
+/// whether the exclude is in place now.
+fn exclude_from_git(project: &Path) -> bool {
     let Ok(repo) = git2::Repository::discover(project) else {
-        return;
+        return false;
     };
     let info = repo.commondir().join("info");
     let exclude = info.join("exclude");
     let current = fs::read_to_string(&exclude).unwrap_or_default();
     if current.lines().any(|l| l.trim() == ".versus/") {
-        return;
+        return true;
     }
     let mut text = current;
     if !text.is_empty() && !text.ends_with('\n') {
@@ -178,7 +186,7 @@ fn exclude_from_git(project: &Path) {
     }
     text.push_str(".versus/\n");
     let _ = fs::create_dir_all(&info);
-    let _ = crate::fsutil::atomic_write(&exclude, text.as_bytes());
+    crate::fsutil::atomic_write(&exclude, text.as_bytes()).is_ok()
 }
 
 #[cfg(test)]
