@@ -1019,10 +1019,8 @@ fn a_search_match_shows_under_its_header_and_is_highlighted() {
     let theme = a.theme;
     let buf = t.backend().buffer();
     let mut styles = Vec::new();
-    for y in 0..buf.area.height {
-        let line: String = (0..buf.area.width)
-            .map(|x| buf[(x, y)].symbol().to_string())
-            .collect();
+    for (y, line) in crate::util::screen_rows(buf).iter().enumerate() {
+        let y = u16::try_from(y).unwrap();
         for (at, _) in line.match_indices("tax(") {
             let x = u16::try_from(line[..at].chars().count()).unwrap();
             let cell = &buf[(x, y)];
@@ -1840,13 +1838,8 @@ fn the_table_keeps_columns_aligned_and_the_selection_on_screen() {
     assert_eq!(a.screen, Screen::Review);
     // Wide: the status column starts at the same place on every row.
     let terminal = render(&mut a, 160, 40);
-    let buffer = terminal.backend().buffer().clone();
-    let rows: Vec<String> = (0..buffer.area.height)
-        .map(|y| {
-            (0..buffer.area.width)
-                .map(|x| buffer[(x, y)].symbol().to_string())
-                .collect::<String>()
-        })
+    let rows: Vec<String> = crate::util::screen_rows(terminal.backend().buffer())
+        .into_iter()
         .filter(|line| line.contains("✓ done"))
         .take(3)
         .collect();

@@ -229,13 +229,10 @@ fn a_tool_error_is_red_with_its_message() {
     let t = render(&mut a, 70, 12);
     insta::assert_snapshot!(t.backend());
     let buffer = t.backend().buffer();
-    let row = (0..12)
-        .find(|y| {
-            (0..70)
-                .map(|x| buffer[(x, *y)].symbol().to_string())
-                .collect::<String>()
-                .contains("✗ edit_file")
-        })
+    let row = crate::util::screen_rows(buffer)
+        .iter()
+        .position(|line| line.contains("✗ edit_file"))
+        .and_then(|y| u16::try_from(y).ok())
         .expect("the failed tool line is on screen");
     let x = (0..70).find(|x| buffer[(*x, row)].symbol() == "✗").unwrap();
     assert_eq!(buffer[(x, row)].fg, Color::Red);

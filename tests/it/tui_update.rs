@@ -505,15 +505,7 @@ fn a_long_status_message_wraps_instead_of_being_cut() {
     terminal
         .draw(|f| versus::tui::view::draw(f, &mut a))
         .unwrap();
-    let buffer = terminal.backend().buffer().clone();
-    let screen: String = (0..buffer.area.height)
-        .map(|y| {
-            (0..buffer.area.width)
-                .map(|x| buffer[(x, y)].symbol().to_string())
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let screen = crate::util::screen_rows(terminal.backend().buffer()).join("\n");
     assert!(screen.contains("END-OF-MESSAGE"), "{screen}");
     // The panels keep their place above it.
     assert!(screen.contains("demo/good"), "{screen}");

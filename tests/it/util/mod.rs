@@ -182,3 +182,15 @@ pub fn command_gone(argv: &[&str]) -> bool {
     }
     false
 }
+
+/// The rows of a rendered buffer as text, one string per row (wide characters' continuation
+/// cells add nothing), for tests that look for words at a place on screen.
+pub fn screen_rows(buffer: &ratatui::buffer::Buffer) -> Vec<String> {
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect()
+        })
+        .collect()
+}
