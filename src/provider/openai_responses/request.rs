@@ -9,65 +9,164 @@
 //! because OpenAI refuses reasoning summaries for organisations that are not verified, and a
 //! refused request would end the run. `function_call_output` has no error flag: a failed
 //! tool's text already says so.
+//!
+//! The body is typed structs borrowing the request (texts, tool schemas, the replayed
+//! reasoning items themselves), serialised straight to bytes by the transport once per
+//! attempt; only what has to be computed is owned: normalised call ids, wrapped invalid
+//! arguments, joined texts, notes and `data:` URLs.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::model::{Image, Message, ModelRequest, Part, Reasoning, Role, ToolDef};
 use crate::provider::openai_chat::history::{CallIds, is_ours, wire_arguments};
 use crate::provider::vision::content_with_notes;
 
-/// The JSON body for `request`; `tag` is this model's replay tag.
+/// The body for `request`, as typed parts borrowing the request (texts, tool schemas, replayed
+/// reasoning items); `tag` is this model's replay tag. Serialised straight to bytes by the
+/// transport, once per attempt, instead of first copying the whole history into a
+/// `serde_json::Value`.
 ///
 /// A tool result with pictures becomes an `output` list (`input_text` then one `input_image`
 /// per picture, as a `data:` URL) when `vision` is on; otherwise the text with a note per
 /// picture.
-pub(crate) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    if !request.system.trim().is_empty() {
-        body.insert("instructions".into(), json!(&*request.system));
-    }
-    body.insert("input".into(), Value::Array(input(request, tag, vision)));
-    if !request.tools.is_empty() {
-        body.insert(
-            "tools".into(),
-            Value::Array(request.tools.iter().map(tool).collect()),
-        );
-    }
-    body.insert("stream".into(), json!(true));
-    body.insert("store".into(), json!(false));
-    body.insert("include".into(), json!(["reasoning.encrypted_content"]));
-    if let Some(cap) = request.max_output_tokens {
-        body.insert("max_output_tokens".into(), json!(cap));
-    }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
+pub(crate) fn body<'a>(request: &'a ModelRequest, tag: &str, vision: bool) -> Body<'a> {
     let effort = match request.reasoning {
         Reasoning::Default => None,
         Reasoning::Low => Some("low"),
         Reasoning::Medium => Some("medium"),
         Reasoning::High => Some("high"),
     };
-    if let Some(effort) = effort {
-        body.insert("reasoning".into(), json!({ "effort": effort }));
+    Body {
+        model: &request.model,
+        instructions: Some(&*request.system).filter(|system| !system.trim().is_empty()),
+        input: input(request, tag, vision),
+        tools: request.tools.iter().map(tool).collect(),
+        stream: true,
+        store: false,
+        include: ["reasoning.encrypted_content"],
+        max_output_tokens: request.max_output_tokens,
+        // As `f64` so the number on the wire is the one a `serde_json::Value` always sent.
+        temperature: request.temperature.map(f64::from),
+        reasoning: effort.map(|effort| Effort { effort }),
     }
-    Value::Object(body)
 }
 
-fn tool(def: &ToolDef) -> Value {
-    json!({
-        "type": "function",
-        "name": def.name,
-        "description": def.description,
-        "parameters": def.parameters,
-        "strict": false,
+/// `POST /responses` as sent.
+#[derive(Debug, Serialize)]
+pub(crate) struct Body<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a str>,
+    input: Vec<Item<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    stream: bool,
+    store: bool,
+    include: [&'static str; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Effort>,
+}
+
+#[derive(Debug, Serialize)]
+struct Effort {
+    effort: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    strict: bool,
+}
+
+/// One input item. Untagged: each variant carries its own `type` (a replayed reasoning item
+/// already has one, so it cannot be added by serde).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Item<'a> {
+    Message(MessageItem<'a>),
+    Call(CallItem<'a>),
+    Output(OutputItem<'a>),
+    /// This model's reasoning item, exactly as it was received.
+    Reasoning(&'a Value),
+}
+
+#[derive(Debug, Serialize)]
+struct MessageItem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    role: &'static str,
+    content: Cow<'a, str>,
+}
+
+#[derive(Debug, Serialize)]
+struct CallItem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    call_id: String,
+    name: &'a str,
+    arguments: Cow<'a, str>,
+}
+
+#[derive(Debug, Serialize)]
+struct OutputItem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    call_id: String,
+    output: Output<'a>,
+}
+
+/// A result's `output`: the text alone (a string) unless it carries pictures.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Output<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<OutputPart<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OutputPart<'a> {
+    InputText {
+        text: &'a str,
+    },
+    InputImage {
+        image_url: String,
+        detail: &'static str,
+    },
+}
+
+fn tool(def: &ToolDef) -> Tool<'_> {
+    Tool {
+        kind: "function",
+        name: &def.name,
+        description: &def.description,
+        parameters: &def.parameters,
+        strict: false,
+    }
+}
+
+fn message_item<'a>(role: &'static str, content: Cow<'a, str>) -> Item<'a> {
+    Item::Message(MessageItem {
+        kind: "message",
+        role,
+        content,
     })
 }
 
-fn input(request: &ModelRequest, tag: &str, vision: bool) -> Vec<Value> {
+fn input<'a>(request: &'a ModelRequest, tag: &str, vision: bool) -> Vec<Item<'a>> {
     let ids = CallIds::from_history(&request.messages, tag);
-    let mut items = Vec::new();
+    let mut items = Vec::with_capacity(request.messages.len());
     for message in &request.messages {
         match message.role {
             Role::User => user(message, &ids, vision, &mut items),
@@ -77,8 +176,8 @@ fn input(request: &ModelRequest, tag: &str, vision: bool) -> Vec<Value> {
     items
 }
 
-fn user(message: &Message, ids: &CallIds, vision: bool, items: &mut Vec<Value>) {
-    let mut texts = Vec::new();
+fn user<'a>(message: &'a Message, ids: &CallIds, vision: bool, items: &mut Vec<Item<'a>>) {
+    let mut texts: Vec<&str> = Vec::new();
     for part in &message.parts {
         match part {
             Part::ToolResult {
@@ -87,59 +186,67 @@ fn user(message: &Message, ids: &CallIds, vision: bool, items: &mut Vec<Value>) 
                 content,
                 images,
                 ..
-            } => items.push(json!({
-                "type": "function_call_output",
-                "call_id": ids.wire_id(call_id),
-                "output": output(name, content, images, vision),
+            } => items.push(Item::Output(OutputItem {
+                kind: "function_call_output",
+                call_id: ids.wire_id(call_id),
+                output: output(name, content, images, vision),
             })),
-            Part::Text { text, .. } if !text.is_empty() => texts.push(text.as_str()),
+            Part::Text { text, .. } if !text.is_empty() => texts.push(text),
             _ => {}
         }
     }
-    if !texts.is_empty() {
-        items.push(json!({ "type": "message", "role": "user", "content": texts.join("\n\n") }));
+    match texts.as_slice() {
+        [] => {}
+        [text] => items.push(message_item("user", Cow::Borrowed(text))),
+        _ => items.push(message_item("user", Cow::Owned(texts.join("\n\n")))),
     }
 }
 
 /// A result's `output`: the text alone (a string) unless it carries pictures.
-fn output(tool: &str, content: &str, images: &[Image], vision: bool) -> Value {
+fn output<'a>(tool: &str, content: &'a str, images: &[Image], vision: bool) -> Output<'a> {
     if images.is_empty() {
-        return json!(content);
+        return Output::Text(Cow::Borrowed(content));
     }
     if !vision {
-        return json!(content_with_notes(content, tool, images));
+        return Output::Text(Cow::Owned(content_with_notes(content, tool, images)));
     }
-    let mut parts = vec![json!({"type": "input_text", "text": content})];
+    let mut parts = Vec::with_capacity(images.len() + 1);
+    parts.push(OutputPart::InputText { text: content });
     for image in images {
-        parts.push(json!({
-            "type": "input_image",
-            "image_url": image.data_url(),
-            "detail": "auto",
-        }));
+        parts.push(OutputPart::InputImage {
+            image_url: image.data_url(),
+            detail: "auto",
+        });
     }
-    Value::Array(parts)
+    Output::Parts(parts)
 }
 
-fn assistant(message: &Message, ids: &CallIds, tag: &str, items: &mut Vec<Value>) {
-    let mut turn: Vec<Value> = Vec::new();
-    let mut text = String::new();
-    let flush = |text: &mut String, turn: &mut Vec<Value>| {
+fn assistant<'a>(message: &'a Message, ids: &CallIds, tag: &str, items: &mut Vec<Item<'a>>) {
+    let mut turn: Vec<Item<'a>> = Vec::new();
+    // The text since the last call or reasoning item: borrowed while it is one piece.
+    let mut text: Cow<'a, str> = Cow::Borrowed("");
+    let flush = |text: &mut Cow<'a, str>, turn: &mut Vec<Item<'a>>| {
         if !text.is_empty() {
-            turn.push(json!({
-                "type": "message",
-                "role": "assistant",
-                "content": std::mem::take(text),
-            }));
+            turn.push(message_item(
+                "assistant",
+                std::mem::replace(text, Cow::Borrowed("")),
+            ));
         }
     };
     for part in &message.parts {
         match part {
-            Part::Text { text: piece, .. } => text.push_str(piece),
+            Part::Text { text: piece, .. } => {
+                if text.is_empty() {
+                    text = Cow::Borrowed(piece);
+                } else {
+                    text.to_mut().push_str(piece);
+                }
+            }
             Part::Thinking { replay, .. } if is_ours(replay.as_ref(), tag) => {
                 let Some(replay) = replay else { continue };
                 if replay.data.get("type").and_then(Value::as_str) == Some("reasoning") {
                     flush(&mut text, &mut turn);
-                    turn.push(replay.data.clone());
+                    turn.push(Item::Reasoning(&replay.data));
                 }
             }
             Part::ToolCall {
@@ -149,31 +256,39 @@ fn assistant(message: &Message, ids: &CallIds, tag: &str, items: &mut Vec<Value>
                 ..
             } => {
                 flush(&mut text, &mut turn);
-                turn.push(json!({
-                    "type": "function_call",
-                    "call_id": ids.wire_id(id),
-                    "name": name,
-                    "arguments": wire_arguments(arguments),
+                turn.push(Item::Call(CallItem {
+                    kind: "function_call",
+                    call_id: ids.wire_id(id),
+                    name,
+                    arguments: wire_arguments(arguments),
                 }));
             }
             _ => {}
         }
     }
     flush(&mut text, &mut turn);
-    while turn
-        .last()
-        .is_some_and(|item| item.get("type").and_then(Value::as_str) == Some("reasoning"))
-    {
+    // A reasoning item must be followed by the item it led to.
+    while matches!(turn.last(), Some(Item::Reasoning(_))) {
         turn.pop();
     }
     items.extend(turn);
 }
 
 #[cfg(test)]
+mod reference;
+
+#[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::model::{Replay, replay_tag};
+    use serde_json::json;
+
+    /// The body as the server reads it: the bytes the transport sends, parsed.
+    fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
+        let bytes = serde_json::to_vec(&super::body(request, tag, vision)).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
 
     const TAG: &str = "openai-responses/gpt-5";
 
@@ -348,5 +463,47 @@ mod tests {
             &json!({"type":"function_call_output","call_id":"call_img","output":NOTE})
         );
         assert!(!blind.to_string().contains("iVBORw"));
+    }
+
+    use crate::provider::openai_responses::API_KIND;
+    use crate::provider::test_corpus::{corpus, long_request, time};
+
+    /// The old `serde_json::Value` builder's body, through the same bytes.
+    fn reference(request: &ModelRequest, tag: &str, vision: bool) -> Value {
+        let bytes = serde_json::to_vec(&super::reference::body(request, tag, vision)).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[test]
+    fn the_typed_body_equals_the_value_tree_on_the_corpus() {
+        let cases = corpus(API_KIND, &["gpt-5", "gpt-4.1"]);
+        assert!(cases.len() > 300, "{} cases", cases.len());
+        for case in &cases {
+            let tag = replay_tag(API_KIND, &case.request.model);
+            assert_eq!(
+                body(&case.request, &tag, case.vision),
+                reference(&case.request, &tag, case.vision),
+                "{}",
+                case.label
+            );
+        }
+    }
+
+    /// `cargo test --lib openai_responses::request -- --ignored --nocapture`
+    #[test]
+    #[ignore = "timing, prints only"]
+    fn time_a_fifty_step_body() {
+        let request = long_request(API_KIND, "gpt-5", 50);
+        let tag = replay_tag(API_KIND, &request.model);
+        time("responses, Value tree", 200, || {
+            serde_json::to_vec(&super::reference::body(&request, &tag, true))
+                .unwrap()
+                .len()
+        });
+        time("responses, typed", 200, || {
+            serde_json::to_vec(&super::body(&request, &tag, true))
+                .unwrap()
+                .len()
+        });
     }
 }
