@@ -9,8 +9,16 @@
 //! because Anthropic rejects thinking it cannot verify. A tool's pictures go inside its
 //! `tool_result` as `image` blocks (base64 source) after the text when the model sees images
 //! (`WireConfig::vision`); otherwise the text gets a note per picture.
+//!
+//! The body is typed structs borrowing the request (texts, signatures, tool schemas, ids that
+//! are already valid), serialised straight to bytes by the transport once per attempt; only
+//! what has to be computed is owned: normalised ids and names, tool inputs parsed from the
+//! streamed argument text, notes and base64 image data.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::model::{Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef};
 use crate::provider::ids::normalize_call_id;
@@ -32,10 +40,10 @@ fn thinking_budget(reasoning: Reasoning) -> Option<u32> {
     }
 }
 
-/// The JSON body for `request`; `tag` is this model's replay tag.
-pub(super) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
+/// The body for `request`, as typed parts borrowing the request (texts, signatures, tool
+/// schemas); `tag` is this model's replay tag. Serialised straight to bytes by the transport,
+/// once per attempt, instead of first copying the whole history into a `serde_json::Value`.
+pub(super) fn body<'a>(request: &'a ModelRequest, tag: &str, vision: bool) -> Body<'a> {
     let messages = messages(&request.messages, tag, vision);
     let cap = request
         .max_output_tokens
@@ -47,47 +55,130 @@ pub(super) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
         Some(budget) => cap.max(budget + MIN_ANSWER_TOKENS),
         None => cap,
     };
-    body.insert("max_tokens".into(), json!(max_tokens));
-    body.insert("stream".into(), json!(true));
-    if !request.system.trim().is_empty() {
-        body.insert("system".into(), json!(&*request.system));
+    Body {
+        model: &request.model,
+        max_tokens,
+        stream: true,
+        system: Some(&*request.system).filter(|system| !system.trim().is_empty()),
+        messages,
+        tools: request.tools.iter().map(tool).collect(),
+        thinking: budget.map(|budget_tokens| Thinking {
+            kind: "enabled",
+            budget_tokens,
+        }),
+        // The API refuses a temperature together with thinking.
+        temperature: request.temperature.filter(|_| budget.is_none()).map(round3),
     }
-    body.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request.tools.iter().map(tool).collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    match (budget, request.temperature) {
-        (Some(budget), _) => {
-            // The API refuses a temperature together with thinking.
-            body.insert(
-                "thinking".into(),
-                json!({"type": "enabled", "budget_tokens": budget}),
-            );
-        }
-        (None, Some(temperature)) => {
-            body.insert("temperature".into(), json!(round3(temperature)));
-        }
-        (None, None) => {}
-    }
-    Value::Object(body)
+}
+
+/// `POST /v1/messages` as sent.
+#[derive(Debug, Serialize)]
+pub(super) struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'a str>,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
+}
+
+#[derive(Debug, Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+#[derive(Debug, Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+/// One content block.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: Cow<'a, str>,
+        name: Cow<'a, str>,
+        /// Parsed from the streamed text, so owned: the API wants an object, not a string.
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: Cow<'a, str>,
+        content: ResultContent<'a>,
+        #[serde(skip_serializing_if = "is_false")]
+        is_error: bool,
+    },
+}
+
+/// `is_error` is sent only when true.
+fn is_false(flag: &bool) -> bool {
+    !*flag
+}
+
+/// A `tool_result`'s content: the text alone unless pictures go with it.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum ResultContent<'a> {
+    Text(Cow<'a, str>),
+    Blocks(Vec<ResultBlock<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResultBlock<'a> {
+    Text { text: Cow<'a, str> },
+    Image { source: ImageSource<'a> },
+}
+
+#[derive(Debug, Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: String,
 }
 
 /// With thinking on, the API requires the last assistant turn of a tool loop to start with
 /// its thinking block. A turn that came from another model has none (it was dropped), so this
 /// request goes without thinking rather than being refused.
-fn thinking_allowed(messages: &[Value]) -> bool {
-    let Some(last) = messages.iter().rev().find(|m| m["role"] == "assistant") else {
+fn thinking_allowed(messages: &[WireMessage<'_>]) -> bool {
+    let Some(last) = messages.iter().rev().find(|m| m.role == "assistant") else {
         return true;
     };
-    let content = last["content"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let calls_tools = content.iter().any(|b| b["type"] == "tool_use");
-    let starts_with_thinking = content
-        .first()
-        .is_some_and(|b| b["type"] == "thinking" || b["type"] == "redacted_thinking");
+    let calls_tools = last
+        .content
+        .iter()
+        .any(|b| matches!(b, Block::ToolUse { .. }));
+    let starts_with_thinking = matches!(
+        last.content.first(),
+        Some(Block::Thinking { .. } | Block::RedactedThinking { .. })
+    );
     !calls_tools || starts_with_thinking
 }
 
@@ -96,12 +187,26 @@ fn round3(value: f32) -> f64 {
     (f64::from(value) * 1000.0).round() / 1000.0
 }
 
-fn tool(def: &ToolDef) -> Value {
-    json!({
-        "name": def.name,
-        "description": def.description,
-        "input_schema": def.parameters,
-    })
+fn tool(def: &ToolDef) -> Tool<'_> {
+    Tool {
+        name: &def.name,
+        description: &def.description,
+        input_schema: &def.parameters,
+    }
+}
+
+/// An id or name as the API accepts it ([`normalize_call_id`]), borrowed when it already is.
+fn wire_id(id: &str) -> Cow<'_, str> {
+    let valid = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if valid {
+        Cow::Borrowed(id)
+    } else {
+        Cow::Owned(normalize_call_id(id))
+    }
 }
 
 /// Messages with same-role neighbours merged and tool results first in each user message.
@@ -109,20 +214,21 @@ fn messages<'a>(
     history: impl IntoIterator<Item = &'a Message>,
     tag: &str,
     vision: bool,
-) -> Vec<Value> {
-    let mut merged: Vec<(Role, Vec<Value>)> = Vec::new();
+) -> Vec<WireMessage<'a>> {
+    let mut merged: Vec<(Role, Vec<Block<'a>>)> = Vec::new();
     for message in history {
-        let blocks: Vec<Value> = message
+        let blocks = message
             .parts
             .iter()
-            .filter_map(|part| block(part, tag, vision))
-            .collect();
-        if blocks.is_empty() {
-            continue;
-        }
+            .filter_map(|part| block(part, tag, vision));
         match merged.last_mut() {
             Some((role, content)) if *role == message.role => content.extend(blocks),
-            _ => merged.push((message.role, blocks)),
+            _ => {
+                let blocks: Vec<Block<'a>> = blocks.collect();
+                if !blocks.is_empty() {
+                    merged.push((message.role, blocks));
+                }
+            }
         }
     }
     merged
@@ -133,17 +239,17 @@ fn messages<'a>(
                 Role::Assistant => "assistant",
             };
             // Stable: results keep their order, text after them keeps its order.
-            content.sort_by_key(|block| block["type"] != "tool_result");
-            json!({"role": role, "content": content})
+            content.sort_by_key(|block| !matches!(block, Block::ToolResult { .. }));
+            WireMessage { role, content }
         })
         .collect()
 }
 
-fn block(part: &Part, tag: &str, vision: bool) -> Option<Value> {
+fn block<'a>(part: &'a Part, tag: &str, vision: bool) -> Option<Block<'a>> {
     match part {
         Part::Text { text, .. } => {
             // The API rejects empty and whitespace-only text blocks.
-            (!text.trim().is_empty()).then(|| json!({"type": "text", "text": text}))
+            (!text.trim().is_empty()).then_some(Block::Text { text })
         }
         Part::Thinking { text, replay } => thinking(text, replay.as_ref()?, tag),
         Part::ToolCall {
@@ -151,12 +257,11 @@ fn block(part: &Part, tag: &str, vision: bool) -> Option<Value> {
             name,
             arguments,
             ..
-        } => Some(json!({
-            "type": "tool_use",
-            "id": normalize_call_id(id),
-            "name": normalize_call_id(name),
-            "input": input_object(arguments),
-        })),
+        } => Some(Block::ToolUse {
+            id: wire_id(id),
+            name: wire_id(name),
+            input: input_object(arguments),
+        }),
         Part::ToolResult {
             call_id,
             name,
@@ -164,74 +269,81 @@ fn block(part: &Part, tag: &str, vision: bool) -> Option<Value> {
             is_error,
             images,
         } => {
-            let noted;
-            let content = if images.is_empty() || vision {
-                content.as_str()
+            let content: Cow<'a, str> = if images.is_empty() || vision {
+                Cow::Borrowed(content)
             } else {
-                noted = content_with_notes(content, name, images);
-                noted.as_str()
+                Cow::Owned(content_with_notes(content, name, images))
             };
             // Empty results are refused (at least with `is_error`); say so in words.
             let content = if content.trim().is_empty() {
-                "(no output)"
+                Cow::Borrowed("(no output)")
             } else {
                 content
             };
             let content = if vision && !images.is_empty() {
-                let mut blocks = vec![json!({"type": "text", "text": content})];
+                let mut blocks = Vec::with_capacity(images.len() + 1);
+                blocks.push(ResultBlock::Text { text: content });
                 for image in images {
-                    blocks.push(json!({
-                        "type": "image",
-                        "source": {
-                            "type": "base64",
-                            "media_type": image.media_type,
-                            "data": image.base64(),
+                    blocks.push(ResultBlock::Image {
+                        source: ImageSource {
+                            kind: "base64",
+                            media_type: &image.media_type,
+                            data: image.base64(),
                         },
-                    }));
+                    });
                 }
-                Value::Array(blocks)
+                ResultContent::Blocks(blocks)
             } else {
-                json!(content)
+                ResultContent::Text(content)
             };
-            let mut result = json!({
-                "type": "tool_result",
-                "tool_use_id": normalize_call_id(call_id),
-                "content": content,
-            });
-            if *is_error {
-                result["is_error"] = json!(true);
-            }
-            Some(result)
+            Some(Block::ToolResult {
+                tool_use_id: wire_id(call_id),
+                content,
+                is_error: *is_error,
+            })
         }
     }
 }
 
 /// A signed thinking or redacted-thinking block, only for the model that produced it.
-fn thinking(text: &str, replay: &Replay, tag: &str) -> Option<Value> {
+fn thinking<'a>(text: &'a str, replay: &'a Replay, tag: &str) -> Option<Block<'a>> {
     if replay.origin != tag {
         return None;
     }
     if let Some(data) = replay.data.get("redacted_data").and_then(Value::as_str) {
-        return Some(json!({"type": "redacted_thinking", "data": data}));
+        return Some(Block::RedactedThinking { data });
     }
     let signature = replay.data.get("signature").and_then(Value::as_str)?;
-    (!signature.is_empty())
-        .then(|| json!({"type": "thinking", "thinking": text, "signature": signature}))
+    (!signature.is_empty()).then_some(Block::Thinking {
+        thinking: text,
+        signature,
+    })
 }
 
 /// Streamed argument text as the object `input` must be; anything else becomes `{}` (the
-/// model already got an error result for invalid arguments).
+/// model already got an error result for invalid arguments). Parsed into a value (not sent
+/// as the text) because the API wants an object and the text may be anything.
 fn input_object(arguments: &str) -> Value {
     match serde_json::from_str::<Value>(arguments) {
         Ok(value @ Value::Object(_)) => value,
-        _ => json!({}),
+        _ => Value::Object(serde_json::Map::new()),
     }
 }
+
+#[cfg(test)]
+mod reference;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// The body as the server reads it: the bytes the transport sends, parsed.
+    fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
+        let bytes = serde_json::to_vec(&super::body(request, tag, vision)).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
 
     const TAG: &str = "anthropic/claude-x";
 
@@ -311,7 +423,7 @@ mod tests {
         assert!(body.get("temperature").is_none());
         req.reasoning = Reasoning::Low;
         req.max_output_tokens = Some(50_000);
-        assert_eq!(super::body(&req, TAG, true)["max_tokens"], 50_000);
+        assert_eq!(self::body(&req, TAG, true)["max_tokens"], 50_000);
     }
 
     #[test]
@@ -455,5 +567,48 @@ mod tests {
             json!({"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_img","content":NOTE}]})
         );
         assert!(!blind.to_string().contains("iVBORw"));
+    }
+
+    use crate::model::replay_tag;
+    use crate::provider::anthropic::API_KIND;
+    use crate::provider::test_corpus::{corpus, long_request, time};
+
+    /// The old `serde_json::Value` builder's body, through the same bytes.
+    fn reference(request: &ModelRequest, tag: &str, vision: bool) -> Value {
+        let bytes = serde_json::to_vec(&super::reference::body(request, tag, vision)).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[test]
+    fn the_typed_body_equals_the_value_tree_on_the_corpus() {
+        let cases = corpus(API_KIND, &["claude-x", "claude-y"]);
+        assert!(cases.len() > 300, "{} cases", cases.len());
+        for case in &cases {
+            let tag = replay_tag(API_KIND, &case.request.model);
+            assert_eq!(
+                body(&case.request, &tag, case.vision),
+                reference(&case.request, &tag, case.vision),
+                "{}",
+                case.label
+            );
+        }
+    }
+
+    /// `cargo test --lib anthropic::request -- --ignored --nocapture`
+    #[test]
+    #[ignore = "timing, prints only"]
+    fn time_a_fifty_step_body() {
+        let request = long_request(API_KIND, "claude-x", 50);
+        let tag = replay_tag(API_KIND, &request.model);
+        time("anthropic, Value tree", 200, || {
+            serde_json::to_vec(&super::reference::body(&request, &tag, true))
+                .unwrap()
+                .len()
+        });
+        time("anthropic, typed", 200, || {
+            serde_json::to_vec(&super::body(&request, &tag, true))
+                .unwrap()
+                .len()
+        });
     }
 }
