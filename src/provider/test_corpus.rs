@@ -23,14 +23,7 @@ pub(crate) struct Case {
 pub(crate) fn corpus(api: &str, models: &[&str]) -> Vec<Case> {
     let mut cases = Vec::new();
     for model in models {
-        let own = crate::model::replay_tag(api, model);
-        let other = crate::model::replay_tag(api, "other-model");
-        let foreign = if api == "anthropic" {
-            "gemini/gemini-3-pro-preview".to_string()
-        } else {
-            "anthropic/claude-x".to_string()
-        };
-        for (name, history) in histories(&own, &other, &foreign) {
+        for (name, history) in histories(api, model) {
             for (r, reasoning) in [
                 Reasoning::Default,
                 Reasoning::Low,
@@ -247,7 +240,28 @@ pub(crate) fn long_conversation(own: &str, steps: usize) -> Vec<Message> {
     messages
 }
 
-fn histories(own: &str, other: &str, foreign: &str) -> Vec<(&'static str, Vec<Message>)> {
+/// The corpus's histories named `names`, one after the other, as the model behind
+/// `api`/`model` sees them.
+pub(crate) fn history(api: &str, model: &str, names: &[&str]) -> Vec<Message> {
+    let mut out = Vec::new();
+    for (name, history) in histories(api, model) {
+        if names.contains(&name) {
+            out.extend(history);
+        }
+    }
+    out
+}
+
+/// Every history, named, with replay state from the model behind `api`/`model` (its tag),
+/// another model of the same API, and another provider.
+fn histories(api: &str, model: &str) -> Vec<(&'static str, Vec<Message>)> {
+    let own = &crate::model::replay_tag(api, model);
+    let other = &crate::model::replay_tag(api, "other-model");
+    let foreign = if api == "anthropic" {
+        "gemini/gemini-3-pro-preview"
+    } else {
+        "anthropic/claude-x"
+    };
     let png = image("image/png", &[0x89, b'P', b'N', b'G']);
     let jpeg = image("image/jpeg", &[0xff, 0xd8, 0xff, 0xe0, 0, 1]);
     let long_id = "x".repeat(80);
@@ -495,4 +509,50 @@ pub(crate) fn time(label: &str, runs: u32, mut run: impl FnMut() -> usize) {
     }
     let each = start.elapsed() / runs.max(1);
     println!("{label}: {each:?} per body ({bytes} bytes)");
+}
+
+/// A request with much of the corpus in one history (this model's tool loop, state from
+/// elsewhere, pictures) and every optional field set: the wires' exact-body tests send it
+/// with vision on.
+pub(crate) fn rich_request(api: &str, model: &str) -> ModelRequest {
+    ModelRequest {
+        model: model.into(),
+        system: "Be brief.".into(),
+        messages: history(
+            api,
+            model,
+            &[
+                "own tool loop",
+                "state from another model and provider",
+                "results with pictures",
+            ],
+        )
+        .into(),
+        tools: tools().into(),
+        max_output_tokens: Some(1000),
+        temperature: Some(0.2),
+        reasoning: Reasoning::Medium,
+    }
+}
+
+/// A request with every optional field left out (a blank system prompt, no tools) and
+/// pictures: the wires' exact-body tests send it with vision off.
+pub(crate) fn plain_request(api: &str, model: &str) -> ModelRequest {
+    ModelRequest {
+        model: model.into(),
+        system: "  \n ".into(),
+        messages: history(
+            api,
+            model,
+            &[
+                "texts empty whitespace and escapes",
+                "results with pictures",
+            ],
+        )
+        .into(),
+        tools: Vec::new().into(),
+        max_output_tokens: None,
+        temperature: None,
+        reasoning: Reasoning::Default,
+    }
 }

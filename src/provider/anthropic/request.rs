@@ -331,9 +331,6 @@ fn input_object(arguments: &str) -> Value {
 }
 
 #[cfg(test)]
-mod reference;
-
-#[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
@@ -571,44 +568,336 @@ mod tests {
 
     use crate::model::replay_tag;
     use crate::provider::anthropic::API_KIND;
-    use crate::provider::test_corpus::{corpus, long_request, time};
+    use crate::provider::test_corpus::{corpus, long_request, plain_request, rich_request, time};
 
-    /// The old `serde_json::Value` builder's body, through the same bytes.
-    fn reference(request: &ModelRequest, tag: &str, vision: bool) -> Value {
-        let bytes = serde_json::to_vec(&super::reference::body(request, tag, vision)).unwrap();
-        serde_json::from_slice(&bytes).unwrap()
+    const MODEL: &str = "claude-x";
+
+    /// JSON text as a value (the expected bodies below).
+    fn expected(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
     }
 
+    /// Pinned when the body became typed structs: the same value the old `serde_json::Value`
+    /// builder produced (a corpus test compared the two on every request of
+    /// `test_corpus::corpus` before that builder was removed).
     #[test]
-    fn the_typed_body_equals_the_value_tree_on_the_corpus() {
-        let cases = corpus(API_KIND, &["claude-x", "claude-y"]);
-        assert!(cases.len() > 300, "{} cases", cases.len());
-        for case in &cases {
-            let tag = replay_tag(API_KIND, &case.request.model);
-            assert_eq!(
-                body(&case.request, &tag, case.vision),
-                reference(&case.request, &tag, case.vision),
-                "{}",
-                case.label
-            );
-        }
+    fn a_request_with_much_of_the_corpus_exactly_as_sent() {
+        let request = rich_request(API_KIND, MODEL);
+        let tag = replay_tag(API_KIND, &request.model);
+        assert_eq!(body(&request, &tag, true), expected(RICH));
+    }
+
+    /// Pinned like the one above: no optional field, pictures as notes.
+    #[test]
+    fn a_request_without_options_or_vision_exactly_as_sent() {
+        let request = plain_request(API_KIND, MODEL);
+        let tag = replay_tag(API_KIND, &request.model);
+        assert_eq!(body(&request, &tag, false), expected(PLAIN));
     }
 
     /// `cargo test --lib anthropic::request -- --ignored --nocapture`
     #[test]
     #[ignore = "timing, prints only"]
     fn time_a_fifty_step_body() {
-        let request = long_request(API_KIND, "claude-x", 50);
+        let request = long_request(API_KIND, MODEL, 50);
         let tag = replay_tag(API_KIND, &request.model);
-        time("anthropic, Value tree", 200, || {
-            serde_json::to_vec(&super::reference::body(&request, &tag, true))
-                .unwrap()
-                .len()
-        });
         time("anthropic, typed", 200, || {
             serde_json::to_vec(&super::body(&request, &tag, true))
                 .unwrap()
                 .len()
         });
     }
+
+    #[test]
+    fn every_corpus_body_keeps_the_rules() {
+        let valid = |id: &Value| {
+            let id = id.as_str().unwrap();
+            (1..=64).contains(&id.len())
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        for case in corpus(API_KIND, &[MODEL, "claude-y"]) {
+            let tag = replay_tag(API_KIND, &case.request.model);
+            let body = body(&case.request, &tag, case.vision);
+            let messages = body["messages"].as_array().unwrap();
+            for pair in messages.windows(2) {
+                assert_ne!(pair[0]["role"], pair[1]["role"], "{}", case.label);
+            }
+            for message in messages {
+                let content = message["content"].as_array().unwrap();
+                assert!(!content.is_empty(), "{}", case.label);
+                let results = content
+                    .iter()
+                    .take_while(|b| b["type"] == "tool_result")
+                    .count();
+                for block in &content[results..] {
+                    assert_ne!(block["type"], "tool_result", "{}", case.label);
+                }
+                for block in content {
+                    if block["type"] == "text" {
+                        assert!(!block["text"].as_str().unwrap().trim().is_empty());
+                    }
+                    for key in ["id", "name", "tool_use_id"] {
+                        if let Some(id) = block.get(key) {
+                            assert!(valid(id), "{}: {id}", case.label);
+                        }
+                    }
+                }
+            }
+            if let Some(thinking) = body.get("thinking") {
+                assert!(body.get("temperature").is_none(), "{}", case.label);
+                let budget = thinking["budget_tokens"].as_u64().unwrap();
+                assert!(body["max_tokens"].as_u64().unwrap() > budget);
+            }
+            if !case.vision {
+                assert!(!body.to_string().contains(r#""type":"image""#));
+            }
+        }
+    }
+
+    /// The body of [`rich_request`] for `claude-x`, with vision.
+    const RICH: &str = r##"
+{
+  "max_tokens":1000,
+  "messages":[
+    {"content":[{"text":"Read a and b","type":"text"}],"role":"user"},
+    {
+      "content":[
+        {"signature":"sig-rs_1","thinking":"let me see","type":"thinking"},
+        {"data":"opaque","type":"redacted_thinking"},
+        {"text":"Reading.","type":"text"},
+        {"id":"call_1","input":{"path":"a.txt"},"name":"read_file","type":"tool_use"},
+        {"id":"call_2","input":{},"name":"read_file","type":"tool_use"},
+        {"id":"call_3","input":{},"name":"read_file","type":"tool_use"},
+        {"id":"call_4","input":{},"name":"edit","type":"tool_use"},
+        {
+          "id":"call_5",
+          "input":{"a":1500.0,"b":[true,null],"c":0.1,"d":"é"},
+          "name":"edit",
+          "type":"tool_use"
+        },
+        {"id":"call_6","input":{},"name":"status","type":"tool_use"}
+      ],
+      "role":"assistant"
+    },
+    {
+      "content":[
+        {"content":"A","tool_use_id":"call_1","type":"tool_result"},
+        {"content":"missing","is_error":true,"tool_use_id":"call_2","type":"tool_result"},
+        {"content":"(no output)","is_error":true,"tool_use_id":"call_3","type":"tool_result"},
+        {"content":"(no output)","tool_use_id":"call_4","type":"tool_result"},
+        {"content":"ok","tool_use_id":"call_5","type":"tool_result"},
+        {"content":"(no output)","tool_use_id":"call_6","type":"tool_result"},
+        {"text":"in between","type":"text"},
+        {"text":"go on","type":"text"}
+      ],
+      "role":"user"
+    },
+    {
+      "content":[
+        {"text":"done","type":"text"},
+        {"signature":"sig-rs_dangling","thinking":"dangling","type":"thinking"}
+      ],
+      "role":"assistant"
+    },
+    {"content":[{"text":"go","type":"text"}],"role":"user"},
+    {
+      "content":[
+        {"text":"foreign text","type":"text"},
+        {"id":"toolu_1_x_acbf2e88","input":{"path":"a"},"name":"read_file","type":"tool_use"},
+        {"id":"g_2_7f75d7a0","input":{},"name":"read_file__1dadf090","type":"tool_use"},
+        {
+          "id":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_67b9d905",
+          "input":{},
+          "name":"status",
+          "type":"tool_use"
+        }
+      ],
+      "role":"assistant"
+    },
+    {
+      "content":[
+        {"content":"A","tool_use_id":"toolu_1_x_acbf2e88","type":"tool_result"},
+        {"content":"B","is_error":true,"tool_use_id":"g_2_7f75d7a0","type":"tool_result"},
+        {
+          "content":"C",
+          "tool_use_id":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_67b9d905",
+          "type":"tool_result"
+        },
+        {"content":"D","tool_use_id":"unknown","type":"tool_result"},
+        {"text":"Look","type":"text"}
+      ],
+      "role":"user"
+    },
+    {
+      "content":[
+        {"id":"call_p1","input":{"path":"a.png"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p2","input":{"path":"b"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p3","input":{"path":"c"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p4","input":{},"name":"call","type":"tool_use"}
+      ],
+      "role":"assistant"
+    },
+    {
+      "content":[
+        {
+          "content":[
+            {"text":"[png]","type":"text"},
+            {
+              "source":{"data":"iVBORw==","media_type":"image/png","type":"base64"},
+              "type":"image"
+            }
+          ],
+          "tool_use_id":"call_p1",
+          "type":"tool_result"
+        },
+        {
+          "content":[
+            {"text":"two","type":"text"},
+            {
+              "source":{"data":"iVBORw==","media_type":"image/png","type":"base64"},
+              "type":"image"
+            },
+            {
+              "source":{"data":"/9j/4AAB","media_type":"image/jpeg","type":"base64"},
+              "type":"image"
+            }
+          ],
+          "tool_use_id":"call_p2",
+          "type":"tool_result"
+        },
+        {
+          "content":[
+            {"text":"(no output)","type":"text"},
+            {
+              "source":{"data":"/9j/4AAB","media_type":"image/jpeg","type":"base64"},
+              "type":"image"
+            }
+          ],
+          "is_error":true,
+          "tool_use_id":"call_p3",
+          "type":"tool_result"
+        },
+        {
+          "content":[
+            {"text":"(no output)","type":"text"},
+            {
+              "source":{"data":"iVBORw==","media_type":"image/png","type":"base64"},
+              "type":"image"
+            }
+          ],
+          "tool_use_id":"call_p4",
+          "type":"tool_result"
+        },
+        {"text":"And fix it.","type":"text"}
+      ],
+      "role":"user"
+    }
+  ],
+  "model":"claude-x",
+  "stream":true,
+  "system":"Be brief.",
+  "temperature":0.2,
+  "tools":[
+    {
+      "description":"Reads a file",
+      "input_schema":{
+        "additionalProperties":false,
+        "properties":{"path":{"type":"string"}},
+        "required":["path"],
+        "type":"object"
+      },
+      "name":"read_file"
+    },
+    {
+      "description":"Edits — «quoted» \"text\"\n",
+      "input_schema":{
+        "$schema":"http://json-schema.org/draft-07/schema#",
+        "properties":{
+          "any":true,
+          "choice":{"oneOf":[{"type":"string"},{"$ref":"#/x"}]},
+          "edits":{
+            "items":{
+              "additionalProperties":false,
+              "properties":{"new":{"maxLength":10,"type":"string"},"old":{"type":"string"}},
+              "required":["old"],
+              "type":"object"
+            },
+            "minItems":1,
+            "type":"array"
+          },
+          "either":{"type":["string","number"]},
+          "kind":{"enum":["a","b"]},
+          "level":{"enum":[1,2]},
+          "mode":{"const":"fast"},
+          "offset":{"default":0.5,"minimum":0,"type":["integer","null"]},
+          "pair":{"items":[{"type":"string"},{"type":"integer"}],"type":"array"},
+          "path":{"description":"Where","format":"uri","type":"string"}
+        },
+        "required":["path","edits"],
+        "type":"object"
+      },
+      "name":"edit"
+    },
+    {"description":"No args","input_schema":{"properties":{},"type":"object"},"name":"status"},
+    {"description":"","input_schema":true,"name":"anything"}
+  ]
+}
+"##;
+
+    /// The body of [`plain_request`] for `claude-x`, without vision.
+    const PLAIN: &str = r##"
+{
+  "max_tokens":16384,
+  "messages":[
+    {
+      "content":[
+        {"text":"a","type":"text"},
+        {"text":"b \"quoted\" \\ \n\t \u0001 é 😀","type":"text"},
+        {"text":"Look","type":"text"}
+      ],
+      "role":"user"
+    },
+    {
+      "content":[
+        {"id":"call_p1","input":{"path":"a.png"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p2","input":{"path":"b"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p3","input":{"path":"c"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p4","input":{},"name":"call","type":"tool_use"}
+      ],
+      "role":"assistant"
+    },
+    {
+      "content":[
+        {
+          "content":"[png]\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images",
+          "tool_use_id":"call_p1",
+          "type":"tool_result"
+        },
+        {
+          "content":"two\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images\n[versus] the image from read_file (image/jpeg, 6 bytes) was not sent: this model does not accept images",
+          "tool_use_id":"call_p2",
+          "type":"tool_result"
+        },
+        {
+          "content":"[versus] the image from read_file (image/jpeg, 6 bytes) was not sent: this model does not accept images",
+          "is_error":true,
+          "tool_use_id":"call_p3",
+          "type":"tool_result"
+        },
+        {
+          "content":"[versus] the image (image/png, 4 bytes) was not sent: this model does not accept images",
+          "tool_use_id":"call_p4",
+          "type":"tool_result"
+        },
+        {"text":"And fix it.","type":"text"}
+      ],
+      "role":"user"
+    }
+  ],
+  "model":"claude-x",
+  "stream":true
+}
+"##;
 }

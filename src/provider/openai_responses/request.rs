@@ -275,9 +275,6 @@ fn assistant<'a>(message: &'a Message, ids: &CallIds, tag: &str, items: &mut Vec
 }
 
 #[cfg(test)]
-mod reference;
-
-#[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
@@ -466,44 +463,327 @@ mod tests {
     }
 
     use crate::provider::openai_responses::API_KIND;
-    use crate::provider::test_corpus::{corpus, long_request, time};
+    use crate::provider::test_corpus::{corpus, long_request, plain_request, rich_request, time};
 
-    /// The old `serde_json::Value` builder's body, through the same bytes.
-    fn reference(request: &ModelRequest, tag: &str, vision: bool) -> Value {
-        let bytes = serde_json::to_vec(&super::reference::body(request, tag, vision)).unwrap();
-        serde_json::from_slice(&bytes).unwrap()
+    const MODEL: &str = "gpt-5";
+
+    /// JSON text as a value (the expected bodies below).
+    fn expected(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
     }
 
+    /// Pinned when the body became typed structs: the same value the old `serde_json::Value`
+    /// builder produced (a corpus test compared the two on every request of
+    /// `test_corpus::corpus` before that builder was removed).
     #[test]
-    fn the_typed_body_equals_the_value_tree_on_the_corpus() {
-        let cases = corpus(API_KIND, &["gpt-5", "gpt-4.1"]);
-        assert!(cases.len() > 300, "{} cases", cases.len());
-        for case in &cases {
-            let tag = replay_tag(API_KIND, &case.request.model);
-            assert_eq!(
-                body(&case.request, &tag, case.vision),
-                reference(&case.request, &tag, case.vision),
-                "{}",
-                case.label
-            );
-        }
+    fn a_request_with_much_of_the_corpus_exactly_as_sent() {
+        let request = rich_request(API_KIND, MODEL);
+        let tag = replay_tag(API_KIND, &request.model);
+        assert_eq!(body(&request, &tag, true), expected(RICH));
+    }
+
+    /// Pinned like the one above: no optional field, pictures as notes.
+    #[test]
+    fn a_request_without_options_or_vision_exactly_as_sent() {
+        let request = plain_request(API_KIND, MODEL);
+        let tag = replay_tag(API_KIND, &request.model);
+        assert_eq!(body(&request, &tag, false), expected(PLAIN));
     }
 
     /// `cargo test --lib openai_responses::request -- --ignored --nocapture`
     #[test]
     #[ignore = "timing, prints only"]
     fn time_a_fifty_step_body() {
-        let request = long_request(API_KIND, "gpt-5", 50);
+        let request = long_request(API_KIND, MODEL, 50);
         let tag = replay_tag(API_KIND, &request.model);
-        time("responses, Value tree", 200, || {
-            serde_json::to_vec(&super::reference::body(&request, &tag, true))
-                .unwrap()
-                .len()
-        });
         time("responses, typed", 200, || {
             serde_json::to_vec(&super::body(&request, &tag, true))
                 .unwrap()
                 .len()
         });
     }
+
+    #[test]
+    fn every_corpus_body_keeps_the_rules() {
+        for case in corpus(API_KIND, &[MODEL, "gpt-4.1"]) {
+            let tag = replay_tag(API_KIND, &case.request.model);
+            let body = body(&case.request, &tag, case.vision);
+            let input = body["input"].as_array().unwrap();
+            for (i, item) in input.iter().enumerate() {
+                // A reasoning item is followed by what it led to (more reasoning, a call or
+                // the assistant's text), never by the user's turn or nothing.
+                if item["type"] == "reasoning" {
+                    let next = input.get(i + 1).unwrap_or(&Value::Null);
+                    assert!(
+                        next["type"] == "reasoning"
+                            || next["type"] == "function_call"
+                            || next["role"] == "assistant",
+                        "{}",
+                        case.label
+                    );
+                }
+                if item["type"] == "message" {
+                    assert_ne!(item["content"], "", "{}", case.label);
+                }
+            }
+            if let Some(instructions) = body.get("instructions") {
+                assert!(!instructions.as_str().unwrap().trim().is_empty());
+            }
+            assert_eq!(
+                body.to_string().contains("input_image"),
+                case.vision && body.to_string().contains("data:image"),
+                "{}",
+                case.label
+            );
+        }
+    }
+
+    /// The body of [`rich_request`] for `gpt-5`, with vision.
+    const RICH: &str = r##"
+{
+  "include":["reasoning.encrypted_content"],
+  "input":[
+    {"content":"Read a and b","role":"user","type":"message"},
+    {
+      "big":12345678901234567890,
+      "encrypted_content":"gAAA",
+      "field":"reasoning_content",
+      "id":"rs_1",
+      "n":0.1,
+      "neg":-1,
+      "signature":"sig-rs_1",
+      "summary":[{"text":"summary","type":"summary_text"}],
+      "thoughtSignature":"T-rs_1",
+      "type":"reasoning"
+    },
+    {"content":"Reading.","role":"assistant","type":"message"},
+    {
+      "arguments":"{\"path\":\"a.txt\"}",
+      "call_id":"call_1",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {"arguments":"{}","call_id":"call_2","name":"read_file","type":"function_call"},
+    {
+      "arguments":"{\"raw_arguments\":\"{\\\"path\\\": \"}",
+      "call_id":"call_3",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {
+      "arguments":"{\"raw_arguments\":\"[1,2]\"}",
+      "call_id":"call_4",
+      "name":"edit",
+      "type":"function_call"
+    },
+    {
+      "arguments":"  {\"a\": 1.5e3, \"b\": [true, null], \"c\": 0.1, \"d\": \"é\"}  ",
+      "call_id":"call_5",
+      "name":"edit",
+      "type":"function_call"
+    },
+    {"arguments":"{}","call_id":"call_6","name":"status","type":"function_call"},
+    {"call_id":"call_1","output":"A","type":"function_call_output"},
+    {"call_id":"call_2","output":"missing","type":"function_call_output"},
+    {"call_id":"call_3","output":"","type":"function_call_output"},
+    {"call_id":"call_4","output":"   ","type":"function_call_output"},
+    {"call_id":"call_5","output":"ok","type":"function_call_output"},
+    {"call_id":"call_6","output":"","type":"function_call_output"},
+    {"content":"in between\n\ngo on","role":"user","type":"message"},
+    {"content":"done","role":"assistant","type":"message"},
+    {"content":"go","role":"user","type":"message"},
+    {"content":"foreign text","role":"assistant","type":"message"},
+    {
+      "arguments":"{\"path\":\"a\"}",
+      "call_id":"toolu_1_x_acbf2e88",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {"arguments":"{}","call_id":"g_2_7f75d7a0","name":"read file!","type":"function_call"},
+    {
+      "arguments":"{\"raw_arguments\":\"not json\"}",
+      "call_id":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_67b9d905",
+      "name":"status",
+      "type":"function_call"
+    },
+    {"call_id":"toolu_1_x_acbf2e88","output":"A","type":"function_call_output"},
+    {"call_id":"g_2_7f75d7a0","output":"B","type":"function_call_output"},
+    {
+      "call_id":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_67b9d905",
+      "output":"C",
+      "type":"function_call_output"
+    },
+    {"call_id":"unknown","output":"D","type":"function_call_output"},
+    {"content":"Look","role":"user","type":"message"},
+    {
+      "arguments":"{\"path\":\"a.png\"}",
+      "call_id":"call_p1",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {
+      "arguments":"{\"path\":\"b\"}",
+      "call_id":"call_p2",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {
+      "arguments":"{\"path\":\"c\"}",
+      "call_id":"call_p3",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {"arguments":"{}","call_id":"call_p4","name":"","type":"function_call"},
+    {
+      "call_id":"call_p1",
+      "output":[
+        {"text":"[png]","type":"input_text"},
+        {"detail":"auto","image_url":"data:image/png;base64,iVBORw==","type":"input_image"}
+      ],
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p2",
+      "output":[
+        {"text":"two","type":"input_text"},
+        {"detail":"auto","image_url":"data:image/png;base64,iVBORw==","type":"input_image"},
+        {"detail":"auto","image_url":"data:image/jpeg;base64,/9j/4AAB","type":"input_image"}
+      ],
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p3",
+      "output":[
+        {"text":"","type":"input_text"},
+        {"detail":"auto","image_url":"data:image/jpeg;base64,/9j/4AAB","type":"input_image"}
+      ],
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p4",
+      "output":[
+        {"text":"","type":"input_text"},
+        {"detail":"auto","image_url":"data:image/png;base64,iVBORw==","type":"input_image"}
+      ],
+      "type":"function_call_output"
+    },
+    {"content":"And fix it.","role":"user","type":"message"}
+  ],
+  "instructions":"Be brief.",
+  "max_output_tokens":1000,
+  "model":"gpt-5",
+  "reasoning":{"effort":"medium"},
+  "store":false,
+  "stream":true,
+  "temperature":0.20000000298023224,
+  "tools":[
+    {
+      "description":"Reads a file",
+      "name":"read_file",
+      "parameters":{
+        "additionalProperties":false,
+        "properties":{"path":{"type":"string"}},
+        "required":["path"],
+        "type":"object"
+      },
+      "strict":false,
+      "type":"function"
+    },
+    {
+      "description":"Edits — «quoted» \"text\"\n",
+      "name":"edit",
+      "parameters":{
+        "$schema":"http://json-schema.org/draft-07/schema#",
+        "properties":{
+          "any":true,
+          "choice":{"oneOf":[{"type":"string"},{"$ref":"#/x"}]},
+          "edits":{
+            "items":{
+              "additionalProperties":false,
+              "properties":{"new":{"maxLength":10,"type":"string"},"old":{"type":"string"}},
+              "required":["old"],
+              "type":"object"
+            },
+            "minItems":1,
+            "type":"array"
+          },
+          "either":{"type":["string","number"]},
+          "kind":{"enum":["a","b"]},
+          "level":{"enum":[1,2]},
+          "mode":{"const":"fast"},
+          "offset":{"default":0.5,"minimum":0,"type":["integer","null"]},
+          "pair":{"items":[{"type":"string"},{"type":"integer"}],"type":"array"},
+          "path":{"description":"Where","format":"uri","type":"string"}
+        },
+        "required":["path","edits"],
+        "type":"object"
+      },
+      "strict":false,
+      "type":"function"
+    },
+    {
+      "description":"No args",
+      "name":"status",
+      "parameters":{"properties":{},"type":"object"},
+      "strict":false,
+      "type":"function"
+    },
+    {"description":"","name":"anything","parameters":true,"strict":false,"type":"function"}
+  ]
+}
+"##;
+
+    /// The body of [`plain_request`] for `gpt-5`, without vision.
+    const PLAIN: &str = r##"
+{
+  "include":["reasoning.encrypted_content"],
+  "input":[
+    {"content":"  \n\na\n\nb \"quoted\" \\ \n\t \u0001 é 😀","role":"user","type":"message"},
+    {"content":"Look","role":"user","type":"message"},
+    {
+      "arguments":"{\"path\":\"a.png\"}",
+      "call_id":"call_p1",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {
+      "arguments":"{\"path\":\"b\"}",
+      "call_id":"call_p2",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {
+      "arguments":"{\"path\":\"c\"}",
+      "call_id":"call_p3",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {"arguments":"{}","call_id":"call_p4","name":"","type":"function_call"},
+    {
+      "call_id":"call_p1",
+      "output":"[png]\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images",
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p2",
+      "output":"two\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images\n[versus] the image from read_file (image/jpeg, 6 bytes) was not sent: this model does not accept images",
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p3",
+      "output":"[versus] the image from read_file (image/jpeg, 6 bytes) was not sent: this model does not accept images",
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p4",
+      "output":"[versus] the image (image/png, 4 bytes) was not sent: this model does not accept images",
+      "type":"function_call_output"
+    },
+    {"content":"And fix it.","role":"user","type":"message"}
+  ],
+  "model":"gpt-5",
+  "store":false,
+  "stream":true
+}
+"##;
 }
