@@ -14,7 +14,9 @@ use crate::provider::test_pictures::picture_turn;
 pub(crate) struct Case {
     /// What the case is, for failure messages.
     pub(crate) label: String,
+    /// The request.
     pub(crate) request: ModelRequest,
+    /// `WireConfig::vision` for it.
     pub(crate) vision: bool,
 }
 

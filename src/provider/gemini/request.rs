@@ -16,8 +16,8 @@
 //! The body is typed structs borrowing the request (texts, names, ids, signatures),
 //! serialised straight to bytes by the transport once per attempt; only what has to be
 //! computed is owned: call arguments parsed from the streamed text, notes, base64 image data,
-//! and the tool schemas, which [`schema::convert`] rewrites into new values (once per
-//! request).
+//! and the tool schemas, which [`schema::convert`] rewrites into new values (once per body,
+//! like everything else here).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -98,7 +98,7 @@ struct Declaration<'a> {
     name: &'a str,
     description: &'a str,
     /// The tool's schema cut down by [`schema::convert`]: a new value (keywords dropped or
-    /// rewritten), so it cannot borrow the request's; computed once per request.
+    /// rewritten), so it cannot borrow the request's; computed once per body.
     #[serde(skip_serializing_if = "Option::is_none")]
     parameters: Option<Value>,
 }
