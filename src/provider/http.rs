@@ -102,7 +102,7 @@ pub struct WireRequest {
     pub body: Vec<u8>,
 }
 
-/// A body as the bytes of its JSON, for wires that build a `serde_json::Value`.
+/// A body as the bytes of its JSON, serialised once per attempt from the wire's typed body.
 pub(crate) fn json_bytes(
     provider: &str,
     body: &impl serde::Serialize,

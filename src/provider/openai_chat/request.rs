@@ -88,8 +88,7 @@ pub(crate) fn encode(
         // the newer name.
         max_completion_tokens: cap.filter(|_| dialect.openai),
         max_tokens: cap.filter(|_| !dialect.openai),
-        // As `f64` so 0.2 stays 0.2 on the wire (the same number serde_json always sent).
-        temperature: request.temperature.map(f64::from),
+        temperature: request.temperature,
         reasoning: effort
             .filter(|_| dialect.openrouter)
             .map(|effort| Effort { effort }),
@@ -114,7 +113,9 @@ struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
+    /// As the `f32` it is, so 0.2 goes out as `0.2` (widened to `f64` it would print as
+    /// 0.20000000298023224).
+    temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<Effort>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -516,6 +517,16 @@ mod tests {
         assert_eq!(body["max_tokens"], 1000);
         assert!(body.get("max_completion_tokens").is_none());
         assert_eq!(body["temperature"], 0.5);
+        // An f32 goes out as written, not widened (0.20000000298023224).
+        let mut fifth = request(vec![user_text("hi")]);
+        fifth.temperature = Some(0.2);
+        let bytes = encode(&config("openai"), &fifth, TAG, &mut BodyCache::default()).unwrap();
+        assert!(
+            String::from_utf8(bytes)
+                .unwrap()
+                .contains(r#""temperature":0.2,"#),
+            "temperature widened"
+        );
         assert_eq!(body["reasoning_effort"], "high");
         assert_eq!(
             body["tools"][0],

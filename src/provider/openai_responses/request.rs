@@ -48,8 +48,7 @@ pub(crate) fn body<'a>(request: &'a ModelRequest, tag: &str, vision: bool) -> Bo
         store: false,
         include: ["reasoning.encrypted_content"],
         max_output_tokens: request.max_output_tokens,
-        // As `f64` so the number on the wire is the one a `serde_json::Value` always sent.
-        temperature: request.temperature.map(f64::from),
+        temperature: request.temperature,
         reasoning: effort.map(|effort| Effort { effort }),
     }
 }
@@ -69,7 +68,9 @@ pub(crate) struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
+    /// As the `f32` it is, so 0.2 goes out as `0.2` (widened to `f64` it would print as
+    /// 0.20000000298023224).
+    temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<Effort>,
 }
@@ -675,7 +676,7 @@ mod tests {
   "reasoning":{"effort":"medium"},
   "store":false,
   "stream":true,
-  "temperature":0.20000000298023224,
+  "temperature":0.2,
   "tools":[
     {
       "description":"Reads a file",
