@@ -30,6 +30,7 @@ pub mod engine;
 pub mod event_loop;
 pub mod export;
 pub mod format;
+pub mod keymap;
 pub mod layout;
 pub mod markdown;
 pub mod notify;

@@ -1,5 +1,6 @@
 //! Overlays over the panel area: `/help` (keys and commands) and titled text (`/config`,
-//! `/models`, `/stats`). Arrows and pages scroll a long one; any other key closes them.
+//! `/models`, `/stats`). Arrows and pages scroll a long one; any other key closes them. The
+//! keys section of `/help` is the key table, context by context ([`keymap::help_rows`]).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,8 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 use super::super::commands::COMMANDS;
+use super::super::keymap::{self, Context};
 use super::super::state::{App, Overlay};
-use super::super::strings::HELP_KEYS;
+use super::super::strings::{HELP_CLOSE, HELP_PROMPT_WORDS};
 
 /// Draws the open overlay, if any.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
@@ -29,17 +31,33 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
                     }
                 })
                 .collect();
-            let pad = HELP_KEYS
+            let sections: Vec<(&str, Vec<(String, &str)>)> = Context::ALL
                 .iter()
-                .map(|(k, _)| k.chars().count())
+                .map(|&c| (c.title(), keymap::help_rows(c)))
+                .collect();
+            let words = HELP_PROMPT_WORDS.iter().map(|(w, _)| w.chars().count());
+            let pad = sections
+                .iter()
+                .flat_map(|(_, rows)| rows.iter().map(|(k, _)| k.chars().count()))
+                .chain(words)
                 .chain(names.iter().map(|n| n.chars().count()))
                 .max()
                 .unwrap_or(0)
                 + 2;
             let mut lines = vec![Line::styled("Keys", t.accent())];
-            for (key, what) in HELP_KEYS {
+            for (title, rows) in sections {
+                lines.push(Line::styled(title, t.bold()));
+                for (key, what) in rows {
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("  {key:<pad$}"), t.hint()),
+                        Span::raw(what),
+                    ]));
+                }
+            }
+            lines.push(Line::styled("Prompt words", t.bold()));
+            for (word, what) in HELP_PROMPT_WORDS {
                 lines.push(Line::from(vec![
-                    Span::styled(format!("  {key:<pad$}"), t.hint()),
+                    Span::styled(format!("  {word:<pad$}"), t.hint()),
                     Span::raw(*what),
                 ]));
             }
@@ -63,7 +81,8 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let scroll = app.overlay_scroll.min(lines.len().saturating_sub(room));
     let title = if longer {
         format!(
-            " {title} · ↑/↓ PgUp/PgDn scroll ({}-{} of {}) · other keys close ",
+            " {title} · {} ({}-{} of {}) · {HELP_CLOSE} ",
+            keymap::hint_line(Context::Overlay, None),
             scroll + 1,
             (scroll + room).min(lines.len()),
             lines.len()

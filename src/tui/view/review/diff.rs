@@ -13,6 +13,7 @@ use ratatui::widgets::{Block, Paragraph};
 use crate::review::{Cell, word_highlights};
 use crate::workspace::changeset::{ChangeKind, FileChange, Hunk, LineKind};
 
+use super::super::super::keymap::{self, Context};
 use super::super::super::review::ReviewState;
 use super::super::super::review::doc::{DiffDoc, DiffMode, Row};
 use super::super::super::state::App;
@@ -162,7 +163,10 @@ fn bottom_line(review: &ReviewState, t: Theme) -> Line<'static> {
         return Line::from(vec![
             Span::styled(format!(" comment on {}:{}: ", d.path, d.place), t.hint()),
             Span::styled(format!("{}▏", d.text), t.bold()),
-            Span::styled(super::super::super::strings::COMMENT_TYPING, t.dim()),
+            Span::styled(
+                format!(" · {} ", keymap::hint_line(Context::ReviewComment, None)),
+                t.dim(),
+            ),
         ]);
     }
     match &review.search {
@@ -170,7 +174,11 @@ fn bottom_line(review: &ReviewState, t: Theme) -> Line<'static> {
             Span::styled(" /", t.hint()),
             Span::styled(format!("{}▏", s.query), t.bold()),
             Span::styled(
-                format!(" {} match(es) · Enter keep · Esc cancel ", s.matches.len()),
+                format!(
+                    " {} match(es) · {} ",
+                    s.matches.len(),
+                    keymap::hint_line(Context::ReviewSearch, None)
+                ),
                 t.dim(),
             ),
         ]),
