@@ -137,3 +137,30 @@ fn tui_help_lists_every_binding() {
         assert!(screen.contains(&format!("/{}", command.name)));
     }
 }
+
+/// docs/tui.md's key reference is the table, row for row, as `/help` shows it.
+#[test]
+fn tui_the_docs_key_reference_is_the_table() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tui.md")).unwrap();
+    let start = doc.find("\n## Keys\n").expect("a Keys section");
+    let section = &doc[start..];
+    let section = &section[..section.find("\nDetails:").expect("its details")];
+    let mut expected = 0;
+    for context in Context::ALL {
+        assert!(
+            section.contains(&format!("\n### {}\n", context.title())),
+            "docs/tui.md: no heading for {}",
+            context.title()
+        );
+        for (keys, help) in keymap::help_rows(context) {
+            let row = format!("| {keys} | {help} |");
+            assert!(section.contains(&row), "docs/tui.md lacks {row}");
+            expected += 1;
+        }
+    }
+    let rows = section
+        .lines()
+        .filter(|l| l.starts_with("| ") && *l != "| Key | Does |")
+        .count();
+    assert_eq!(rows, expected, "docs/tui.md has rows the table does not");
+}

@@ -453,10 +453,10 @@ const HISTORY_SEARCH: &[Binding] = &[
 const RATE: &str = "rate: +/- marks (no games) · = tie: as good as the kept one";
 const MODEL_STEP: &str = "the next / previous model";
 const HUNK_STEP: &str = "the next / previous hunk (search match while searching)";
-const DIFF_ROW: &str = "scroll the diff";
+const DIFF_ROW: &str = "scroll the diff a row";
 const DIFF_PAGE: &str = "scroll the diff a page";
 const DIFF_ENDS: &str = "the top / bottom of the diff";
-const FILE_STEP: &str = "the next / previous file of the model";
+const FILE_STEP: &str = "the previous / next file of the model";
 const LINE_STEP: &str = "the line cursor on the next / previous changed line of the hunk";
 
 const REVIEW: &[Binding] = &[
@@ -523,21 +523,21 @@ const REVIEW: &[Binding] = &[
         "clear the search, else back to the prompt",
     ),
     b(A::ReviewClose, &[c('q')], HIDDEN, "back to the prompt"),
-    b(A::DiffDown, &[k(KeyCode::Down), c('j')], HIDDEN, DIFF_ROW),
     b(A::DiffUp, &[k(KeyCode::Up), c('k')], HIDDEN, DIFF_ROW),
-    b(A::DiffPageDown, &[k(KeyCode::PageDown)], HIDDEN, DIFF_PAGE),
+    b(A::DiffDown, &[k(KeyCode::Down), c('j')], HIDDEN, DIFF_ROW),
     b(A::DiffPageUp, &[k(KeyCode::PageUp)], HIDDEN, DIFF_PAGE),
+    b(A::DiffPageDown, &[k(KeyCode::PageDown)], HIDDEN, DIFF_PAGE),
     b(A::DiffTop, &[k(KeyCode::Home), c('g')], HIDDEN, DIFF_ENDS),
     b(A::DiffBottom, &[k(KeyCode::End), c('G')], HIDDEN, DIFF_ENDS),
     b(
-        A::NextFile,
-        &[k(KeyCode::Right), c(']'), c('l')],
+        A::PrevFile,
+        &[k(KeyCode::Left), c('['), c('h')],
         HIDDEN,
         FILE_STEP,
     ),
     b(
-        A::PrevFile,
-        &[k(KeyCode::Left), c('['), c('h')],
+        A::NextFile,
+        &[k(KeyCode::Right), c(']'), c('l')],
         HIDDEN,
         FILE_STEP,
     ),
