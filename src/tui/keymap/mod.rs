@@ -168,7 +168,8 @@ impl Chord {
         KeyEvent::new(self.code, self.mods)
     }
 
-    /// The key's name as every hint and `/help` write it: `Ctrl+O`, `Shift+Tab`, `PgUp`, `G`.
+    /// The key's name as every hint and `/help` write it: `Ctrl+O`, `Shift+Tab`, `PgUp`, `G`;
+    /// the arrows as `↑` `↓` `←` `→`, which keep a narrow hint line short.
     pub fn name(self) -> String {
         let key = match self.code {
             KeyCode::Char(' ') => "Space".to_string(),
@@ -182,10 +183,10 @@ impl Chord {
             KeyCode::BackTab => "Shift+Tab".to_string(),
             KeyCode::Backspace => "Backspace".to_string(),
             KeyCode::Delete => "Delete".to_string(),
-            KeyCode::Up => "Up".to_string(),
-            KeyCode::Down => "Down".to_string(),
-            KeyCode::Left => "Left".to_string(),
-            KeyCode::Right => "Right".to_string(),
+            KeyCode::Up => "↑".to_string(),
+            KeyCode::Down => "↓".to_string(),
+            KeyCode::Left => "←".to_string(),
+            KeyCode::Right => "→".to_string(),
             KeyCode::PageUp => "PgUp".to_string(),
             KeyCode::PageDown => "PgDn".to_string(),
             KeyCode::Home => "Home".to_string(),
@@ -304,4 +305,24 @@ pub fn help_rows(context: Context) -> Vec<(String, &'static str)> {
         }
     }
     rows
+}
+
+/// The name of the first chord of `action` in `context` (`Ctrl+O`), for a line that names a
+/// key outside the hints (the prompt box's title, the diff's bottom line), so it follows the
+/// table; empty when the context has no such binding (the keymap tests check the ones used).
+pub fn key_name(context: Context, action: KeyAction) -> String {
+    context
+        .bindings()
+        .iter()
+        .find(|b| b.action == action)
+        .and_then(|b| b.keys.first())
+        .map(|k| k.name())
+        .unwrap_or_default()
+}
+
+/// The hint of `action` in `context` and situation `when`, as `Enter send`, if it shows there.
+pub fn hint_of(context: Context, action: KeyAction, when: Option<When>) -> Option<String> {
+    let binding = context.bindings().iter().find(|b| b.action == action)?;
+    let label = binding.hint.label(when)?;
+    Some(format!("{} {label}", binding.keys.first()?.name()))
 }

@@ -95,6 +95,8 @@ fn key_names_are_written_one_way() {
         ),
         (Chord::with(KeyCode::Enter, KeyModifiers::ALT), "Alt+Enter"),
         (Chord::with(KeyCode::End, KeyModifiers::CONTROL), "Ctrl+End"),
+        (Chord::key(KeyCode::Up), "↑"),
+        (Chord::key(KeyCode::Right), "→"),
     ];
     for (chord, name) in cases {
         assert_eq!(chord.name(), name);
@@ -160,4 +162,31 @@ fn help_rows_name_every_chord_of_every_binding() {
             );
         }
     }
+}
+
+#[test]
+fn the_keys_views_name_outside_the_hints_are_bound() {
+    let review = [
+        KeyAction::ReviewBack,
+        KeyAction::ReviewClose,
+        KeyAction::NextHunk,
+        KeyAction::PrevHunk,
+        KeyAction::NextLine,
+        KeyAction::PrevLine,
+        KeyAction::PickLine,
+        KeyAction::PickHunk,
+        KeyAction::PrevFile,
+        KeyAction::NextFile,
+        KeyAction::ToggleLayout,
+        KeyAction::DiffSearch,
+        KeyAction::PickFile,
+    ];
+    for action in review {
+        assert!(!key_name(Context::Review, action).is_empty(), "{action:?}");
+    }
+    assert_eq!(key_name(Context::Prompt, KeyAction::CancelAll), "Esc");
+    assert_eq!(
+        hint_of(Context::Prompt, KeyAction::Newline, Some(When::Idle)).as_deref(),
+        Some("Ctrl+J newline")
+    );
 }

@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, Paragraph};
 use crate::review::{Cell, word_highlights};
 use crate::workspace::changeset::{ChangeKind, FileChange, Hunk, LineKind};
 
-use super::super::super::keymap::{self, Context};
+use super::super::super::keymap::{self, Context, KeyAction};
 use super::super::super::review::ReviewState;
 use super::super::super::review::doc::{DiffDoc, DiffMode, Row};
 use super::super::super::state::App;
@@ -184,22 +184,49 @@ fn bottom_line(review: &ReviewState, t: Theme) -> Line<'static> {
         ]),
         Some(s) => Line::styled(
             format!(
-                " /{} · match {}/{} · n/N next/previous · Esc clears ",
+                " /{} · match {}/{} · {} next/previous · {} clears ",
                 s.query,
                 (s.current + 1).min(s.matches.len()),
-                s.matches.len()
+                s.matches.len(),
+                pair(KeyAction::NextHunk, KeyAction::PrevHunk),
+                key(KeyAction::ReviewBack),
             ),
             t.hint(),
         ),
         None if review.cursor_line().is_some() => Line::styled(
-            " J/K line · L pick/drop the line · Space the whole hunk · n/N hunk ",
+            format!(
+                " {} line · {} pick/drop the line · {} the whole hunk · {} hunk ",
+                pair(KeyAction::NextLine, KeyAction::PrevLine),
+                key(KeyAction::PickLine),
+                key(KeyAction::PickHunk),
+                pair(KeyAction::NextHunk, KeyAction::PrevHunk),
+            ),
             t.hint(),
         ),
         None => Line::styled(
-            " n/N hunk · ←/→ file · s layout · / search · Space pick hunk · J/K lines · f file ",
+            format!(
+                " {} hunk · {} file · {} layout · {} search · {} pick hunk · {} lines · {} file ",
+                pair(KeyAction::NextHunk, KeyAction::PrevHunk),
+                pair(KeyAction::PrevFile, KeyAction::NextFile),
+                key(KeyAction::ToggleLayout),
+                key(KeyAction::DiffSearch),
+                key(KeyAction::PickHunk),
+                pair(KeyAction::NextLine, KeyAction::PrevLine),
+                key(KeyAction::PickFile),
+            ),
             t.dim(),
         ),
     }
+}
+
+/// The review key of `action`, as the table names it.
+fn key(action: KeyAction) -> String {
+    keymap::key_name(Context::Review, action)
+}
+
+/// Two review keys as `n/N`.
+fn pair(a: KeyAction, b: KeyAction) -> String {
+    format!("{}/{}", key(a), key(b))
 }
 
 /// A hunk's header: its ranges, number, origin, and whether it is picked or conflicts.
