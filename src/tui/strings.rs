@@ -2,6 +2,9 @@
 //! means docs/tui.md can be checked against one file and wording stays consistent. The text
 //! about keys (hints, `/help`) lives with the bindings, in [`super::keymap`].
 
+/// The heading of [`HELP_PROMPT_WORDS`] in `/help`.
+pub const HELP_PROMPT_WORDS_TITLE: &str = "Prompt words";
+
 /// Rows after the keys in `/help`: words of the prompt that are not keys, (word, what it does).
 pub const HELP_PROMPT_WORDS: &[(&str, &str)] = &[
     (

@@ -163,7 +163,7 @@ impl Chord {
         }
     }
 
-    /// The press that reads as this chord (tests, and the tmux tests' keys).
+    /// The press that reads as this chord (the tests press every binding this way).
     pub fn event(self) -> KeyEvent {
         KeyEvent::new(self.code, self.mods)
     }

@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use super::super::commands::COMMANDS;
 use super::super::keymap::{self, Context};
 use super::super::state::{App, Overlay};
-use super::super::strings::{HELP_CLOSE, HELP_PROMPT_WORDS};
+use super::super::strings::{HELP_CLOSE, HELP_PROMPT_WORDS, HELP_PROMPT_WORDS_TITLE};
 
 /// Draws the open overlay, if any.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
@@ -54,7 +54,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
                     ]));
                 }
             }
-            lines.push(Line::styled("Prompt words", t.bold()));
+            lines.push(Line::styled(HELP_PROMPT_WORDS_TITLE, t.bold()));
             for (word, what) in HELP_PROMPT_WORDS {
                 lines.push(Line::from(vec![
                     Span::styled(format!("  {word:<pad$}"), t.hint()),
