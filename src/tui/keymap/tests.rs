@@ -190,3 +190,26 @@ fn the_keys_views_name_outside_the_hints_are_bound() {
         Some("Ctrl+J newline")
     );
 }
+
+/// The review hands every key with Ctrl or Alt to the prompt's context (Ctrl+C, Ctrl+O...), so
+/// such a chord in a review context would never be read.
+#[test]
+fn review_contexts_bind_no_ctrl_or_alt_chord() {
+    for context in [
+        Context::Review,
+        Context::ReviewSearch,
+        Context::ReviewComment,
+    ] {
+        for binding in context.bindings() {
+            for chord in binding.keys {
+                assert!(
+                    !chord
+                        .mods
+                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT),
+                    "{context:?}: {} is never read there",
+                    chord.name()
+                );
+            }
+        }
+    }
+}
