@@ -74,6 +74,23 @@ impl Tmux {
         assert!(ok.success());
     }
 
+    /// Presses a key and waits until the screen shows its effect (any change). Needed after
+    /// `Escape` when text follows: an Esc still unread when the next character arrives is
+    /// read with it as one Alt+character key, so a loaded machine turns `Esc /quit` into
+    /// Alt+/ followed by `quit`.
+    fn press_and_see(&self, key: &str) {
+        let before = self.screen();
+        self.press(key);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.screen() == before {
+            assert!(
+                Instant::now() < deadline,
+                "{key} changed nothing:\n{before}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn screen(&self) -> String {
         let out = self
             .cmd()
@@ -98,18 +115,22 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
-    /// Polls the screen until every needle is on it (or fails after a generous deadline).
+    /// Polls the screen until every needle is on it and the frame is whole (the same on two
+    /// captures in a row: a capture can catch a frame half drawn, with later rows still
+    /// blank), or fails after a generous deadline.
     fn wait_for(&self, needles: &[&str]) -> String {
         let deadline = Instant::now() + Duration::from_secs(60);
+        let mut last = String::new();
         loop {
             let screen = self.screen();
-            if needles.iter().all(|n| screen.contains(n)) {
+            if needles.iter().all(|n| screen.contains(n)) && screen == last {
                 return screen;
             }
             if Instant::now() > deadline {
                 panic!("waited for {needles:?}; the screen is:\n{screen}");
             }
-            std::thread::sleep(Duration::from_millis(100));
+            last = screen;
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 }
@@ -616,7 +637,7 @@ fn review_pick_across_models_apply_and_rewind_in_a_real_terminal() {
     assert_eq!(after.len(), before.len(), "no file was added");
 
     // A second turn: the models read which changes were applied.
-    tmux.press("Escape");
+    tmux.press_and_see("Escape");
     tmux.type_text("and then?");
     tmux.press("Enter");
     tmux.wait_for(&["A-AGAIN", "B-AGAIN", "turn 2 finished"]);
@@ -728,7 +749,7 @@ fn a_line_pick_of_one_of_two_joined_changes_lands_exactly_that_line() {
         story,
         "only line 3 changed; line 5 is as it was"
     );
-    tmux.press("Escape");
+    tmux.press_and_see("Escape");
     tmux.type_text("/quit");
     tmux.press("Enter");
     tmux.wait_for(&["EXIT=0"]);
@@ -787,7 +808,7 @@ fn an_inline_comment_reaches_the_models_next_request() {
         text.contains("- story.txt:3 `line three, told by L`: say it in verse"),
         "{text}"
     );
-    tmux.press("Escape");
+    tmux.press_and_see("Escape");
     tmux.type_text("/quit");
     tmux.press("Enter");
     tmux.wait_for(&["EXIT=0"]);
@@ -1166,7 +1187,7 @@ fn ask_the_interface_and_run_record_the_same_turn_the_same_way() {
         tmux.type_text("fix the notes");
         tmux.press("Enter");
         tmux.wait_for(&["turn 1 finished"]);
-        tmux.press("Escape");
+        tmux.press_and_see("Escape");
         tmux.type_text("/quit");
         tmux.press("Enter");
         tmux.wait_for(&["EXIT=0"]);
