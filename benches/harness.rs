@@ -542,7 +542,8 @@ fn overhead_child(models: usize, steps: usize) -> Value {
     }
 
     // What building the last request costs: the whole conversation, the system prompt and
-    // the tool schemas, as a JSON body (what `HttpModel` does before every step).
+    // the tool schemas, as a JSON body (what `HttpModel` does before every step), from
+    // nothing and after the step before.
     let conversation = results[0].outcome.as_ref().unwrap().messages.clone();
     let request = ModelRequest {
         model: "bench-model".into(),
@@ -562,19 +563,34 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         temperature: None,
         reasoning: Reasoning::Default,
     };
-    let wire = ChatWire::new(WireConfig {
+    let config = WireConfig {
         provider: "bench".into(),
         base_url: "http://127.0.0.1:9/v1".into(),
         ..WireConfig::default()
-    });
+    };
+    // Cold: a wire that has sent nothing yet encodes every message. Step: the wire sent the
+    // conversation without its last two messages (the previous step's request, sharing the
+    // messages as a run's steps do), then the whole.
+    let mut previous = request.clone();
+    previous
+        .messages
+        .truncate(request.messages.len().saturating_sub(2));
     let rounds = 50;
-    let build_started = Instant::now();
+    let (mut cold, mut step) = (Duration::ZERO, Duration::ZERO);
     let mut body_bytes = 0;
     for _ in 0..rounds {
-        let cloned = request.clone();
-        body_bytes = wire.build(&cloned).unwrap().body.len();
+        let wire = ChatWire::new(config.clone());
+        let started = Instant::now();
+        body_bytes = wire.build(&request).unwrap().body.len();
+        cold += started.elapsed();
+        let wire = ChatWire::new(config.clone());
+        wire.build(&previous).unwrap();
+        let started = Instant::now();
+        wire.build(&request).unwrap();
+        step += started.elapsed();
     }
-    let build = build_started.elapsed() / rounds;
+    let build = cold / rounds;
+    let build_step = step / rounds;
 
     let log = server.finish();
     let mut overhead = Vec::new();
@@ -642,6 +658,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         "prepare_max_ms": ms(*prepare.last().unwrap()),
         "wall_ms": ms(wall),
         "last_request_build_ms": ms(build),
+        "step_request_build_ms": ms(build_step),
         "last_request_kb": body_bytes as f64 / 1024.0,
         "cpu_per_step_ms": ms(cpu) / total_steps,
         "step_cpu_p50_ms": ms(percentile(&step_cpu, 0.5)),
@@ -740,10 +757,11 @@ fn bench_overhead() {
     }
     for r in &rows {
         println!(
-            "\n{:.0} model(s): building the last request (conversation clone, body, to_string) takes {:.3} ms for {:.0} KB",
+            "\n{:.0} model(s): building the last request ({:.0} KB body) takes {:.3} ms from nothing, {:.3} ms after the previous step's",
             r["models"].as_f64().unwrap(),
+            r["last_request_kb"].as_f64().unwrap(),
             r["last_request_build_ms"].as_f64().unwrap(),
-            r["last_request_kb"].as_f64().unwrap()
+            r["step_request_build_ms"].as_f64().unwrap()
         );
     }
     println!("\nCPU per step (each step's share of the process CPU while it was open):\n");

@@ -264,6 +264,12 @@ impl Conversation {
         &self.messages
     }
 
+    /// Keeps the first `len` messages (the conversation as it was some steps earlier, still
+    /// sharing its messages with this one).
+    pub fn truncate(&mut self, len: usize) {
+        self.messages.truncate(len);
+    }
+
     /// The last message.
     pub fn last(&self) -> Option<&Message> {
         self.messages.last().map(|m| m.as_ref())
