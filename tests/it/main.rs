@@ -46,6 +46,7 @@ mod trust;
 mod tui_review;
 mod tui_snapshots;
 mod tui_update;
+mod tui_widgets;
 mod util;
 mod workspace_cow;
 mod workspace_modes;
