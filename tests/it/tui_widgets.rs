@@ -69,44 +69,52 @@ fn draw_alone(
     terminal
 }
 
-/// Draws `component` alone over the whole buffer at the three sizes and asserts the snapshots
-/// `widget__NAME__WxH`; returns the three terminals for further checks.
-fn widget(
+/// The one snapshot helper: draws `component` alone at the three terminal sizes `W`x`H`, over
+/// `W` columns and `rows(app, W, H)` rows, and asserts the snapshots `widget__NAME__WxH`;
+/// returns the three terminals for further checks.
+fn snapshots(
     name: &str,
     app: &mut App,
+    rows: impl Fn(&App, u16, u16) -> u16,
     component: impl Fn(&mut Frame<'_>, Rect, &App),
 ) -> Vec<Terminal<TestBackend>> {
     SIZES
         .iter()
         .map(|&(w, h)| {
             app.size = (w, h);
-            let t = draw_alone(app, (w, h), &component);
-            insta::assert_snapshot!(format!("widget__{name}__{w}x{h}"), t.backend());
-            t
-        })
-        .collect()
-}
-
-/// Like [`widget`] for a component the layout sizes to its content: at each terminal size
-/// `W`x`H` it is drawn over `W` columns and the rows `rows` picks from the layout of a `W`x`H`
-/// screen (one for the header; the status line's, the banner's or the prompt box's own).
-fn sized_widget(
-    name: &str,
-    app: &mut App,
-    rows: fn(&Areas) -> Rect,
-    component: impl Fn(&mut Frame<'_>, Rect, &App),
-) -> Vec<Terminal<TestBackend>> {
-    SIZES
-        .iter()
-        .map(|&(w, h)| {
-            app.size = (w, h);
-            let height = rows(&areas(app, Rect::new(0, 0, w, h))).height;
+            let height = rows(app, w, h);
             assert!(height > 0, "{name} has rows at {w}x{h}");
             let t = draw_alone(app, (w, height), &component);
             insta::assert_snapshot!(format!("widget__{name}__{w}x{h}"), t.backend());
             t
         })
         .collect()
+}
+
+/// [`snapshots`] of a component drawn over the whole `W`x`H` buffer.
+fn widget(
+    name: &str,
+    app: &mut App,
+    component: impl Fn(&mut Frame<'_>, Rect, &App),
+) -> Vec<Terminal<TestBackend>> {
+    snapshots(name, app, |_, _, h| h, component)
+}
+
+/// [`snapshots`] of a component the layout sizes to its content: over `W` columns and the rows
+/// `area` picks from the layout of a `W`x`H` screen (one for the header; the status line's,
+/// the banner's or the prompt box's own).
+fn sized_widget(
+    name: &str,
+    app: &mut App,
+    area: fn(&Areas) -> Rect,
+    component: impl Fn(&mut Frame<'_>, Rect, &App),
+) -> Vec<Terminal<TestBackend>> {
+    snapshots(
+        name,
+        app,
+        |app, w, h| area(&areas(app, Rect::new(0, 0, w, h))).height,
+        component,
+    )
 }
 
 /// The rendered text of a terminal, row by row.
