@@ -47,6 +47,7 @@ mod tui_keymap;
 mod tui_review;
 mod tui_snapshots;
 mod tui_update;
+mod tui_widgets;
 mod util;
 mod workspace_cow;
 mod workspace_modes;

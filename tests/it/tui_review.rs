@@ -31,7 +31,7 @@ const GOOD: &str = "demo/good";
 const SLOPPY: &str = "demo/sloppy";
 
 /// The project both models start from: a 30-line `src/pricing.rs` and a README.
-fn project() -> tempfile::TempDir {
+pub(crate) fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/pricing.rs"), pricing(&[])).unwrap();
@@ -186,7 +186,7 @@ fn finish(app: &mut App, panel: usize, files: &[&str]) {
 }
 
 /// A turn of both models, finished, with their change sets in: the review opens by itself.
-fn reviewed(base: &Base, blind: bool) -> App {
+pub(crate) fn reviewed(base: &Base, blind: bool) -> App {
     let mut a = app(&[GOOD, SLOPPY]);
     a.blind = blind;
     typed(&mut a, "The discount test fails. Fix it.");
@@ -1196,7 +1196,7 @@ fn a_basket_ready_to_apply() {
 
 /// The review with "choose demo/good" applied over two user edits that conflict with it
 /// (README.md and src/pricing.rs): the apply question is open, README.md selected.
-fn conflict_dialog() -> App {
+pub(crate) fn conflict_dialog() -> App {
     let dir = project();
     let base = Base::capture(dir.path()).unwrap();
     let session = tempfile::tempdir().unwrap();

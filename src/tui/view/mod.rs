@@ -5,14 +5,22 @@
 //! mutations, and they only touch caches), then hands each component its area. Nothing here
 //! blocks: all data is already in memory.
 
-mod banner;
-mod completion;
-mod dialog;
-mod header;
-mod overlay;
-mod panel;
-mod prompt;
+/// Public so the component can be tested alone (tests/it/tui_widgets.rs).
+pub mod banner;
+/// Public so the component can be tested alone (tests/it/tui_widgets.rs).
+pub mod completion;
+/// Public so the component can be tested alone (tests/it/tui_widgets.rs).
+pub mod dialog;
+/// Public so the component can be tested alone (tests/it/tui_widgets.rs).
+pub mod header;
+/// Public so the component can be tested alone (tests/it/tui_widgets.rs).
+pub mod overlay;
+/// Public so the component can be tested alone (tests/it/tui_widgets.rs).
+pub mod panel;
+/// Public so the component can be tested alone (tests/it/tui_widgets.rs).
+pub mod prompt;
 pub mod review;
+/// Public so the component can be tested alone (tests/it/tui_widgets.rs).
 pub mod status;
 
 use ratatui::Frame;

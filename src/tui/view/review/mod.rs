@@ -2,9 +2,12 @@
 //! the left, the diff of the selected file on the right (the diff alone under the table on
 //! narrow terminals). Each part is drawn by its own module from the review state only.
 
-mod diff;
-mod lists;
-mod table;
+/// Public so the component can be tested alone (tests/it/tui_widgets.rs).
+pub mod diff;
+/// Public so the component can be tested alone (tests/it/tui_widgets.rs).
+pub mod lists;
+/// Public so the component can be tested alone (tests/it/tui_widgets.rs).
+pub mod table;
 pub mod text;
 
 use ratatui::Frame;

@@ -1,0 +1,841 @@
+//! Snapshot tests per component (issue 14): each render function of `versus::tui::view` drawn
+//! ALONE on ratatui's TestBackend at the three sizes the issue names, 200x50, 80x24 and 60x15,
+//! so a change to one widget shows in that widget's snapshots, not only in whole screens
+//! (tests/it/tui_snapshots.rs, tests/it/tui_review.rs).
+//!
+//! Sizes: a component gets the whole `W`x`H` buffer, except the components the layout sizes
+//! to their content, which get the full width and the rows `layout::areas` gives them on a
+//! `W`x`H` terminal: the header and the status line (one row; a long status message up to
+//! three), the banner and the prompt box. The completion list is drawn with the real panel and
+//! prompt rectangles of a `W`x`H` screen (it places itself above the prompt box). Snapshots are
+//! named `widget__NAME__WxH` after the terminal size (tests/it/snapshots/
+//! it__tui_widgets__widget__*.snap; review changes with `cargo insta review`).
+//!
+//! Blind mode per component: the review table, the file list, the basket and the diff title
+//! drawn for a blind turn name no real model.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::{Frame, Terminal};
+use versus::apply::{RewindAction, RewindFile, RewindPreview};
+use versus::model::{AgentEvent, RunStop, Usage};
+use versus::tui::action::{EngineMsg, Msg, RewindPlan, RewindScope, Settings};
+use versus::tui::layout::{Areas, areas};
+use versus::tui::panel::RunSummary;
+use versus::tui::state::{App, SessionInfo, Status};
+use versus::tui::theme::Theme;
+use versus::tui::update::update;
+use versus::tui::view::review::{diff, lists, table};
+use versus::tui::view::{banner, completion, dialog, header, overlay, panel, prompt, status};
+use versus::workspace::Base;
+
+use crate::tui_review::{conflict_dialog, project, reviewed};
+use crate::util::screen_rows;
+
+/// A component's render function, drawn over an area.
+type Component = fn(&mut Frame<'_>, Rect, &App);
+
+/// The terminal sizes of issue 14.
+const SIZES: [(u16, u16); 3] = [(200, 50), (80, 24), (60, 15)];
+
+// ---------------------------------------------------------------------------------------------
+// Rendering one component
+
+/// Brings the caches the real `draw` fills before drawing up to date for a component drawn
+/// over `width` columns: every panel's wrap cache, the review's laid-out diff.
+fn prepare(app: &mut App, width: u16) {
+    let verbose = app.verbose;
+    for p in &mut app.panels {
+        p.transcript.ensure(width.saturating_sub(2), verbose);
+    }
+    if let Some(review) = app.review.as_mut() {
+        review.ensure_doc();
+    }
+}
+
+/// Draws `component` alone into a `width`x`height` buffer.
+fn draw_alone(
+    app: &mut App,
+    (width, height): (u16, u16),
+    component: &dyn Fn(&mut Frame<'_>, Rect, &App),
+) -> Terminal<TestBackend> {
+    prepare(app, width);
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let app: &App = app;
+    terminal.draw(|f| component(f, f.area(), app)).unwrap();
+    terminal
+}
+
+/// The one snapshot helper: draws `component` alone at the three terminal sizes `W`x`H`, over
+/// `W` columns and `rows(app, W, H)` rows, and asserts the snapshots `widget__NAME__WxH`;
+/// returns the three terminals for further checks.
+fn snapshots(
+    name: &str,
+    app: &mut App,
+    rows: impl Fn(&App, u16, u16) -> u16,
+    component: impl Fn(&mut Frame<'_>, Rect, &App),
+) -> Vec<Terminal<TestBackend>> {
+    SIZES
+        .iter()
+        .map(|&(w, h)| {
+            app.size = (w, h);
+            let height = rows(app, w, h);
+            assert!(height > 0, "{name} has rows at {w}x{h}");
+            let t = draw_alone(app, (w, height), &component);
+            insta::assert_snapshot!(format!("widget__{name}__{w}x{h}"), t.backend());
+            t
+        })
+        .collect()
+}
+
+/// [`snapshots`] of a component drawn over the whole `W`x`H` buffer.
+fn widget(
+    name: &str,
+    app: &mut App,
+    component: impl Fn(&mut Frame<'_>, Rect, &App),
+) -> Vec<Terminal<TestBackend>> {
+    snapshots(name, app, |_, _, h| h, component)
+}
+
+/// [`snapshots`] of a component the layout sizes to its content: over `W` columns and the rows
+/// `area` picks from the layout of a `W`x`H` screen (one for the header; the status line's,
+/// the banner's or the prompt box's own).
+fn sized_widget(
+    name: &str,
+    app: &mut App,
+    area: fn(&Areas) -> Rect,
+    component: impl Fn(&mut Frame<'_>, Rect, &App),
+) -> Vec<Terminal<TestBackend>> {
+    snapshots(
+        name,
+        app,
+        |app, w, h| area(&areas(app, Rect::new(0, 0, w, h))).height,
+        component,
+    )
+}
+
+/// The rendered text of a terminal, row by row.
+fn text(t: &Terminal<TestBackend>) -> String {
+    screen_rows(t.backend().buffer()).join("\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building states through the public API
+
+fn app(models: &[&str]) -> App {
+    let mut app = App::new(
+        SessionInfo {
+            id: "20261121-090503-ab12".into(),
+            project: "/work/project".into(),
+            demo: false,
+        },
+        models.iter().map(|m| m.to_string()).collect(),
+        Settings::default(),
+        Theme::COLOR,
+    );
+    app.now_ms = 12_000;
+    app.size = (80, 24);
+    app
+}
+
+fn send(app: &mut App, msg: EngineMsg) {
+    update(app, Msg::Engine(msg));
+}
+
+fn agent(app: &mut App, panel: usize, event: AgentEvent) {
+    send(app, EngineMsg::Agent { panel, event });
+}
+
+fn say(app: &mut App, panel: usize, text: &str) {
+    agent(
+        app,
+        panel,
+        AgentEvent::TextDelta {
+            text: text.to_string(),
+        },
+    );
+}
+
+fn key(app: &mut App, code: KeyCode) {
+    update(app, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+fn ctrl(app: &mut App, c: char) {
+    update(
+        app,
+        Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)),
+    );
+}
+
+fn typed(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+/// Sends `prompt` and starts the turn as the driver would; the clock moves on 7 s.
+fn start_turn(app: &mut App, prompt: &str) {
+    typed(app, prompt);
+    key(app, KeyCode::Enter);
+    let turn = app.turn + 1;
+    send(app, EngineMsg::TurnStarted { turn, seed: 7 });
+    app.status = None;
+    app.now_ms += 7_000;
+}
+
+fn tool(app: &mut App, panel: usize, id: &str, name: &str, args: &str) {
+    agent(
+        app,
+        panel,
+        AgentEvent::ToolCallStarted {
+            id: id.into(),
+            name: name.into(),
+        },
+    );
+    agent(
+        app,
+        panel,
+        AgentEvent::ToolCallReady {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        },
+    );
+}
+
+fn tool_result(app: &mut App, panel: usize, id: &str, name: &str, error: Option<&str>) {
+    agent(
+        app,
+        panel,
+        AgentEvent::ToolResult {
+            id: id.into(),
+            name: name.into(),
+            is_error: error.is_some(),
+            bytes: 1830,
+            summary: error.unwrap_or("ok").into(),
+            duration_ms: 4,
+            failed_edit: error.is_some() && name == "edit_file",
+        },
+    );
+}
+
+fn usage(app: &mut App, panel: usize, input: u64, output: u64, cost: f64) {
+    let total = Usage {
+        input,
+        output,
+        ..Usage::default()
+    };
+    agent(
+        app,
+        panel,
+        AgentEvent::Usage {
+            step: total,
+            total,
+            cost: Some(cost),
+        },
+    );
+}
+
+fn finished(app: &mut App, panel: usize, stop: RunStop, files: &[&str]) {
+    agent(app, panel, AgentEvent::Finished { stop });
+    send(
+        app,
+        EngineMsg::Finished {
+            panel,
+            summary: RunSummary {
+                stop,
+                elapsed_ms: 7_000,
+                writes: files.len(),
+                files: files.iter().map(|f| f.to_string()).collect(),
+                deleted: Vec::new(),
+                error: None,
+            },
+        },
+    );
+}
+
+/// Two models mid-run: panel 0 streams Markdown with a finished tool call and one still
+/// running; panel 1 has a line of text.
+fn streaming() -> App {
+    let mut a = app(&["openai/gpt-5", "anthropic/claude-sonnet-4-5"]);
+    start_turn(&mut a, "The test fails. Fix the bug.");
+    for panel in 0..2 {
+        agent(&mut a, panel, AgentEvent::StepStarted { step: 1 });
+    }
+    say(
+        &mut a,
+        0,
+        "## Plan\nRun the **failing** test, then read `pricing.rs`.\n",
+    );
+    tool(
+        &mut a,
+        0,
+        "c1",
+        "bash",
+        r#"{"command":"cargo test --quiet"}"#,
+    );
+    tool_result(&mut a, 0, "c1", "bash", None);
+    agent(&mut a, 0, AgentEvent::StepStarted { step: 2 });
+    say(
+        &mut a,
+        0,
+        "The check is off by one:\n```rust\nif count > BULK_MIN_ITEMS {\n```\nFix",
+    );
+    tool(&mut a, 0, "c2", "read_file", r#"{"path":"src/pricing.rs"}"#);
+    usage(&mut a, 0, 1200, 340, 0.0123);
+    say(&mut a, 1, "Let me look at the tests first.");
+    usage(&mut a, 1, 800, 20, 0.004);
+    a
+}
+
+/// Panel 0 of `app` over the whole area, all panels on screen.
+fn first_panel(f: &mut Frame<'_>, area: Rect, app: &App) {
+    panel::render(f, area, app, &app.panels[0], 0, app.panels.len());
+}
+
+/// A blind turn of demo/good and demo/sloppy in review, the first file of the selected model
+/// picked so the basket names its model (`dir` must outlive the app's use of the base).
+fn blind_review(dir: &tempfile::TempDir) -> App {
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, true);
+    key(&mut a, KeyCode::Right);
+    key(&mut a, KeyCode::Char(' '));
+    a.status = None;
+    a
+}
+
+/// A review of demo/good and demo/sloppy, the diff of demo/good's first file on screen.
+fn review(dir: &tempfile::TempDir) -> App {
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Right);
+    a.status = None;
+    a
+}
+
+// ---------------------------------------------------------------------------------------------
+// Header, banner, status line (sized by the layout)
+
+// KNOWN: the header is one row cut at the terminal's width, mid-word: at 60 columns
+// "$0.0000 total" is lost (header_idle__60x15) and "turn 1" reads "tu" (header_badges__60x15);
+// at 80 columns the badges "review ready · Ctrl+O", "blind" and "verbose" are all cut off
+// (header_badges__80x24), so a blind session does not say so on an 80x24 terminal.
+#[test]
+fn header_idle() {
+    let mut a = app(&["demo/good", "demo/sloppy"]);
+    sized_widget("header_idle", &mut a, |a| a.header, header::render);
+}
+
+/// Every badge at once: demo, review ready, blind, verbose (the longest header).
+#[test]
+fn header_with_every_badge() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Esc);
+    // As with `/config review stay`: the changes wait, the review was never opened.
+    a.review.as_mut().unwrap().opened = false;
+    a.session.demo = true;
+    a.blind = true;
+    a.verbose = true;
+    assert!(a.review_ready(), "the review waits behind the prompt");
+    sized_widget("header_badges", &mut a, |a| a.header, header::render);
+}
+
+// KNOWN: the banner loses its end without a mark. At 80x24 the layout counts its rows as
+// `width / columns` but the paragraph wraps at words, which takes one row more: the last row
+// ("~/.config/versus/config.toml.") is cut (banner_demo__80x24). At 60x15 the banner gets 4 rows
+// of text (the panels keep theirs): "Press Enter to send the prompt below..." is not shown at
+// all (banner_demo__60x15).
+#[test]
+fn banner_demo() {
+    let mut a = App::new(
+        SessionInfo {
+            id: "20261121-090503-ab12".into(),
+            project: "/tmp/versus-demo/project".into(),
+            demo: true,
+        },
+        vec!["demo/good".into(), "demo/sloppy".into()],
+        Settings::default(),
+        Theme::COLOR,
+    );
+    a.banner = versus::tui::strings::demo_banner(
+        "/home/me/code/shop",
+        "/tmp/versus-demo/project",
+        "no model is configured",
+    );
+    sized_widget("banner_demo", &mut a, |a| a.banner, banner::render);
+}
+
+// KNOWN: the key hints keep to one row and are cut at the terminal's width mid-word, with no
+// mark: "· C" (status_idle__80x24), "PgUp/PgDn scr" (status_idle__60x15), "· Ent"
+// (status_running__80x24), "· Pg" (status_running__60x15), "+/-/" (status_review__60x15); the
+// review's last hints (n/N hunk, s layout, t transcript, o shell, R rewind, Esc prompt) are not
+// on screen at 80 columns.
+#[test]
+fn status_idle_hints() {
+    let mut a = app(&["demo/good"]);
+    sized_widget("status_idle", &mut a, |a| a.status, status::render);
+}
+
+#[test]
+fn status_running_hints() {
+    let mut a = streaming();
+    assert!(a.running());
+    sized_widget("status_running", &mut a, |a| a.status, status::render);
+}
+
+#[test]
+fn status_review_hints() {
+    let dir = project();
+    let mut a = review(&dir);
+    sized_widget("status_review", &mut a, |a| a.status, status::render);
+}
+
+#[test]
+fn status_error_message() {
+    let mut a = app(&["demo/good"]);
+    a.status = Some(Status {
+        text: "unknown command /fo (try /help)".into(),
+        error: true,
+    });
+    sized_widget("status_error", &mut a, |a| a.status, status::render);
+}
+
+/// A message longer than the row wraps (the apply question's own message): two rows at 80
+/// and 60 columns, one at 200.
+#[test]
+fn status_long_message_wraps() {
+    let mut a = app(&["demo/good"]);
+    a.status = Some(Status {
+        text: "2 file(s) conflict with your edits since the run started: choose per file \
+               (o overwrite, s skip, m markers), Enter applies"
+            .into(),
+        error: true,
+    });
+    let ts = sized_widget("status_long", &mut a, |a| a.status, status::render);
+    for t in &ts {
+        let shown: String = text(t).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(shown.ends_with("Enter applies"), "{shown}");
+    }
+}
+
+// KNOWN: a message needing more than three rows is cut after the third without a mark: at
+// 60x15 "anything, and nothing on disk changes until you answer" is lost
+// (status_too_long__60x15).
+#[test]
+fn status_too_long_message_is_cut_at_three_rows() {
+    let mut a = app(&["demo/good"]);
+    a.status = Some(Status {
+        text: "2 file(s) conflict with your edits since the run started: choose per file \
+               (o overwrite, s skip, m markers), Enter applies; Esc goes back to the review \
+               without applying anything, and nothing on disk changes until you answer"
+            .into(),
+        error: true,
+    });
+    sized_widget("status_too_long", &mut a, |a| a.status, status::render);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Panels
+
+#[test]
+fn panel_streaming_markdown_and_a_tool_call() {
+    let mut a = streaming();
+    widget("panel_streaming", &mut a, first_panel);
+}
+
+/// The same panel when only it is on screen: its place is in the title.
+#[test]
+fn panel_zoomed_shows_its_place() {
+    let mut a = streaming();
+    widget("panel_zoomed", &mut a, |f, area, app| {
+        panel::render(f, area, app, &app.panels[1], 1, 1);
+    });
+}
+
+#[test]
+fn panel_tool_error() {
+    let mut a = app(&["demo/sloppy"]);
+    start_turn(&mut a, "Fix it");
+    agent(&mut a, 0, AgentEvent::StepStarted { step: 1 });
+    tool(
+        &mut a,
+        0,
+        "e1",
+        "edit_file",
+        r#"{"path":"src/lib.rs","old_string":"x","new_string":"y"}"#,
+    );
+    tool_result(
+        &mut a,
+        0,
+        "e1",
+        "edit_file",
+        Some("old_string not found in src/lib.rs; read the file again"),
+    );
+    agent(
+        &mut a,
+        0,
+        AgentEvent::Error {
+            message: "provider error: 500 upstream".into(),
+            context_overflow: false,
+        },
+    );
+    finished(&mut a, 0, RunStop::Error, &[]);
+    widget("panel_error", &mut a, first_panel);
+}
+
+#[test]
+fn panel_finished_with_its_summary() {
+    let mut a = app(&["demo/good"]);
+    start_turn(&mut a, "Fix the discount");
+    agent(&mut a, 0, AgentEvent::StepStarted { step: 1 });
+    say(
+        &mut a,
+        0,
+        "Fixed: the bulk discount now starts at **10** items.\n",
+    );
+    tool(
+        &mut a,
+        0,
+        "w1",
+        "edit_file",
+        r#"{"path":"src/pricing.rs","old_string":">","new_string":">="}"#,
+    );
+    tool_result(&mut a, 0, "w1", "edit_file", None);
+    usage(&mut a, 0, 2400, 512, 0.031);
+    finished(
+        &mut a,
+        0,
+        RunStop::Completed,
+        &["src/pricing.rs", "README.md"],
+    );
+    widget("panel_finished", &mut a, first_panel);
+}
+
+/// A long transcript scrolled up five rows: the bottom border says `↑5 (PgDn)`.
+#[test]
+fn panel_scrolled_shows_the_marker() {
+    let mut a = app(&["demo/good"]);
+    start_turn(&mut a, "Count");
+    agent(&mut a, 0, AgentEvent::StepStarted { step: 1 });
+    let long: String = (1..=80)
+        .map(|i| format!("line {i} of the answer\n"))
+        .collect();
+    say(&mut a, 0, &long);
+    // The field is public; scrolling by key depends on the page size of one terminal.
+    a.panels[0].scroll = 5;
+    let ts = widget("panel_scrolled", &mut a, first_panel);
+    for t in &ts {
+        assert!(text(t).contains("↑5 (PgDn)"), "{}", text(t));
+    }
+}
+
+#[test]
+fn panel_empty_without_a_model() {
+    let mut a = app(&[]);
+    widget("panel_empty", &mut a, panel::render_empty);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prompt box and completion
+
+// KNOWN: at 60 columns the placeholder is cut mid-word: "...@ for model" (prompt_empty__60x15).
+#[test]
+fn prompt_empty() {
+    let mut a = app(&["demo/good", "demo/sloppy"]);
+    sized_widget("prompt_empty", &mut a, |a| a.prompt, prompt::render);
+}
+
+#[test]
+fn prompt_multi_line() {
+    let mut a = app(&["demo/good", "demo/sloppy"]);
+    typed(&mut a, "Fix the discount:");
+    ctrl(&mut a, 'j');
+    typed(&mut a, "- ten items get 10%");
+    ctrl(&mut a, 'j');
+    typed(&mut a, "- keep the tax as it is");
+    sized_widget("prompt_multi_line", &mut a, |a| a.prompt, prompt::render);
+}
+
+#[test]
+fn prompt_history_search() {
+    let mut a = app(&["demo/good"]);
+    send(
+        &mut a,
+        EngineMsg::HistoryLoaded(vec![
+            "fix the failing test".into(),
+            "add a CHANGELOG entry".into(),
+        ]),
+    );
+    ctrl(&mut a, 'r');
+    typed(&mut a, "fix");
+    sized_widget(
+        "prompt_history_search",
+        &mut a,
+        |a| a.prompt,
+        prompt::render,
+    );
+}
+
+#[test]
+fn prompt_addressed_to_a_model() {
+    let mut a = app(&["demo/good", "demo/sloppy"]);
+    typed(&mut a, "@sloppy explain your change");
+    a.completion = None;
+    sized_widget("prompt_addressed", &mut a, |a| a.prompt, prompt::render);
+}
+
+// KNOWN: each item is one row cut at the box's width mid-word, with no `…`: "(models, t",
+// "conversation af" (completion_commands__60x15), "system" loses its end at 80 columns.
+/// The list is drawn with the panel and prompt rectangles of the real layout (it sits on the
+/// panels just above the prompt box); nothing else is drawn.
+#[test]
+fn completion_of_slash_commands() {
+    let mut a = app(&["demo/good"]);
+    typed(&mut a, "/c");
+    assert!(a.completion.is_some());
+    widget("completion_commands", &mut a, |f, area, app| {
+        let at = areas(app, area);
+        completion::render(f, at.panels, at.prompt, app);
+    });
+}
+
+/// `@src/` at the end of a three-line prompt offers twelve files; the last is selected, so the
+/// list is scrolled. The selected item stays on screen at 200x50 and 80x24.
+// KNOWN: at 60x15 the three-line prompt leaves the panels 8 rows, so the box gets 6 rows of
+// items, but the list is scrolled as if it had its 8: the selected item ("12/12",
+// src/mod_12.rs) is below the box, src/mod_05 to src/mod_10 are shown
+// (completion_scrolled__60x15). The check below skips that size until it is fixed.
+#[test]
+fn completion_scrolled_to_the_selected_file() {
+    let mut a = app(&["demo/good"]);
+    a.files = (1..=12).map(|i| format!("src/mod_{i:02}.rs")).collect();
+    typed(&mut a, "look at");
+    ctrl(&mut a, 'j');
+    typed(&mut a, "these files:");
+    ctrl(&mut a, 'j');
+    typed(&mut a, "@src/");
+    for _ in 0..11 {
+        key(&mut a, KeyCode::Down);
+    }
+    assert_eq!(a.completion.as_ref().map(|c| c.selected), Some(11));
+    let ts = widget("completion_scrolled", &mut a, |f, area, app| {
+        let at = areas(app, area);
+        completion::render(f, at.panels, at.prompt, app);
+    });
+    for (t, (w, h)) in ts.iter().zip(SIZES).filter(|(_, size)| *size != (60, 15)) {
+        assert!(
+            text(t).contains("src/mod_12.rs"),
+            "the selected file at {w}x{h}:\n{}",
+            text(t)
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Overlay and dialogs
+
+// KNOWN: at 80x24 and 60x15 the help's lines wrap (the key column is padded to 40 for the
+// longest command, leaving 16 columns of text at 60) but its title counts unwrapped lines:
+// "(1-22 of 39)" while 13 lines show at 80x24, "(1-13 of 39)" while 7 show at 60x15; the title
+// itself is cut mid-word at 60 ("other keys clo").
+#[test]
+fn overlay_help() {
+    let mut a = app(&["demo/good"]);
+    typed(&mut a, "/help");
+    key(&mut a, KeyCode::Enter);
+    widget("overlay_help", &mut a, overlay::render);
+}
+
+// KNOWN: scrolled as far as it goes, the help cannot show its last lines at 80x24 and 60x15:
+// the scroll stops at (lines - rows) counted before wrapping, so the wrapped lines below run
+// past the bottom border: the title says "(18-39 of 39)" but /resume to /quit are never on
+// screen at 80x24, "(27-39 of 39)" and /verbose to /quit never at 60x15.
+#[test]
+fn overlay_help_scrolled_to_the_end() {
+    let mut a = app(&["demo/good"]);
+    typed(&mut a, "/help");
+    key(&mut a, KeyCode::Enter);
+    a.overlay_scroll = usize::MAX;
+    widget("overlay_help_end", &mut a, overlay::render);
+}
+
+// KNOWN (both apply snapshots and the rewind preview): the keys in the bottom border are cut at
+// the dialog's width, mid-word: "· m ma" at 60x15 (Enter apply and Esc cancel are not shown),
+// "· Enter apply" ends the line at 80x24 (Esc cancel is lost); the rewind preview's "n canc" at
+// 60x15. At 60x15 the "↓ more: PgDn" badge covers the end of the last text row ("- 1 {").
+/// The apply question as it opens: README.md, the first conflicting file, selected.
+#[test]
+fn dialog_apply() {
+    let mut a = conflict_dialog();
+    a.status = None;
+    widget("dialog_apply", &mut a, dialog::render);
+}
+
+/// The apply question with the selected conflict's texts (src/pricing.rs, README.md skipped).
+#[test]
+fn dialog_conflict() {
+    let mut a = conflict_dialog();
+    key(&mut a, KeyCode::Char('s'));
+    a.status = None;
+    widget("dialog_conflict", &mut a, dialog::render);
+}
+
+#[test]
+fn dialog_rewind_preview() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Esc);
+    send(
+        &mut a,
+        EngineMsg::RewindPlanned(RewindPlan {
+            scope: RewindScope::Both,
+            turn: Some(1),
+            prompt: Some("The discount test fails. Fix it.".into()),
+            files: Some(RewindPreview {
+                apply_id: "20261121-091002-1f3a".into(),
+                label: "The discount test fails. Fix it.".into(),
+                models: vec!["demo/good".into()],
+                files: vec![
+                    RewindFile {
+                        path: "src/pricing.rs".into(),
+                        action: RewindAction::Restore,
+                        added: 40,
+                        removed: 16,
+                        edited_after_apply: true,
+                    },
+                    RewindFile {
+                        path: "tests/discount.rs".into(),
+                        action: RewindAction::Remove,
+                        added: 0,
+                        removed: 1,
+                        edited_after_apply: false,
+                    },
+                ],
+            }),
+            files_note: None,
+        }),
+    );
+    a.status = None;
+    widget("dialog_rewind", &mut a, dialog::render);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The review's parts
+
+fn review_table(f: &mut Frame<'_>, area: Rect, app: &App) {
+    table::render(f, area, app, app.review.as_ref().unwrap());
+}
+
+fn review_files(f: &mut Frame<'_>, area: Rect, app: &App) {
+    lists::files(f, area, app, app.review.as_ref().unwrap());
+}
+
+fn review_basket(f: &mut Frame<'_>, area: Rect, app: &App) {
+    lists::basket(f, area, app, app.review.as_ref().unwrap());
+}
+
+fn review_diff(f: &mut Frame<'_>, area: Rect, app: &App) {
+    diff::render(f, area, app, app.review.as_ref().unwrap());
+}
+
+// KNOWN: at 60 columns the columns the table always keeps (63 wide, plus the names) do not
+// fit its 58 inner columns: "check" is cut to "che" and the rating column is not on screen, so
+// the `+` rating given here shows at 200 and 80 columns but not at 60 (review_table__60x15).
+/// The table with demo/good rated `+`.
+#[test]
+fn review_table_of_the_models() {
+    let dir = project();
+    let mut a = review(&dir);
+    key(&mut a, KeyCode::Char('+'));
+    a.status = None;
+    widget("review_table", &mut a, review_table);
+}
+
+#[test]
+fn review_files_of_the_selected_model() {
+    let dir = project();
+    let mut a = review(&dir);
+    key(&mut a, KeyCode::Char(' '));
+    a.status = None;
+    let ts = widget("review_files", &mut a, review_files);
+    // The selected file (src/pricing.rs, shown in the diff) is drawn reversed at every size.
+    for t in &ts {
+        let buffer = t.backend().buffer();
+        let y = screen_rows(buffer)
+            .iter()
+            .position(|row| row.contains("src/pricing.rs"))
+            .and_then(|y| u16::try_from(y).ok())
+            .expect("the selected file is on screen");
+        assert!(buffer[(3, y)].modifier.contains(Modifier::REVERSED));
+    }
+}
+
+#[test]
+fn review_basket_with_a_conflict() {
+    let dir = project();
+    let mut a = review(&dir);
+    key(&mut a, KeyCode::Char(' '));
+    key(&mut a, KeyCode::Tab);
+    key(&mut a, KeyCode::Char(' '));
+    a.status = None;
+    widget("review_basket", &mut a, review_basket);
+}
+
+// KNOWN (both layouts): the keys in the bottom border are cut mid-word: "· f f" at 80x24,
+// "Space pick hu" at 60x15; the side by side title is cut to "side by si" at 60x15.
+#[test]
+fn review_diff_unified() {
+    let dir = project();
+    let mut a = review(&dir);
+    widget("review_diff_unified", &mut a, review_diff);
+}
+
+#[test]
+fn review_diff_side_by_side() {
+    let dir = project();
+    let mut a = review(&dir);
+    key(&mut a, KeyCode::Char('s'));
+    a.status = None;
+    widget("review_diff_side_by_side", &mut a, review_diff);
+}
+
+/// Blind mode, component by component: the table, the file list, the basket (with a pick)
+/// and the diff (its title and hunk headers) name no real model at any size; the first three
+/// name the aliases (the diff's title names the file, not the model).
+#[test]
+fn blind_review_components_name_no_model() {
+    let dir = project();
+    let mut a = blind_review(&dir);
+    assert!(a.hiding());
+    let parts: [(&str, Component); 4] = [
+        ("table", review_table),
+        ("files", review_files),
+        ("basket", review_basket),
+        ("diff", review_diff),
+    ];
+    for (part, component) in parts {
+        let mut aliases = false;
+        for size in SIZES {
+            a.size = size;
+            let t = draw_alone(&mut a, size, &component);
+            let screen = text(&t);
+            for leak in ["demo/", "demo-", "good", "sloppy"] {
+                assert!(
+                    !screen.contains(leak),
+                    "blind {part} at {size:?} shows {leak:?}:\n{screen}"
+                );
+            }
+            aliases |= screen.contains("Model A") || screen.contains("Model B");
+        }
+        assert!(
+            aliases || part == "diff",
+            "blind {part} names an alias somewhere"
+        );
+    }
+}
