@@ -9,7 +9,7 @@ use super::super::layout::diff_height;
 use super::super::review::doc::DiffMode;
 use super::super::review::{DiffSearch, ReviewState};
 use super::super::state::{App, Overlay, Screen};
-use super::{comments, lines, pick};
+use super::{comments, compare, lines, pick};
 
 /// Handles a key on the review screen; `None` leaves it to the global keys (Ctrl+C...).
 pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
@@ -30,11 +30,13 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
         return None;
     }
     let height = diff_height(app);
+    let width = super::super::layout::diff_width(app);
     let Some(review) = app.review.as_mut() else {
         app.screen = Screen::Panels;
         return None;
     };
     review.diff_rows = height;
+    review.diff_width = width;
     if review.draft.is_some() {
         comments::draft_key(app, key.code);
         return Some(Vec::new());
@@ -43,6 +45,11 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
         search_key(app, key.code);
         return Some(Vec::new());
     }
+    if review.versions.is_some() {
+        compare::versions_key(app, key.code, height);
+        return Some(Vec::new());
+    }
+
     let page = height.saturating_sub(2).max(1) as isize;
     match key.code {
         KeyCode::Esc => {
@@ -78,6 +85,15 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
             });
         }
         KeyCode::Char('s') => toggle_layout(review),
+        KeyCode::Char('v') => compare::cycle(app),
+        KeyCode::Char('V') => compare::open_versions(app),
+        KeyCode::Char('<') => compare::hscroll(app, false),
+        KeyCode::Char('>') => compare::hscroll(app, true),
+        KeyCode::Char('w') => review.toggle_wrap(),
+        // Picks are relative to the base: refused while comparing with another model.
+        KeyCode::Char(' ' | 'f' | 'J' | 'K' | 'L' | 'm') if review.against.is_some() => {
+            compare::refuse_pick(app);
+        }
         KeyCode::Char(' ') => pick::hunk(app),
         KeyCode::Char('J') => lines::step(app, true, height),
         KeyCode::Char('K') => lines::step(app, false, height),

@@ -315,6 +315,33 @@ pub(super) fn compute(model: &str, path: &str, base: &[u8], versions: &[Version<
     hunks
 }
 
+/// The hunks turning `old` into `new` (`None`: deleted), as `diff -U3` groups them, with no
+/// provenance: for comparing two versions that are not a base and its proposal (one model's
+/// file against another's in the review), where no write sequence links them.
+pub fn diff_texts(model: &str, path: &str, old: &[u8], new: Option<&[u8]>) -> Vec<Hunk> {
+    let origin = Origin {
+        seq: 0,
+        tool: String::new(),
+        call_id: String::new(),
+    };
+    let mut hunks = compute(
+        model,
+        path,
+        old,
+        &[Version {
+            content: new,
+            origin: &origin,
+        }],
+    );
+    for hunk in &mut hunks {
+        hunk.origins.clear();
+        for line in &mut hunk.lines {
+            line.origin = None;
+        }
+    }
+    hunks
+}
+
 fn line(kind: LineKind, raw: &[u8], origin: Option<u64>) -> HunkLine {
     let (body, newline) = match raw.strip_suffix(b"\n") {
         Some(body) => (body, true),

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde::ser::SerializeStruct;
 
-pub use hunks::{CONTEXT_LINES, Hunk, HunkLine, LineKind, LineRange, Origin};
+pub use hunks::{CONTEXT_LINES, Hunk, HunkLine, LineKind, LineRange, Origin, diff_texts};
 pub use source::{BaseReader, BaseSource};
 
 use super::base::hash_bytes;

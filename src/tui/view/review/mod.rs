@@ -2,10 +2,12 @@
 //! the left, the diff of the selected file on the right (the diff alone under the table on
 //! narrow terminals). Each part is drawn by its own module from the review state only.
 
+mod cut;
 mod diff;
 mod lists;
 mod table;
 pub mod text;
+mod versions;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;

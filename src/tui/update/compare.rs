@@ -1,0 +1,120 @@
+//! Comparing models on the review: `v` steps the diff's other side through the base and every
+//! other model that changed the file, `V` opens every model's version of the hunk on screen,
+//! and picks are refused while the diff is not against the base (picks always apply to the
+//! base; a hunk of a model-against-model diff is no pick). Also the long-line keys: `<` / `>`
+//! scroll sideways, `w` wraps.
+
+use crossterm::event::KeyCode;
+
+use super::super::review::VersionsView;
+use super::super::state::App;
+use super::super::strings;
+
+/// Columns one `<` / `>` scrolls sideways.
+pub const HSCROLL_STEP: isize = 8;
+
+/// `v`: compares with the next model that changed this file, after the last one with the
+/// base again; says what is compared now, by the shown names.
+pub fn cycle(app: &mut App) {
+    let Some(review) = app.review.as_mut() else {
+        return;
+    };
+    review.versions = None;
+    if review.against.is_none() && review.compare_targets().is_empty() {
+        app.info(strings::COMPARE_NONE);
+        return;
+    }
+    match review.cycle_against() {
+        Some(other) => {
+            let who = app.shown_label(&other);
+            app.info(strings::compare_with(&who));
+        }
+        None => app.info(strings::COMPARE_BASE),
+    }
+}
+
+/// Refuses a pick, line cursor or comment while comparing with another model, saying why and
+/// how to get back; true when refused.
+pub fn refuse_pick(app: &mut App) -> bool {
+    let Some(other) = app.review.as_ref().and_then(|r| r.against.clone()) else {
+        return false;
+    };
+    let who = app.shown_label(&other);
+    app.error(strings::compare_no_pick(&who));
+    true
+}
+
+/// `V`: every model's version of the base lines under the hunk on screen, in the shown order.
+pub fn open_versions(app: &mut App) {
+    let Some(review) = app.review.as_mut() else {
+        return;
+    };
+    if review.against.is_some() {
+        app.error(strings::VERSIONS_COMPARING);
+        return;
+    }
+    review.ensure_doc();
+    let (Some(file), Some(hunk)) = (review.current_file(), review.current_hunk()) else {
+        app.error(strings::VERSIONS_NO_HUNK);
+        return;
+    };
+    let path = file.path.clone();
+    let region = hunk.old;
+    let base = file.base.clone();
+    let versions: Vec<(String, Option<Option<&[u8]>>)> = review
+        .order
+        .iter()
+        .filter_map(|&i| review.models.get(i))
+        .filter_map(|m| {
+            let set = review.set_of(&m.label)?;
+            let version = set
+                .file(&path)
+                .map(|f| f.proposed.as_deref().map(Vec::as_slice));
+            Some((m.label.clone(), version))
+        })
+        .collect();
+    let columns =
+        crate::review::region_versions(base.as_deref().map(Vec::as_slice), region, &versions);
+    review.versions = Some(VersionsView {
+        path,
+        region,
+        columns,
+        scroll: 0,
+    });
+}
+
+/// A key while the N-way view is open: scrolling, or back to the diff.
+pub fn versions_key(app: &mut App, code: KeyCode, height: usize) {
+    let Some(review) = app.review.as_mut() else {
+        return;
+    };
+    let Some(view) = review.versions.as_mut() else {
+        return;
+    };
+    let page = height.saturating_sub(2).max(1);
+    // Lines of the stacked layout bound the scroll (columns are never longer).
+    let most: usize = view.columns.iter().map(|c| c.lines.len() + 2).sum();
+    let max = most.saturating_sub(height.max(1));
+    match code {
+        KeyCode::Esc | KeyCode::Char('V') | KeyCode::Char('q') => review.versions = None,
+        KeyCode::Down | KeyCode::Char('j') => view.scroll = (view.scroll + 1).min(max),
+        KeyCode::Up | KeyCode::Char('k') => view.scroll = view.scroll.saturating_sub(1),
+        KeyCode::PageDown => view.scroll = (view.scroll + page).min(max),
+        KeyCode::PageUp => view.scroll = view.scroll.saturating_sub(page),
+        KeyCode::Home | KeyCode::Char('g') => view.scroll = 0,
+        _ => app.dirty = false,
+    }
+}
+
+/// `<` / `>`: sideways by [`HSCROLL_STEP`] columns (refused, with the way out, while wrapping).
+pub fn hscroll(app: &mut App, forward: bool) {
+    let Some(review) = app.review.as_mut() else {
+        return;
+    };
+    if review.wrap {
+        app.info(strings::HSCROLL_WRAPPING);
+        return;
+    }
+    review.ensure_doc();
+    review.hscroll_by(if forward { HSCROLL_STEP } else { -HSCROLL_STEP });
+}
