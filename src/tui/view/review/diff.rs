@@ -157,7 +157,7 @@ fn file_title(app: &App, file: &FileChange, doc: &DiffDoc, review: &ReviewState)
             .model()
             .map_or(String::new(), |m| app.shown_label(&m.label));
         return format!(
-            " {mine} vs {} · {} · +{} -{}{hunk} · {layout}{long} ",
+            " {mine} vs {} · {}{long} · +{} -{}{hunk} · {layout} ",
             app.shown_label(other),
             file.path,
             file.added,
@@ -165,7 +165,7 @@ fn file_title(app: &App, file: &FileChange, doc: &DiffDoc, review: &ReviewState)
         );
     }
     format!(
-        " {} · {}{link} · +{} -{}{hunk} · {layout}{long} ",
+        " {}{long} · {}{link} · +{} -{}{hunk} · {layout} ",
         file.path,
         kind_word(file.kind),
         file.added,
