@@ -1605,6 +1605,7 @@ fn a_blind_turn_shows_no_real_name_in_any_frame_until_the_choice() {
         ("help", KeyCode::Char('?')),
         ("help closed", KeyCode::Esc),
         // Issue 14 item 16: comparing models and every model's version of a hunk.
+        ("to the file both changed", KeyCode::Right),
         ("compare with another model", KeyCode::Char('v')),
         ("a pick refused while comparing", KeyCode::Char(' ')),
         ("compared side by side", KeyCode::Char('s')),
@@ -1617,6 +1618,9 @@ fn a_blind_turn_shows_no_real_name_in_any_frame_until_the_choice() {
         ("unwrapped", KeyCode::Char('w')),
     ] {
         key(&mut a, code);
+        if step == "compare with another model" {
+            assert!(a.review.as_ref().unwrap().against.is_some(), "v compares");
+        }
         assert_no_name(&mut a, step);
     }
     ch(&mut a, '/');

@@ -862,6 +862,13 @@ mod tests {
             .unwrap();
         assert_eq!(doc.row_height(&file, long_row, 60), 200usize.div_ceil(room));
         assert_eq!(doc.row_height(&file, 0, 60), 1, "a header");
+        assert_eq!(doc::wrapped_lines(104, 52), 2, "exactly two lines' worth");
+        assert_eq!(doc::wrapped_lines(105, 52), 3);
+        assert_eq!(
+            doc::wrapped_lines(0, 52),
+            1,
+            "an empty line still takes one"
+        );
         let unwrapped = r.bottom(5);
         assert_eq!(unwrapped, doc.rows.len() - 5);
         r.toggle_wrap();
