@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 
 use crate::workspace::changeset::hunks::{is_binary, split_lines};
-use crate::workspace::changeset::{ChangeKind, FileChange, LineKind, LineRange, diff_texts};
+use crate::workspace::changeset::{
+    ChangeKind, FileChange, LineKind, LineRange, diff_texts, hunks_of_ops,
+};
 
 /// How long one version's diff against the base may search for a minimal result before
 /// settling for a larger (still correct) one, so a huge rewrite cannot stall the review.
@@ -34,11 +36,29 @@ pub fn compare_file(mine: &FileChange, theirs: Option<&FileChange>) -> FileChang
     let old: &[u8] = other.as_deref().map_or(&[], Vec::as_slice);
     let new = mine.proposed.as_deref().map(Vec::as_slice);
     let binary = is_binary(old) || new.is_some_and(is_binary);
+    let model = mine.hunks.first().map_or("", |h| h.model.as_str());
     let hunks = if binary || other == mine.proposed {
         Vec::new()
     } else {
-        let model = mine.hunks.first().map_or("", |h| h.model.as_str());
-        diff_texts(model, &mine.path, old, new)
+        let base: &[u8] = mine.base.as_deref().map_or(&[], Vec::as_slice);
+        let theirs_lines = split_lines(old);
+        let mine_lines = split_lines(new.unwrap_or(b""));
+        let plain = |f: &FileChange| !f.binary && !f.symlink && !f.base_symlink;
+        let aligned = (plain(mine) && theirs.is_none_or(plain))
+            .then(|| {
+                aligned_ops(
+                    split_lines(base).len(),
+                    &edits(Some(mine)),
+                    &edits(theirs),
+                    &theirs_lines,
+                    &mine_lines,
+                )
+            })
+            .flatten();
+        match aligned {
+            Some(ops) => hunks_of_ops(model, &mine.path, &theirs_lines, &mine_lines, ops),
+            None => diff_texts(model, &mine.path, old, new),
+        }
     };
     let kind = match (&other, &mine.proposed) {
         (None, _) => ChangeKind::Created,
@@ -60,6 +80,204 @@ pub fn compare_file(mine: &FileChange, theirs: Option<&FileChange>) -> FileChang
         added: hunks.iter().map(|h| h.added()).sum(),
         removed: hunks.iter().map(|h| h.removed()).sum(),
         hunks,
+    }
+}
+
+/// One change of a model against the base: base lines `old` (0-based) became its lines `new`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Edit {
+    old: Range<usize>,
+    new: Range<usize>,
+}
+
+/// The changes of `file` against the base, from its hunks (none for `None`: the base itself).
+fn edits(file: Option<&FileChange>) -> Vec<Edit> {
+    let mut out = Vec::new();
+    for hunk in file.map_or(&[][..], |f| f.hunks.as_slice()) {
+        let (mut o, mut n) = (hunk.old.indices().start, hunk.new.indices().start);
+        let mut open: Option<(usize, usize)> = None;
+        for line in &hunk.lines {
+            match line.kind {
+                LineKind::Context => {
+                    if let Some((o0, n0)) = open.take() {
+                        out.push(Edit {
+                            old: o0..o,
+                            new: n0..n,
+                        });
+                    }
+                    o += 1;
+                    n += 1;
+                }
+                LineKind::Removed => {
+                    open.get_or_insert((o, n));
+                    o += 1;
+                }
+                LineKind::Added => {
+                    open.get_or_insert((o, n));
+                    n += 1;
+                }
+            }
+        }
+        if let Some((o0, n0)) = open {
+            out.push(Edit {
+                old: o0..o,
+                new: n0..n,
+            });
+        }
+    }
+    out
+}
+
+/// The line diff of `theirs` against `mine` made from each one's changes against the same
+/// base (`base_len` lines), so only the stretches of the base that either model changed are
+/// diffed: two 20,000-line versions with scattered edits compare in a few milliseconds, where
+/// one diff of the whole files takes tens of them (review `v` runs on the loop's thread).
+///
+/// Stretches are the base spans of overlapping or touching changes of either model; outside
+/// them both versions hold the base's lines. `None` when the changes do not add up to the two
+/// texts (the caller then diffs the whole files).
+fn aligned_ops(
+    base_len: usize,
+    mine: &[Edit],
+    theirs: &[Edit],
+    theirs_lines: &[&[u8]],
+    mine_lines: &[&[u8]],
+) -> Option<Vec<DiffOp>> {
+    let delta = |e: &Edit| e.new.len() as isize - e.old.len() as isize;
+    let at = |p: usize, d: isize| usize::try_from(p as isize + d).ok();
+    let (mut i, mut j) = (0, 0);
+    let (mut da, mut db) = (0isize, 0isize);
+    let mut pos = 0;
+    let mut ops = Vec::new();
+    loop {
+        let next = match (mine.get(i), theirs.get(j)) {
+            (None, None) => break,
+            (Some(a), None) => a.old.start,
+            (None, Some(b)) => b.old.start,
+            (Some(a), Some(b)) => a.old.start.min(b.old.start),
+        };
+        if next < pos {
+            return None;
+        }
+        push_equal(&mut ops, at(pos, db)?, at(pos, da)?, next - pos);
+        let (start, mut end) = (next, next);
+        let (a_from, b_from) = (at(start, da)?, at(start, db)?);
+        loop {
+            let mut grew = false;
+            if let Some(a) = mine.get(i).filter(|a| a.old.start <= end) {
+                end = end.max(a.old.end);
+                da += delta(a);
+                i += 1;
+                grew = true;
+            }
+            if let Some(b) = theirs.get(j).filter(|b| b.old.start <= end) {
+                end = end.max(b.old.end);
+                db += delta(b);
+                j += 1;
+                grew = true;
+            }
+            if !grew {
+                break;
+            }
+        }
+        let (a_to, b_to) = (at(end, da)?, at(end, db)?);
+        let old = theirs_lines.get(b_from..b_to)?;
+        let new = mine_lines.get(a_from..a_to)?;
+        if old == new {
+            push_equal(&mut ops, b_from, a_from, old.len());
+        } else {
+            for op in similar::capture_diff_slices(Algorithm::Myers, old, new) {
+                push(&mut ops, shifted(op, b_from, a_from));
+            }
+        }
+        pos = end;
+    }
+    if pos > base_len {
+        return None;
+    }
+    push_equal(&mut ops, at(pos, db)?, at(pos, da)?, base_len - pos);
+    (at(base_len, db)? == theirs_lines.len() && at(base_len, da)? == mine_lines.len())
+        .then_some(ops)
+}
+
+fn push_equal(ops: &mut Vec<DiffOp>, old_index: usize, new_index: usize, len: usize) {
+    push(
+        ops,
+        DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        },
+    );
+}
+
+/// Appends `op`, joining it to the previous one when both are equal runs that meet (grouping
+/// into hunks expects one run of equal lines between changes) and dropping empty runs.
+fn push(ops: &mut Vec<DiffOp>, op: DiffOp) {
+    if let DiffOp::Equal { len, .. } = op {
+        if len == 0 {
+            return;
+        }
+        if let Some(DiffOp::Equal {
+            old_index,
+            new_index,
+            len: last,
+        }) = ops.last_mut()
+            && let DiffOp::Equal {
+                old_index: o,
+                new_index: n,
+                ..
+            } = op
+            && *old_index + *last == o
+            && *new_index + *last == n
+        {
+            *last += len;
+            return;
+        }
+    }
+    ops.push(op);
+}
+
+fn shifted(op: DiffOp, o: usize, n: usize) -> DiffOp {
+    match op {
+        DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } => DiffOp::Equal {
+            old_index: old_index + o,
+            new_index: new_index + n,
+            len,
+        },
+        DiffOp::Delete {
+            old_index,
+            old_len,
+            new_index,
+        } => DiffOp::Delete {
+            old_index: old_index + o,
+            old_len,
+            new_index: new_index + n,
+        },
+        DiffOp::Insert {
+            old_index,
+            new_index,
+            new_len,
+        } => DiffOp::Insert {
+            old_index: old_index + o,
+            new_index: new_index + n,
+            new_len,
+        },
+        DiffOp::Replace {
+            old_index,
+            old_len,
+            new_index,
+            new_len,
+        } => DiffOp::Replace {
+            old_index: old_index + o,
+            old_len,
+            new_index: new_index + n,
+            new_len,
+        },
     }
 }
 
@@ -307,6 +525,74 @@ mod tests {
                 .collect::<Vec<_>>()
         );
         assert_eq!((c.added, c.removed), (1, 1));
+    }
+
+    /// The aligned diff covers both texts exactly and its equal runs hold equal lines, and it
+    /// finds as many changed lines as a diff of the whole files, on edits that touch, overlap,
+    /// insert, delete and agree.
+    #[test]
+    fn the_aligned_diff_is_a_valid_diff_of_the_two_versions() {
+        let base: String = (1..=60).map(|i| format!("l{i}\n")).collect();
+        let edit = |pairs: &[(&str, &str)]| {
+            let mut t = base.clone();
+            for (from, to) in pairs {
+                t = t.replacen(from, to, 1);
+            }
+            t
+        };
+        let cases = [
+            (edit(&[("l5\n", "X\n")]), edit(&[("l5\n", "Y\n")])),
+            (edit(&[("l5\n", "X\n")]), edit(&[("l5\n", "X\n")])),
+            (edit(&[("l5\n", "X\nX2\n")]), edit(&[("l6\n", "")])),
+            (edit(&[("l1\n", "")]), edit(&[("l60\n", "end\nmore\n")])),
+            (
+                edit(&[("l10\nl11\nl12\n", "A\n"), ("l40\n", "B\n")]),
+                edit(&[("l11\n", "C\nD\n"), ("l50\n", "")]),
+            ),
+            (
+                edit(&[("l30\n", "new\nl30\n")]),
+                edit(&[("l30\n", "l30\nnew\n")]),
+            ),
+            (
+                edit(&[("l3\n", "three\n")]),
+                edit(&[("l2\n", "two\n"), ("l4\n", "four\n")]),
+            ),
+        ];
+        for (k, (mine_text, theirs_text)) in cases.iter().enumerate() {
+            let (_d1, mine) = file(&base, Some(mine_text));
+            let (_d2, theirs) = file(&base, Some(theirs_text));
+            let mine_edits = edits(Some(&mine));
+            let theirs_edits = edits(Some(&theirs));
+            let a = split_lines(mine_text.as_bytes());
+            let b = split_lines(theirs_text.as_bytes());
+            let ops = aligned_ops(60, &mine_edits, &theirs_edits, &b, &a)
+                .unwrap_or_else(|| panic!("case {k}: no aligned diff"));
+            let (mut o, mut n) = (0, 0);
+            for op in &ops {
+                let (tag, old, new) = op.as_tag_tuple();
+                assert_eq!((old.start, new.start), (o, n), "case {k}: contiguous");
+                if tag == similar::DiffTag::Equal {
+                    assert_eq!(&b[old.clone()], &a[new.clone()], "case {k}");
+                }
+                (o, n) = (old.end, new.end);
+            }
+            assert_eq!((o, n), (b.len(), a.len()), "case {k}: covers both");
+            let changed = |hunks: &[crate::workspace::changeset::Hunk]| {
+                hunks
+                    .iter()
+                    .flat_map(|h| h.lines.iter())
+                    .filter(|l| l.kind != LineKind::Context)
+                    .count()
+            };
+            let fast = compare_file(&mine, Some(&theirs));
+            let full = diff_texts(
+                "m",
+                "f.txt",
+                theirs_text.as_bytes(),
+                Some(mine_text.as_bytes()),
+            );
+            assert_eq!(changed(&fast.hunks), changed(&full), "case {k}");
+        }
     }
 
     #[test]
