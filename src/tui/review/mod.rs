@@ -136,6 +136,9 @@ pub struct ReviewState {
     pub compared: Option<FileChange>,
     /// The N-way view of one hunk's region (`V`), shown in place of the diff while open.
     pub versions: Option<VersionsView>,
+    /// The base diff laid out last, kept while comparing (`v`) so coming back to the base
+    /// costs nothing on a large file.
+    pub stash: Option<DiffDoc>,
 }
 
 /// The N-way view (`V`): every model's version of the base lines under one hunk, side by
@@ -238,6 +241,7 @@ impl ReviewState {
             against: None,
             compared: None,
             versions: None,
+            stash: None,
         }
     }
 
@@ -303,6 +307,7 @@ impl ReviewState {
         self.sets.push(set);
         self.recompute_basket();
         self.doc = None;
+        self.stash = None;
     }
 
     fn model_of_label(&self, label: &str) -> Option<usize> {
@@ -329,16 +334,26 @@ impl ReviewState {
         if self.against.as_deref() == Some(model.label.as_str()) {
             self.against = None;
         }
-        let fresh = self.doc.as_ref().is_some_and(|d| {
+        let fresh = |d: &DiffDoc| {
             d.model == model.label
                 && d.mode == self.mode
                 && d.against == self.against
                 && self.current_file().is_some_and(|f| f.path == d.path)
-        });
-        if fresh {
+        };
+        if self.doc.as_ref().is_some_and(fresh) {
+            return;
+        }
+        // Back from a comparison: the base diff laid out before it is still right.
+        if self.stash.as_ref().is_some_and(fresh) {
+            let base = self.stash.take();
+            self.stash = std::mem::replace(&mut self.doc, base).filter(|d| d.against.is_none());
+            self.compared = None;
             return;
         }
         let label = model.label.clone();
+        if let Some(old) = self.doc.take().filter(|d| d.against.is_none()) {
+            self.stash = Some(old);
+        }
         self.compared = match (&self.against, self.current_file()) {
             (Some(other), Some(file)) => {
                 let theirs = self.set_of(other).and_then(|s| s.file(&file.path));
@@ -391,7 +406,6 @@ impl ReviewState {
         self.scroll = 0;
         self.line = None;
         self.search = None;
-        self.doc = None;
         self.ensure_doc();
         next
     }
