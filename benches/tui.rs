@@ -455,6 +455,7 @@ fn streaming_review_bench(frames: usize) {
     ];
     let mut samples = Vec::with_capacity(frames);
     let mut compare = Vec::new();
+    let mut back = Vec::new();
     let mut token = 0usize;
     for i in 0..frames {
         for _ in 0..per_frame {
@@ -478,7 +479,11 @@ fn streaming_review_bench(frames: usize) {
         let took = t.elapsed();
         samples.push(took);
         if code == KeyCode::Char('v') {
-            compare.push(took);
+            if app.review.as_ref().is_some_and(|r| r.against.is_some()) {
+                compare.push(took);
+            } else {
+                back.push(took);
+            }
         }
     }
     let compared = app.review.as_ref().map(|r| r.against.is_some());
