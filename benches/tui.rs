@@ -503,9 +503,10 @@ fn streaming_review_bench(frames: usize) {
         16.7 / p99
     );
     report(
-        "  of which v (model-against-model diff of the file)",
+        "  of which v onto the other model (model-against-model diff of the file)",
         compare,
     );
+    report("  of which v back to the base", back);
 }
 
 fn main() {
