@@ -6,8 +6,9 @@
 //! - overhead: N models in parallel (default 16, then 1 for the scaling ratio), each running
 //!   S steps (default 50) of read_file / search_code / edit_file calls on a small generated git
 //!   project, through the real runner (`fan_out`, worktree isolation), `Agent::run_turn`,
-//!   `HttpModel` + `ChatWire` and reqwest, against an in-process keep-alive HTTP server that
-//!   answers each request at once with a pre-rendered Chat Completions stream. The server stamps
+//!   `HttpModel` + `ChatWire` and reqwest, against a keep-alive HTTP server in a process of its
+//!   own (so its CPU is not the harness's) that answers each request at once with a
+//!   pre-rendered Chat Completions stream. The server stamps
 //!   when each request was fully received and when its reply was fully written; a step's
 //!   overhead is the time between the reply to one request and the arrival of the next
 //!   (decoding the stream, running the tool, building and sending the next request), so the
@@ -18,7 +19,8 @@
 //!   own decoder (`Wire::decoder`), one parser and decoder per response, exactly as the HTTP
 //!   transport does. SSE framing alone is reported as a reference.
 //!
-//!   "CPU per step" p50/p90: the process CPU clock is read at every request and reply; each
+//!   "CPU per step" p50/p90: the harness process's CPU clock is read (by the server, through
+//!   `clock_getcpuclockid`) at every request and reply; each
 //!   step gets its share of the CPU spent while it was open (split evenly among the steps of
 //!   other models open at the same time); the mean is all CPU of the run over all steps.
 //!
@@ -107,21 +109,13 @@ fn cpu_time() -> Duration {
     Duration::from_millis(fields.iter().sum::<u64>() * 10)
 }
 
-/// CPU time of this process so far (all threads) in nanoseconds, from the kernel's
-/// per-process clock: cheap enough to read at every request and fine enough for one step.
-fn process_cpu() -> Duration {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_PROCESS_CPUTIME_ID)
-        .map(Duration::from)
-        .unwrap_or(Duration::ZERO)
-}
-
 /// The CPU each harness interval (reply of one request to the arrival of the next) cost. The
 /// process CPU clock is read at every interval end; between two consecutive readings, the CPU
 /// spent is split evenly among the intervals open at that moment (with N models running, N
 /// steps share the cores). CPU spent when no interval is open (the server writing a reply,
 /// idle threads) is not counted.
 /// A moment with the process CPU clock read then.
-type Stamp = (Instant, Duration);
+type Stamp = (Duration, Duration);
 
 fn cpu_per_interval(intervals: &[(Stamp, Stamp)]) -> Vec<Duration> {
     let mut points: Vec<Stamp> = intervals
@@ -255,14 +249,34 @@ fn chat_reply(k: usize, steps: usize) -> Vec<u8> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Overhead: an instant keep-alive server.
+// Overhead: an instant keep-alive server, in a process of its own.
 
-/// When one request was fully read and when its reply was fully written.
-#[derive(Debug, Clone, Copy)]
+/// The server runs in its own process (the bench executable again, with this variable set to
+/// `STEPS CLIENT_PID`), so its threads' CPU is not counted as the harness's. It prints its port,
+/// serves until its stdin closes, then prints the log of every request as JSON.
+const SERVER_ENV: &str = "VERSUS_BENCH_HARNESS_SERVER";
+
+/// `CLOCK_MONOTONIC` (what `Instant` reads on Linux), comparable between the two processes.
+fn now() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map(Duration::from)
+        .unwrap_or(Duration::ZERO)
+}
+
+/// The harness process's CPU time so far (all threads), read by either process: the server
+/// reads the client's clock through `clock_getcpuclockid`.
+fn cpu_of(clock: nix::time::ClockId) -> Duration {
+    nix::time::clock_gettime(clock)
+        .map(Duration::from)
+        .unwrap_or(Duration::ZERO)
+}
+
+/// When one request was fully read and when its reply was fully written ([`now`]), with the
+/// harness process's CPU clock at the same two moments.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Served {
-    received: Instant,
-    replied: Instant,
-    /// [`process_cpu`] at the same two moments.
+    received: Duration,
+    replied: Duration,
     received_cpu: Duration,
     replied_cpu: Duration,
 }
@@ -270,27 +284,73 @@ struct Served {
 /// Per model (from the path `/m{i}/...`), the requests in order.
 type ServedLog = Arc<Mutex<HashMap<usize, Vec<Served>>>>;
 
+/// The server's process, seen from the harness.
 struct InstantServer {
     port: u16,
-    log: ServedLog,
+    child: std::process::Child,
 }
 
 impl InstantServer {
-    fn start(replies: Arc<Vec<Vec<u8>>>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let log: ServedLog = Arc::default();
-        let shared = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let log = Arc::clone(&shared);
-                let replies = Arc::clone(&replies);
-                std::thread::spawn(move || serve_connection(stream, &replies, &log));
-            }
-        });
-        Self { port, log }
+    fn start(steps: usize) -> Self {
+        let exe = std::env::current_exe().unwrap();
+        let mut child = Command::new(exe)
+            .env_remove(CHILD_ENV)
+            .env(SERVER_ENV, format!("{steps} {}", std::process::id()))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let port = first.trim().parse().unwrap();
+        Self { port, child }
     }
+
+    /// Stops the server and reads its log.
+    fn finish(mut self) -> HashMap<usize, Vec<Served>> {
+        drop(self.child.stdin.take());
+        let mut out = String::new();
+        self.child
+            .stdout
+            .as_mut()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        assert!(self.child.wait().unwrap().success());
+        serde_json::from_str(out.trim()).unwrap()
+    }
+}
+
+/// The server process: port on stdout, serve until stdin closes, then the log on stdout.
+fn server_main(spec: &str) {
+    let words: Vec<usize> = spec
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let (steps, client) = (words[0], words[1]);
+    let clock =
+        nix::time::clock_getcpuclockid(nix::unistd::Pid::from_raw(i32::try_from(client).unwrap()))
+            .unwrap();
+    let replies: Arc<Vec<Vec<u8>>> = Arc::new((0..steps).map(|k| chat_reply(k, steps)).collect());
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    println!("{}", listener.local_addr().unwrap().port());
+    std::io::stdout().flush().unwrap();
+    let log: ServedLog = Arc::default();
+    let shared = Arc::clone(&log);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let log = Arc::clone(&shared);
+            let replies = Arc::clone(&replies);
+            std::thread::spawn(move || serve_connection(stream, &replies, &log, clock));
+        }
+    });
+    // The harness closes our stdin when its run is over.
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    let log = log.lock().unwrap().clone();
+    println!("{}", serde_json::to_string(&log).unwrap());
 }
 
 /// HTTP/1.1 with keep-alive: read a request (headers, `content-length` body), answer with the
@@ -299,6 +359,7 @@ fn serve_connection(
     stream: TcpStream,
     replies: &[Vec<u8>],
     log: &Mutex<HashMap<usize, Vec<Served>>>,
+    clock: nix::time::ClockId,
 ) {
     let _ = stream.set_nodelay(true);
     let mut writer = stream.try_clone().unwrap();
@@ -337,8 +398,8 @@ fn serve_connection(
         if reader.read_exact(&mut body).is_err() {
             return;
         }
-        let received = Instant::now();
-        let received_cpu = process_cpu();
+        let received = now();
+        let received_cpu = cpu_of(clock);
         let step = {
             let mut log = log.lock().unwrap();
             let served = log.entry(model).or_default();
@@ -354,8 +415,8 @@ fn serve_connection(
         if writer.write_all(reply).is_err() || writer.flush().is_err() {
             return;
         }
-        let replied = Instant::now();
-        let replied_cpu = process_cpu();
+        let replied = now();
+        let replied_cpu = cpu_of(clock);
         if let Some(entry) = log
             .lock()
             .unwrap()
@@ -376,8 +437,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
     let scratch = tempfile::tempdir().unwrap();
     let root = scratch.path().canonicalize().unwrap().join("project");
     generate_project(&root);
-    let replies: Arc<Vec<Vec<u8>>> = Arc::new((0..steps).map(|k| chat_reply(k, steps)).collect());
-    let server = InstantServer::start(replies);
+    let server = InstantServer::start(steps);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -446,7 +506,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
     drop(warmup);
 
     let cpu_before = cpu_time();
-    let started = Instant::now();
+    let started = now();
     let (ready, agent_done, results) = runtime.block_on(async {
         let (mut rx, _handle) = fan_out(base, entries, Message::user("benchmark"), options);
         let mut ready = vec![None; models];
@@ -454,18 +514,18 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         let mut results = Vec::new();
         while let Some(event) = rx.recv().await {
             match event {
-                RunEvent::WorkspaceReady { entry, .. } => ready[entry] = Some(Instant::now()),
+                RunEvent::WorkspaceReady { entry, .. } => ready[entry] = Some(now()),
                 RunEvent::Agent {
                     entry,
                     event: AgentEvent::Finished { .. },
-                } => agent_done[entry] = Some(Instant::now()),
+                } => agent_done[entry] = Some(now()),
                 RunEvent::Agent { .. } => {}
                 RunEvent::Finished { result, .. } => results.push(result),
             }
         }
         (ready, agent_done, results)
     });
-    let wall = started.elapsed();
+    let wall = now() - started;
     let cpu = cpu_time()
         .saturating_sub(cpu_before)
         .saturating_sub(prep_cpu);
@@ -516,7 +576,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
     }
     let build = build_started.elapsed() / rounds;
 
-    let log = server.log.lock().unwrap().clone();
+    let log = server.finish();
     let mut overhead = Vec::new();
     let mut by_tool: HashMap<&'static str, Vec<Duration>> = HashMap::new();
     let mut server_time = Vec::new();
@@ -526,10 +586,10 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         let served = &log[&model];
         assert_eq!(served.len(), steps);
         let ready = ready[model].unwrap();
-        prepare.push(ready - started);
-        overhead.push(served[0].received - ready);
+        prepare.push(ready.saturating_sub(started));
+        overhead.push(served[0].received.saturating_sub(ready));
         for (k, pair) in served.windows(2).enumerate() {
-            let gap = pair[1].received - pair[0].replied;
+            let gap = pair[1].received.saturating_sub(pair[0].replied);
             overhead.push(gap);
             intervals.push((
                 (pair[0].replied, pair[0].replied_cpu),
@@ -537,8 +597,12 @@ fn overhead_child(models: usize, steps: usize) -> Value {
             ));
             by_tool.entry(step_call(k).0).or_default().push(gap);
         }
-        overhead.push(agent_done[model].unwrap() - served[steps - 1].replied);
-        server_time.extend(served.iter().map(|s| s.replied - s.received));
+        overhead.push(
+            agent_done[model]
+                .unwrap()
+                .saturating_sub(served[steps - 1].replied),
+        );
+        server_time.extend(served.iter().map(|s| s.replied.saturating_sub(s.received)));
     }
     let mut step_cpu = cpu_per_interval(&intervals);
     // The same, counting only steps that began after every workspace was ready: until then the
@@ -969,6 +1033,10 @@ fn bench_streaming() {
 // ---------------------------------------------------------------------------------------------
 
 fn main() {
+    if let Ok(spec) = std::env::var(SERVER_ENV) {
+        server_main(&spec);
+        return;
+    }
     if let Ok(part) = std::env::var(CHILD_ENV) {
         let words: Vec<usize> = part
             .split_whitespace()

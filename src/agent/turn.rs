@@ -1,5 +1,6 @@
 //! The loop itself: one [`Agent::run_turn`] per user prompt.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -125,6 +126,9 @@ struct Run<'a> {
     /// The system prompt and tool definitions, built once per turn and shared by every step.
     system: Arc<str>,
     tools: Arc<[ToolDef]>,
+    /// Every tool call id in `messages`, kept up to date so a step need not collect them
+    /// from the whole conversation (see [`Run::make_call_ids_unique`]).
+    call_ids: HashSet<String>,
 }
 
 impl Agent {
@@ -162,6 +166,10 @@ impl Agent {
                 parameters: spec.parameters.clone(),
             })
             .collect();
+        let call_ids = messages
+            .iter()
+            .flat_map(|m| m.tool_calls().map(|(id, _, _)| id.to_string()))
+            .collect();
         let mut run = Run {
             agent: self,
             env,
@@ -173,6 +181,7 @@ impl Agent {
             messages,
             system: Arc::from(self.settings.system.as_str()),
             tools,
+            call_ids,
         };
         let (stop, error) = run.drive().await;
         timer.abort();
@@ -292,24 +301,16 @@ impl Run<'_> {
     /// two responses can repeat an id. Ids must be unique in a conversation (results are
     /// matched by id, Anthropic rejects duplicates, proposals record them), so a repeated id
     /// gets the step number appended.
-    fn make_call_ids_unique(&self, message: &mut Message, step: u32) {
-        let used: std::collections::HashSet<&str> = self
-            .messages
-            .iter()
-            .flat_map(|m| m.tool_calls().map(|(id, _, _)| id))
-            .collect();
-        let mut renamed = Vec::new();
+    fn make_call_ids_unique(&mut self, message: &mut Message, step: u32) {
         for part in &mut message.parts {
-            if let Part::ToolCall { id, .. } = part
-                && used.contains(id.as_str())
-            {
-                let fresh = crate::provider::ids::normalize_call_id(&format!("{id}_s{step}"));
-                renamed.push((id.clone(), fresh.clone()));
-                *id = fresh;
+            if let Part::ToolCall { id, .. } = part {
+                if self.call_ids.contains(id.as_str()) {
+                    let fresh = crate::provider::ids::normalize_call_id(&format!("{id}_s{step}"));
+                    tracing::debug!(model = %self.agent.model, old = %id, new = %fresh, "renamed a repeated call id");
+                    *id = fresh;
+                }
+                self.call_ids.insert(id.clone());
             }
-        }
-        for (old, new) in renamed {
-            tracing::debug!(model = %self.agent.model, old = %old, new = %new, "renamed a repeated call id");
         }
     }
 

@@ -257,6 +257,13 @@ impl Conversation {
         self.messages.iter().map(|m| m.as_ref())
     }
 
+    /// The messages behind their shared pointers: a request encoder can recognise, with
+    /// `Arc::ptr_eq`, the messages it already encoded for an earlier step of the same
+    /// conversation (a message behind an `Arc` never changes).
+    pub fn shared(&self) -> &[Arc<Message>] {
+        &self.messages
+    }
+
     /// The last message.
     pub fn last(&self) -> Option<&Message> {
         self.messages.last().map(|m| m.as_ref())

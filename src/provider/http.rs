@@ -102,7 +102,7 @@ pub struct WireRequest {
     pub body: Vec<u8>,
 }
 
-/// A body as the bytes of its JSON, for wires that build a `serde_json::Value`.
+/// A body as the bytes of its JSON, serialised once per attempt from the wire's typed body.
 pub(crate) fn json_bytes(
     provider: &str,
     body: &impl serde::Serialize,
@@ -268,17 +268,41 @@ impl ModelClient for HttpModel {
     fn stream(&self, request: ModelRequest, cancel: CancellationToken) -> EventStream {
         let (tx, rx) = mpsc::channel(256);
         let this = self.clone();
-        tokio::spawn(async move {
-            let outcome = tokio::select! {
-                outcome = this.run(&request, &tx) => outcome,
-                () = cancel.cancelled() => Err(ProviderError::Cancelled),
-            };
-            if let Err(err) = outcome {
-                let _ = tx.send(Err(err)).await;
-            }
-        });
-        receiver_stream(rx)
+        driven_stream(
+            async move {
+                let outcome = tokio::select! {
+                    outcome = this.run(&request, &tx) => outcome,
+                    () = cancel.cancelled() => Err(ProviderError::Cancelled),
+                };
+                if let Err(err) = outcome {
+                    let _ = tx.send(Err(err)).await;
+                }
+            },
+            rx,
+        )
     }
+}
+
+/// An [`EventStream`] of the events `producer` sends into `rx`'s channel, with `producer`
+/// polled by whoever polls the stream. The request then runs in the agent's own task rather
+/// than in one spawned per step, so each event is handed over without waking another thread
+/// (a step used to cost a task spawn and a cross-thread wake-up per event), and dropping the
+/// stream drops the request.
+pub(crate) fn driven_stream(
+    producer: impl Future<Output = ()> + Send + 'static,
+    mut rx: mpsc::Receiver<Result<StreamEvent, ProviderError>>,
+) -> EventStream {
+    let mut producer = Some(Box::pin(producer));
+    futures::stream::poll_fn(move |cx| {
+        if let Some(running) = producer.as_mut()
+            && running.as_mut().poll(cx).is_ready()
+        {
+            // Done: its sender is gone, so the channel ends once drained.
+            producer = None;
+        }
+        rx.poll_recv(cx)
+    })
+    .boxed()
 }
 
 /// Adapts a channel receiver into an [`EventStream`].

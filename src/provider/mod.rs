@@ -14,6 +14,8 @@ pub mod openai_responses;
 pub mod redact;
 pub mod sse;
 #[cfg(test)]
+mod test_corpus;
+#[cfg(test)]
 mod test_pictures;
 pub(crate) mod vision;
 

@@ -16,6 +16,9 @@
 //!   highlights, composing picks, blind names) come from [`crate::review`].
 //! - **Render from memory.** [`view::draw`] reads the state only; each panel's transcript keeps
 //!   a wrap cache keyed by width so a frame costs what is visible, not what was streamed.
+//! - **One key table.** [`keymap`] lists, per context, each key's action, hint and help text;
+//!   the handlers match on actions, and the status line, the questions' key lines and `/help`
+//!   are drawn from the same entries, so they cannot disagree with what a key does.
 //! - **One loop.** [`event_loop::run`] merges terminal input, driver messages, a clock and
 //!   signals, and redraws at most once per frame when something changed; idle costs nothing.
 //!
@@ -30,6 +33,7 @@ pub mod engine;
 pub mod event_loop;
 pub mod export;
 pub mod format;
+pub mod keymap;
 pub mod layout;
 pub mod markdown;
 pub mod notify;

@@ -1,136 +1,21 @@
-//! Fixed UI text in one place: key hints, the help screen, the demo banner. Keeping it here
-//! means docs/tui.md can be checked against one file and wording stays consistent.
+//! Fixed UI text in one place: messages, the demo banner, the conflict detail. Keeping it here
+//! means docs/tui.md can be checked against one file and wording stays consistent. The text
+//! about keys (hints, `/help`) lives with the bindings, in [`super::keymap`].
 
-/// Status-line hints while idle: (key, what it does).
-pub const HINTS_IDLE: &[(&str, &str)] = &[
-    ("Enter", "send"),
-    ("Ctrl+J", "newline"),
-    ("Tab", "next panel"),
-    ("PgUp/PgDn", "scroll"),
-    ("/", "commands"),
-    ("Ctrl+C", "quit"),
-];
+/// The heading of [`HELP_PROMPT_WORDS`] in `/help`.
+pub const HELP_PROMPT_WORDS_TITLE: &str = "Prompt words";
 
-/// Status-line hints while idle with changes to review.
-pub const HINTS_IDLE_REVIEW: &[(&str, &str)] = &[
-    ("Ctrl+O", "review the changes"),
-    ("Enter", "send"),
-    ("Ctrl+J", "newline"),
-    ("Tab", "next panel"),
-    ("PgUp/PgDn", "scroll"),
-    ("/", "commands"),
-];
-
-/// Status-line hints while models run.
-pub const HINTS_RUNNING: &[(&str, &str)] = &[
-    ("Esc", "cancel all"),
-    ("Ctrl+X", "cancel focused"),
-    ("Tab", "next panel"),
-    ("PgUp/PgDn", "scroll"),
-    ("Enter", "zoom"),
-];
-
-/// Status-line hints on the review screen.
-pub const HINTS_REVIEW: &[(&str, &str)] = &[
-    ("Space", "pick hunk"),
-    ("f", "file"),
-    ("c", "model"),
-    ("a", "apply"),
-    ("x", "none"),
-    ("+/-/=", "rate"),
-    ("Tab", "model"),
-    ("n/N", "hunk"),
-    ("s", "layout"),
-    ("v/V", "compare"),
-    ("t", "transcript"),
-    ("o", "shell"),
-    ("R", "rewind"),
-    ("Esc", "prompt"),
-];
-
-/// Status-line hints while a dialog asks.
-pub const HINTS_DIALOG: &[(&str, &str)] = &[
-    ("Enter", "confirm"),
-    ("Esc", "cancel"),
-    ("(more keys", "in the question's bottom line)"),
-];
-
-/// Status-line hints during a history search.
-pub const HINTS_SEARCH: &[(&str, &str)] = &[
-    ("type", "search"),
-    ("Ctrl+R", "older"),
-    ("Enter", "take"),
-    ("Esc", "cancel"),
-];
-
-/// Status-line hints with the completion list open.
-pub const HINTS_COMPLETION: &[(&str, &str)] =
-    &[("Tab", "complete"), ("Up/Down", "choose"), ("Esc", "close")];
-
-/// The keys section of `/help`: (key, what it does).
-pub const HELP_KEYS: &[(&str, &str)] = &[
-    (
-        "Enter",
-        "send the prompt (on an empty prompt: zoom the focused panel)",
-    ),
-    ("Shift+Enter, Ctrl+J, Alt+Enter", "new line in the prompt"),
-    (
-        "Up / Down",
-        "move in the prompt; on its first/last line: prompt history",
-    ),
-    ("Ctrl+R", "search the prompt history (again: older match)"),
-    (
-        "Tab / Shift+Tab",
-        "complete (/command, @model, @path), else focus next/previous panel",
-    ),
-    (
-        "PgUp / PgDn",
-        "scroll the focused panel (End of output: Ctrl+End)",
-    ),
-    (
-        "Esc",
-        "close a list, else cancel all models (Esc twice), else unzoom",
-    ),
-    ("Ctrl+X", "cancel the focused model only"),
-    ("Ctrl+O", "the review of the last turn / back to the panels"),
-    (
-        "review: Tab ↑↓ ←→ n/N",
-        "model · scroll · file · hunk (search match while searching)",
-    ),
-    (
-        "review: Space f c L",
-        "pick hunk on screen, file, model, J/K cursor's line (again: drop)",
-    ),
-    ("review: a x", "apply the basket · none of them"),
-    (
-        "review: m M A ⌫",
-        "comment on the line/hunk · send: to it, all to all · drop last",
-    ),
-    (
-        "review: + - =",
-        "rate: +/- marks (no games) · = tie: as good as the kept one",
-    ),
-    (
-        "review: / s t o R",
-        "search · layout · transcript · shell in the workspace · rewind",
-    ),
-    (
-        "review: v V",
-        "compare with another model · all models' versions of the hunk",
-    ),
-    ("review: < > w", "scroll long lines sideways · wrap them"),
-    ("review: Esc q", "back to the prompt"),
-    ("Ctrl+W / Ctrl+U", "delete a word / the whole prompt"),
-    (
-        "Ctrl+C",
-        "cancel models; idle: clear the prompt, then quit (asks first)",
-    ),
+/// Rows after the keys in `/help`: words of the prompt that are not keys, (word, what it does).
+pub const HELP_PROMPT_WORDS: &[(&str, &str)] = &[
     (
         "@model",
         "send this prompt only to that model (e.g. @good or @demo/good)",
     ),
     ("@path", "attach that file's content to the prompt"),
 ];
+
+/// The `/help` title's note on keys that close it (the scrolling keys come from the key table).
+pub const HELP_CLOSE: &str = "other keys close";
 
 /// The demo banner (demo mode: no model could run). `folder` is where versus was started
 /// (never touched), `project` the example's folder under the temp folder, where the demo runs.
@@ -187,10 +72,6 @@ pub fn notify_review_ready(turn: u32) -> String {
 
 /// Notification: a question waits for an answer.
 pub const NOTIFY_QUESTION: &str = "versus: a question waits for your answer";
-
-/// The apply question's bottom line: the keys it takes.
-pub const APPLY_DIALOG_KEYS: &str =
-    " ↑/↓ file · PgUp/PgDn scroll · o overwrite · s skip · m markers · Enter apply · Esc cancel ";
 
 /// Column headings of the conflict detail: the user's text and the model's.
 pub const CONFLICT_YOURS: &str = "yours";
@@ -269,11 +150,7 @@ pub const COMMENT_PROMPT_ONE: &str = "Review comments on your changes:";
 /// First line of the prompt that sends every comment to every model.
 pub const COMMENT_PROMPT_ALL: &str =
     "Review comments on the changes of this turn (whose diff each is about in parentheses):";
-/// Bottom line of the diff while a comment is typed.
-pub const COMMENT_TYPING: &str = " · Enter keep (empty: remove) · Esc cancel ";
 
-/// Bottom line of the diff when nothing else is going on.
-pub const DIFF_HINT: &str = " n/N hunk · ←/→ file · s layout · / search · Space pick hunk · J/K lines · f file · v compare · V all versions · </> sideways · w wrap ";
 /// Bottom line of the diff while comparing with another model (`v`).
 pub fn compare_hint(other: &str) -> String {
     format!(" comparing with {other} · v next model / base · picks are relative to the base ")

@@ -2096,3 +2096,73 @@ fn the_basket_grows_with_its_picks_and_comments() {
     );
     assert!(r.files.height >= 3, "the file list keeps its files");
 }
+
+/// The status line shows exactly the key table's hints of the context the keyboard is in: the
+/// prompt with changes to review, the review, the apply question, the rewind question.
+#[test]
+fn the_status_line_hints_are_the_key_tables_on_the_review_and_in_questions() {
+    use versus::tui::keymap::{self, Context, When};
+    use versus::tui::view::status::hint_context;
+    fn shows(app: &mut App, context: Context, when: Option<When>) {
+        assert_eq!(hint_context(app), (context, when));
+        let rows = versus_rows(app);
+        assert_eq!(rows.trim_end(), keymap::hint_line(context, when));
+    }
+    fn versus_rows(app: &mut App) -> String {
+        let t = render(app, 200, 40);
+        crate::util::screen_rows(t.backend().buffer())
+            .pop()
+            .unwrap()
+    }
+    let mut a = conflict_dialog();
+    a.status = None;
+    shows(&mut a, Context::ApplyDialog, None);
+    key(&mut a, KeyCode::Esc);
+    a.status = None;
+    shows(&mut a, Context::Review, None);
+    key(&mut a, KeyCode::Esc);
+    shows(&mut a, Context::Prompt, Some(When::ToReview));
+    let hints = keymap::hint_line(Context::Prompt, Some(When::ToReview));
+    assert!(hints.starts_with("Ctrl+O review the changes"), "{hints}");
+
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    key(&mut a, KeyCode::Esc);
+    for edited in [true, false] {
+        send(
+            &mut a,
+            EngineMsg::RewindPlanned(RewindPlan {
+                scope: RewindScope::Both,
+                turn: Some(1),
+                prompt: None,
+                files: Some(RewindPreview {
+                    apply_id: "a1".into(),
+                    label: "l".into(),
+                    models: vec![GOOD.into()],
+                    files: vec![RewindFile {
+                        path: "src/pricing.rs".into(),
+                        action: RewindAction::Restore,
+                        added: 1,
+                        removed: 1,
+                        edited_after_apply: edited,
+                    }],
+                }),
+                files_note: None,
+            }),
+        );
+        a.status = None;
+        let when = if edited {
+            When::EditedFiles
+        } else {
+            When::NoEditedFiles
+        };
+        shows(&mut a, Context::RewindDialog, Some(when));
+        // The `f` the hint offers only with edited files.
+        assert_eq!(
+            keymap::hint_line(Context::RewindDialog, Some(when)).contains("f rewind them too"),
+            edited
+        );
+        key(&mut a, KeyCode::Esc);
+    }
+}

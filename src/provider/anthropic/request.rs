@@ -9,8 +9,16 @@
 //! because Anthropic rejects thinking it cannot verify. A tool's pictures go inside its
 //! `tool_result` as `image` blocks (base64 source) after the text when the model sees images
 //! (`WireConfig::vision`); otherwise the text gets a note per picture.
+//!
+//! The body is typed structs borrowing the request (texts, signatures, tool schemas, ids that
+//! are already valid), serialised straight to bytes by the transport once per attempt; only
+//! what has to be computed is owned: normalised ids and names, tool inputs parsed from the
+//! streamed argument text, notes and base64 image data.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::model::{Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef};
 use crate::provider::ids::normalize_call_id;
@@ -32,10 +40,10 @@ fn thinking_budget(reasoning: Reasoning) -> Option<u32> {
     }
 }
 
-/// The JSON body for `request`; `tag` is this model's replay tag.
-pub(super) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
+/// The body for `request`, as typed parts borrowing the request (texts, signatures, tool
+/// schemas); `tag` is this model's replay tag. Serialised straight to bytes by the transport,
+/// once per attempt, instead of first copying the whole history into a `serde_json::Value`.
+pub(super) fn body<'a>(request: &'a ModelRequest, tag: &str, vision: bool) -> Body<'a> {
     let messages = messages(&request.messages, tag, vision);
     let cap = request
         .max_output_tokens
@@ -47,47 +55,130 @@ pub(super) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
         Some(budget) => cap.max(budget + MIN_ANSWER_TOKENS),
         None => cap,
     };
-    body.insert("max_tokens".into(), json!(max_tokens));
-    body.insert("stream".into(), json!(true));
-    if !request.system.trim().is_empty() {
-        body.insert("system".into(), json!(&*request.system));
+    Body {
+        model: &request.model,
+        max_tokens,
+        stream: true,
+        system: Some(&*request.system).filter(|system| !system.trim().is_empty()),
+        messages,
+        tools: request.tools.iter().map(tool).collect(),
+        thinking: budget.map(|budget_tokens| Thinking {
+            kind: "enabled",
+            budget_tokens,
+        }),
+        // The API refuses a temperature together with thinking.
+        temperature: request.temperature.filter(|_| budget.is_none()).map(round3),
     }
-    body.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request.tools.iter().map(tool).collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    match (budget, request.temperature) {
-        (Some(budget), _) => {
-            // The API refuses a temperature together with thinking.
-            body.insert(
-                "thinking".into(),
-                json!({"type": "enabled", "budget_tokens": budget}),
-            );
-        }
-        (None, Some(temperature)) => {
-            body.insert("temperature".into(), json!(round3(temperature)));
-        }
-        (None, None) => {}
-    }
-    Value::Object(body)
+}
+
+/// `POST /v1/messages` as sent.
+#[derive(Debug, Serialize)]
+pub(super) struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'a str>,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
+}
+
+#[derive(Debug, Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+#[derive(Debug, Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+/// One content block.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: Cow<'a, str>,
+        name: Cow<'a, str>,
+        /// Parsed from the streamed text, so owned: the API wants an object, not a string.
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: Cow<'a, str>,
+        content: ResultContent<'a>,
+        #[serde(skip_serializing_if = "is_false")]
+        is_error: bool,
+    },
+}
+
+/// `is_error` is sent only when true.
+fn is_false(flag: &bool) -> bool {
+    !*flag
+}
+
+/// A `tool_result`'s content: the text alone unless pictures go with it.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum ResultContent<'a> {
+    Text(Cow<'a, str>),
+    Blocks(Vec<ResultBlock<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResultBlock<'a> {
+    Text { text: Cow<'a, str> },
+    Image { source: ImageSource<'a> },
+}
+
+#[derive(Debug, Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: String,
 }
 
 /// With thinking on, the API requires the last assistant turn of a tool loop to start with
 /// its thinking block. A turn that came from another model has none (it was dropped), so this
 /// request goes without thinking rather than being refused.
-fn thinking_allowed(messages: &[Value]) -> bool {
-    let Some(last) = messages.iter().rev().find(|m| m["role"] == "assistant") else {
+fn thinking_allowed(messages: &[WireMessage<'_>]) -> bool {
+    let Some(last) = messages.iter().rev().find(|m| m.role == "assistant") else {
         return true;
     };
-    let content = last["content"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let calls_tools = content.iter().any(|b| b["type"] == "tool_use");
-    let starts_with_thinking = content
-        .first()
-        .is_some_and(|b| b["type"] == "thinking" || b["type"] == "redacted_thinking");
+    let calls_tools = last
+        .content
+        .iter()
+        .any(|b| matches!(b, Block::ToolUse { .. }));
+    let starts_with_thinking = matches!(
+        last.content.first(),
+        Some(Block::Thinking { .. } | Block::RedactedThinking { .. })
+    );
     !calls_tools || starts_with_thinking
 }
 
@@ -96,12 +187,26 @@ fn round3(value: f32) -> f64 {
     (f64::from(value) * 1000.0).round() / 1000.0
 }
 
-fn tool(def: &ToolDef) -> Value {
-    json!({
-        "name": def.name,
-        "description": def.description,
-        "input_schema": def.parameters,
-    })
+fn tool(def: &ToolDef) -> Tool<'_> {
+    Tool {
+        name: &def.name,
+        description: &def.description,
+        input_schema: &def.parameters,
+    }
+}
+
+/// An id or name as the API accepts it ([`normalize_call_id`]), borrowed when it already is.
+fn wire_id(id: &str) -> Cow<'_, str> {
+    let valid = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if valid {
+        Cow::Borrowed(id)
+    } else {
+        Cow::Owned(normalize_call_id(id))
+    }
 }
 
 /// Messages with same-role neighbours merged and tool results first in each user message.
@@ -109,20 +214,21 @@ fn messages<'a>(
     history: impl IntoIterator<Item = &'a Message>,
     tag: &str,
     vision: bool,
-) -> Vec<Value> {
-    let mut merged: Vec<(Role, Vec<Value>)> = Vec::new();
+) -> Vec<WireMessage<'a>> {
+    let mut merged: Vec<(Role, Vec<Block<'a>>)> = Vec::new();
     for message in history {
-        let blocks: Vec<Value> = message
+        let blocks = message
             .parts
             .iter()
-            .filter_map(|part| block(part, tag, vision))
-            .collect();
-        if blocks.is_empty() {
-            continue;
-        }
+            .filter_map(|part| block(part, tag, vision));
         match merged.last_mut() {
             Some((role, content)) if *role == message.role => content.extend(blocks),
-            _ => merged.push((message.role, blocks)),
+            _ => {
+                let blocks: Vec<Block<'a>> = blocks.collect();
+                if !blocks.is_empty() {
+                    merged.push((message.role, blocks));
+                }
+            }
         }
     }
     merged
@@ -133,17 +239,17 @@ fn messages<'a>(
                 Role::Assistant => "assistant",
             };
             // Stable: results keep their order, text after them keeps its order.
-            content.sort_by_key(|block| block["type"] != "tool_result");
-            json!({"role": role, "content": content})
+            content.sort_by_key(|block| !matches!(block, Block::ToolResult { .. }));
+            WireMessage { role, content }
         })
         .collect()
 }
 
-fn block(part: &Part, tag: &str, vision: bool) -> Option<Value> {
+fn block<'a>(part: &'a Part, tag: &str, vision: bool) -> Option<Block<'a>> {
     match part {
         Part::Text { text, .. } => {
             // The API rejects empty and whitespace-only text blocks.
-            (!text.trim().is_empty()).then(|| json!({"type": "text", "text": text}))
+            (!text.trim().is_empty()).then_some(Block::Text { text })
         }
         Part::Thinking { text, replay } => thinking(text, replay.as_ref()?, tag),
         Part::ToolCall {
@@ -151,12 +257,11 @@ fn block(part: &Part, tag: &str, vision: bool) -> Option<Value> {
             name,
             arguments,
             ..
-        } => Some(json!({
-            "type": "tool_use",
-            "id": normalize_call_id(id),
-            "name": normalize_call_id(name),
-            "input": input_object(arguments),
-        })),
+        } => Some(Block::ToolUse {
+            id: wire_id(id),
+            name: wire_id(name),
+            input: input_object(arguments),
+        }),
         Part::ToolResult {
             call_id,
             name,
@@ -164,67 +269,64 @@ fn block(part: &Part, tag: &str, vision: bool) -> Option<Value> {
             is_error,
             images,
         } => {
-            let noted;
-            let content = if images.is_empty() || vision {
-                content.as_str()
+            let content: Cow<'a, str> = if images.is_empty() || vision {
+                Cow::Borrowed(content)
             } else {
-                noted = content_with_notes(content, name, images);
-                noted.as_str()
+                Cow::Owned(content_with_notes(content, name, images))
             };
             // Empty results are refused (at least with `is_error`); say so in words.
             let content = if content.trim().is_empty() {
-                "(no output)"
+                Cow::Borrowed("(no output)")
             } else {
                 content
             };
             let content = if vision && !images.is_empty() {
-                let mut blocks = vec![json!({"type": "text", "text": content})];
+                let mut blocks = Vec::with_capacity(images.len() + 1);
+                blocks.push(ResultBlock::Text { text: content });
                 for image in images {
-                    blocks.push(json!({
-                        "type": "image",
-                        "source": {
-                            "type": "base64",
-                            "media_type": image.media_type,
-                            "data": image.base64(),
+                    blocks.push(ResultBlock::Image {
+                        source: ImageSource {
+                            kind: "base64",
+                            media_type: &image.media_type,
+                            data: image.base64(),
                         },
-                    }));
+                    });
                 }
-                Value::Array(blocks)
+                ResultContent::Blocks(blocks)
             } else {
-                json!(content)
+                ResultContent::Text(content)
             };
-            let mut result = json!({
-                "type": "tool_result",
-                "tool_use_id": normalize_call_id(call_id),
-                "content": content,
-            });
-            if *is_error {
-                result["is_error"] = json!(true);
-            }
-            Some(result)
+            Some(Block::ToolResult {
+                tool_use_id: wire_id(call_id),
+                content,
+                is_error: *is_error,
+            })
         }
     }
 }
 
 /// A signed thinking or redacted-thinking block, only for the model that produced it.
-fn thinking(text: &str, replay: &Replay, tag: &str) -> Option<Value> {
+fn thinking<'a>(text: &'a str, replay: &'a Replay, tag: &str) -> Option<Block<'a>> {
     if replay.origin != tag {
         return None;
     }
     if let Some(data) = replay.data.get("redacted_data").and_then(Value::as_str) {
-        return Some(json!({"type": "redacted_thinking", "data": data}));
+        return Some(Block::RedactedThinking { data });
     }
     let signature = replay.data.get("signature").and_then(Value::as_str)?;
-    (!signature.is_empty())
-        .then(|| json!({"type": "thinking", "thinking": text, "signature": signature}))
+    (!signature.is_empty()).then_some(Block::Thinking {
+        thinking: text,
+        signature,
+    })
 }
 
 /// Streamed argument text as the object `input` must be; anything else becomes `{}` (the
-/// model already got an error result for invalid arguments).
+/// model already got an error result for invalid arguments). Parsed into a value (not sent
+/// as the text) because the API wants an object and the text may be anything.
 fn input_object(arguments: &str) -> Value {
     match serde_json::from_str::<Value>(arguments) {
         Ok(value @ Value::Object(_)) => value,
-        _ => json!({}),
+        _ => Value::Object(serde_json::Map::new()),
     }
 }
 
@@ -232,6 +334,13 @@ fn input_object(arguments: &str) -> Value {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// The body as the server reads it: the bytes the transport sends, parsed.
+    fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
+        let bytes = serde_json::to_vec(&super::body(request, tag, vision)).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
 
     const TAG: &str = "anthropic/claude-x";
 
@@ -311,7 +420,7 @@ mod tests {
         assert!(body.get("temperature").is_none());
         req.reasoning = Reasoning::Low;
         req.max_output_tokens = Some(50_000);
-        assert_eq!(super::body(&req, TAG, true)["max_tokens"], 50_000);
+        assert_eq!(self::body(&req, TAG, true)["max_tokens"], 50_000);
     }
 
     #[test]
@@ -456,4 +565,339 @@ mod tests {
         );
         assert!(!blind.to_string().contains("iVBORw"));
     }
+
+    use crate::model::replay_tag;
+    use crate::provider::anthropic::API_KIND;
+    use crate::provider::test_corpus::{corpus, long_request, plain_request, rich_request, time};
+
+    const MODEL: &str = "claude-x";
+
+    /// JSON text as a value (the expected bodies below).
+    fn expected(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    /// Pinned when the body became typed structs: the same value the old `serde_json::Value`
+    /// builder produced (a corpus test compared the two on every request of
+    /// `test_corpus::corpus` before that builder was removed).
+    #[test]
+    fn a_request_with_much_of_the_corpus_exactly_as_sent() {
+        let request = rich_request(API_KIND, MODEL);
+        let tag = replay_tag(API_KIND, &request.model);
+        assert_eq!(body(&request, &tag, true), expected(RICH));
+    }
+
+    /// Pinned like the one above: no optional field, pictures as notes.
+    #[test]
+    fn a_request_without_options_or_vision_exactly_as_sent() {
+        let request = plain_request(API_KIND, MODEL);
+        let tag = replay_tag(API_KIND, &request.model);
+        assert_eq!(body(&request, &tag, false), expected(PLAIN));
+    }
+
+    /// `cargo test --lib anthropic::request -- --ignored --nocapture`
+    #[test]
+    #[ignore = "timing, prints only"]
+    fn time_a_fifty_step_body() {
+        let request = long_request(API_KIND, MODEL, 50);
+        let tag = replay_tag(API_KIND, &request.model);
+        time("anthropic, typed", 200, || {
+            serde_json::to_vec(&super::body(&request, &tag, true))
+                .unwrap()
+                .len()
+        });
+    }
+
+    #[test]
+    fn every_corpus_body_keeps_the_rules() {
+        let valid = |id: &Value| {
+            let id = id.as_str().unwrap();
+            (1..=64).contains(&id.len())
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        for case in corpus(API_KIND, &[MODEL, "claude-y"]) {
+            let tag = replay_tag(API_KIND, &case.request.model);
+            let body = body(&case.request, &tag, case.vision);
+            let messages = body["messages"].as_array().unwrap();
+            for pair in messages.windows(2) {
+                assert_ne!(pair[0]["role"], pair[1]["role"], "{}", case.label);
+            }
+            for message in messages {
+                let content = message["content"].as_array().unwrap();
+                assert!(!content.is_empty(), "{}", case.label);
+                let results = content
+                    .iter()
+                    .take_while(|b| b["type"] == "tool_result")
+                    .count();
+                for block in &content[results..] {
+                    assert_ne!(block["type"], "tool_result", "{}", case.label);
+                }
+                for block in content {
+                    if block["type"] == "text" {
+                        assert!(!block["text"].as_str().unwrap().trim().is_empty());
+                    }
+                    for key in ["id", "name", "tool_use_id"] {
+                        if let Some(id) = block.get(key) {
+                            assert!(valid(id), "{}: {id}", case.label);
+                        }
+                    }
+                }
+            }
+            if let Some(thinking) = body.get("thinking") {
+                assert!(body.get("temperature").is_none(), "{}", case.label);
+                let budget = thinking["budget_tokens"].as_u64().unwrap();
+                assert!(body["max_tokens"].as_u64().unwrap() > budget);
+            }
+            if !case.vision {
+                assert!(!body.to_string().contains(r#""type":"image""#));
+            }
+        }
+    }
+
+    /// The body of [`rich_request`] for `claude-x`, with vision.
+    const RICH: &str = r##"
+{
+  "max_tokens":1000,
+  "messages":[
+    {"content":[{"text":"Read a and b","type":"text"}],"role":"user"},
+    {
+      "content":[
+        {"signature":"sig-rs_1","thinking":"let me see","type":"thinking"},
+        {"data":"opaque","type":"redacted_thinking"},
+        {"text":"Reading.","type":"text"},
+        {"id":"call_1","input":{"path":"a.txt"},"name":"read_file","type":"tool_use"},
+        {"id":"call_2","input":{},"name":"read_file","type":"tool_use"},
+        {"id":"call_3","input":{},"name":"read_file","type":"tool_use"},
+        {"id":"call_4","input":{},"name":"edit","type":"tool_use"},
+        {
+          "id":"call_5",
+          "input":{"a":1500.0,"b":[true,null],"c":0.1,"d":"é"},
+          "name":"edit",
+          "type":"tool_use"
+        },
+        {"id":"call_6","input":{},"name":"status","type":"tool_use"}
+      ],
+      "role":"assistant"
+    },
+    {
+      "content":[
+        {"content":"A","tool_use_id":"call_1","type":"tool_result"},
+        {"content":"missing","is_error":true,"tool_use_id":"call_2","type":"tool_result"},
+        {"content":"(no output)","is_error":true,"tool_use_id":"call_3","type":"tool_result"},
+        {"content":"(no output)","tool_use_id":"call_4","type":"tool_result"},
+        {"content":"ok","tool_use_id":"call_5","type":"tool_result"},
+        {"content":"(no output)","tool_use_id":"call_6","type":"tool_result"},
+        {"text":"in between","type":"text"},
+        {"text":"go on","type":"text"}
+      ],
+      "role":"user"
+    },
+    {
+      "content":[
+        {"text":"done","type":"text"},
+        {"signature":"sig-rs_dangling","thinking":"dangling","type":"thinking"}
+      ],
+      "role":"assistant"
+    },
+    {"content":[{"text":"go","type":"text"}],"role":"user"},
+    {
+      "content":[
+        {"text":"foreign text","type":"text"},
+        {"id":"toolu_1_x_acbf2e88","input":{"path":"a"},"name":"read_file","type":"tool_use"},
+        {"id":"g_2_7f75d7a0","input":{},"name":"read_file__1dadf090","type":"tool_use"},
+        {
+          "id":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_67b9d905",
+          "input":{},
+          "name":"status",
+          "type":"tool_use"
+        }
+      ],
+      "role":"assistant"
+    },
+    {
+      "content":[
+        {"content":"A","tool_use_id":"toolu_1_x_acbf2e88","type":"tool_result"},
+        {"content":"B","is_error":true,"tool_use_id":"g_2_7f75d7a0","type":"tool_result"},
+        {
+          "content":"C",
+          "tool_use_id":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_67b9d905",
+          "type":"tool_result"
+        },
+        {"content":"D","tool_use_id":"unknown","type":"tool_result"},
+        {"text":"Look","type":"text"}
+      ],
+      "role":"user"
+    },
+    {
+      "content":[
+        {"id":"call_p1","input":{"path":"a.png"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p2","input":{"path":"b"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p3","input":{"path":"c"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p4","input":{},"name":"call","type":"tool_use"}
+      ],
+      "role":"assistant"
+    },
+    {
+      "content":[
+        {
+          "content":[
+            {"text":"[png]","type":"text"},
+            {
+              "source":{"data":"iVBORw==","media_type":"image/png","type":"base64"},
+              "type":"image"
+            }
+          ],
+          "tool_use_id":"call_p1",
+          "type":"tool_result"
+        },
+        {
+          "content":[
+            {"text":"two","type":"text"},
+            {
+              "source":{"data":"iVBORw==","media_type":"image/png","type":"base64"},
+              "type":"image"
+            },
+            {
+              "source":{"data":"/9j/4AAB","media_type":"image/jpeg","type":"base64"},
+              "type":"image"
+            }
+          ],
+          "tool_use_id":"call_p2",
+          "type":"tool_result"
+        },
+        {
+          "content":[
+            {"text":"(no output)","type":"text"},
+            {
+              "source":{"data":"/9j/4AAB","media_type":"image/jpeg","type":"base64"},
+              "type":"image"
+            }
+          ],
+          "is_error":true,
+          "tool_use_id":"call_p3",
+          "type":"tool_result"
+        },
+        {
+          "content":[
+            {"text":"(no output)","type":"text"},
+            {
+              "source":{"data":"iVBORw==","media_type":"image/png","type":"base64"},
+              "type":"image"
+            }
+          ],
+          "tool_use_id":"call_p4",
+          "type":"tool_result"
+        },
+        {"text":"And fix it.","type":"text"}
+      ],
+      "role":"user"
+    }
+  ],
+  "model":"claude-x",
+  "stream":true,
+  "system":"Be brief.",
+  "temperature":0.2,
+  "tools":[
+    {
+      "description":"Reads a file",
+      "input_schema":{
+        "additionalProperties":false,
+        "properties":{"path":{"type":"string"}},
+        "required":["path"],
+        "type":"object"
+      },
+      "name":"read_file"
+    },
+    {
+      "description":"Edits — «quoted» \"text\"\n",
+      "input_schema":{
+        "$schema":"http://json-schema.org/draft-07/schema#",
+        "properties":{
+          "any":true,
+          "choice":{"oneOf":[{"type":"string"},{"$ref":"#/x"}]},
+          "edits":{
+            "items":{
+              "additionalProperties":false,
+              "properties":{"new":{"maxLength":10,"type":"string"},"old":{"type":"string"}},
+              "required":["old"],
+              "type":"object"
+            },
+            "minItems":1,
+            "type":"array"
+          },
+          "either":{"type":["string","number"]},
+          "kind":{"enum":["a","b"]},
+          "level":{"enum":[1,2]},
+          "mode":{"const":"fast"},
+          "offset":{"default":0.5,"minimum":0,"type":["integer","null"]},
+          "pair":{"items":[{"type":"string"},{"type":"integer"}],"type":"array"},
+          "path":{"description":"Where","format":"uri","type":"string"}
+        },
+        "required":["path","edits"],
+        "type":"object"
+      },
+      "name":"edit"
+    },
+    {"description":"No args","input_schema":{"properties":{},"type":"object"},"name":"status"},
+    {"description":"","input_schema":true,"name":"anything"}
+  ]
+}
+"##;
+
+    /// The body of [`plain_request`] for `claude-x`, without vision.
+    const PLAIN: &str = r##"
+{
+  "max_tokens":16384,
+  "messages":[
+    {
+      "content":[
+        {"text":"a","type":"text"},
+        {"text":"b \"quoted\" \\ \n\t \u0001 é 😀","type":"text"},
+        {"text":"Look","type":"text"}
+      ],
+      "role":"user"
+    },
+    {
+      "content":[
+        {"id":"call_p1","input":{"path":"a.png"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p2","input":{"path":"b"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p3","input":{"path":"c"},"name":"read_file","type":"tool_use"},
+        {"id":"call_p4","input":{},"name":"call","type":"tool_use"}
+      ],
+      "role":"assistant"
+    },
+    {
+      "content":[
+        {
+          "content":"[png]\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images",
+          "tool_use_id":"call_p1",
+          "type":"tool_result"
+        },
+        {
+          "content":"two\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images\n[versus] the image from read_file (image/jpeg, 6 bytes) was not sent: this model does not accept images",
+          "tool_use_id":"call_p2",
+          "type":"tool_result"
+        },
+        {
+          "content":"[versus] the image from read_file (image/jpeg, 6 bytes) was not sent: this model does not accept images",
+          "is_error":true,
+          "tool_use_id":"call_p3",
+          "type":"tool_result"
+        },
+        {
+          "content":"[versus] the image (image/png, 4 bytes) was not sent: this model does not accept images",
+          "tool_use_id":"call_p4",
+          "type":"tool_result"
+        },
+        {"text":"And fix it.","type":"text"}
+      ],
+      "role":"user"
+    }
+  ],
+  "model":"claude-x",
+  "stream":true
+}
+"##;
 }

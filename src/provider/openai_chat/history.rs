@@ -67,6 +67,25 @@ impl CallIds {
         Self { ours }
     }
 
+    /// The ids of the calls in `message` that the model behind `tag` made (what
+    /// [`CallIds::from_history`] collects, one message at a time).
+    pub(crate) fn ours_in<'m>(message: &'m Message, tag: &str) -> impl Iterator<Item = &'m str> {
+        message.parts.iter().filter_map(move |part| match part {
+            Part::ToolCall { id, replay, .. } if is_ours(replay.as_ref(), tag) => Some(id.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Counts `id` as one of this model's calls from now on.
+    pub(crate) fn insert(&mut self, id: &str) {
+        self.ours.insert(id.to_string());
+    }
+
+    /// Whether `id` is sent as it is (a call this model made) rather than normalised.
+    pub(crate) fn is_ours(&self, id: &str) -> bool {
+        self.ours.contains(id)
+    }
+
     /// The id to send for a call or a result.
     pub(crate) fn wire_id(&self, id: &str) -> String {
         if self.ours.contains(id) {

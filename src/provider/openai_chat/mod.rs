@@ -15,31 +15,48 @@
 //! and to normalise tool ids that came from another provider. The Responses adapter shares
 //! `history` and `stream_error`.
 
+mod body_cache;
 pub(crate) mod calls;
 pub(crate) mod decode;
 pub(crate) mod history;
 pub(crate) mod request;
 pub(crate) mod stream_error;
 
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use super::error::{ProviderError, classify_status, error_message_from_body};
-use super::http::{Decoder, Wire, WireConfig, WireRequest, json_bytes};
+use super::http::{Decoder, Wire, WireConfig, WireRequest};
 use crate::model::{ModelRequest, replay_tag};
+use body_cache::BodyCache;
 
 /// The API kind in replay tags (`openai-chat/MODEL`).
 pub const API_KIND: &str = "openai-chat";
 
 /// A [`Wire`] for `POST {base}/chat/completions` with `stream: true`.
-#[derive(Debug, Clone)]
+///
+/// One wire serves one model's conversation: it keeps the JSON of the messages it sent, so the
+/// next step encodes only what was added (see `body_cache`).
+#[derive(Debug)]
 pub struct ChatWire {
     config: WireConfig,
+    cache: Mutex<BodyCache>,
 }
 
 impl ChatWire {
     /// A wire for one provider; the base URL, key and extra headers come from `config`.
     pub fn new(config: WireConfig) -> Self {
-        Self { config }
+        Self {
+            config,
+            cache: Mutex::default(),
+        }
+    }
+}
+
+impl Clone for ChatWire {
+    /// The same provider, with nothing cached.
+    fn clone(&self) -> Self {
+        Self::new(self.config.clone())
     }
 }
 
@@ -53,10 +70,16 @@ impl Wire for ChatWire {
         Ok(WireRequest {
             url: format!("{}/chat/completions", self.config.base()),
             headers: history::auth_headers(&self.config),
-            body: json_bytes(
-                &self.config.provider,
-                &request::body(&self.config, request, &tag),
-            )?,
+            body: {
+                // A panic while encoding leaves at worst a cache that is rebuilt: keep going.
+                let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+                request::encode(&self.config, request, &tag, &mut cache).map_err(|err| {
+                    ProviderError::Config {
+                        provider: self.config.provider.clone(),
+                        message: format!("could not encode the request: {err}"),
+                    }
+                })?
+            },
         })
     }
 

@@ -23,7 +23,9 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::{RawValue, to_raw_value};
 
+use super::body_cache::{BodyCache, Key};
 use super::history::{CallIds, is_ours, wire_arguments};
 use crate::model::{Message, ModelRequest, Part, Reasoning, Role, ToolDef};
 use crate::provider::WireConfig;
@@ -61,16 +63,23 @@ impl Dialect {
     }
 }
 
-/// The body for `request`, as typed parts borrowing the request; `tag` is this model's replay
-/// tag. Serialised straight to bytes by the transport, once per attempt.
-pub(crate) fn body<'a>(config: &WireConfig, request: &'a ModelRequest, tag: &str) -> Body<'a> {
+/// The body for `request` as the bytes sent; `tag` is this model's replay tag. Messages the
+/// cache encoded for an earlier step of the same conversation are copied, not encoded again
+/// (see [`BodyCache`]).
+pub(crate) fn encode(
+    config: &WireConfig,
+    request: &ModelRequest,
+    tag: &str,
+    cache: &mut BodyCache,
+) -> Result<Vec<u8>, serde_json::Error> {
     let dialect = Dialect::of(config);
+    let encoded = cache.update(request, Key::new(tag, dialect, config.vision))?;
     let cap = request.max_output_tokens;
     let effort = effort(request.reasoning);
-    Body {
+    let body = Body {
         model: &request.model,
-        messages: messages(request, tag, dialect, config.vision),
-        tools: request.tools.iter().map(tool).collect(),
+        messages: encoded.messages,
+        tools: encoded.tools,
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -79,22 +88,24 @@ pub(crate) fn body<'a>(config: &WireConfig, request: &'a ModelRequest, tag: &str
         // the newer name.
         max_completion_tokens: cap.filter(|_| dialect.openai),
         max_tokens: cap.filter(|_| !dialect.openai),
-        // As `f64` so 0.2 stays 0.2 on the wire (the same number serde_json always sent).
-        temperature: request.temperature.map(f64::from),
+        temperature: request.temperature,
         reasoning: effort
             .filter(|_| dialect.openrouter)
             .map(|effort| Effort { effort }),
         reasoning_effort: effort.filter(|_| !dialect.openrouter),
-    }
+    };
+    serde_json::to_vec(&body)
 }
 
 /// `POST /chat/completions` as sent.
 #[derive(Debug, Serialize)]
-pub(crate) struct Body<'a> {
+struct Body<'a> {
     model: &'a str,
-    messages: Vec<ChatMessage<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Tool<'a>>,
+    /// Each already JSON: the system message, then every message of the conversation.
+    messages: Vec<&'a RawValue>,
+    /// The `tools` array, already JSON (absent when no tool is offered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a RawValue>,
     stream: bool,
     stream_options: StreamOptions,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -102,7 +113,9 @@ pub(crate) struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
+    /// As the `f32` it is, so 0.2 goes out as `0.2` (widened to `f64` it would print as
+    /// 0.20000000298023224).
+    temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<Effort>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -202,6 +215,11 @@ fn effort(reasoning: Reasoning) -> Option<&'static str> {
     }
 }
 
+/// The `tools` array as JSON.
+pub(super) fn tools_json(tools: &[ToolDef]) -> Result<Box<RawValue>, serde_json::Error> {
+    to_raw_value(&tools.iter().map(tool).collect::<Vec<_>>())
+}
+
 fn tool(def: &ToolDef) -> Tool<'_> {
     Tool {
         kind: "function",
@@ -213,26 +231,27 @@ fn tool(def: &ToolDef) -> Tool<'_> {
     }
 }
 
-fn messages<'a>(
-    request: &'a ModelRequest,
+/// The wire messages one canonical message becomes, as JSON (none, one, or several: tool
+/// results are one message each). `ids` must know every call this model made in the
+/// conversation.
+pub(super) fn message_json(
+    message: &Message,
+    ids: &CallIds,
     tag: &str,
     dialect: Dialect,
     vision: bool,
-) -> Vec<ChatMessage<'a>> {
-    let ids = CallIds::from_history(&request.messages, tag);
-    let mut out = Vec::with_capacity(request.messages.len() + 1);
-    if !request.system.trim().is_empty() {
-        out.push(ChatMessage::System {
-            content: &request.system,
-        });
+) -> Result<Vec<Box<RawValue>>, serde_json::Error> {
+    let mut out = Vec::new();
+    match message.role {
+        Role::User => user(message, ids, vision, &mut out),
+        Role::Assistant => assistant(message, ids, tag, dialect, &mut out),
     }
-    for message in &request.messages {
-        match message.role {
-            Role::User => user(message, &ids, vision, &mut out),
-            Role::Assistant => assistant(message, &ids, tag, dialect, &mut out),
-        }
-    }
-    out
+    out.iter().map(to_raw_value).collect()
+}
+
+/// The system message as JSON.
+pub(super) fn system_json(text: &str) -> Result<Box<RawValue>, serde_json::Error> {
+    to_raw_value(&ChatMessage::System { content: text })
 }
 
 /// Tool results first (each its own `role: tool` message, right after the assistant's calls,
@@ -390,9 +409,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// The body as JSON, as the server reads it.
+    /// The body as JSON, as the server reads it (encoded with nothing cached).
     fn body(config: &WireConfig, request: &ModelRequest, tag: &str) -> Value {
-        serde_json::to_value(super::body(config, request, tag)).unwrap()
+        let bytes = encode(config, request, tag, &mut BodyCache::default()).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
     }
     use crate::model::{Replay, replay_tag};
 
@@ -497,6 +517,16 @@ mod tests {
         assert_eq!(body["max_tokens"], 1000);
         assert!(body.get("max_completion_tokens").is_none());
         assert_eq!(body["temperature"], 0.5);
+        // An f32 goes out as written, not widened (0.20000000298023224).
+        let mut fifth = request(vec![user_text("hi")]);
+        fifth.temperature = Some(0.2);
+        let bytes = encode(&config("openai"), &fifth, TAG, &mut BodyCache::default()).unwrap();
+        assert!(
+            String::from_utf8(bytes)
+                .unwrap()
+                .contains(r#""temperature":0.2,"#),
+            "temperature widened"
+        );
         assert_eq!(body["reasoning_effort"], "high");
         assert_eq!(
             body["tools"][0],
@@ -629,5 +659,126 @@ mod tests {
             json!({"role":"user","content":"And fix it."})
         );
         assert!(!blind.to_string().contains("iVBORw"));
+    }
+
+    /// Encodes `request` with `cache` and asserts the bytes are those of an encode from
+    /// scratch: a cached message must never go out different from what it would be today.
+    fn cached_matches_fresh(config: &WireConfig, request: &ModelRequest, cache: &mut BodyCache) {
+        let cached = encode(config, request, TAG, cache).unwrap();
+        let fresh = encode(config, request, TAG, &mut BodyCache::default()).unwrap();
+        assert_eq!(
+            String::from_utf8(cached).unwrap(),
+            String::from_utf8(fresh).unwrap()
+        );
+    }
+
+    fn user_text(text: &str) -> Message {
+        Message {
+            role: Role::User,
+            parts: vec![Part::text(text)],
+        }
+    }
+
+    #[test]
+    fn cached_messages_go_out_exactly_as_a_fresh_encode_would() {
+        let config = config("ollama");
+        let mut cache = BodyCache::default();
+        let mut request = request(vec![user_text("fix the bug")]);
+        cached_matches_fresh(&config, &request, &mut cache);
+        // A growing conversation: our calls, their results, thinking we may echo.
+        for step in 0..4 {
+            let id = format!("call_{step}");
+            let mut messages = request.messages.clone();
+            messages.push(Message {
+                role: Role::Assistant,
+                parts: vec![
+                    thinking("hmm", TAG, json!({"field": "reasoning"})),
+                    call(&id, r#"{"path":"a"}"#, TAG),
+                ],
+            });
+            messages.push(Message {
+                role: Role::User,
+                parts: vec![result(&id)],
+            });
+            request.messages = messages;
+            cached_matches_fresh(&config, &request, &mut cache);
+        }
+        // A call from another provider: its id goes out normalised...
+        let mut messages = request.messages.clone();
+        messages.push(Message {
+            role: Role::Assistant,
+            parts: vec![call("toolu 01/x", "{}", "anthropic/claude")],
+        });
+        messages.push(Message {
+            role: Role::User,
+            parts: vec![result("toolu 01/x")],
+        });
+        request.messages = messages;
+        cached_matches_fresh(&config, &request, &mut cache);
+        // ...until this model makes a call with that very id: then it is ours everywhere, and
+        // the cached messages that sent it normalised must not be reused.
+        let mut messages = request.messages.clone();
+        messages.push(Message {
+            role: Role::Assistant,
+            parts: vec![call("toolu 01/x", "{}", TAG)],
+        });
+        request.messages = messages;
+        let body = {
+            let bytes = encode(&config, &request, TAG, &mut cache).unwrap();
+            serde_json::from_slice::<Value>(&bytes).unwrap()
+        };
+        let sent: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["tool_call_id"].as_str())
+            .collect();
+        assert!(sent.contains(&"toolu 01/x"), "{sent:?}");
+        cached_matches_fresh(&config, &request, &mut cache);
+    }
+
+    #[test]
+    fn a_conversation_changed_in_place_system_tools_and_vision_are_noticed() {
+        let mut cache = BodyCache::default();
+        let mut config = config("openai");
+        let mut request = request(vec![user_text("one"), user_text("two")]);
+        cached_matches_fresh(&config, &request, &mut cache);
+        // Compaction: the history is rebuilt, new messages at old positions.
+        request.messages = vec![user_text("summary"), user_text("two")].into();
+        cached_matches_fresh(&config, &request, &mut cache);
+        // A shorter conversation (a rewind).
+        request.messages = vec![user_text("summary")].into();
+        cached_matches_fresh(&config, &request, &mut cache);
+        request.system = "Be thorough.".into();
+        cached_matches_fresh(&config, &request, &mut cache);
+        request.system = " ".into();
+        cached_matches_fresh(&config, &request, &mut cache);
+        request.tools = Vec::new().into();
+        cached_matches_fresh(&config, &request, &mut cache);
+        let mut picture = result("c9");
+        if let Part::ToolResult { images, .. } = &mut picture {
+            images.push(crate::model::Image {
+                media_type: "image/png".into(),
+                data: b"\x89PNG".to_vec(),
+            });
+        }
+        let mut messages = request.messages.clone();
+        messages.push(Message {
+            role: Role::User,
+            parts: vec![picture],
+        });
+        request.messages = messages;
+        cached_matches_fresh(&config, &request, &mut cache);
+        config.vision = true;
+        cached_matches_fresh(&config, &request, &mut cache);
+        // Another model's requests through the same cache (its tag differs).
+        let other = encode(&config, &request, "openai-chat/other", &mut cache).unwrap();
+        let fresh = encode(
+            &config,
+            &request,
+            "openai-chat/other",
+            &mut BodyCache::default(),
+        );
+        assert_eq!(other, fresh.unwrap());
     }
 }

@@ -9,65 +9,165 @@
 //! because OpenAI refuses reasoning summaries for organisations that are not verified, and a
 //! refused request would end the run. `function_call_output` has no error flag: a failed
 //! tool's text already says so.
+//!
+//! The body is typed structs borrowing the request (texts, tool schemas, the replayed
+//! reasoning items themselves), serialised straight to bytes by the transport once per
+//! attempt; only what has to be computed is owned: normalised call ids, wrapped invalid
+//! arguments, joined texts, notes and `data:` URLs.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::model::{Image, Message, ModelRequest, Part, Reasoning, Role, ToolDef};
 use crate::provider::openai_chat::history::{CallIds, is_ours, wire_arguments};
 use crate::provider::vision::content_with_notes;
 
-/// The JSON body for `request`; `tag` is this model's replay tag.
+/// The body for `request`, as typed parts borrowing the request (texts, tool schemas, replayed
+/// reasoning items); `tag` is this model's replay tag. Serialised straight to bytes by the
+/// transport, once per attempt, instead of first copying the whole history into a
+/// `serde_json::Value`.
 ///
 /// A tool result with pictures becomes an `output` list (`input_text` then one `input_image`
 /// per picture, as a `data:` URL) when `vision` is on; otherwise the text with a note per
 /// picture.
-pub(crate) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    if !request.system.trim().is_empty() {
-        body.insert("instructions".into(), json!(&*request.system));
-    }
-    body.insert("input".into(), Value::Array(input(request, tag, vision)));
-    if !request.tools.is_empty() {
-        body.insert(
-            "tools".into(),
-            Value::Array(request.tools.iter().map(tool).collect()),
-        );
-    }
-    body.insert("stream".into(), json!(true));
-    body.insert("store".into(), json!(false));
-    body.insert("include".into(), json!(["reasoning.encrypted_content"]));
-    if let Some(cap) = request.max_output_tokens {
-        body.insert("max_output_tokens".into(), json!(cap));
-    }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
+pub(crate) fn body<'a>(request: &'a ModelRequest, tag: &str, vision: bool) -> Body<'a> {
     let effort = match request.reasoning {
         Reasoning::Default => None,
         Reasoning::Low => Some("low"),
         Reasoning::Medium => Some("medium"),
         Reasoning::High => Some("high"),
     };
-    if let Some(effort) = effort {
-        body.insert("reasoning".into(), json!({ "effort": effort }));
+    Body {
+        model: &request.model,
+        instructions: Some(&*request.system).filter(|system| !system.trim().is_empty()),
+        input: input(request, tag, vision),
+        tools: request.tools.iter().map(tool).collect(),
+        stream: true,
+        store: false,
+        include: ["reasoning.encrypted_content"],
+        max_output_tokens: request.max_output_tokens,
+        temperature: request.temperature,
+        reasoning: effort.map(|effort| Effort { effort }),
     }
-    Value::Object(body)
 }
 
-fn tool(def: &ToolDef) -> Value {
-    json!({
-        "type": "function",
-        "name": def.name,
-        "description": def.description,
-        "parameters": def.parameters,
-        "strict": false,
+/// `POST /responses` as sent.
+#[derive(Debug, Serialize)]
+pub(crate) struct Body<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a str>,
+    input: Vec<Item<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    stream: bool,
+    store: bool,
+    include: [&'static str; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    /// As the `f32` it is, so 0.2 goes out as `0.2` (widened to `f64` it would print as
+    /// 0.20000000298023224).
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Effort>,
+}
+
+#[derive(Debug, Serialize)]
+struct Effort {
+    effort: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    strict: bool,
+}
+
+/// One input item. Untagged: each variant carries its own `type` (a replayed reasoning item
+/// already has one, so it cannot be added by serde).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Item<'a> {
+    Message(MessageItem<'a>),
+    Call(CallItem<'a>),
+    Output(OutputItem<'a>),
+    /// This model's reasoning item, exactly as it was received.
+    Reasoning(&'a Value),
+}
+
+#[derive(Debug, Serialize)]
+struct MessageItem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    role: &'static str,
+    content: Cow<'a, str>,
+}
+
+#[derive(Debug, Serialize)]
+struct CallItem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    call_id: String,
+    name: &'a str,
+    arguments: Cow<'a, str>,
+}
+
+#[derive(Debug, Serialize)]
+struct OutputItem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    call_id: String,
+    output: Output<'a>,
+}
+
+/// A result's `output`: the text alone (a string) unless it carries pictures.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Output<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<OutputPart<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OutputPart<'a> {
+    InputText {
+        text: &'a str,
+    },
+    InputImage {
+        image_url: String,
+        detail: &'static str,
+    },
+}
+
+fn tool(def: &ToolDef) -> Tool<'_> {
+    Tool {
+        kind: "function",
+        name: &def.name,
+        description: &def.description,
+        parameters: &def.parameters,
+        strict: false,
+    }
+}
+
+fn message_item<'a>(role: &'static str, content: Cow<'a, str>) -> Item<'a> {
+    Item::Message(MessageItem {
+        kind: "message",
+        role,
+        content,
     })
 }
 
-fn input(request: &ModelRequest, tag: &str, vision: bool) -> Vec<Value> {
+fn input<'a>(request: &'a ModelRequest, tag: &str, vision: bool) -> Vec<Item<'a>> {
     let ids = CallIds::from_history(&request.messages, tag);
-    let mut items = Vec::new();
+    let mut items = Vec::with_capacity(request.messages.len());
     for message in &request.messages {
         match message.role {
             Role::User => user(message, &ids, vision, &mut items),
@@ -77,8 +177,8 @@ fn input(request: &ModelRequest, tag: &str, vision: bool) -> Vec<Value> {
     items
 }
 
-fn user(message: &Message, ids: &CallIds, vision: bool, items: &mut Vec<Value>) {
-    let mut texts = Vec::new();
+fn user<'a>(message: &'a Message, ids: &CallIds, vision: bool, items: &mut Vec<Item<'a>>) {
+    let mut texts: Vec<&str> = Vec::new();
     for part in &message.parts {
         match part {
             Part::ToolResult {
@@ -87,59 +187,67 @@ fn user(message: &Message, ids: &CallIds, vision: bool, items: &mut Vec<Value>) 
                 content,
                 images,
                 ..
-            } => items.push(json!({
-                "type": "function_call_output",
-                "call_id": ids.wire_id(call_id),
-                "output": output(name, content, images, vision),
+            } => items.push(Item::Output(OutputItem {
+                kind: "function_call_output",
+                call_id: ids.wire_id(call_id),
+                output: output(name, content, images, vision),
             })),
-            Part::Text { text, .. } if !text.is_empty() => texts.push(text.as_str()),
+            Part::Text { text, .. } if !text.is_empty() => texts.push(text),
             _ => {}
         }
     }
-    if !texts.is_empty() {
-        items.push(json!({ "type": "message", "role": "user", "content": texts.join("\n\n") }));
+    match texts.as_slice() {
+        [] => {}
+        [text] => items.push(message_item("user", Cow::Borrowed(text))),
+        _ => items.push(message_item("user", Cow::Owned(texts.join("\n\n")))),
     }
 }
 
 /// A result's `output`: the text alone (a string) unless it carries pictures.
-fn output(tool: &str, content: &str, images: &[Image], vision: bool) -> Value {
+fn output<'a>(tool: &str, content: &'a str, images: &[Image], vision: bool) -> Output<'a> {
     if images.is_empty() {
-        return json!(content);
+        return Output::Text(Cow::Borrowed(content));
     }
     if !vision {
-        return json!(content_with_notes(content, tool, images));
+        return Output::Text(Cow::Owned(content_with_notes(content, tool, images)));
     }
-    let mut parts = vec![json!({"type": "input_text", "text": content})];
+    let mut parts = Vec::with_capacity(images.len() + 1);
+    parts.push(OutputPart::InputText { text: content });
     for image in images {
-        parts.push(json!({
-            "type": "input_image",
-            "image_url": image.data_url(),
-            "detail": "auto",
-        }));
+        parts.push(OutputPart::InputImage {
+            image_url: image.data_url(),
+            detail: "auto",
+        });
     }
-    Value::Array(parts)
+    Output::Parts(parts)
 }
 
-fn assistant(message: &Message, ids: &CallIds, tag: &str, items: &mut Vec<Value>) {
-    let mut turn: Vec<Value> = Vec::new();
-    let mut text = String::new();
-    let flush = |text: &mut String, turn: &mut Vec<Value>| {
+fn assistant<'a>(message: &'a Message, ids: &CallIds, tag: &str, items: &mut Vec<Item<'a>>) {
+    let mut turn: Vec<Item<'a>> = Vec::new();
+    // The text since the last call or reasoning item: borrowed while it is one piece.
+    let mut text: Cow<'a, str> = Cow::Borrowed("");
+    let flush = |text: &mut Cow<'a, str>, turn: &mut Vec<Item<'a>>| {
         if !text.is_empty() {
-            turn.push(json!({
-                "type": "message",
-                "role": "assistant",
-                "content": std::mem::take(text),
-            }));
+            turn.push(message_item(
+                "assistant",
+                std::mem::replace(text, Cow::Borrowed("")),
+            ));
         }
     };
     for part in &message.parts {
         match part {
-            Part::Text { text: piece, .. } => text.push_str(piece),
+            Part::Text { text: piece, .. } => {
+                if text.is_empty() {
+                    text = Cow::Borrowed(piece);
+                } else {
+                    text.to_mut().push_str(piece);
+                }
+            }
             Part::Thinking { replay, .. } if is_ours(replay.as_ref(), tag) => {
                 let Some(replay) = replay else { continue };
                 if replay.data.get("type").and_then(Value::as_str) == Some("reasoning") {
                     flush(&mut text, &mut turn);
-                    turn.push(replay.data.clone());
+                    turn.push(Item::Reasoning(&replay.data));
                 }
             }
             Part::ToolCall {
@@ -149,21 +257,19 @@ fn assistant(message: &Message, ids: &CallIds, tag: &str, items: &mut Vec<Value>
                 ..
             } => {
                 flush(&mut text, &mut turn);
-                turn.push(json!({
-                    "type": "function_call",
-                    "call_id": ids.wire_id(id),
-                    "name": name,
-                    "arguments": wire_arguments(arguments),
+                turn.push(Item::Call(CallItem {
+                    kind: "function_call",
+                    call_id: ids.wire_id(id),
+                    name,
+                    arguments: wire_arguments(arguments),
                 }));
             }
             _ => {}
         }
     }
     flush(&mut text, &mut turn);
-    while turn
-        .last()
-        .is_some_and(|item| item.get("type").and_then(Value::as_str) == Some("reasoning"))
-    {
+    // A reasoning item must be followed by the item it led to.
+    while matches!(turn.last(), Some(Item::Reasoning(_))) {
         turn.pop();
     }
     items.extend(turn);
@@ -174,6 +280,13 @@ fn assistant(message: &Message, ids: &CallIds, tag: &str, items: &mut Vec<Value>
 mod tests {
     use super::*;
     use crate::model::{Replay, replay_tag};
+    use serde_json::json;
+
+    /// The body as the server reads it: the bytes the transport sends, parsed.
+    fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
+        let bytes = serde_json::to_vec(&super::body(request, tag, vision)).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
 
     const TAG: &str = "openai-responses/gpt-5";
 
@@ -349,4 +462,329 @@ mod tests {
         );
         assert!(!blind.to_string().contains("iVBORw"));
     }
+
+    use crate::provider::openai_responses::API_KIND;
+    use crate::provider::test_corpus::{corpus, long_request, plain_request, rich_request, time};
+
+    const MODEL: &str = "gpt-5";
+
+    /// JSON text as a value (the expected bodies below).
+    fn expected(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    /// Pinned when the body became typed structs: the same value the old `serde_json::Value`
+    /// builder produced (a corpus test compared the two on every request of
+    /// `test_corpus::corpus` before that builder was removed).
+    #[test]
+    fn a_request_with_much_of_the_corpus_exactly_as_sent() {
+        let request = rich_request(API_KIND, MODEL);
+        let tag = replay_tag(API_KIND, &request.model);
+        assert_eq!(body(&request, &tag, true), expected(RICH));
+    }
+
+    /// Pinned like the one above: no optional field, pictures as notes.
+    #[test]
+    fn a_request_without_options_or_vision_exactly_as_sent() {
+        let request = plain_request(API_KIND, MODEL);
+        let tag = replay_tag(API_KIND, &request.model);
+        assert_eq!(body(&request, &tag, false), expected(PLAIN));
+    }
+
+    /// `cargo test --lib openai_responses::request -- --ignored --nocapture`
+    #[test]
+    #[ignore = "timing, prints only"]
+    fn time_a_fifty_step_body() {
+        let request = long_request(API_KIND, MODEL, 50);
+        let tag = replay_tag(API_KIND, &request.model);
+        time("responses, typed", 200, || {
+            serde_json::to_vec(&super::body(&request, &tag, true))
+                .unwrap()
+                .len()
+        });
+    }
+
+    #[test]
+    fn every_corpus_body_keeps_the_rules() {
+        for case in corpus(API_KIND, &[MODEL, "gpt-4.1"]) {
+            let tag = replay_tag(API_KIND, &case.request.model);
+            let body = body(&case.request, &tag, case.vision);
+            let input = body["input"].as_array().unwrap();
+            for (i, item) in input.iter().enumerate() {
+                // A reasoning item is followed by what it led to (more reasoning, a call or
+                // the assistant's text), never by the user's turn or nothing.
+                if item["type"] == "reasoning" {
+                    let next = input.get(i + 1).unwrap_or(&Value::Null);
+                    assert!(
+                        next["type"] == "reasoning"
+                            || next["type"] == "function_call"
+                            || next["role"] == "assistant",
+                        "{}",
+                        case.label
+                    );
+                }
+                if item["type"] == "message" {
+                    assert_ne!(item["content"], "", "{}", case.label);
+                }
+            }
+            if let Some(instructions) = body.get("instructions") {
+                assert!(!instructions.as_str().unwrap().trim().is_empty());
+            }
+            assert_eq!(
+                body.to_string().contains("input_image"),
+                case.vision && body.to_string().contains("data:image"),
+                "{}",
+                case.label
+            );
+        }
+    }
+
+    /// The body of [`rich_request`] for `gpt-5`, with vision.
+    const RICH: &str = r##"
+{
+  "include":["reasoning.encrypted_content"],
+  "input":[
+    {"content":"Read a and b","role":"user","type":"message"},
+    {
+      "big":12345678901234567890,
+      "encrypted_content":"gAAA",
+      "field":"reasoning_content",
+      "id":"rs_1",
+      "n":0.1,
+      "neg":-1,
+      "signature":"sig-rs_1",
+      "summary":[{"text":"summary","type":"summary_text"}],
+      "thoughtSignature":"T-rs_1",
+      "type":"reasoning"
+    },
+    {"content":"Reading.","role":"assistant","type":"message"},
+    {
+      "arguments":"{\"path\":\"a.txt\"}",
+      "call_id":"call_1",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {"arguments":"{}","call_id":"call_2","name":"read_file","type":"function_call"},
+    {
+      "arguments":"{\"raw_arguments\":\"{\\\"path\\\": \"}",
+      "call_id":"call_3",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {
+      "arguments":"{\"raw_arguments\":\"[1,2]\"}",
+      "call_id":"call_4",
+      "name":"edit",
+      "type":"function_call"
+    },
+    {
+      "arguments":"  {\"a\": 1.5e3, \"b\": [true, null], \"c\": 0.1, \"d\": \"é\"}  ",
+      "call_id":"call_5",
+      "name":"edit",
+      "type":"function_call"
+    },
+    {"arguments":"{}","call_id":"call_6","name":"status","type":"function_call"},
+    {"call_id":"call_1","output":"A","type":"function_call_output"},
+    {"call_id":"call_2","output":"missing","type":"function_call_output"},
+    {"call_id":"call_3","output":"","type":"function_call_output"},
+    {"call_id":"call_4","output":"   ","type":"function_call_output"},
+    {"call_id":"call_5","output":"ok","type":"function_call_output"},
+    {"call_id":"call_6","output":"","type":"function_call_output"},
+    {"content":"in between\n\ngo on","role":"user","type":"message"},
+    {"content":"done","role":"assistant","type":"message"},
+    {"content":"go","role":"user","type":"message"},
+    {"content":"foreign text","role":"assistant","type":"message"},
+    {
+      "arguments":"{\"path\":\"a\"}",
+      "call_id":"toolu_1_x_acbf2e88",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {"arguments":"{}","call_id":"g_2_7f75d7a0","name":"read file!","type":"function_call"},
+    {
+      "arguments":"{\"raw_arguments\":\"not json\"}",
+      "call_id":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_67b9d905",
+      "name":"status",
+      "type":"function_call"
+    },
+    {"call_id":"toolu_1_x_acbf2e88","output":"A","type":"function_call_output"},
+    {"call_id":"g_2_7f75d7a0","output":"B","type":"function_call_output"},
+    {
+      "call_id":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_67b9d905",
+      "output":"C",
+      "type":"function_call_output"
+    },
+    {"call_id":"unknown","output":"D","type":"function_call_output"},
+    {"content":"Look","role":"user","type":"message"},
+    {
+      "arguments":"{\"path\":\"a.png\"}",
+      "call_id":"call_p1",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {
+      "arguments":"{\"path\":\"b\"}",
+      "call_id":"call_p2",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {
+      "arguments":"{\"path\":\"c\"}",
+      "call_id":"call_p3",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {"arguments":"{}","call_id":"call_p4","name":"","type":"function_call"},
+    {
+      "call_id":"call_p1",
+      "output":[
+        {"text":"[png]","type":"input_text"},
+        {"detail":"auto","image_url":"data:image/png;base64,iVBORw==","type":"input_image"}
+      ],
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p2",
+      "output":[
+        {"text":"two","type":"input_text"},
+        {"detail":"auto","image_url":"data:image/png;base64,iVBORw==","type":"input_image"},
+        {"detail":"auto","image_url":"data:image/jpeg;base64,/9j/4AAB","type":"input_image"}
+      ],
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p3",
+      "output":[
+        {"text":"","type":"input_text"},
+        {"detail":"auto","image_url":"data:image/jpeg;base64,/9j/4AAB","type":"input_image"}
+      ],
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p4",
+      "output":[
+        {"text":"","type":"input_text"},
+        {"detail":"auto","image_url":"data:image/png;base64,iVBORw==","type":"input_image"}
+      ],
+      "type":"function_call_output"
+    },
+    {"content":"And fix it.","role":"user","type":"message"}
+  ],
+  "instructions":"Be brief.",
+  "max_output_tokens":1000,
+  "model":"gpt-5",
+  "reasoning":{"effort":"medium"},
+  "store":false,
+  "stream":true,
+  "temperature":0.2,
+  "tools":[
+    {
+      "description":"Reads a file",
+      "name":"read_file",
+      "parameters":{
+        "additionalProperties":false,
+        "properties":{"path":{"type":"string"}},
+        "required":["path"],
+        "type":"object"
+      },
+      "strict":false,
+      "type":"function"
+    },
+    {
+      "description":"Edits — «quoted» \"text\"\n",
+      "name":"edit",
+      "parameters":{
+        "$schema":"http://json-schema.org/draft-07/schema#",
+        "properties":{
+          "any":true,
+          "choice":{"oneOf":[{"type":"string"},{"$ref":"#/x"}]},
+          "edits":{
+            "items":{
+              "additionalProperties":false,
+              "properties":{"new":{"maxLength":10,"type":"string"},"old":{"type":"string"}},
+              "required":["old"],
+              "type":"object"
+            },
+            "minItems":1,
+            "type":"array"
+          },
+          "either":{"type":["string","number"]},
+          "kind":{"enum":["a","b"]},
+          "level":{"enum":[1,2]},
+          "mode":{"const":"fast"},
+          "offset":{"default":0.5,"minimum":0,"type":["integer","null"]},
+          "pair":{"items":[{"type":"string"},{"type":"integer"}],"type":"array"},
+          "path":{"description":"Where","format":"uri","type":"string"}
+        },
+        "required":["path","edits"],
+        "type":"object"
+      },
+      "strict":false,
+      "type":"function"
+    },
+    {
+      "description":"No args",
+      "name":"status",
+      "parameters":{"properties":{},"type":"object"},
+      "strict":false,
+      "type":"function"
+    },
+    {"description":"","name":"anything","parameters":true,"strict":false,"type":"function"}
+  ]
+}
+"##;
+
+    /// The body of [`plain_request`] for `gpt-5`, without vision.
+    const PLAIN: &str = r##"
+{
+  "include":["reasoning.encrypted_content"],
+  "input":[
+    {"content":"  \n\na\n\nb \"quoted\" \\ \n\t \u0001 é 😀","role":"user","type":"message"},
+    {"content":"Look","role":"user","type":"message"},
+    {
+      "arguments":"{\"path\":\"a.png\"}",
+      "call_id":"call_p1",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {
+      "arguments":"{\"path\":\"b\"}",
+      "call_id":"call_p2",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {
+      "arguments":"{\"path\":\"c\"}",
+      "call_id":"call_p3",
+      "name":"read_file",
+      "type":"function_call"
+    },
+    {"arguments":"{}","call_id":"call_p4","name":"","type":"function_call"},
+    {
+      "call_id":"call_p1",
+      "output":"[png]\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images",
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p2",
+      "output":"two\n[versus] the image from read_file (image/png, 4 bytes) was not sent: this model does not accept images\n[versus] the image from read_file (image/jpeg, 6 bytes) was not sent: this model does not accept images",
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p3",
+      "output":"[versus] the image from read_file (image/jpeg, 6 bytes) was not sent: this model does not accept images",
+      "type":"function_call_output"
+    },
+    {
+      "call_id":"call_p4",
+      "output":"[versus] the image (image/png, 4 bytes) was not sent: this model does not accept images",
+      "type":"function_call_output"
+    },
+    {"content":"And fix it.","role":"user","type":"message"}
+  ],
+  "model":"gpt-5",
+  "store":false,
+  "stream":true
+}
+"##;
 }

@@ -12,6 +12,7 @@
 //! changes are merged: files it deleted are not searched, files it wrote are searched from
 //! memory.
 
+mod cache;
 mod collect;
 mod render;
 
@@ -184,11 +185,14 @@ fn build_matcher(
             "the pattern is empty; give a regex or text to search for",
         ));
     }
-    RegexMatcherBuilder::new()
-        .case_insensitive(ignore_case)
-        .fixed_strings(literal)
-        .line_terminator(Some(b'\n'))
-        .build(pattern)
+    cache::MATCHERS
+        .matcher(pattern, literal, ignore_case, || {
+            RegexMatcherBuilder::new()
+                .case_insensitive(ignore_case)
+                .fixed_strings(literal)
+                .line_terminator(Some(b'\n'))
+                .build(pattern)
+        })
         .map_err(|e| match e.kind() {
             ErrorKind::NotAllowed(_) => ToolError::failed(format!(
                 "invalid pattern: {e}; search_code matches within one line, so search for a \

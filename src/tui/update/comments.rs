@@ -4,9 +4,10 @@
 //! Sending builds an ordinary [`TurnRequest`], so the engine records it like a typed prompt and
 //! the model reads each comment with its file, line and the quoted code.
 
-use crossterm::event::KeyCode;
+use crossterm::event::{KeyCode, KeyEvent};
 
 use super::super::action::{Effect, Target, TurnRequest};
+use super::super::keymap::{self, Context, KeyAction};
 use super::super::review::ReviewComment;
 use super::super::state::{App, Screen};
 use super::super::strings;
@@ -45,20 +46,19 @@ pub fn start(app: &mut App) {
 
 /// A key while a comment is being typed: Enter keeps it (replacing one at the same place; an
 /// empty text removes that one), Esc drops the draft.
-pub fn draft_key(app: &mut App, code: KeyCode) {
+pub fn draft_key(app: &mut App, key: KeyEvent) {
     let Some(review) = app.review.as_mut() else {
         return;
     };
     let Some(draft) = review.draft.as_mut() else {
         return;
     };
-    match code {
-        KeyCode::Esc => review.draft = None,
-        KeyCode::Backspace => {
+    match keymap::action(Context::ReviewComment, key) {
+        Some(KeyAction::CommentCancel) => review.draft = None,
+        Some(KeyAction::CommentErase) => {
             draft.text.pop();
         }
-        KeyCode::Char(c) => draft.text.push(c),
-        KeyCode::Enter => {
+        Some(KeyAction::CommentKeep) => {
             let Some(mut draft) = review.draft.take() else {
                 return;
             };
@@ -85,7 +85,11 @@ pub fn draft_key(app: &mut App, code: KeyCode) {
                 }
             }
         }
-        _ => {}
+        _ => {
+            if let KeyCode::Char(c) = key.code {
+                draft.text.push(c);
+            }
+        }
     }
 }
 

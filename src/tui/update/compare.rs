@@ -4,8 +4,7 @@
 //! base; a hunk of a model-against-model diff is no pick). Also the long-line keys: `<` / `>`
 //! scroll sideways, `w` wraps.
 
-use crossterm::event::KeyCode;
-
+use super::super::keymap::KeyAction;
 use super::super::review::VersionsView;
 use super::super::state::App;
 use super::super::strings;
@@ -83,8 +82,9 @@ pub fn open_versions(app: &mut App) {
     });
 }
 
-/// A key while the N-way view is open: scrolling, or back to the diff.
-pub fn versions_key(app: &mut App, code: KeyCode, height: usize) {
+/// A key while the N-way view is open (as the review's key table reads it): the diff's
+/// scrolling keys scroll the view, its ways back (and `V`) return to the diff.
+pub fn versions_key(app: &mut App, action: Option<KeyAction>, height: usize) {
     let Some(review) = app.review.as_mut() else {
         return;
     };
@@ -95,13 +95,15 @@ pub fn versions_key(app: &mut App, code: KeyCode, height: usize) {
     // Lines of the stacked layout bound the scroll (columns are never longer).
     let most: usize = view.columns.iter().map(|c| c.lines.len() + 2).sum();
     let max = most.saturating_sub(height.max(1));
-    match code {
-        KeyCode::Esc | KeyCode::Char('V') | KeyCode::Char('q') => review.versions = None,
-        KeyCode::Down | KeyCode::Char('j') => view.scroll = (view.scroll + 1).min(max),
-        KeyCode::Up | KeyCode::Char('k') => view.scroll = view.scroll.saturating_sub(1),
-        KeyCode::PageDown => view.scroll = (view.scroll + page).min(max),
-        KeyCode::PageUp => view.scroll = view.scroll.saturating_sub(page),
-        KeyCode::Home | KeyCode::Char('g') => view.scroll = 0,
+    match action {
+        Some(KeyAction::ReviewBack | KeyAction::ReviewClose | KeyAction::Versions) => {
+            review.versions = None
+        }
+        Some(KeyAction::DiffDown) => view.scroll = (view.scroll + 1).min(max),
+        Some(KeyAction::DiffUp) => view.scroll = view.scroll.saturating_sub(1),
+        Some(KeyAction::DiffPageDown) => view.scroll = (view.scroll + page).min(max),
+        Some(KeyAction::DiffPageUp) => view.scroll = view.scroll.saturating_sub(page),
+        Some(KeyAction::DiffTop) => view.scroll = 0,
         _ => app.dirty = false,
     }
 }

@@ -4,16 +4,16 @@
 //! Nothing is written while a question is open. A conflicting file the user leaves without an
 //! answer is not written (the apply engine's rule), and Esc abandons the apply entirely.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 
 use crate::apply::{FilePreview, FileStatus, Resolution};
 
 use super::super::action::{ChoiceRequest, Effect};
+use super::super::keymap::{self, Context, KeyAction};
 use super::super::state::{App, Dialog};
 
 /// Handles a key while a dialog is open.
 pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     match app.dialog.take() {
         Some(Dialog::Apply(mut dialog)) => {
             let conflicts: Vec<String> = dialog
@@ -33,22 +33,18 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             // A page of the detail: the dialog takes the screen less its frame and the file
             // list, so half the terminal is a safe step that never skips a whole region.
             let page = usize::from(app.size.1 / 2).max(1);
-            match key.code {
-                KeyCode::Esc | KeyCode::Char('q') => {
+            match keymap::action(Context::ApplyDialog, key) {
+                Some(KeyAction::ApplyCancel) => {
                     cancel_apply(app);
                     return Vec::new();
                 }
-                KeyCode::Char('c') if ctrl => {
-                    cancel_apply(app);
-                    return Vec::new();
-                }
-                KeyCode::Up | KeyCode::Char('k') => {
+                Some(KeyAction::ConflictUp) => {
                     dialog.selected = dialog.selected.saturating_sub(1);
                 }
-                KeyCode::Down | KeyCode::Char('j') => {
+                Some(KeyAction::ConflictDown) => {
                     dialog.selected = (dialog.selected + 1).min(conflicts.len().saturating_sub(1));
                 }
-                KeyCode::PageDown => {
+                Some(KeyAction::DetailPageDown) => {
                     let rows = dialog
                         .preview
                         .files
@@ -57,11 +53,13 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                         .map_or(0, detail_rows);
                     dialog.scroll = (dialog.scroll + page).min(rows.saturating_sub(1));
                 }
-                KeyCode::PageUp => dialog.scroll = dialog.scroll.saturating_sub(page),
-                KeyCode::Home => dialog.scroll = 0,
-                KeyCode::Char('o') => set(&mut dialog, Resolution::Overwrite),
-                KeyCode::Char('s') => set(&mut dialog, Resolution::Skip),
-                KeyCode::Char('m') => {
+                Some(KeyAction::DetailPageUp) => {
+                    dialog.scroll = dialog.scroll.saturating_sub(page);
+                }
+                Some(KeyAction::DetailTop) => dialog.scroll = 0,
+                Some(KeyAction::Overwrite) => set(&mut dialog, Resolution::Overwrite),
+                Some(KeyAction::Skip) => set(&mut dialog, Resolution::Skip),
+                Some(KeyAction::Markers) => {
                     let available = selected.as_ref().is_some_and(|path| {
                         dialog.preview.files.iter().any(|f| {
                             &f.path == path
@@ -82,7 +80,7 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                         );
                     }
                 }
-                KeyCode::Enter | KeyCode::Char('a') => {
+                Some(KeyAction::ApplyConfirm) => {
                     let blind = app.hiding();
                     let ratings = app
                         .review
@@ -118,20 +116,18 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             app.dialog = Some(Dialog::Apply(dialog));
             Vec::new()
         }
-        Some(Dialog::Rewind(plan)) => match key.code {
-            KeyCode::Char('y') | KeyCode::Enter => {
+        Some(Dialog::Rewind(plan)) => match keymap::action(Context::RewindDialog, key) {
+            Some(KeyAction::RewindConfirm) => {
                 app.info("rewinding…");
                 vec![Effect::Rewind { plan, force: false }]
             }
-            KeyCode::Char('f') if plan.files.as_ref().is_some_and(|f| !f.edited().is_empty()) => {
+            Some(KeyAction::RewindForce)
+                if plan.files.as_ref().is_some_and(|f| !f.edited().is_empty()) =>
+            {
                 app.info("rewinding, edited files included…");
                 vec![Effect::Rewind { plan, force: true }]
             }
-            KeyCode::Char('n') | KeyCode::Esc | KeyCode::Char('q') => {
-                app.info("nothing rewound");
-                Vec::new()
-            }
-            KeyCode::Char('c') if ctrl => {
+            Some(KeyAction::RewindCancel) => {
                 app.info("nothing rewound");
                 Vec::new()
             }

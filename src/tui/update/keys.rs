@@ -1,18 +1,21 @@
 //! The keyboard: overlays, dialogs and the history search take keys first, then the review
-//! screen's keys when it is shown, then global keys (cancel, focus, scroll), then the
-//! completion list, then the prompt editor.
+//! screen's keys when it is shown, then the completion list, then the prompt's context (global
+//! keys: cancel, focus, scroll, and the editor). Each reads the key in [`keymap`] and acts on
+//! the action; a printable character no binding takes is typed into the prompt.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::super::action::Effect;
 use super::super::complete::ItemKind;
+use super::super::keymap::{self, Context, KeyAction};
 use super::super::layout::panel_height;
 use super::super::state::{App, CONFIRM_MS, Confirm, ConfirmKey, Screen};
 use super::super::strings;
 use super::command::submit;
 use super::{dialog, refresh_completion, review};
 
-/// Handles one key press.
+/// Handles one key press: the context of the moment reads it in the key table
+/// ([`keymap::action`]) and the handler acts on the action.
 pub fn handle(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     if key.kind == KeyEventKind::Release {
         app.dirty = false;
@@ -21,144 +24,185 @@ pub fn handle(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     // Any key ends a "press again" question; only the key that asked, pressed again, confirms.
     let armed = app.confirm.take();
     if app.overlay.is_some() {
-        match key.code {
-            KeyCode::Down | KeyCode::Char('j') => app.overlay_scroll += 1,
-            KeyCode::PageDown | KeyCode::Char(' ') => app.overlay_scroll += 10,
-            KeyCode::Up | KeyCode::Char('k') => {
-                app.overlay_scroll = app.overlay_scroll.saturating_sub(1);
-            }
-            KeyCode::PageUp => app.overlay_scroll = app.overlay_scroll.saturating_sub(10),
-            _ => {
-                app.overlay = None;
-                app.overlay_scroll = 0;
-            }
-        }
+        overlay_key(app, key);
         return Vec::new();
     }
     if app.dialog.is_some() {
         app.status = None;
         return dialog::key(app, key);
     }
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
-    let shift = key.modifiers.contains(KeyModifiers::SHIFT);
     if app.prompt.search.is_some() {
-        search_key(app, key.code, ctrl);
+        search_key(app, key);
         return Vec::new();
     }
     app.status = None;
-    if key.code == KeyCode::Char('o') && ctrl {
-        toggle_review(app);
-        return Vec::new();
-    }
     if app.screen == Screen::Review
         && let Some(effects) = review::key(app, key)
     {
         return effects;
     }
-    match key.code {
-        KeyCode::Char('c') if ctrl => return ctrl_c(app, armed),
-        KeyCode::Char('d') if ctrl && app.prompt.is_empty() && !app.running() => {
-            return quit(app, ConfirmKey::CtrlD, armed);
-        }
-        KeyCode::Esc => return escape(app, armed),
-        KeyCode::Char('x') if ctrl => return cancel_focused(app),
-        KeyCode::Tab => {
-            if app.completion.is_some() {
-                accept_completion(app);
-            } else {
-                move_focus(app, 1);
-            }
+    let action = app
+        .completion
+        .as_ref()
+        .and_then(|_| keymap::action(Context::Completion, key))
+        .or_else(|| keymap::action(Context::Prompt, key));
+    match action {
+        Some(action) => prompt_action(app, action, armed),
+        None => type_text(app, key),
+    }
+}
+
+/// An action of the prompt's context (or the completion list's, which sits over it).
+fn prompt_action(app: &mut App, action: KeyAction, armed: Option<Confirm>) -> Vec<Effect> {
+    match action {
+        KeyAction::ToggleReview => {
+            toggle_review(app);
             return Vec::new();
         }
-        KeyCode::BackTab => {
+        KeyAction::Interrupt => return ctrl_c(app, armed),
+        KeyAction::Quit => {
+            if app.prompt.is_empty() && !app.running() {
+                return quit(app, ConfirmKey::CtrlD, armed);
+            }
+            app.dirty = false;
+            return Vec::new();
+        }
+        KeyAction::CancelAll => return escape(app, armed),
+        KeyAction::CancelFocused => return cancel_focused(app),
+        KeyAction::Complete => {
+            accept_completion(app);
+            return Vec::new();
+        }
+        KeyAction::CompletionUp => {
+            select(app, -1);
+            return Vec::new();
+        }
+        KeyAction::CompletionDown => {
+            select(app, 1);
+            return Vec::new();
+        }
+        KeyAction::CloseList => {
+            app.completion = None;
+            app.completion_dismissed = true;
+            return Vec::new();
+        }
+        KeyAction::NextPanel => {
+            move_focus(app, 1);
+            return Vec::new();
+        }
+        KeyAction::PrevPanel => {
             move_focus(app, -1);
             return Vec::new();
         }
-        KeyCode::PageUp => {
+        KeyAction::ScrollUp => {
             scroll(app, true);
             return Vec::new();
         }
-        KeyCode::PageDown => {
+        KeyAction::ScrollDown => {
             scroll(app, false);
             return Vec::new();
         }
-        KeyCode::End if ctrl => {
+        KeyAction::ScrollBottom => {
             if let Some(p) = app.panels.get_mut(app.focus) {
                 p.scroll = 0;
             }
             return Vec::new();
         }
-        KeyCode::Home if ctrl => {
+        KeyAction::ScrollTop => {
             let height = panel_height(app, app.focus);
             if let Some(p) = app.panels.get_mut(app.focus) {
                 p.scroll = p.transcript.row_count().saturating_sub(height);
             }
             return Vec::new();
         }
-        KeyCode::Char('r') if ctrl => {
+        KeyAction::HistorySearch => {
             app.completion = None;
             app.prompt.search_back(&app.history);
             return Vec::new();
         }
-        KeyCode::Enter if shift || alt => app.prompt.insert("\n"),
-        KeyCode::Char('j') if ctrl => app.prompt.insert("\n"),
-        KeyCode::Enter => return enter(app),
-        KeyCode::Up if app.completion.is_some() => {
-            select(app, -1);
-            return Vec::new();
-        }
-        KeyCode::Down if app.completion.is_some() => {
-            select(app, 1);
-            return Vec::new();
-        }
-        KeyCode::Up => {
+        KeyAction::Send => return enter(app),
+        KeyAction::Newline => app.prompt.insert("\n"),
+        KeyAction::Commands => app.prompt.insert("/"),
+        KeyAction::CursorUp => {
             if !app.prompt.up() {
                 app.prompt.history_back(&app.history);
             }
         }
-        KeyCode::Down => {
+        KeyAction::CursorDown => {
             if !app.prompt.down() {
                 app.prompt.history_forward(&app.history);
             }
         }
-        KeyCode::Char('u') if ctrl => app.prompt.clear(),
-        KeyCode::Char('w') if ctrl => app.prompt.delete_word(),
-        KeyCode::Char('a') if ctrl => app.prompt.home(),
-        KeyCode::Char('e') if ctrl => app.prompt.end(),
-        KeyCode::Left => app.prompt.left(),
-        KeyCode::Right => app.prompt.right(),
-        KeyCode::Home => app.prompt.home(),
-        KeyCode::End => app.prompt.end(),
-        KeyCode::Backspace => app.prompt.backspace(),
-        KeyCode::Delete => app.prompt.delete(),
-        KeyCode::Char(c) if !ctrl && !alt => {
-            let mut buf = [0u8; 4];
-            app.prompt.insert(c.encode_utf8(&mut buf));
-        }
+        KeyAction::ClearPrompt => app.prompt.clear(),
+        KeyAction::DeleteWord => app.prompt.delete_word(),
+        KeyAction::LineStart => app.prompt.home(),
+        KeyAction::LineEnd => app.prompt.end(),
+        KeyAction::CursorLeft => app.prompt.left(),
+        KeyAction::CursorRight => app.prompt.right(),
+        KeyAction::DeleteBack => app.prompt.backspace(),
+        KeyAction::DeleteForward => app.prompt.delete(),
         _ => {
             app.dirty = false;
             return Vec::new();
         }
     }
-    app.completion_dismissed = false;
-    refresh_completion(app);
+    edited(app);
     Vec::new()
 }
 
-fn search_key(app: &mut App, code: KeyCode, ctrl: bool) {
+/// A key no binding of the prompt takes: a printable character is typed, anything else is
+/// ignored.
+fn type_text(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    match key.code {
+        KeyCode::Char(c) if !ctrl && !alt => {
+            let mut buf = [0u8; 4];
+            app.prompt.insert(c.encode_utf8(&mut buf));
+            edited(app);
+        }
+        _ => app.dirty = false,
+    }
+    Vec::new()
+}
+
+/// After an edit of the prompt: the completion list follows the text again.
+fn edited(app: &mut App) {
+    app.completion_dismissed = false;
+    refresh_completion(app);
+}
+
+/// A key over `/help` or another overlay: the table's keys scroll it, any other closes it.
+fn overlay_key(app: &mut App, key: KeyEvent) {
+    match keymap::action(Context::Overlay, key) {
+        Some(KeyAction::OverlayDown) => app.overlay_scroll += 1,
+        Some(KeyAction::OverlayPageDown) => app.overlay_scroll += 10,
+        Some(KeyAction::OverlayUp) => app.overlay_scroll = app.overlay_scroll.saturating_sub(1),
+        Some(KeyAction::OverlayPageUp) => {
+            app.overlay_scroll = app.overlay_scroll.saturating_sub(10);
+        }
+        _ => {
+            app.overlay = None;
+            app.overlay_scroll = 0;
+        }
+    }
+}
+
+fn search_key(app: &mut App, key: KeyEvent) {
     let history = std::mem::take(&mut app.history);
-    match code {
-        KeyCode::Esc => app.prompt.search_end(&history, false),
-        KeyCode::Char('c') | KeyCode::Char('g') if ctrl => app.prompt.search_end(&history, false),
-        KeyCode::Enter | KeyCode::Tab | KeyCode::Right => app.prompt.search_end(&history, true),
-        KeyCode::Char('r') if ctrl => app.prompt.search_back(&history),
-        KeyCode::Up => app.prompt.search_back(&history),
-        KeyCode::Backspace => app.prompt.search_type(&history, |q| {
+    match keymap::action(Context::HistorySearch, key) {
+        Some(KeyAction::SearchCancel) => app.prompt.search_end(&history, false),
+        Some(KeyAction::SearchTake) => app.prompt.search_end(&history, true),
+        Some(KeyAction::SearchOlder) => app.prompt.search_back(&history),
+        Some(KeyAction::SearchErase) => app.prompt.search_type(&history, |q| {
             q.pop();
         }),
-        KeyCode::Char(c) if !ctrl => app.prompt.search_type(&history, |q| q.push(c)),
-        _ => {}
+        _ => match key.code {
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                app.prompt.search_type(&history, |q| q.push(c));
+            }
+            _ => {}
+        },
     }
     app.history = history;
 }
@@ -234,7 +278,18 @@ fn escape(app: &mut App, armed: Option<Confirm>) -> Vec<Effect> {
     Vec::new()
 }
 
+/// Ctrl+X: cancels the focused model; on the review, the model selected in its table (the
+/// panels' focus follows it).
 fn cancel_focused(app: &mut App) -> Vec<Effect> {
+    if app.screen == Screen::Review
+        && let Some(panel) = app
+            .review
+            .as_ref()
+            .and_then(|r| r.model())
+            .and_then(|m| app.panel_of(&m.label))
+    {
+        app.focus = panel;
+    }
     let shown = app.shown(app.focus);
     match app.panels.get(app.focus) {
         Some(p) if p.status.is_active() => {

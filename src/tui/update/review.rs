@@ -5,28 +5,20 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::super::action::{Effect, RewindScope};
+use super::super::keymap::{self, Context, KeyAction};
 use super::super::layout::diff_height;
 use super::super::review::doc::DiffMode;
 use super::super::review::{DiffSearch, ReviewState};
 use super::super::state::{App, Overlay, Screen};
 use super::{comments, compare, lines, pick};
 
-/// Handles a key on the review screen; `None` leaves it to the global keys (Ctrl+C...).
+/// Handles a key on the review screen; `None` leaves it to the prompt's context (Ctrl+C,
+/// Ctrl+O, Ctrl+X...): keys with Ctrl or Alt always go there.
 pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    if ctrl && key.code == KeyCode::Char('x') {
-        // Ctrl+X cancels the model selected in the table (the panels' focus follows it).
-        if let Some(panel) = app
-            .review
-            .as_ref()
-            .and_then(|r| r.model())
-            .and_then(|m| app.panel_of(&m.label))
-        {
-            app.focus = panel;
-        }
-        return None;
-    }
-    if ctrl || key.modifiers.contains(KeyModifiers::ALT) {
+    if key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+    {
         return None;
     }
     let height = diff_height(app);
@@ -38,80 +30,90 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
     review.diff_rows = height;
     review.diff_width = width;
     if review.draft.is_some() {
-        comments::draft_key(app, key.code);
+        comments::draft_key(app, key);
         return Some(Vec::new());
     }
     if review.search.as_ref().is_some_and(|s| s.typing) {
-        search_key(app, key.code);
+        search_key(app, key);
         return Some(Vec::new());
     }
     if review.versions.is_some() {
-        compare::versions_key(app, key.code, height);
+        compare::versions_key(app, keymap::action(Context::Review, key), height);
         return Some(Vec::new());
     }
-
     let page = height.saturating_sub(2).max(1) as isize;
-    match key.code {
-        KeyCode::Esc => {
+    let Some(action) = keymap::action(Context::Review, key) else {
+        app.dirty = false;
+        return Some(Vec::new());
+    };
+    match action {
+        KeyAction::ReviewBack => {
             if review.search.take().is_none() {
                 app.screen = Screen::Panels;
             }
         }
-        KeyCode::Char('q') => app.screen = Screen::Panels,
-        KeyCode::Tab => review.select_model(1),
-        KeyCode::BackTab => review.select_model(-1),
-        KeyCode::Down | KeyCode::Char('j') => review.scroll_by(1, height),
-        KeyCode::Up | KeyCode::Char('k') => review.scroll_by(-1, height),
-        KeyCode::PageDown => review.scroll_by(page, height),
-        KeyCode::PageUp => review.scroll_by(-page, height),
-        KeyCode::Home | KeyCode::Char('g') => review.scroll = 0,
-        KeyCode::End | KeyCode::Char('G') => review.scroll = review.bottom(height),
-        KeyCode::Right | KeyCode::Char(']') | KeyCode::Char('l') => {
+        KeyAction::ReviewClose => app.screen = Screen::Panels,
+        KeyAction::NextModel => review.select_model(1),
+        KeyAction::PrevModel => review.select_model(-1),
+        KeyAction::DiffDown => review.scroll_by(1, height),
+        KeyAction::DiffUp => review.scroll_by(-1, height),
+        KeyAction::DiffPageDown => review.scroll_by(page, height),
+        KeyAction::DiffPageUp => review.scroll_by(-page, height),
+        KeyAction::DiffTop => review.scroll = 0,
+        KeyAction::DiffBottom => review.scroll = review.bottom(height),
+        KeyAction::NextFile => {
             if !review.select_file(1) {
                 app.info("last file of this model (Tab: next model)");
             }
         }
-        KeyCode::Left | KeyCode::Char('[') | KeyCode::Char('h') => {
+        KeyAction::PrevFile => {
             if !review.select_file(-1) {
                 app.info("first file of this model (Shift+Tab: previous model)");
             }
         }
-        KeyCode::Char('n') => step(app, true),
-        KeyCode::Char('N') | KeyCode::Char('p') => step(app, false),
-        KeyCode::Char('/') => {
+        KeyAction::NextHunk => step(app, true),
+        KeyAction::PrevHunk => step(app, false),
+        KeyAction::DiffSearch => {
             review.search = Some(DiffSearch {
                 typing: true,
                 ..DiffSearch::default()
             });
         }
-        KeyCode::Char('s') => toggle_layout(review),
-        KeyCode::Char('v') => compare::cycle(app),
-        KeyCode::Char('V') => compare::open_versions(app),
-        KeyCode::Char('<') => compare::hscroll(app, false),
-        KeyCode::Char('>') => compare::hscroll(app, true),
-        KeyCode::Char('w') => review.toggle_wrap(),
+        KeyAction::ToggleLayout => toggle_layout(review),
+        KeyAction::CompareNext => compare::cycle(app),
+        KeyAction::Versions => compare::open_versions(app),
+        KeyAction::ScrollLeft => compare::hscroll(app, false),
+        KeyAction::ScrollRight => compare::hscroll(app, true),
+        KeyAction::ToggleWrap => review.toggle_wrap(),
         // Picks are relative to the base: refused while comparing with another model.
-        KeyCode::Char(' ' | 'f' | 'J' | 'K' | 'L' | 'm') if review.against.is_some() => {
+        KeyAction::PickHunk
+        | KeyAction::PickFile
+        | KeyAction::PickLine
+        | KeyAction::NextLine
+        | KeyAction::PrevLine
+        | KeyAction::Comment
+            if review.against.is_some() =>
+        {
             compare::refuse_pick(app);
         }
-        KeyCode::Char(' ') => pick::hunk(app),
-        KeyCode::Char('J') => lines::step(app, true, height),
-        KeyCode::Char('K') => lines::step(app, false, height),
-        KeyCode::Char('L') => lines::pick(app),
-        KeyCode::Char('f') => pick::file(app),
-        KeyCode::Char('m') => comments::start(app),
-        KeyCode::Char('M') => return Some(comments::send(app, false)),
-        KeyCode::Char('A') => return Some(comments::send(app, true)),
-        KeyCode::Backspace => comments::remove_last(app),
-        KeyCode::Char('c') => return Some(pick::model(app)),
-        KeyCode::Char('a') => return Some(pick::apply(app)),
-        KeyCode::Char('x') => return Some(pick::none_of_them(app)),
-        KeyCode::Char('+') => pick::rate(app, "good"),
-        KeyCode::Char('-') => pick::rate(app, "bad"),
-        KeyCode::Char('=') => pick::rate(app, "tie"),
-        KeyCode::Char('t') => transcript(app),
-        KeyCode::Char('o') => return Some(open_shell(app)),
-        KeyCode::Char('R') => {
+        KeyAction::PickHunk => pick::hunk(app),
+        KeyAction::NextLine => lines::step(app, true, height),
+        KeyAction::PrevLine => lines::step(app, false, height),
+        KeyAction::PickLine => lines::pick(app),
+        KeyAction::PickFile => pick::file(app),
+        KeyAction::Comment => comments::start(app),
+        KeyAction::SendComments => return Some(comments::send(app, false)),
+        KeyAction::SendAllComments => return Some(comments::send(app, true)),
+        KeyAction::DropComment => comments::remove_last(app),
+        KeyAction::PickModel => return Some(pick::model(app)),
+        KeyAction::Apply => return Some(pick::apply(app)),
+        KeyAction::NoneOfThem => return Some(pick::none_of_them(app)),
+        KeyAction::RateGood => pick::rate(app, "good"),
+        KeyAction::RateBad => pick::rate(app, "bad"),
+        KeyAction::RateTie => pick::rate(app, "tie"),
+        KeyAction::Transcript => transcript(app),
+        KeyAction::Shell => return Some(open_shell(app)),
+        KeyAction::Rewind => {
             if app.running() {
                 app.error("models are still running: wait for them before rewinding");
                 return Some(Vec::new());
@@ -120,8 +122,7 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
                 scope: RewindScope::Both,
             }]);
         }
-        KeyCode::Char('?') => app.overlay = Some(Overlay::Help),
-        KeyCode::Enter => {}
+        KeyAction::Help => app.overlay = Some(Overlay::Help),
         _ => {
             app.dirty = false;
             return Some(Vec::new());
@@ -133,16 +134,16 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
     Some(Vec::new())
 }
 
-fn search_key(app: &mut App, code: KeyCode) {
+fn search_key(app: &mut App, key: KeyEvent) {
     let Some(review) = app.review.as_mut() else {
         return;
     };
     let Some(search) = review.search.clone() else {
         return;
     };
-    match code {
-        KeyCode::Esc => review.search = None,
-        KeyCode::Enter => {
+    match keymap::action(Context::ReviewSearch, key) {
+        Some(KeyAction::ReviewSearchCancel) => review.search = None,
+        Some(KeyAction::ReviewSearchKeep) => {
             if search.query.is_empty() {
                 review.search = None;
             } else if search.matches.is_empty() {
@@ -153,17 +154,18 @@ fn search_key(app: &mut App, code: KeyCode) {
                 s.typing = false;
             }
         }
-        KeyCode::Backspace => {
+        Some(KeyAction::ReviewSearchErase) => {
             let mut query = search.query;
             query.pop();
             review.search_for(query, true);
         }
-        KeyCode::Char(c) => {
-            let mut query = search.query;
-            query.push(c);
-            review.search_for(query, true);
+        _ => {
+            if let KeyCode::Char(c) = key.code {
+                let mut query = search.query;
+                query.push(c);
+                review.search_for(query, true);
+            }
         }
-        _ => {}
     }
 }
 

@@ -11,8 +11,10 @@ use crate::apply::merge3::{MARKER_OURS, MARKER_SEP, MARKER_THEIRS};
 use crate::apply::{ConflictReason, FileStatus, LineSpan, Resolution, RewindAction};
 
 use super::super::action::RewindPlan;
+use super::super::keymap::{self, Context};
 use super::super::state::{App, ApplyDialog, Dialog};
 use super::super::strings;
+use super::status::rewind_when;
 
 /// Draws the open dialog, if any.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
@@ -405,7 +407,7 @@ fn apply_lines(app: &App, d: &ApplyDialog) -> Drawn {
     (
         format!(" apply · {} conflicting file(s) ", conflicts.len()),
         lines,
-        strings::APPLY_DIALOG_KEYS.to_string(),
+        format!(" {} ", keymap::hint_line(Context::ApplyDialog, None)),
     )
 }
 
@@ -478,17 +480,15 @@ fn rewind_lines(app: &App, plan: &RewindPlan) -> Drawn {
             Span::raw("conversations are kept; the next prompt tells the models"),
         ]));
     }
-    let edited = plan.files.as_ref().is_some_and(|f| !f.edited().is_empty());
-    let keys = if edited {
-        " y rewind (edited files kept) · f rewind them too · n cancel "
-    } else {
-        " y rewind · n cancel "
-    };
+    let keys = format!(
+        " {} ",
+        keymap::hint_line(Context::RewindDialog, Some(rewind_when(plan)))
+    );
     let title = match plan.turn {
         Some(turn) => format!(" rewind turn {turn}? "),
         None => " rewind the last apply? ".to_string(),
     };
-    (title, lines, keys.to_string())
+    (title, lines, keys)
 }
 
 fn names(app: &App, labels: &[String]) -> String {

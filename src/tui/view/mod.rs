@@ -13,7 +13,7 @@ mod overlay;
 mod panel;
 mod prompt;
 pub mod review;
-mod status;
+pub mod status;
 
 use ratatui::Frame;
 

@@ -1,5 +1,6 @@
 //! Overlays over the panel area: `/help` (keys and commands) and titled text (`/config`,
-//! `/models`, `/stats`). Arrows and pages scroll a long one; any other key closes them.
+//! `/models`, `/stats`). Arrows and pages scroll a long one; any other key closes them. The
+//! keys section of `/help` is the key table, context by context ([`keymap::help_rows`]).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,8 +8,23 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 use super::super::commands::COMMANDS;
+use super::super::keymap::{self, Context};
 use super::super::state::{App, Overlay};
-use super::super::strings::HELP_KEYS;
+use super::super::strings::{HELP_CLOSE, HELP_PROMPT_WORDS, HELP_PROMPT_WORDS_TITLE};
+use super::super::theme::Theme;
+
+/// The widest an overlay gets.
+const WIDTH: u16 = 110;
+
+/// A row of `/help`: the key (or command) in a column of `pad`, at least one space before the
+/// text when the key is longer.
+fn row<'a>(key: &str, what: &'a str, pad: usize, t: Theme) -> Line<'a> {
+    let pad = pad.max(key.chars().count() + 1);
+    Line::from(vec![
+        Span::styled(format!("  {key:<pad$}"), t.hint()),
+        Span::raw(what),
+    ])
+}
 
 /// Draws the open overlay, if any.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
@@ -29,27 +45,43 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
                     }
                 })
                 .collect();
-            let pad = HELP_KEYS
+            let sections: Vec<(&str, Vec<(String, &str)>)> = Context::ALL
                 .iter()
-                .map(|(k, _)| k.chars().count())
-                .chain(names.iter().map(|n| n.chars().count()))
+                .map(|&c| (c.title(), keymap::help_rows(c)))
+                .collect();
+            // Each part aligns its own column, at most two fifths of the width, so a narrow
+            // terminal keeps room for the text.
+            let cap = usize::from(area.width.min(WIDTH).saturating_sub(2)) * 2 / 5;
+            let key_pad = sections
+                .iter()
+                .flat_map(|(_, rows)| rows.iter().map(|(k, _)| k.chars().count()))
+                .chain(HELP_PROMPT_WORDS.iter().map(|(w, _)| w.chars().count()))
                 .max()
                 .unwrap_or(0)
-                + 2;
+                .saturating_add(2)
+                .min(cap);
+            let name_pad = names
+                .iter()
+                .map(|n| n.chars().count())
+                .max()
+                .unwrap_or(0)
+                .saturating_add(2)
+                .min(cap);
             let mut lines = vec![Line::styled("Keys", t.accent())];
-            for (key, what) in HELP_KEYS {
-                lines.push(Line::from(vec![
-                    Span::styled(format!("  {key:<pad$}"), t.hint()),
-                    Span::raw(*what),
-                ]));
+            for (title, rows) in sections {
+                lines.push(Line::styled(title, t.bold()));
+                for (key, what) in rows {
+                    lines.push(row(&key, what, key_pad, t));
+                }
+            }
+            lines.push(Line::styled(HELP_PROMPT_WORDS_TITLE, t.bold()));
+            for (word, what) in HELP_PROMPT_WORDS {
+                lines.push(row(word, what, key_pad, t));
             }
             lines.push(Line::raw(""));
             lines.push(Line::styled("Commands", t.accent()));
             for (c, name) in COMMANDS.iter().zip(&names) {
-                lines.push(Line::from(vec![
-                    Span::styled(format!("  {name:<pad$}"), t.hint()),
-                    Span::raw(c.help),
-                ]));
+                lines.push(row(name, c.help, name_pad, t));
             }
             ("help".to_string(), lines)
         }
@@ -63,7 +95,8 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let scroll = app.overlay_scroll.min(lines.len().saturating_sub(room));
     let title = if longer {
         format!(
-            " {title} · ↑/↓ PgUp/PgDn scroll ({}-{} of {}) · other keys close ",
+            " {title} · {} ({}-{} of {}) · {HELP_CLOSE} ",
+            keymap::hint_line(Context::Overlay, None),
             scroll + 1,
             (scroll + room).min(lines.len()),
             lines.len()
@@ -75,7 +108,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let height = u16::try_from(lines.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);
-    let width = area.width.min(110);
+    let width = area.width.min(WIDTH);
     let rect = Rect::new(
         area.x + (area.width - width) / 2,
         area.y + (area.height - height) / 2,

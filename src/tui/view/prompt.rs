@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
 use super::super::complete::model_is;
+use super::super::keymap::{self, Context, KeyAction, When};
 use super::super::state::{App, Screen};
 
 /// Draws the prompt box and places the terminal cursor in it.
@@ -34,11 +35,16 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     }
     if app.screen == Screen::Review && app.review.is_some() {
         let text = if app.prompt.is_empty() {
-            "reviewing: Esc or q goes back to the prompt".to_string()
+            format!(
+                "reviewing: {} or {} goes back to the prompt",
+                keymap::key_name(Context::Review, KeyAction::ReviewBack),
+                keymap::key_name(Context::Review, KeyAction::ReviewClose)
+            )
         } else {
             format!(
-                "reviewing (your prompt is kept: {}) · Esc goes back to it",
-                super::super::format::one_line(app.prompt.raw(), 60)
+                "reviewing (your prompt is kept: {}) · {} goes back to it",
+                super::super::format::one_line(app.prompt.raw(), 60),
+                keymap::key_name(Context::Review, KeyAction::ReviewBack)
             )
         };
         let block = Block::bordered()
@@ -55,11 +61,21 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let shown: Vec<Line<'static>> = lines.into_iter().skip(top).take(inner_height).collect();
     let title = Line::from(vec![Span::styled(format!(" {} ", addressee(app)), t.dim())]);
     let hint = if app.running() {
-        Line::styled(" models running · Esc cancels ", t.dim())
+        Line::styled(
+            format!(
+                " models running · {} cancels ",
+                keymap::key_name(Context::Prompt, KeyAction::CancelAll)
+            ),
+            t.dim(),
+        )
     } else if app.submitting {
         Line::styled(" starting… ", t.dim())
     } else {
-        Line::styled(" Enter send · Ctrl+J newline ", t.dim())
+        let keys: Vec<String> = [KeyAction::Send, KeyAction::Newline]
+            .into_iter()
+            .filter_map(|a| keymap::hint_of(Context::Prompt, a, Some(When::Idle)))
+            .collect();
+        Line::styled(format!(" {} ", keys.join(" · ")), t.dim())
     };
     let mut block = Block::bordered().border_style(t.text()).title_top(title);
     if area.width >= 60 {

@@ -13,6 +13,7 @@ use ratatui::widgets::{Block, Paragraph};
 use crate::review::{Cell, word_highlights};
 use crate::workspace::changeset::{ChangeKind, FileChange, Hunk, LineKind};
 
+use super::super::super::keymap::{self, Context, KeyAction};
 use super::super::super::review::ReviewState;
 use super::super::super::review::doc::{DiffDoc, DiffMode, NO_NEWLINE, Row};
 use super::super::super::state::App;
@@ -204,7 +205,10 @@ fn bottom_line(app: &App, review: &ReviewState, t: Theme) -> Line<'static> {
         return Line::from(vec![
             Span::styled(format!(" comment on {}:{}: ", d.path, d.place), t.hint()),
             Span::styled(format!("{}▏", d.text), t.bold()),
-            Span::styled(super::super::super::strings::COMMENT_TYPING, t.dim()),
+            Span::styled(
+                format!(" · {} ", keymap::hint_line(Context::ReviewComment, None)),
+                t.dim(),
+            ),
         ]);
     }
     match &review.search {
@@ -212,16 +216,22 @@ fn bottom_line(app: &App, review: &ReviewState, t: Theme) -> Line<'static> {
             Span::styled(" /", t.hint()),
             Span::styled(format!("{}▏", s.query), t.bold()),
             Span::styled(
-                format!(" {} match(es) · Enter keep · Esc cancel ", s.matches.len()),
+                format!(
+                    " {} match(es) · {} ",
+                    s.matches.len(),
+                    keymap::hint_line(Context::ReviewSearch, None)
+                ),
                 t.dim(),
             ),
         ]),
         Some(s) => Line::styled(
             format!(
-                " /{} · match {}/{} · n/N next/previous · Esc clears ",
+                " /{} · match {}/{} · {} next/previous · {} clears ",
                 s.query,
                 (s.current + 1).min(s.matches.len()),
-                s.matches.len()
+                s.matches.len(),
+                pair(KeyAction::NextHunk, KeyAction::PrevHunk),
+                key(KeyAction::ReviewBack),
             ),
             t.hint(),
         ),
@@ -236,11 +246,43 @@ fn bottom_line(app: &App, review: &ReviewState, t: Theme) -> Line<'static> {
             t.hint(),
         ),
         None if review.cursor_line().is_some() => Line::styled(
-            " J/K line · L pick/drop the line · Space the whole hunk · n/N hunk ",
+            format!(
+                " {} line · {} pick/drop the line · {} the whole hunk · {} hunk ",
+                pair(KeyAction::NextLine, KeyAction::PrevLine),
+                key(KeyAction::PickLine),
+                key(KeyAction::PickHunk),
+                pair(KeyAction::NextHunk, KeyAction::PrevHunk),
+            ),
             t.hint(),
         ),
-        None => Line::styled(super::super::super::strings::DIFF_HINT, t.dim()),
+        None => Line::styled(
+            format!(
+                " {} hunk · {} file · {} layout · {} search · {} pick hunk · {} lines · {} file · {} compare · {} all versions · {} sideways · {} wrap ",
+                pair(KeyAction::NextHunk, KeyAction::PrevHunk),
+                pair(KeyAction::PrevFile, KeyAction::NextFile),
+                key(KeyAction::ToggleLayout),
+                key(KeyAction::DiffSearch),
+                key(KeyAction::PickHunk),
+                pair(KeyAction::NextLine, KeyAction::PrevLine),
+                key(KeyAction::PickFile),
+                key(KeyAction::CompareNext),
+                key(KeyAction::Versions),
+                pair(KeyAction::ScrollLeft, KeyAction::ScrollRight),
+                key(KeyAction::ToggleWrap),
+            ),
+            t.dim(),
+        ),
     }
+}
+
+/// The review key of `action`, as the table names it.
+fn key(action: KeyAction) -> String {
+    keymap::key_name(Context::Review, action)
+}
+
+/// Two review keys as `n/N`.
+fn pair(a: KeyAction, b: KeyAction) -> String {
+    format!("{}/{}", key(a), key(b))
 }
 
 /// A hunk's header: its ranges, number, origin, and whether it is picked or conflicts.
