@@ -313,6 +313,45 @@ fn big_v_lists_every_models_version_of_the_hunk_and_esc_returns() {
     assert!(error && text.contains("v back to the base"), "{text}");
 }
 
+#[test]
+fn the_keys_and_the_wheel_scroll_the_versions_view_not_the_diff_under_it() {
+    use crossterm::event::{KeyModifiers, MouseEvent, MouseEventKind};
+    use ratatui::layout::Rect;
+    use versus::tui::action::Msg;
+    use versus::tui::layout::{areas, review_areas};
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    render(&mut a, 80, 24);
+    ch(&mut a, 'V');
+    let scroll = |a: &App| {
+        let r = a.review.as_ref().unwrap();
+        (r.versions.as_ref().unwrap().scroll, r.scroll)
+    };
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Up);
+    assert_eq!(scroll(&a), (1, 0));
+    let r = review_areas(&a, areas(&a, Rect::new(0, 0, a.size.0, a.size.1)).panels);
+    versus::tui::update::update(
+        &mut a,
+        Msg::Mouse(MouseEvent {
+            kind: MouseEventKind::ScrollDown,
+            column: r.diff.x + 5,
+            row: r.diff.y + 5,
+            modifiers: KeyModifiers::NONE,
+        }),
+    );
+    assert_eq!(scroll(&a), (4, 0), "three lines a notch, the diff stays");
+    key(&mut a, KeyCode::Home);
+    assert_eq!(scroll(&a), (0, 0));
+    for _ in 0..100 {
+        key(&mut a, KeyCode::PageDown);
+    }
+    let (bottom, _) = scroll(&a);
+    assert!(bottom > 0 && bottom < 27, "bounded: {bottom}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Snapshots
 

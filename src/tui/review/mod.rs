@@ -410,6 +410,19 @@ impl ReviewState {
         next
     }
 
+    /// Scrolls the N-way view (`V`) by `delta` lines in a pane `height` rows high, if it is
+    /// open (false when it is not: the diff is what scrolls then). Bounded by the stacked
+    /// layout's length, which the side-by-side one never exceeds.
+    pub fn scroll_versions(&mut self, delta: isize, height: usize) -> bool {
+        let Some(view) = self.versions.as_mut() else {
+            return false;
+        };
+        let most: usize = view.columns.iter().map(|c| c.lines.len() + 2).sum();
+        let max = most.saturating_sub(height.max(1)) as isize;
+        view.scroll = (view.scroll as isize + delta).clamp(0, max.max(0)) as usize;
+        true
+    }
+
     /// Sideways scroll by `delta` columns, kept between 0 and the widest line's end (less
     /// one text column, so the last characters stay in sight). Nothing moves while wrapping.
     pub fn hscroll_by(&mut self, delta: isize) {

@@ -88,22 +88,16 @@ pub fn versions_key(app: &mut App, action: Option<KeyAction>, height: usize) {
     let Some(review) = app.review.as_mut() else {
         return;
     };
-    let Some(view) = review.versions.as_mut() else {
-        return;
-    };
-    let page = height.saturating_sub(2).max(1);
-    // Lines of the stacked layout bound the scroll (columns are never longer).
-    let most: usize = view.columns.iter().map(|c| c.lines.len() + 2).sum();
-    let max = most.saturating_sub(height.max(1));
+    let page = height.saturating_sub(2).max(1) as isize;
     match action {
         Some(KeyAction::ReviewBack | KeyAction::ReviewClose | KeyAction::Versions) => {
             review.versions = None
         }
-        Some(KeyAction::DiffDown) => view.scroll = (view.scroll + 1).min(max),
-        Some(KeyAction::DiffUp) => view.scroll = view.scroll.saturating_sub(1),
-        Some(KeyAction::DiffPageDown) => view.scroll = (view.scroll + page).min(max),
-        Some(KeyAction::DiffPageUp) => view.scroll = view.scroll.saturating_sub(page),
-        Some(KeyAction::DiffTop) => view.scroll = 0,
+        Some(KeyAction::DiffDown) => _ = review.scroll_versions(1, height),
+        Some(KeyAction::DiffUp) => _ = review.scroll_versions(-1, height),
+        Some(KeyAction::DiffPageDown) => _ = review.scroll_versions(page, height),
+        Some(KeyAction::DiffPageUp) => _ = review.scroll_versions(-page, height),
+        Some(KeyAction::DiffTop) => _ = review.scroll_versions(isize::MIN / 2, height),
         _ => app.dirty = false,
     }
 }
