@@ -380,6 +380,19 @@ fn every_models_version_of_one_hunk() {
         let t = render(&mut a, w, h);
         insta::assert_snapshot!(format!("versions_{w}x{h}"), t.backend());
     }
+    // Careful's long line, in the region of its second hunk: cut with → in its column.
+    key(&mut a, KeyCode::Esc);
+    select(&mut a, CAREFUL);
+    ch(&mut a, 'n');
+    ch(&mut a, 'V');
+    let t = render(&mut a, 200, 50);
+    let screen = crate::util::screen_rows(t.backend().buffer()).join("\n");
+    assert!(screen.contains("+// word1 word2"), "{screen}");
+    assert!(
+        screen.contains("→│"),
+        "the long line is cut with →:\n{screen}"
+    );
+    insta::assert_snapshot!("versions_long_line_200x50", t.backend());
 }
 
 #[test]

@@ -15,6 +15,7 @@ use super::super::super::review::{ReviewState, VersionsView};
 use super::super::super::state::App;
 use super::super::super::strings::VERSIONS_HINT;
 use super::super::super::theme::Theme;
+use super::cut::lay;
 use super::text::{clean, fit};
 
 /// Narrowest column worth laying side by side; narrower panes stack the versions.
@@ -81,7 +82,8 @@ pub fn layout(
         };
         format!("{mark}{name}{state}")
     };
-    let body = |c: &VersionColumn, t: Theme| -> Vec<Vec<Span<'static>>> {
+    // A line wider than its column is cut with the diff's `→` (its number and sign first).
+    let body = |c: &VersionColumn, t: Theme, width: usize| -> Vec<Vec<Span<'static>>> {
         c.lines
             .iter()
             .map(|l| {
@@ -90,18 +92,22 @@ pub fn layout(
                     (_, true) => (" ", t.dim()),
                     _ => (" ", t.text()),
                 };
-                vec![
+                let room = width.saturating_sub(number_width + 2);
+                let text = [Span::styled(clean(&l.text), style)];
+                let mut spans = vec![
                     Span::styled(format!("{:>number_width$} ", l.number), t.dim()),
                     Span::styled(sign.to_string(), style),
-                    Span::styled(clean(&l.text), style),
-                ]
+                ];
+                spans.extend(lay(&text, room, 0, false, t.dim()).into_iter().flatten());
+                spans
             })
             .collect()
     };
     let column_width = width.saturating_sub(n - 1) / n;
     let mut out = Vec::new();
     if column_width >= MIN_COLUMN {
-        let bodies: Vec<Vec<Vec<Span<'static>>>> = columns.iter().map(|c| body(c, t)).collect();
+        let bodies: Vec<Vec<Vec<Span<'static>>>> =
+            columns.iter().map(|c| body(c, t, column_width)).collect();
         let rows = bodies.iter().map(Vec::len).max().unwrap_or(0);
         let mut head = Vec::new();
         for (k, c) in columns.iter().enumerate() {
@@ -133,7 +139,7 @@ pub fn layout(
             }
             out.push(Line::styled(heading(c), t.bold()));
             out.extend(
-                body(c, t)
+                body(c, t, width)
                     .into_iter()
                     .map(|spans| Line::from(fit(spans, width, t.text()))),
             );
