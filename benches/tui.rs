@@ -20,6 +20,15 @@
 //!   drawn, at 240x70; also for switching to side by side. Then scrolling: frames after a
 //!   line down, a page down, or a jump to the next hunk (p50/p99/max). Building the change set
 //!   itself happens in the engine, off the loop's thread; it is reported for reference.
+//! - review while streaming: the same 20,000-line file changed by two models (the second
+//!   rewrites half of the first's lines its own way and agrees on the rest; every 100th line
+//!   is 300 columns long), the review open on it at 240x70 while the 8 panels keep streaming
+//!   through `update` (200 tokens/s each, as in the latency case). Before each frame a
+//!   round of keys is pressed in turn: line down, page down, next hunk, `>` (sideways), `w`
+//!   (wrap on / off), `v` (compare with the other model / back to the base): the time from
+//!   handling the key to the frame being drawn, p50/p99/max, and p99 as a share of the
+//!   16.7 ms frame budget (the reference of the latency case). `v` alone (a 20,000-line
+//!   model-against-model diff) is reported too.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -362,10 +371,149 @@ fn review_bench(frames: usize) {
     );
 }
 
+/// The 20,000-line file of the review cases: base, model-0's version (every tenth line
+/// rewritten) and model-1's (half of those rewritten differently); every 100th line is 300
+/// columns long in all three.
+fn big_file(lines: usize) -> (String, String, String) {
+    let line = |i: usize, body: &str| {
+        if i % 100 == 7 {
+            format!(
+                "    let value_{i} = {body}; // {}\n",
+                "long comment ".repeat(22)
+            )
+        } else {
+            format!("    let value_{i} = {body}; // line {i}\n")
+        }
+    };
+    let plain = |i: usize| format!("compute(&inputs[{i}], SCALE) + offset");
+    let mut base = String::new();
+    let mut zero = String::new();
+    let mut one = String::new();
+    for i in 0..lines {
+        base.push_str(&line(i, &plain(i)));
+        if i % 10 == 5 {
+            let fixed = format!("compute_checked(&inputs[{i}], SCALE)? + offset");
+            zero.push_str(&line(i, &fixed));
+            if i % 20 == 5 {
+                one.push_str(&line(
+                    i,
+                    &format!("compute(&inputs[{i}], SCALE).unwrap_or(0) + offset"),
+                ));
+            } else {
+                one.push_str(&line(i, &fixed));
+            }
+        } else {
+            zero.push_str(&line(i, &plain(i)));
+            one.push_str(&line(i, &plain(i)));
+        }
+    }
+    (base, zero, one)
+}
+
+fn streaming_review_bench(frames: usize) {
+    const LINES: usize = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let (old, zero, one) = big_file(LINES);
+    std::fs::write(dir.path().join("big.rs"), &old).unwrap();
+    let base = Base::capture(dir.path()).unwrap();
+    let set = |label: &str, text: String| {
+        let write = FileWrite {
+            path: "big.rs".into(),
+            content: Some(std::sync::Arc::new(text.into_bytes())),
+            origin: WriteOrigin::new("edit_file", "c1"),
+            seq: 0,
+            symlink: false,
+        };
+        ChangeSet::build(label, &base, &[write], &BaseReader::new(&base), None).unwrap()
+    };
+    let sets = [set("demo/model-0", zero), set("demo/model-1", one)];
+    let mut app = app();
+    fill(&mut app, 2_000);
+    for s in sets {
+        let label = s.model.clone();
+        update(
+            &mut app,
+            Msg::Engine(EngineMsg::ChangeSet {
+                turn: 1,
+                label,
+                set: Ok(s),
+            }),
+        );
+    }
+    app.screen = versus::tui::state::Screen::Review;
+    let mut terminal = Terminal::new(TestBackend::new(240, 70)).unwrap();
+    terminal.draw(|f| draw(f, &mut app)).unwrap();
+    assert!(app.review.as_ref().is_some_and(|r| r.doc.is_some()));
+    let per_frame = (200.0 * PANELS as f64 * 0.016).round() as usize;
+    let keys = [
+        KeyCode::Down,
+        KeyCode::PageDown,
+        KeyCode::Char('n'),
+        KeyCode::Char('>'),
+        KeyCode::Char('w'),
+        KeyCode::Char('v'),
+    ];
+    let mut samples = Vec::with_capacity(frames);
+    let mut compare = Vec::new();
+    let mut back = Vec::new();
+    let mut token = 0usize;
+    for i in 0..frames {
+        for _ in 0..per_frame {
+            token += 1;
+            event(
+                &mut app,
+                token % PANELS,
+                AgentEvent::TextDelta {
+                    text: if token.is_multiple_of(12) {
+                        "end.\n".to_string()
+                    } else {
+                        format!("tok{token} ")
+                    },
+                },
+            );
+        }
+        let code = keys[i % keys.len()];
+        let t = Instant::now();
+        press(&mut app, code);
+        terminal.draw(|f| draw(f, &mut app)).unwrap();
+        let took = t.elapsed();
+        samples.push(took);
+        if code == KeyCode::Char('v') {
+            if app.review.as_ref().is_some_and(|r| r.against.is_some()) {
+                compare.push(took);
+            } else {
+                back.push(took);
+            }
+        }
+    }
+    let compared = app.review.as_ref().map(|r| r.against.is_some());
+    assert_eq!(compared, Some(frames / keys.len() % 2 == 1), "v compares");
+    let mut sorted = samples.clone();
+    sorted.sort();
+    let p99 = percentile(&sorted, 0.99).as_secs_f64() * 1e3;
+    report(
+        &format!(
+            "review open on a {LINES}-line diff, 8 models at 200 tok/s: key + frame (down, page down, next hunk, >, w, v in turn)"
+        ),
+        samples,
+    );
+    println!(
+        "  p99 {p99:.3} ms = {:.1}% of the 16.7 ms frame budget ({:.0}x under it)",
+        p99 / 16.7 * 100.0,
+        16.7 / p99
+    );
+    report(
+        "  of which v onto the other model (model-against-model diff of the file)",
+        compare,
+    );
+    report("  of which v back to the base", back);
+}
+
 fn main() {
     let lines = env_usize("VERSUS_BENCH_TUI_LINES", 100_000);
     let frames = env_usize("VERSUS_BENCH_TUI_FRAMES", 1_000);
     review_bench(frames);
+    streaming_review_bench(frames);
     frame_bench(lines, frames);
     latency_bench(frames);
 }

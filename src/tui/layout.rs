@@ -227,6 +227,14 @@ pub fn diff_height(app: &App) -> usize {
     usize::from(review_areas(app, a.panels).diff.height.saturating_sub(2)).max(1)
 }
 
+/// Columns inside the review's diff pane at the current terminal size (sideways scroll and
+/// wrapping measure lines against it).
+pub fn diff_width(app: &App) -> usize {
+    let area = Rect::new(0, 0, app.size.0, app.size.1);
+    let a = areas(app, area);
+    usize::from(review_areas(app, a.panels).diff.width.saturating_sub(2)).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

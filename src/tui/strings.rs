@@ -150,3 +150,35 @@ pub const COMMENT_PROMPT_ONE: &str = "Review comments on your changes:";
 /// First line of the prompt that sends every comment to every model.
 pub const COMMENT_PROMPT_ALL: &str =
     "Review comments on the changes of this turn (whose diff each is about in parentheses):";
+
+/// Bottom line of the diff while comparing with another model (`v`).
+pub fn compare_hint(other: &str) -> String {
+    format!(" comparing with {other} · v next model / base · picks are relative to the base ")
+}
+/// The diff pane while comparing two versions that are the same bytes.
+pub const COMPARE_SAME: &str =
+    "no difference: both models left this file exactly the same (v compares with the next)";
+/// `v` with no other model that changed the file.
+pub const COMPARE_NONE: &str = "no other model changed this file: the diff is against the base";
+/// `v` back to the usual diff.
+pub const COMPARE_BASE: &str = "comparing with the base again (picks are made here)";
+/// `v` onto another model.
+pub fn compare_with(other: &str) -> String {
+    format!("comparing with {other}'s version of this file · v next · picks need the base diff")
+}
+/// A pick, line cursor or comment key while comparing with another model.
+pub fn compare_no_pick(other: &str) -> String {
+    format!(
+        "picks are relative to the base, not to {other}'s version: press v until the diff is against the base, then pick"
+    )
+}
+/// `V` with no hunk on screen.
+pub const VERSIONS_NO_HUNK: &str =
+    "no hunk on screen: n moves to a hunk, then V shows every model's version of it";
+/// `V` while comparing with another model.
+pub const VERSIONS_COMPARING: &str =
+    "V shows every model's version of a hunk of the base diff: press v back to the base first";
+/// Bottom line of the N-way view.
+pub const VERSIONS_HINT: &str = " ↑↓ PgUp/PgDn scroll · Esc or V back to the diff ";
+/// `<` / `>` while long lines wrap.
+pub const HSCROLL_WRAPPING: &str = "long lines wrap (w cuts them again, then </> scroll sideways)";

@@ -1245,3 +1245,59 @@ fn ask_the_interface_and_run_record_the_same_turn_the_same_way() {
         );
     }
 }
+
+/// Issue 14 item 16 in the real binary: `v` diffs demo/review_a's story.txt against
+/// demo/review_b's version (both changed line 3, each its own way; only A changed line 25), a
+/// pick is refused while comparing, `v` returns to the base diff, and `V` shows both models'
+/// versions of the hunk.
+#[test]
+fn v_compares_two_models_in_a_real_terminal() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    review_project(&proj);
+    let config = tmp.write("empty.toml", "");
+    let tmux = Tmux::start("compare", 130, 40);
+    launch(
+        &tmux,
+        &proj,
+        &config,
+        "-m demo/review_a.jsonl -m demo/review_b.jsonl",
+    );
+    tmux.wait_for(&["turn 0"]);
+    tmux.type_text("tell the story");
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 1 finished", "review · turn 1 · 2/2 finished"]);
+    // A selected (the review opens on whichever finished first), its only file story.txt.
+    if !tmux.screen().contains("files · demo/review_a.jsonl (") {
+        tmux.press("Tab");
+    }
+    tmux.wait_for(&[
+        "files · demo/review_a.jsonl (",
+        "story.txt · modified · +2 -2",
+    ]);
+    tmux.press("v");
+    let screen = tmux.wait_for(&[
+        "demo/review_a.jsonl vs demo/review_b.jsonl · story.txt",
+        "comparing with demo/review_b.jsonl",
+    ]);
+    assert!(screen.contains("- line 3 as B sees it"), "{screen}");
+    assert!(screen.contains("+ line three, told by A"), "{screen}");
+    assert!(screen.contains("+ line twenty-five, told by A"), "{screen}");
+    tmux.press("Space");
+    tmux.wait_for(&["picks are relative to the base"]);
+    tmux.press("v");
+    tmux.wait_for(&[
+        "comparing with the base again",
+        "story.txt · modified · +2 -2",
+    ]);
+    tmux.press("V");
+    let screen = tmux.wait_for(&["story.txt lines 1-6 · every model's version (2)"]);
+    assert!(screen.contains("line three, told by A"), "{screen}");
+    assert!(screen.contains("line 3 as B sees it"), "{screen}");
+    tmux.press("Escape");
+    tmux.wait_for(&["story.txt · modified · +2 -2 · hunk 1/2"]);
+}

@@ -43,6 +43,7 @@ mod tool_web_fetch;
 mod tool_write_file;
 mod torn_logs;
 mod trust;
+mod tui_compare;
 mod tui_keymap;
 mod tui_review;
 mod tui_snapshots;

@@ -40,7 +40,7 @@ pub(crate) fn project() -> tempfile::TempDir {
 }
 
 /// `src/pricing.rs` with some lines replaced (0-based index, new text).
-fn pricing(edits: &[(usize, &str)]) -> String {
+pub(crate) fn pricing(edits: &[(usize, &str)]) -> String {
     let mut lines: Vec<String> = (1..=30)
         .map(|i| match i {
             1 => "pub const BULK_MIN_ITEMS: u32 = 10;".to_string(),
@@ -60,7 +60,7 @@ fn pricing(edits: &[(usize, &str)]) -> String {
     lines.join("\n") + "\n"
 }
 
-fn write(seq: u64, path: &str, content: &str, tool: &str) -> FileWrite {
+pub(crate) fn write(seq: u64, path: &str, content: &str, tool: &str) -> FileWrite {
     FileWrite {
         path: path.into(),
         content: Some(Arc::new(content.as_bytes().to_vec())),
@@ -70,7 +70,7 @@ fn write(seq: u64, path: &str, content: &str, tool: &str) -> FileWrite {
     }
 }
 
-fn change_set(base: &Base, model: &str, writes: &[FileWrite]) -> ChangeSet {
+pub(crate) fn change_set(base: &Base, model: &str, writes: &[FileWrite]) -> ChangeSet {
     ChangeSet::build(model, base, writes, &BaseReader::new(base), None).unwrap()
 }
 
@@ -125,7 +125,7 @@ fn sets(base: &Base) -> (ChangeSet, ChangeSet) {
     (good, sloppy)
 }
 
-fn app(models: &[&str]) -> App {
+pub(crate) fn app(models: &[&str]) -> App {
     let mut app = App::new(
         SessionInfo {
             id: "20261121-090503-ab12".into(),
@@ -141,7 +141,7 @@ fn app(models: &[&str]) -> App {
     app
 }
 
-fn send(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
+pub(crate) fn send(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
     update(app, Msg::Engine(msg))
 }
 
@@ -149,15 +149,15 @@ fn press(app: &mut App, code: KeyCode, mods: KeyModifiers) -> Vec<Effect> {
     update(app, Msg::Key(KeyEvent::new(code, mods)))
 }
 
-fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+pub(crate) fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
     press(app, code, KeyModifiers::NONE)
 }
 
-fn ch(app: &mut App, c: char) -> Vec<Effect> {
+pub(crate) fn ch(app: &mut App, c: char) -> Vec<Effect> {
     key(app, KeyCode::Char(c))
 }
 
-fn typed(app: &mut App, s: &str) {
+pub(crate) fn typed(app: &mut App, s: &str) {
     for c in s.chars() {
         ch(app, c);
     }
@@ -168,7 +168,7 @@ fn command(app: &mut App, line: &str) -> Vec<Effect> {
     key(app, KeyCode::Enter)
 }
 
-fn finish(app: &mut App, panel: usize, files: &[&str]) {
+pub(crate) fn finish(app: &mut App, panel: usize, files: &[&str]) {
     send(
         app,
         EngineMsg::Finished {
@@ -240,14 +240,14 @@ pub(crate) fn reviewed(base: &Base, blind: bool) -> App {
     a
 }
 
-fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
+pub(crate) fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
     app.size = (width, height);
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|f| draw(f, app)).unwrap();
     terminal
 }
 
-fn status(app: &App) -> (String, bool) {
+pub(crate) fn status(app: &App) -> (String, bool) {
     let s = app.status.clone().expect("a status message");
     (s.text, s.error)
 }
@@ -260,7 +260,7 @@ fn plan_of(effects: &[Effect]) -> versus::apply::ApplyPlan {
 }
 
 /// Moves the review's selection to `label`.
-fn select(app: &mut App, label: &str) {
+pub(crate) fn select(app: &mut App, label: &str) {
     for _ in 0..4 {
         let review = app.review.as_ref().unwrap();
         if review.model().unwrap().label == label {
@@ -1502,7 +1502,7 @@ fn c_on_a_text_only_model_chooses_its_answer() {
 
 /// Renders `app` at the three sizes the issue names and fails if any frame shows a real model
 /// name (or the part of a workspace folder named after it).
-fn assert_no_name(app: &mut App, step: &str) {
+pub(crate) fn assert_no_name(app: &mut App, step: &str) {
     for (w, h) in [(200, 50), (80, 24), (60, 15)] {
         let t = render(app, w, h);
         // The help's fixed texts ("@good or @demo/good", "as good as the kept one") name no
@@ -1514,7 +1514,7 @@ fn assert_no_name(app: &mut App, step: &str) {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        for leak in ["demo/", "demo-", "good", "sloppy"] {
+        for leak in ["demo/", "demo-", "good", "sloppy", "careful"] {
             assert!(
                 !screen.contains(leak),
                 "{step} at {w}x{h} shows {leak:?}:\n{screen}"
@@ -1604,8 +1604,23 @@ fn a_blind_turn_shows_no_real_name_in_any_frame_until_the_choice() {
         ("previous model", KeyCode::BackTab),
         ("help", KeyCode::Char('?')),
         ("help closed", KeyCode::Esc),
+        // Issue 14 item 16: comparing models and every model's version of a hunk.
+        ("to the file both changed", KeyCode::Right),
+        ("compare with another model", KeyCode::Char('v')),
+        ("a pick refused while comparing", KeyCode::Char(' ')),
+        ("compared side by side", KeyCode::Char('s')),
+        ("compare: back to the base", KeyCode::Char('v')),
+        ("every version of the hunk", KeyCode::Char('V')),
+        ("versions closed", KeyCode::Esc),
+        ("unified again", KeyCode::Char('s')),
+        ("sideways", KeyCode::Char('>')),
+        ("wrapped", KeyCode::Char('w')),
+        ("unwrapped", KeyCode::Char('w')),
     ] {
         key(&mut a, code);
+        if step == "compare with another model" {
+            assert!(a.review.as_ref().unwrap().against.is_some(), "v compares");
+        }
         assert_no_name(&mut a, step);
     }
     ch(&mut a, '/');

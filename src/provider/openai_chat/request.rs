@@ -96,7 +96,11 @@ pub(crate) fn encode(
     };
     // Sized up front: the body is mostly the cached JSON, copied once instead of through a
     // dozen doublings of a growing buffer.
-    let cached: usize = body.messages.iter().map(|m| m.get().len() + 1).sum::<usize>()
+    let cached: usize = body
+        .messages
+        .iter()
+        .map(|m| m.get().len() + 1)
+        .sum::<usize>()
         + body.tools.map_or(0, |t| t.get().len());
     let mut bytes = Vec::with_capacity(cached + request.model.len() + 256);
     serde_json::to_writer(&mut bytes, &body)?;

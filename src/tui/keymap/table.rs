@@ -121,6 +121,16 @@ actions! {
     PrevHunk,
     /// Unified or side by side.
     ToggleLayout,
+    /// Compare with the next model that changed the file, after the last one the base.
+    CompareNext,
+    /// Every model's version of the hunk on screen (again: back to the diff).
+    Versions,
+    /// Scroll long lines to the left.
+    ScrollLeft,
+    /// Scroll long lines to the right.
+    ScrollRight,
+    /// Wrap long lines, or cut them again.
+    ToggleWrap,
     /// The model's transcript.
     Transcript,
     /// A shell in the model's workspace.
@@ -497,6 +507,36 @@ const REVIEW: &[Binding] = &[
         &[c('s')],
         show("layout"),
         "layout: unified / side by side",
+    ),
+    b(
+        A::CompareNext,
+        &[c('v')],
+        show("compare"),
+        "compare with another model's version (again: the next, then the base)",
+    ),
+    b(
+        A::Versions,
+        &[c('V')],
+        show("compare"),
+        "every model's version of the hunk on screen (again: back)",
+    ),
+    b(
+        A::ScrollLeft,
+        &[c('<')],
+        HIDDEN,
+        "scroll long lines sideways (left / right)",
+    ),
+    b(
+        A::ScrollRight,
+        &[c('>')],
+        HIDDEN,
+        "scroll long lines sideways (left / right)",
+    ),
+    b(
+        A::ToggleWrap,
+        &[c('w')],
+        HIDDEN,
+        "wrap long lines (again: cut them)",
     ),
     b(
         A::Transcript,

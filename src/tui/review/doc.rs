@@ -77,6 +77,40 @@ pub struct DiffDoc {
     pub hunk_rows: Vec<usize>,
     /// Widest line number (for the gutter).
     pub number_width: usize,
+    /// Columns of the widest line's text as shown (tabs expanded): how far sideways scrolling
+    /// can go. Measured once here, so a key press never walks the file.
+    pub widest: usize,
+    /// The other model the file is compared with (`None`: the base), so a doc laid out for
+    /// one comparison is not reused for another.
+    pub against: Option<String>,
+}
+
+/// Columns `text` takes on screen as the diff shows it: tabs as four spaces, a trailing `\r`
+/// dropped, other control characters one column (they show as `·`), wide characters two.
+pub fn shown_width(text: &str) -> usize {
+    use unicode_width::UnicodeWidthChar;
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    text.chars()
+        .map(|c| match c {
+            '\t' => 4,
+            c if c.is_control() => 1,
+            c => c.width().unwrap_or(0),
+        })
+        .sum()
+}
+
+/// The note after a last line without a newline (part of the line's text for wrapping).
+pub const NO_NEWLINE: &str = " ⏎ no newline at end";
+
+/// Columns of [`NO_NEWLINE`] after a line (none when the line has its newline).
+pub fn note_width(newline: bool) -> usize {
+    if newline { 0 } else { shown_width(NO_NEWLINE) }
+}
+
+/// Screen lines a text `width` columns wide takes when wrapped at `room` columns (at least
+/// one, also for an empty line).
+pub fn wrapped_lines(width: usize, room: usize) -> usize {
+    width.div_ceil(room.max(1)).max(1)
 }
 
 impl DiffDoc {
@@ -116,6 +150,13 @@ impl DiffDoc {
                 }
             }
         }
+        let longest = file
+            .hunks
+            .iter()
+            .flat_map(|h| h.lines.iter())
+            .map(|l| shown_width(&l.text) + note_width(l.newline))
+            .max()
+            .unwrap_or(0);
         DiffDoc {
             model: model.to_string(),
             path: file.path.clone(),
@@ -123,7 +164,83 @@ impl DiffDoc {
             rows,
             hunk_rows,
             number_width: widest.to_string().len(),
+            widest: longest,
+            against: None,
         }
+    }
+
+    /// Columns of the line numbers and signs before a line's text in a pane (unified) or a
+    /// half (side by side) `width` columns wide: what the renderer draws before the text.
+    pub fn gutter(&self) -> usize {
+        match self.mode {
+            // "old new " then the sign and the pick mark.
+            DiffMode::Unified => 2 * self.number_width + 4,
+            // "n " then the sign.
+            DiffMode::SideBySide => self.number_width + 2,
+        }
+    }
+
+    /// The widths of the text columns in a pane `width` columns wide: one for unified, the
+    /// left and the right half for side by side (the renderer splits the same way).
+    pub fn text_widths(&self, width: usize) -> (usize, usize) {
+        match self.mode {
+            DiffMode::Unified => {
+                let room = width.saturating_sub(self.gutter()).max(1);
+                (room, room)
+            }
+            DiffMode::SideBySide => {
+                let half = width.saturating_sub(1) / 2;
+                let right = width.saturating_sub(half + 1);
+                (
+                    half.saturating_sub(self.gutter()).max(1),
+                    right.saturating_sub(self.gutter()).max(1),
+                )
+            }
+        }
+    }
+
+    /// Screen lines row `i` takes in a pane `width` columns wide when long lines wrap (1 for
+    /// headers, notes and lines that fit). Only the rows drawn are measured.
+    pub fn row_height(&self, file: &FileChange, i: usize, width: usize) -> usize {
+        let (left, right) = self.text_widths(width);
+        match self.rows.get(i) {
+            Some(Row::Line { hunk, line, .. }) => file
+                .hunks
+                .get(*hunk)
+                .and_then(|h| h.lines.get(*line))
+                .map_or(1, |l| {
+                    wrapped_lines(shown_width(&l.text) + note_width(l.newline), left)
+                }),
+            Some(Row::Side { row, .. }) => {
+                let l = row
+                    .left
+                    .as_ref()
+                    .map_or(1, |c| wrapped_lines(shown_width(&c.text), left));
+                let r = row
+                    .right
+                    .as_ref()
+                    .map_or(1, |c| wrapped_lines(shown_width(&c.text), right));
+                l.max(r)
+            }
+            _ => 1,
+        }
+    }
+
+    /// The top row that shows the last row at the bottom of a pane `height` lines high and
+    /// `width` wide when long lines wrap: walks back from the end, so it measures at most a
+    /// screenful of rows.
+    pub fn wrapped_bottom(&self, file: &FileChange, height: usize, width: usize) -> usize {
+        let mut used = 0;
+        let mut top = self.rows.len();
+        while top > 0 {
+            let h = self.row_height(file, top - 1, width);
+            if used + h > height.max(1) {
+                break;
+            }
+            used += h;
+            top -= 1;
+        }
+        top.min(self.rows.len().saturating_sub(1))
     }
 
     /// The hunk shown at row `top`: the last hunk starting at or above it (0 when none).

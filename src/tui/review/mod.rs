@@ -121,6 +121,38 @@ pub struct ReviewState {
     pub comments: Vec<ReviewComment>,
     /// The comment being typed (`m`), if any: keys go to it until Enter or Esc.
     pub draft: Option<ReviewComment>,
+    /// Columns of the diff pane when the last key came (0 before any): sideways scrolling
+    /// clamps to it, and the bottom of a wrapped diff is measured with it.
+    pub diff_width: usize,
+    /// Columns of every line's text scrolled off to the left (`<` / `>`); 0 while wrapping.
+    pub hscroll: usize,
+    /// Long lines wrap onto further screen lines instead of being cut (`w`).
+    pub wrap: bool,
+    /// The other model whose version the selected model's file is compared with (`v`);
+    /// `None`: the base, as usual. Picks are always relative to the base.
+    pub against: Option<String>,
+    /// The selected model's file diffed against [`ReviewState::against`]'s version, built by
+    /// [`ReviewState::ensure_doc`] with the doc it is shown by.
+    pub compared: Option<FileChange>,
+    /// The N-way view of one hunk's region (`V`), shown in place of the diff while open.
+    pub versions: Option<VersionsView>,
+    /// The base diff laid out last, kept while comparing (`v`) so coming back to the base
+    /// costs nothing on a large file.
+    pub stash: Option<DiffDoc>,
+}
+
+/// The N-way view (`V`): every model's version of the base lines under one hunk, side by
+/// side, computed once when opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionsView {
+    /// The file's path.
+    pub path: String,
+    /// The base lines the region covers (1-based, as in the hunk header).
+    pub region: crate::workspace::changeset::LineRange,
+    /// One column per model, in the shown order.
+    pub columns: Vec<crate::review::VersionColumn>,
+    /// Lines scrolled off the top.
+    pub scroll: usize,
 }
 
 /// One inline review comment: where it points in a model's diff and what the user wrote.
@@ -203,6 +235,13 @@ impl ReviewState {
             line: None,
             comments: Vec::new(),
             draft: None,
+            diff_width: 0,
+            hscroll: 0,
+            wrap: false,
+            against: None,
+            compared: None,
+            versions: None,
+            stash: None,
         }
     }
 
@@ -231,9 +270,19 @@ impl ReviewState {
         self.set().and_then(|s| s.files.get(self.file))
     }
 
-    /// The hunk at the top of the diff.
+    /// The file the diff shows: the selected model's file against the base, or against the
+    /// other model's version while comparing (`v`).
+    pub fn shown_file(&self) -> Option<&FileChange> {
+        if self.against.is_some() {
+            self.compared.as_ref()
+        } else {
+            self.current_file()
+        }
+    }
+
+    /// The hunk at the top of the diff (of the comparison while comparing).
     pub fn current_hunk(&self) -> Option<&Hunk> {
-        let file = self.current_file()?;
+        let file = self.shown_file()?;
         let doc = self.doc.as_ref()?;
         file.hunks.get(doc.hunk_at(self.scroll))
     }
@@ -258,6 +307,7 @@ impl ReviewState {
         self.sets.push(set);
         self.recompute_basket();
         self.doc = None;
+        self.stash = None;
     }
 
     fn model_of_label(&self, label: &str) -> Option<usize> {
@@ -281,17 +331,115 @@ impl ReviewState {
             self.doc = None;
             return;
         };
-        let fresh = self.doc.as_ref().is_some_and(|d| {
+        if self.against.as_deref() == Some(model.label.as_str()) {
+            self.against = None;
+        }
+        let fresh = |d: &DiffDoc| {
             d.model == model.label
                 && d.mode == self.mode
+                && d.against == self.against
                 && self.current_file().is_some_and(|f| f.path == d.path)
-        });
-        if fresh {
+        };
+        if self.doc.as_ref().is_some_and(fresh) {
             return;
         }
-        self.doc = self
-            .current_file()
-            .map(|file| DiffDoc::build(&model.label, file, self.mode));
+        // Back from a comparison: the base diff laid out before it is still right.
+        if self.stash.as_ref().is_some_and(fresh) {
+            let base = self.stash.take();
+            self.stash = std::mem::replace(&mut self.doc, base).filter(|d| d.against.is_none());
+            self.compared = None;
+            return;
+        }
+        let label = model.label.clone();
+        if let Some(old) = self.doc.take().filter(|d| d.against.is_none()) {
+            self.stash = Some(old);
+        }
+        self.compared = match (&self.against, self.current_file()) {
+            (Some(other), Some(file)) => {
+                let theirs = self.set_of(other).and_then(|s| s.file(&file.path));
+                Some(crate::review::compare_file(file, theirs))
+            }
+            _ => None,
+        };
+        let against = self.against.clone();
+        self.doc = self.shown_file().map(|file| {
+            let mut doc = DiffDoc::build(&label, file, self.mode);
+            doc.against = against;
+            doc
+        });
+        self.hscroll = self.hscroll.min(self.doc.as_ref().map_or(0, |d| d.widest));
+    }
+
+    /// The models `v` steps through for the file on screen: the others whose change set is
+    /// built and changed this file, in the shown order (a model that left it alone has the
+    /// base's version, which is what the usual diff compares with).
+    pub fn compare_targets(&self) -> Vec<String> {
+        let (Some(model), Some(file)) = (self.model(), self.current_file()) else {
+            return Vec::new();
+        };
+        self.order
+            .iter()
+            .filter_map(|&i| self.models.get(i))
+            .filter(|m| m.label != model.label)
+            .filter(|m| {
+                self.set_of(&m.label)
+                    .is_some_and(|s| s.file(&file.path).is_some())
+            })
+            .map(|m| m.label.clone())
+            .collect()
+    }
+
+    /// `v`: compares with the next model of [`ReviewState::compare_targets`], and after the
+    /// last one with the base again. Returns what is compared with now (`None`: the base);
+    /// the diff starts over at the top, since its hunks are not the base diff's.
+    pub fn cycle_against(&mut self) -> Option<String> {
+        let targets = self.compare_targets();
+        let next = match &self.against {
+            None => targets.first().cloned(),
+            Some(now) => targets
+                .iter()
+                .position(|t| t == now)
+                .and_then(|i| targets.get(i + 1))
+                .cloned(),
+        };
+        self.against = next.clone();
+        self.scroll = 0;
+        self.line = None;
+        self.search = None;
+        self.ensure_doc();
+        next
+    }
+
+    /// Scrolls the N-way view (`V`) by `delta` lines in a pane `height` rows high, if it is
+    /// open (false when it is not: the diff is what scrolls then). Bounded by the stacked
+    /// layout's length, which the side-by-side one never exceeds.
+    pub fn scroll_versions(&mut self, delta: isize, height: usize) -> bool {
+        let Some(view) = self.versions.as_mut() else {
+            return false;
+        };
+        let most: usize = view.columns.iter().map(|c| c.lines.len() + 2).sum();
+        let max = most.saturating_sub(height.max(1)) as isize;
+        view.scroll = (view.scroll as isize + delta).clamp(0, max.max(0)) as usize;
+        true
+    }
+
+    /// Sideways scroll by `delta` columns, kept between 0 and the widest line's end (less
+    /// one text column, so the last characters stay in sight). Nothing moves while wrapping.
+    pub fn hscroll_by(&mut self, delta: isize) {
+        if self.wrap {
+            return;
+        }
+        let max = self.doc.as_ref().map_or(0, |d| {
+            let (room, _) = d.text_widths(self.diff_width.max(1));
+            d.widest.saturating_sub(room)
+        });
+        self.hscroll = (self.hscroll as isize + delta).clamp(0, max as isize) as usize;
+    }
+
+    /// `w`: long lines wrap, or are cut again (sideways scroll starts over either way).
+    pub fn toggle_wrap(&mut self) {
+        self.wrap = !self.wrap;
+        self.hscroll = 0;
     }
 
     /// Moves the selection `delta` models along the shown order; the file list starts over.
@@ -349,11 +497,16 @@ impl ReviewState {
         self.scroll = (self.scroll as isize + delta).clamp(0, max) as usize;
     }
 
-    /// The scroll that shows the last page of a diff area `height` rows high.
+    /// The scroll that shows the last page of a diff area `height` rows high (measured in
+    /// screen lines when long lines wrap).
     pub fn bottom(&self, height: usize) -> usize {
-        self.doc
-            .as_ref()
-            .map_or(0, |d| d.rows.len().saturating_sub(height.max(1)))
+        match (&self.doc, self.shown_file()) {
+            (Some(d), Some(file)) if self.wrap && self.diff_width > 0 => {
+                d.wrapped_bottom(file, height, self.diff_width)
+            }
+            (Some(d), _) => d.rows.len().saturating_sub(height.max(1)),
+            _ => 0,
+        }
     }
 
     /// Jumps to the next (`forward`) or previous hunk, putting its header at the top; across
@@ -393,7 +546,7 @@ impl ReviewState {
     /// match at or below the top row.
     pub fn search_for(&mut self, query: String, typing: bool) {
         self.ensure_doc();
-        let matches = match (&self.doc, self.current_file()) {
+        let matches = match (&self.doc, self.shown_file()) {
             (Some(doc), Some(file)) => doc.search(file, &query),
             _ => Vec::new(),
         };
@@ -514,7 +667,7 @@ pub fn conflict_side(app: &App, side: &crate::apply::ConflictSide) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::workspace::changeset::BaseReader;
+    use crate::workspace::changeset::{BaseReader, LineKind};
     use crate::workspace::{Base, FileWrite, WriteOrigin};
     use std::sync::Arc;
 
@@ -631,5 +784,128 @@ mod tests {
         r.scroll = 5;
         r.select_model(1);
         assert_eq!((r.selected, r.scroll, r.file), (1, 0, 0));
+    }
+
+    /// Two models that both changed `a.txt`: m/a its line 3 and a 200-column line 10, m/b the
+    /// same line 3 and line 20.
+    fn two() -> (tempfile::TempDir, ReviewState) {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.path().join("a.txt"), &lines).unwrap();
+        let base = Base::capture(dir.path()).unwrap();
+        let long = format!("{}\n", "x".repeat(200));
+        let a = lines
+            .replace("line 3\n", "three\n")
+            .replace("line 10\n", &long);
+        let b = lines
+            .replace("line 3\n", "three\n")
+            .replace("line 20\n", "twenty\n");
+        let set = |label: &str, text: &str| {
+            let write = FileWrite {
+                path: "a.txt".into(),
+                content: Some(Arc::new(text.as_bytes().to_vec())),
+                origin: WriteOrigin::new("write_file", "c"),
+                seq: 0,
+                symlink: false,
+            };
+            ChangeSet::build(label, &base, &[write], &BaseReader::new(&base), None).unwrap()
+        };
+        let mut r = ReviewState::new(
+            1,
+            "p",
+            &[(0, "m/a".to_string()), (1, "m/b".to_string())],
+            vec![0, 1],
+        );
+        r.add_set(set("m/a", &a));
+        r.add_set(set("m/b", &b));
+        r.ensure_doc();
+        (dir, r)
+    }
+
+    #[test]
+    fn v_cycles_through_the_other_models_and_back_to_the_base() {
+        let (_d, mut r) = two();
+        assert_eq!(r.compare_targets(), vec!["m/b".to_string()]);
+        assert_eq!(r.cycle_against(), Some("m/b".to_string()));
+        let shown = r.shown_file().unwrap();
+        // Line 3 was changed the same way by both: no difference there; line 10 (mine) and
+        // line 20 (theirs) differ.
+        let changed: Vec<(LineKind, String)> = shown
+            .hunks
+            .iter()
+            .flat_map(|h| h.lines.iter())
+            .filter(|l| l.kind != LineKind::Context)
+            .map(|l| (l.kind, l.text.clone()))
+            .collect();
+        assert_eq!(
+            changed,
+            vec![
+                (LineKind::Removed, "line 10".to_string()),
+                (LineKind::Added, "x".repeat(200)),
+                (LineKind::Removed, "twenty".to_string()),
+                (LineKind::Added, "line 20".to_string()),
+            ]
+        );
+        assert_eq!(r.doc.as_ref().unwrap().against.as_deref(), Some("m/b"));
+        assert_eq!(r.cycle_against(), None, "after the last model: the base");
+        assert_eq!(r.shown_file(), r.current_file());
+        // Selecting the model compared with goes back to the base.
+        r.cycle_against();
+        r.select_model(1);
+        assert_eq!(r.against, None);
+    }
+
+    #[test]
+    fn sideways_scroll_clamps_to_the_widest_line() {
+        let (_d, mut r) = two();
+        r.diff_width = 60;
+        let doc = r.doc.clone().unwrap();
+        assert_eq!(doc.widest, 200);
+        let (room, _) = doc.text_widths(60);
+        assert_eq!(room, 60 - doc.gutter());
+        r.hscroll_by(-8);
+        assert_eq!(r.hscroll, 0, "not left of the first column");
+        r.hscroll_by(16);
+        assert_eq!(r.hscroll, 16);
+        r.hscroll_by(10_000);
+        assert_eq!(r.hscroll, 200 - room, "the line's end stays in sight");
+        r.toggle_wrap();
+        assert_eq!(r.hscroll, 0, "wrapping starts over at the first column");
+        r.hscroll_by(8);
+        assert_eq!(r.hscroll, 0, "no sideways scroll while wrapping");
+    }
+
+    #[test]
+    fn wrapping_counts_screen_lines_and_the_bottom_follows() {
+        let (_d, mut r) = two();
+        r.diff_width = 60;
+        let doc = r.doc.clone().unwrap();
+        let file = r.current_file().unwrap().clone();
+        let (room, _) = doc.text_widths(60);
+        let long_row = doc
+            .rows
+            .iter()
+            .position(|row| matches!(row, doc::Row::Line { line, hunk, .. } if file.hunks[*hunk].lines[*line].text.len() == 200))
+            .unwrap();
+        assert_eq!(doc.row_height(&file, long_row, 60), 200usize.div_ceil(room));
+        assert_eq!(doc.row_height(&file, 0, 60), 1, "a header");
+        assert_eq!(doc::wrapped_lines(104, 52), 2, "exactly two lines' worth");
+        assert_eq!(doc::wrapped_lines(105, 52), 3);
+        assert_eq!(
+            doc::wrapped_lines(0, 52),
+            1,
+            "an empty line still takes one"
+        );
+        let unwrapped = r.bottom(5);
+        assert_eq!(unwrapped, doc.rows.len() - 5);
+        r.toggle_wrap();
+        // The long line sits 3 context rows from the end and takes 4 lines: with it, the last
+        // page would need 7 lines, so the bottom shows only the 3 rows after it.
+        assert_eq!(r.bottom(5), doc.rows.len() - 3);
+        assert_eq!(r.bottom(7), doc.rows.len() - 4);
+        let total: usize = (0..doc.rows.len())
+            .map(|i| doc.row_height(&file, i, 60))
+            .sum();
+        assert_eq!(total, doc.rows.len() - 1 + 200usize.div_ceil(room));
     }
 }

@@ -11,6 +11,7 @@
 mod answers;
 mod command;
 mod comments;
+mod compare;
 mod dialog;
 mod engine;
 mod keys;

@@ -45,7 +45,11 @@ fn wheel(app: &mut App, a: &Areas, at: Position, up: bool) {
             let height = diff_height(app);
             if let Some(review) = app.review.as_mut() {
                 let rows = WHEEL_ROWS as isize;
-                review.scroll_by(if up { -rows } else { rows }, height);
+                let delta = if up { -rows } else { rows };
+                // The N-way view (`V`) scrolls when it is open, else the diff.
+                if !review.scroll_versions(delta, height) {
+                    review.scroll_by(delta, height);
+                }
             }
         }
         Screen::Panels => {

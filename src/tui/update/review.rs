@@ -10,7 +10,7 @@ use super::super::layout::diff_height;
 use super::super::review::doc::DiffMode;
 use super::super::review::{DiffSearch, ReviewState};
 use super::super::state::{App, Overlay, Screen};
-use super::{comments, lines, pick};
+use super::{comments, compare, lines, pick};
 
 /// Handles a key on the review screen; `None` leaves it to the prompt's context (Ctrl+C,
 /// Ctrl+O, Ctrl+X...): keys with Ctrl or Alt always go there.
@@ -22,17 +22,23 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
         return None;
     }
     let height = diff_height(app);
+    let width = super::super::layout::diff_width(app);
     let Some(review) = app.review.as_mut() else {
         app.screen = Screen::Panels;
         return None;
     };
     review.diff_rows = height;
+    review.diff_width = width;
     if review.draft.is_some() {
         comments::draft_key(app, key);
         return Some(Vec::new());
     }
     if review.search.as_ref().is_some_and(|s| s.typing) {
         search_key(app, key);
+        return Some(Vec::new());
+    }
+    if review.versions.is_some() {
+        compare::versions_key(app, keymap::action(Context::Review, key), height);
         return Some(Vec::new());
     }
     let page = height.saturating_sub(2).max(1) as isize;
@@ -74,6 +80,22 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
             });
         }
         KeyAction::ToggleLayout => toggle_layout(review),
+        KeyAction::CompareNext => compare::cycle(app),
+        KeyAction::Versions => compare::open_versions(app),
+        KeyAction::ScrollLeft => compare::hscroll(app, false),
+        KeyAction::ScrollRight => compare::hscroll(app, true),
+        KeyAction::ToggleWrap => review.toggle_wrap(),
+        // Picks are relative to the base: refused while comparing with another model.
+        KeyAction::PickHunk
+        | KeyAction::PickFile
+        | KeyAction::PickLine
+        | KeyAction::NextLine
+        | KeyAction::PrevLine
+        | KeyAction::Comment
+            if review.against.is_some() =>
+        {
+            compare::refuse_pick(app);
+        }
         KeyAction::PickHunk => pick::hunk(app),
         KeyAction::NextLine => lines::step(app, true, height),
         KeyAction::PrevLine => lines::step(app, false, height),

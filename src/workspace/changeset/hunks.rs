@@ -315,6 +315,68 @@ pub(super) fn compute(model: &str, path: &str, base: &[u8], versions: &[Version<
     hunks
 }
 
+/// The hunks turning `old` into `new` (`None`: deleted), as `diff -U3` groups them, with no
+/// provenance: for comparing two versions that are not a base and its proposal (one model's
+/// file against another's in the review), where no write sequence links them.
+pub fn diff_texts(model: &str, path: &str, old: &[u8], new: Option<&[u8]>) -> Vec<Hunk> {
+    let old_lines = split_lines(old);
+    let new_lines = split_lines(new.unwrap_or(b""));
+    let deadline = Some(Instant::now() + DIFF_DEADLINE);
+    let ops = capture_diff_slices_deadline(Algorithm::Myers, &old_lines, &new_lines, deadline);
+    hunks_of_ops(model, path, &old_lines, &new_lines, ops)
+}
+
+/// The hunks of a line diff already made (`ops` turn `old` into `new`), grouped as `diff -U3`
+/// does, with no provenance: lets a caller that knows where two texts can differ diff only
+/// there (the review's model-against-model diff) and still get ordinary hunks.
+pub fn hunks_of_ops(
+    model: &str,
+    path: &str,
+    old: &[&[u8]],
+    new: &[&[u8]],
+    ops: Vec<similar::DiffOp>,
+) -> Vec<Hunk> {
+    let mut hunks = Vec::new();
+    for group in group_diff_ops(ops, CONTEXT_LINES) {
+        let (Some(first), Some(end)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old_span = first.old_range().start..end.old_range().end;
+        let new_span = first.new_range().start..end.new_range().end;
+        let mut lines = Vec::new();
+        for op in &group {
+            let (tag, o, n) = op.as_tag_tuple();
+            if tag == DiffTag::Equal {
+                lines.extend(
+                    o.filter_map(|i| old.get(i))
+                        .map(|l| line(LineKind::Context, l, None)),
+                );
+                continue;
+            }
+            lines.extend(
+                o.filter_map(|i| old.get(i))
+                    .map(|l| line(LineKind::Removed, l, None)),
+            );
+            lines.extend(
+                n.filter_map(|j| new.get(j))
+                    .map(|l| line(LineKind::Added, l, None)),
+            );
+        }
+        let old_range = LineRange::from_indices(old_span);
+        hunks.push(Hunk {
+            id: hunk_id(path, old_range, &lines),
+            number: hunks.len() + 1,
+            model: model.to_string(),
+            path: path.to_string(),
+            old: old_range,
+            new: LineRange::from_indices(new_span),
+            lines,
+            origins: Vec::new(),
+        });
+    }
+    hunks
+}
+
 fn line(kind: LineKind, raw: &[u8], origin: Option<u64>) -> HunkLine {
     let (body, newline) = match raw.strip_suffix(b"\n") {
         Some(body) => (body, true),

@@ -33,7 +33,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde::ser::SerializeStruct;
 
-pub use hunks::{CONTEXT_LINES, Hunk, HunkLine, LineKind, LineRange, Origin};
+pub use hunks::{
+    CONTEXT_LINES, Hunk, HunkLine, LineKind, LineRange, Origin, diff_texts, hunks_of_ops,
+};
 pub use source::{BaseReader, BaseSource};
 
 use super::base::hash_bytes;

@@ -15,29 +15,43 @@ use crate::workspace::changeset::{ChangeKind, FileChange, Hunk, LineKind};
 
 use super::super::super::keymap::{self, Context, KeyAction};
 use super::super::super::review::ReviewState;
-use super::super::super::review::doc::{DiffDoc, DiffMode, Row};
+use super::super::super::review::doc::{DiffDoc, DiffMode, NO_NEWLINE, Row};
 use super::super::super::state::App;
 use super::super::super::theme::Theme;
+use super::cut::lay;
 use super::text::{find_all, fit, highlighted_found};
 
-/// Draws the diff pane.
+/// Marks a screen line that continues the line above (long lines wrap with `w`).
+const WRAPPED: &str = "↪";
+
+/// Draws the diff pane (or the N-way view of one hunk, while it is open).
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState) {
     if area.height < 3 || area.width < 10 {
         return;
     }
+    if let Some(view) = &review.versions {
+        super::versions::render(frame, area, app, review, view);
+        return;
+    }
     let t = app.theme;
-    let file = review.current_file();
+    let file = review.shown_file();
     let (title, doc) = match (file, &review.doc) {
-        (Some(file), Some(doc)) => (file_title(file, doc, review), Some((file, doc))),
+        (Some(file), Some(doc)) => (file_title(app, file, doc, review), Some((file, doc))),
         _ => (empty_title(app, review), None),
     };
     let mut block = Block::bordered()
         .border_style(t.accent())
         .title_top(Line::styled(title, t.bold()));
-    block = block.title_bottom(bottom_line(review, t));
+    block = block.title_bottom(bottom_line(app, review, t));
     let inner_height = usize::from(area.height - 2);
     let inner_width = usize::from(area.width - 2);
     let lines: Vec<Line<'static>> = match doc {
+        Some((file, _)) if review.against.is_some() && file.hunks.is_empty() && !file.binary => {
+            vec![Line::styled(
+                format!(" {}", super::super::super::strings::COMPARE_SAME),
+                t.dim(),
+            )]
+        }
         Some((file, doc)) => {
             let label = review.model().map_or("", |m| m.label.as_str());
             let current = doc.hunk_at(review.scroll);
@@ -47,50 +61,59 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
                 .and_then(|s| s.matches.get(s.current).copied());
             let cursor = review.cursor_line();
             let query = review.search.as_ref().map_or("", |s| s.query.as_str());
-            doc.rows
-                .iter()
-                .enumerate()
-                .skip(review.scroll)
-                .take(inner_height)
-                .map(|(i, row)| {
-                    let view = RowView {
-                        theme: t,
-                        width: inner_width,
-                        doc,
-                        file,
-                        matched: matched == Some(i),
-                        query,
-                    };
-                    // Line picks: a mark on picked lines, the cursor on its line.
-                    let line_marks = |h: usize, line: usize| {
-                        let id = file.hunks.get(h).map_or("", |h| h.id.as_str());
-                        let picked = review.basket.has_line(label, &file.path, id, line);
-                        (picked, h == current && cursor == Some(line))
-                    };
-                    match row {
-                        Row::Note(text) => Line::styled(format!(" {text}"), t.dim()),
-                        Row::Header { hunk } => {
-                            file.hunks.get(*hunk).map_or_else(Line::default, |h| {
-                                header(app, review, label, file, h, *hunk == current)
-                            })
-                        }
-                        Row::Line {
-                            hunk,
-                            line,
-                            old,
-                            new,
-                            partner,
-                        } => view.unified(
-                            *hunk,
-                            *line,
-                            (*old, *new),
-                            *partner,
-                            line_marks(*hunk, *line),
-                        ),
-                        Row::Side { row, .. } => view.side(&row.left, &row.right, &row.words),
+            let comparing = review.against.is_some();
+            let mut lines = Vec::with_capacity(inner_height);
+            for (i, row) in doc.rows.iter().enumerate().skip(review.scroll) {
+                if lines.len() >= inner_height {
+                    break;
+                }
+                let view = RowView {
+                    theme: t,
+                    width: inner_width,
+                    doc,
+                    file,
+                    matched: matched == Some(i),
+                    query,
+                    hscroll: review.hscroll,
+                    wrap: review.wrap,
+                };
+                // Line picks: a mark on picked lines, the cursor on its line (not while
+                // comparing: those hunks are not the base diff's).
+                let line_marks = |h: usize, line: usize| {
+                    if comparing {
+                        return (false, false);
                     }
-                })
-                .collect()
+                    let id = file.hunks.get(h).map_or("", |h| h.id.as_str());
+                    let picked = review.basket.has_line(label, &file.path, id, line);
+                    (picked, h == current && cursor == Some(line))
+                };
+                match row {
+                    Row::Note(text) => lines.push(Line::styled(format!(" {text}"), t.dim())),
+                    Row::Header { hunk } => {
+                        lines.push(file.hunks.get(*hunk).map_or_else(Line::default, |h| {
+                            header(app, review, label, file, h, *hunk == current)
+                        }))
+                    }
+                    Row::Line {
+                        hunk,
+                        line,
+                        old,
+                        new,
+                        partner,
+                    } => lines.extend(view.unified(
+                        *hunk,
+                        *line,
+                        (*old, *new),
+                        *partner,
+                        line_marks(*hunk, *line),
+                    )),
+                    Row::Side { row, .. } => {
+                        lines.extend(view.side(&row.left, &row.right, &row.words))
+                    }
+                }
+            }
+            lines.truncate(inner_height);
+            lines
         }
         None => vec![Line::styled(empty_text(app, review), t.dim())],
     };
@@ -105,7 +128,7 @@ fn kind_word(kind: ChangeKind) -> &'static str {
     }
 }
 
-fn file_title(file: &FileChange, doc: &DiffDoc, review: &ReviewState) -> String {
+fn file_title(app: &App, file: &FileChange, doc: &DiffDoc, review: &ReviewState) -> String {
     let hunk = if file.hunks.is_empty() {
         String::new()
     } else {
@@ -123,8 +146,27 @@ fn file_title(file: &FileChange, doc: &DiffDoc, review: &ReviewState) -> String 
         .symlink_label()
         .map(|label| format!(" · {label}"))
         .unwrap_or_default();
+    let long = if review.wrap {
+        " · wrap".to_string()
+    } else if review.hscroll > 0 {
+        format!(" · col {}", review.hscroll + 1)
+    } else {
+        String::new()
+    };
+    if let Some(other) = &review.against {
+        let mine = review
+            .model()
+            .map_or(String::new(), |m| app.shown_label(&m.label));
+        return format!(
+            " {mine} vs {} · {}{long} · +{} -{}{hunk} · {layout} ",
+            app.shown_label(other),
+            file.path,
+            file.added,
+            file.removed
+        );
+    }
     format!(
-        " {} · {}{link} · +{} -{}{hunk} · {layout} ",
+        " {}{long} · {}{link} · +{} -{}{hunk} · {layout} ",
         file.path,
         kind_word(file.kind),
         file.added,
@@ -158,7 +200,7 @@ fn empty_text(app: &App, review: &ReviewState) -> String {
     }
 }
 
-fn bottom_line(review: &ReviewState, t: Theme) -> Line<'static> {
+fn bottom_line(app: &App, review: &ReviewState, t: Theme) -> Line<'static> {
     if let Some(d) = &review.draft {
         return Line::from(vec![
             Span::styled(format!(" comment on {}:{}: ", d.path, d.place), t.hint()),
@@ -193,6 +235,16 @@ fn bottom_line(review: &ReviewState, t: Theme) -> Line<'static> {
             ),
             t.hint(),
         ),
+        None if review.against.is_some() => Line::styled(
+            super::super::super::strings::compare_hint(
+                &review
+                    .against
+                    .as_deref()
+                    .map(|a| app.shown_label(a))
+                    .unwrap_or_default(),
+            ),
+            t.hint(),
+        ),
         None if review.cursor_line().is_some() => Line::styled(
             format!(
                 " {} line · {} pick/drop the line · {} the whole hunk · {} hunk ",
@@ -205,7 +257,7 @@ fn bottom_line(review: &ReviewState, t: Theme) -> Line<'static> {
         ),
         None => Line::styled(
             format!(
-                " {} hunk · {} file · {} layout · {} search · {} pick hunk · {} lines · {} file ",
+                " {} hunk · {} file · {} layout · {} search · {} pick hunk · {} lines · {} file · {} compare · {} all versions · {} sideways · {} wrap ",
                 pair(KeyAction::NextHunk, KeyAction::PrevHunk),
                 pair(KeyAction::PrevFile, KeyAction::NextFile),
                 key(KeyAction::ToggleLayout),
@@ -213,6 +265,10 @@ fn bottom_line(review: &ReviewState, t: Theme) -> Line<'static> {
                 key(KeyAction::PickHunk),
                 pair(KeyAction::NextLine, KeyAction::PrevLine),
                 key(KeyAction::PickFile),
+                key(KeyAction::CompareNext),
+                key(KeyAction::Versions),
+                pair(KeyAction::ScrollLeft, KeyAction::ScrollRight),
+                key(KeyAction::ToggleWrap),
             ),
             t.dim(),
         ),
@@ -286,6 +342,10 @@ struct RowView<'a> {
     matched: bool,
     /// The search query: its occurrences are highlighted on every row drawn.
     query: &'a str,
+    /// Columns of text scrolled off to the left.
+    hscroll: usize,
+    /// Long lines wrap instead of being cut.
+    wrap: bool,
 }
 
 impl RowView<'_> {
@@ -343,12 +403,12 @@ impl RowView<'_> {
         (old, new): (Option<usize>, Option<usize>),
         partner: Option<usize>,
         (picked, cursor): (bool, bool),
-    ) -> Line<'static> {
+    ) -> Vec<Line<'static>> {
         let Some(h) = self.file.hunks.get(hunk) else {
-            return Line::default();
+            return vec![Line::default()];
         };
         let Some(l) = h.lines.get(line) else {
-            return Line::default();
+            return vec![Line::default()];
         };
         let (mark, base, word) = self.styles(l.kind);
         let marks = match (l.kind, partner.and_then(|p| h.lines.get(p))) {
@@ -366,15 +426,9 @@ impl RowView<'_> {
             (false, true) => "▸",
             (false, false) => " ",
         };
-        let mut spans = vec![
-            Span::styled(
-                format!("{} {} ", self.number(old), self.number(new)),
-                gutter,
-            ),
-            Span::styled(format!("{mark}{pick}"), base),
-        ];
+        let numbers = format!("{} {} ", self.number(old), self.number(new));
         let (found, found_style) = self.found(&l.text);
-        spans.extend(highlighted_found(
+        let mut text = highlighted_found(
             &l.text,
             &marks,
             &self.syntax(&l.text),
@@ -382,11 +436,32 @@ impl RowView<'_> {
             word,
             &found,
             found_style,
-        ));
+        );
         if !l.newline {
-            spans.push(Span::styled(" ⏎ no newline at end", self.theme.dim()));
+            text.push(Span::styled(NO_NEWLINE, self.theme.dim()));
         }
-        Line::from(spans)
+        let (room, _) = self.doc.text_widths(self.width);
+        let pieces = lay(&text, room, self.hscroll, self.wrap, self.theme.dim());
+        let blank = " ".repeat(numbers.chars().count());
+        pieces
+            .into_iter()
+            .enumerate()
+            .map(|(k, piece)| {
+                let mut spans = if k == 0 {
+                    vec![
+                        Span::styled(numbers.clone(), gutter),
+                        Span::styled(format!("{mark}{pick}"), base),
+                    ]
+                } else {
+                    vec![
+                        Span::styled(blank.clone(), gutter),
+                        Span::styled(format!("{WRAPPED} "), self.theme.dim()),
+                    ]
+                };
+                spans.extend(piece);
+                Line::from(spans)
+            })
+            .collect()
     }
 
     fn side(
@@ -394,16 +469,28 @@ impl RowView<'_> {
         left: &Option<Cell>,
         right: &Option<Cell>,
         words: &crate::review::Highlight,
-    ) -> Line<'static> {
+    ) -> Vec<Line<'static>> {
         let half = self.width.saturating_sub(1) / 2;
-        let mut spans = self.cell(left.as_ref(), &words.old, half);
-        spans.push(Span::styled("│", self.theme.dim()));
-        spans.extend(self.cell(
+        let (room_left, room_right) = self.doc.text_widths(self.width);
+        let left = self.cell(left.as_ref(), &words.old, half, room_left);
+        let right = self.cell(
             right.as_ref(),
             &words.new,
             self.width.saturating_sub(half + 1),
-        ));
-        Line::from(spans)
+            room_right,
+        );
+        let n = left.len().max(right.len());
+        (0..n)
+            .map(|k| {
+                let mut spans = left
+                    .get(k)
+                    .cloned()
+                    .unwrap_or_else(|| fit(Vec::new(), half, self.theme.text()));
+                spans.push(Span::styled("│", self.theme.dim()));
+                spans.extend(right.get(k).cloned().unwrap_or_default());
+                Line::from(spans)
+            })
+            .collect()
     }
 
     fn cell(
@@ -411,20 +498,15 @@ impl RowView<'_> {
         cell: Option<&Cell>,
         marks: &[std::ops::Range<usize>],
         width: usize,
-    ) -> Vec<Span<'static>> {
+        room: usize,
+    ) -> Vec<Vec<Span<'static>>> {
         let Some(cell) = cell else {
-            return fit(Vec::new(), width, self.theme.dim());
+            return vec![fit(Vec::new(), width, self.theme.dim())];
         };
         let (mark, base, word) = self.styles(cell.kind);
-        let mut spans = vec![
-            Span::styled(
-                format!("{} ", self.number(Some(cell.line))),
-                self.gutter_style(),
-            ),
-            Span::styled(mark.to_string(), base),
-        ];
+        let number = format!("{} ", self.number(Some(cell.line)));
         let (found, found_style) = self.found(&cell.text);
-        spans.extend(highlighted_found(
+        let text = highlighted_found(
             &cell.text,
             marks,
             &self.syntax(&cell.text),
@@ -432,7 +514,26 @@ impl RowView<'_> {
             word,
             &found,
             found_style,
-        ));
-        fit(spans, width, self.theme.text())
+        );
+        let blank = " ".repeat(number.chars().count());
+        lay(&text, room, self.hscroll, self.wrap, self.theme.dim())
+            .into_iter()
+            .enumerate()
+            .map(|(k, piece)| {
+                let mut spans = if k == 0 {
+                    vec![
+                        Span::styled(number.clone(), self.gutter_style()),
+                        Span::styled(mark.to_string(), base),
+                    ]
+                } else {
+                    vec![
+                        Span::styled(blank.clone(), self.gutter_style()),
+                        Span::styled(WRAPPED, self.theme.dim()),
+                    ]
+                };
+                spans.extend(piece);
+                fit(spans, width, self.theme.text())
+            })
+            .collect()
     }
 }

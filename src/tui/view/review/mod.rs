@@ -2,6 +2,7 @@
 //! the left, the diff of the selected file on the right (the diff alone under the table on
 //! narrow terminals). Each part is drawn by its own module from the review state only.
 
+mod cut;
 /// Public so the component can be tested alone (tests/it/tui_widgets.rs).
 pub mod diff;
 /// Public so the component can be tested alone (tests/it/tui_widgets.rs).
@@ -9,6 +10,7 @@ pub mod lists;
 /// Public so the component can be tested alone (tests/it/tui_widgets.rs).
 pub mod table;
 pub mod text;
+mod versions;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
