@@ -69,7 +69,7 @@ pub fn run(
         .enable_all()
         .build()
         .context("start the async runtime")?;
-    runtime.block_on(run_recipe(args, here, config_file, trust))
+    super::on_runtime(&runtime, run_recipe(args, here, config_file, trust))
 }
 
 async fn run_recipe(

@@ -139,30 +139,44 @@ impl fmt::Display for ProjectPath {
 }
 
 /// Walks the existing prefix of the path; any symlink on the way must resolve inside `root`.
+///
+/// The root is canonicalised only when a symlink is met: most paths have none, and resolving
+/// the root's every component on each tool call was a dozen system calls for nothing.
 fn check_symlinks(root: &Path, parts: &[String]) -> Result<(), &'static str> {
-    let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut canonical: Option<PathBuf> = None;
     let mut cur = root.to_path_buf();
     for part in parts {
         cur.push(part);
         match std::fs::symlink_metadata(&cur) {
-            Ok(meta) if meta.file_type().is_symlink() => match cur.canonicalize() {
-                Ok(target) if target.starts_with(&canonical_root) => {}
-                Ok(_) => return Err("a symlink on the path points outside the project"),
-                // A dangling link: refuse unless its literal target stays inside.
-                Err(_) => {
-                    let target = std::fs::read_link(&cur).map_err(|_| "unreadable symlink")?;
-                    let base = cur.parent().unwrap_or(root);
-                    let joined = base.join(target);
-                    if !lexically_inside(&joined, &canonical_root) {
-                        return Err("a symlink on the path points outside the project");
-                    }
-                }
-            },
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let canonical_root = canonical.get_or_insert_with(|| {
+                    root.canonicalize().unwrap_or_else(|_| root.to_path_buf())
+                });
+                check_link(&cur, root, canonical_root)?;
+            }
             Ok(_) => {}
             Err(_) => break, // the rest does not exist yet (a new file): nothing to follow
         }
     }
     Ok(())
+}
+
+/// A symlink at `cur` must resolve inside the project (or, dangling, point inside it).
+fn check_link(cur: &Path, root: &Path, canonical_root: &Path) -> Result<(), &'static str> {
+    match cur.canonicalize() {
+        Ok(target) if target.starts_with(canonical_root) => Ok(()),
+        Ok(_) => Err("a symlink on the path points outside the project"),
+        // A dangling link: refuse unless its literal target stays inside.
+        Err(_) => {
+            let target = std::fs::read_link(cur).map_err(|_| "unreadable symlink")?;
+            let base = cur.parent().unwrap_or(root);
+            if lexically_inside(&base.join(target), canonical_root) {
+                Ok(())
+            } else {
+                Err("a symlink on the path points outside the project")
+            }
+        }
+    }
 }
 
 fn lexically_inside(path: &Path, root: &Path) -> bool {

@@ -140,7 +140,7 @@ pub fn run(
         .enable_all()
         .build()
         .context("start the async runtime")?;
-    runtime.block_on(ask(args, project, config_file, trust))
+    super::on_runtime(&runtime, ask(args, project, config_file, trust))
 }
 
 async fn ask(
