@@ -108,7 +108,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
                         line_marks(*hunk, *line),
                     )),
                     Row::Side { row, .. } => {
-                        lines.extend(view.side(&row.left, &row.right, &row.words))
+                        lines.extend(view.side(&row.left, &row.right, &row.words()))
                     }
                 }
             }
