@@ -17,6 +17,9 @@ pub const HELP_PROMPT_WORDS: &[(&str, &str)] = &[
 /// The `/help` title's note on keys that close it (the scrolling keys come from the key table).
 pub const HELP_CLOSE: &str = "other keys close";
 
+/// The title's note of an overlay that fits without scrolling.
+pub const OVERLAY_ANY_KEY: &str = "any key closes";
+
 /// The header's demo badge (padded: it is drawn reversed).
 pub const HEADER_DEMO: &str = " DEMO ";
 /// The header's badge when a review waits behind the prompt (followed by its key).

@@ -647,29 +647,101 @@ fn completion_scrolled_to_the_selected_file() {
 // ---------------------------------------------------------------------------------------------
 // Overlay and dialogs
 
-// KNOWN: at 80x24 and 60x15 the help's lines wrap (the key column is padded to 40 for the
-// longest command, leaving 16 columns of text at 60) but its title counts unwrapped lines:
-// "(1-22 of 39)" while 13 lines show at 80x24, "(1-13 of 39)" while 7 show at 60x15; the title
-// itself is cut mid-word at 60 ("other keys clo").
+/// The help wraps its descriptions under their own column and its title counts the rows
+/// drawn: "(1-13 of 152)" at 60x15, where the title leaves out the scrolling keys to fit.
 #[test]
 fn overlay_help() {
     let mut a = app(&["demo/good"]);
     typed(&mut a, "/help");
     key(&mut a, KeyCode::Enter);
-    widget("overlay_help", &mut a, overlay::render);
+    let ts = widget("overlay_help", &mut a, overlay::render);
+    let sixty = screen_rows(ts[2].backend().buffer());
+    assert!(sixty[0].contains("(1-13 of "), "{}", sixty[0]);
+    assert!(sixty[0].contains("other keys close"), "{}", sixty[0]);
 }
 
-// KNOWN: scrolled as far as it goes, the help cannot show its last lines at 80x24 and 60x15:
-// the scroll stops at (lines - rows) counted before wrapping, so the wrapped lines below run
-// past the bottom border: the title says "(18-39 of 39)" but /resume to /quit are never on
-// screen at 80x24, "(27-39 of 39)" and /verbose to /quit never at 60x15.
+/// Scrolled as far as it goes, the help shows its last row (the end of /quit's text) just
+/// above the bottom border at every size, the title ends its place at the total ("-N of N"),
+/// and every row of the commands wraps under the key column.
 #[test]
 fn overlay_help_scrolled_to_the_end() {
     let mut a = app(&["demo/good"]);
     typed(&mut a, "/help");
     key(&mut a, KeyCode::Enter);
     a.overlay_scroll = usize::MAX;
-    widget("overlay_help_end", &mut a, overlay::render);
+    let ts = widget("overlay_help_end", &mut a, overlay::render);
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
+        assert_help_ends(t, &format!("{w}x{h}"));
+    }
+}
+
+/// `t` shows the end of `/help`: the last row above the border ends /quit's text, the title's
+/// place ends at its total, and every row of the commands is indented (no wrapped row starts
+/// under the key column).
+fn assert_help_ends(t: &Terminal<TestBackend>, size: &str) {
+    let rows = screen_rows(t.backend().buffer());
+    let (top, bottom) = (&rows[0], rows.len() - 1);
+    let last = rows[..bottom]
+        .iter()
+        .rposition(|r| r.contains('└'))
+        .map_or(bottom, |b| b);
+    let quit = versus::tui::commands::COMMANDS.last().unwrap().help;
+    let last_word = quit.split(' ').next_back().unwrap();
+    assert!(
+        rows[last - 1]
+            .trim_end_matches([' ', '│'])
+            .ends_with(last_word),
+        "the last row at {size}:\n{}",
+        rows.join("\n")
+    );
+    let total = top
+        .split(" of ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .unwrap();
+    assert!(
+        top.contains(&format!("-{total} of {total})")),
+        "{size}: {top}"
+    );
+    // The commands (the end of the help) have no heading between them.
+    let first = rows
+        .iter()
+        .position(|r| r.contains("│Commands"))
+        .map_or(1, |c| c + 1);
+    for row in &rows[first..last] {
+        let inside = row.trim_start_matches([' ', '│']);
+        let at = row.chars().count() - inside.chars().count();
+        let edge = row.chars().position(|c| c == '│').unwrap_or(0) + 1;
+        assert!(
+            inside.is_empty() || at > edge,
+            "{size}: a row under the key column: {row}"
+        );
+    }
+}
+
+/// The keys scroll the help no further than its end at the terminal's size: after many
+/// page downs the last row shows, and one key up moves it at once (at 60x15).
+#[test]
+fn overlay_help_keys_stop_at_the_end() {
+    let mut a = app(&["demo/good"]);
+    a.size = (60, 15);
+    typed(&mut a, "/help");
+    key(&mut a, KeyCode::Enter);
+    for _ in 0..40 {
+        key(&mut a, KeyCode::PageDown);
+    }
+    let end = a.overlay_scroll;
+    let screen = areas(&a, Rect::new(0, 0, 60, 15));
+    let t = draw_alone(&mut a, (60, 15), &|f, _, app| {
+        overlay::render(f, screen.panels, app)
+    });
+    let title = screen_rows(t.backend().buffer())
+        .into_iter()
+        .find(|r| r.contains("help"))
+        .unwrap();
+    assert!(title.contains(&format!("({}-", end + 1)), "{title}");
+    key(&mut a, KeyCode::Up);
+    assert_eq!(a.overlay_scroll, end - 1);
 }
 
 // KNOWN (both apply snapshots and the rewind preview): the keys in the bottom border are cut at
