@@ -80,9 +80,8 @@ fn status_height(app: &App, area: Rect) -> u16 {
         return 1;
     };
     let width = usize::from(area.width).max(1);
-    // "✗ " in front of errors.
-    let text = UnicodeWidthStr::width(status.text.as_str()) + if status.error { 2 } else { 0 };
-    let rows = u16::try_from(text.div_ceil(width)).unwrap_or(u16::MAX);
+    let text = status.shown();
+    let rows = u16::try_from(super::wrap::rows(&text, width)).unwrap_or(u16::MAX);
     let spare = area.height.saturating_sub(MIN_PANEL_HEIGHT + 6).max(1);
     rows.clamp(1, MAX_STATUS_LINES.min(spare))
 }

@@ -23,6 +23,7 @@ use ratatui::{Frame, Terminal};
 use versus::apply::{RewindAction, RewindFile, RewindPreview};
 use versus::model::{AgentEvent, RunStop, Usage};
 use versus::tui::action::{EngineMsg, Msg, RewindPlan, RewindScope, Settings};
+use versus::tui::keymap::{self, Context, When};
 use versus::tui::layout::{Areas, areas};
 use versus::tui::panel::RunSummary;
 use versus::tui::state::{App, SessionInfo, Status};
@@ -378,15 +379,23 @@ fn banner_demo() {
     sized_widget("banner_demo", &mut a, |a| a.banner, banner::render);
 }
 
-// KNOWN: the key hints keep to one row and are cut at the terminal's width mid-word, with no
-// mark: "· C" (status_idle__80x24), "PgUp/PgDn scr" (status_idle__60x15), "· Ent"
-// (status_running__80x24), "· Pg" (status_running__60x15), "+/-/" (status_review__60x15); the
-// review's last hints (n/N hunk, s layout, t transcript, o shell, R rewind, Esc prompt) are not
-// on screen at 80 columns.
+/// The hints that do not fit are left out whole, from the end, and the line ends with ` · …`
+/// (`/help` lists them all): at 80 and 60 columns here, in the running and review hints too.
 #[test]
 fn status_idle_hints() {
     let mut a = app(&["demo/good"]);
-    sized_widget("status_idle", &mut a, |a| a.status, status::render);
+    let ts = sized_widget("status_idle", &mut a, |a| a.status, status::render);
+    let all = keymap::hints(Context::Prompt, Some(When::Idle));
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
+        let shown = text(t).trim_end().to_string();
+        let dropped = shown.ends_with(" · …");
+        assert_eq!(dropped, w < 200, "the mark at {w}x{h}: {shown}");
+        let hints: Vec<&str> = shown.trim_end_matches(" · …").split(" · ").collect();
+        // The first hints, each whole.
+        for (hint, (keys, label)) in hints.iter().zip(&all) {
+            assert_eq!(*hint, format!("{keys} {label}"), "at {w}x{h}: {shown}");
+        }
+    }
 }
 
 #[test]
@@ -431,9 +440,8 @@ fn status_long_message_wraps() {
     }
 }
 
-// KNOWN: a message needing more than three rows is cut after the third without a mark: at
-// 60x15 "anything, and nothing on disk changes until you answer" is lost
-// (status_too_long__60x15).
+/// A message needing more than three rows ends its third with `…` (at 60x15), so the cut
+/// shows.
 #[test]
 fn status_too_long_message_is_cut_at_three_rows() {
     let mut a = app(&["demo/good"]);
@@ -444,7 +452,10 @@ fn status_too_long_message_is_cut_at_three_rows() {
             .into(),
         error: true,
     });
-    sized_widget("status_too_long", &mut a, |a| a.status, status::render);
+    let ts = sized_widget("status_too_long", &mut a, |a| a.status, status::render);
+    let sixty = text(&ts[2]);
+    assert_eq!(sixty.lines().count(), 3, "{sixty}");
+    assert!(sixty.trim_end().ends_with("without applying …"), "{sixty}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -744,16 +755,22 @@ fn overlay_help_keys_stop_at_the_end() {
     assert_eq!(a.overlay_scroll, end - 1);
 }
 
-// KNOWN (both apply snapshots and the rewind preview): the keys in the bottom border are cut at
-// the dialog's width, mid-word: "· m ma" at 60x15 (Enter apply and Esc cancel are not shown),
-// "· Enter apply" ends the line at 80x24 (Esc cancel is lost); the rewind preview's "n canc" at
-// 60x15. At 60x15 the "↓ more: PgDn" badge covers the end of the last text row ("- 1 {").
+// The keys in the bottom border keep their first hints whole and end with ` · …` when some
+// are left out ("s skip · …" at 60x15, "↑/↓ file · …" at 80x24, the rewind's "f rewind them
+// too · …" at 60x15).
+// KNOWN: at 60x15 the "↓ more: PgDn" badge covers the end of the last text row.
 /// The apply question as it opens: README.md, the first conflicting file, selected.
 #[test]
 fn dialog_apply() {
     let mut a = conflict_dialog();
     a.status = None;
-    widget("dialog_apply", &mut a, dialog::render);
+    let ts = widget("dialog_apply", &mut a, dialog::render);
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
+        let rows = screen_rows(t.backend().buffer());
+        let keys = rows.iter().rfind(|r| r.contains('└')).unwrap();
+        assert!(keys.contains("Enter apply · Esc cancel"), "{w}x{h}: {keys}");
+        assert_eq!(keys.contains(" · … "), w < 200, "{w}x{h}: {keys}");
+    }
 }
 
 /// The apply question with the selected conflict's texts (src/pricing.rs, README.md skipped).

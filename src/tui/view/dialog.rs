@@ -11,7 +11,7 @@ use crate::apply::merge3::{MARKER_OURS, MARKER_SEP, MARKER_THEIRS};
 use crate::apply::{ConflictReason, FileStatus, LineSpan, Resolution, RewindAction};
 
 use super::super::action::RewindPlan;
-use super::super::keymap::{self, Context};
+use super::super::keymap::{self, Context, When};
 use super::super::state::{App, ApplyDialog, Dialog};
 use super::super::strings;
 use super::status::rewind_when;
@@ -48,13 +48,22 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
             Block::bordered()
                 .border_style(t.warn())
                 .title_top(Line::styled(title, t.bold()))
-                .title_bottom(Line::styled(keys, t.hint())),
+                .title_bottom(Line::styled(keys_line(keys, width), t.hint())),
         ),
         rect,
     );
 }
 
-type Drawn = (String, Vec<Line<'static>>, String);
+/// A question's title, its lines and the context (and situation) whose keys its bottom border
+/// shows, fitted to the width it gets ([`keys_line`]).
+type Drawn = (String, Vec<Line<'static>>, (Context, Option<When>));
+
+/// The bottom border's keys for a dialog `width` wide: the hints that fit between the corners
+/// and a space either side ([`keymap::hint_line_within`]).
+fn keys_line((context, when): (Context, Option<When>), width: u16) -> String {
+    let room = usize::from(width).saturating_sub(4);
+    format!(" {} ", keymap::hint_line_within(context, when, room))
+}
 
 /// Rows `lines` take wrapped at `inner` columns.
 fn wrapped_rows(lines: &[Line<'_>], inner: usize) -> usize {
@@ -94,7 +103,7 @@ fn render_apply(
     let block = Block::bordered()
         .border_style(t.warn())
         .title_top(Line::styled(title, t.bold()))
-        .title_bottom(Line::styled(keys, t.hint()));
+        .title_bottom(Line::styled(keys_line(keys, width), t.hint()));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     // The list keeps what it needs up to a third of the room (the texts matter more); the
@@ -407,7 +416,7 @@ fn apply_lines(app: &App, d: &ApplyDialog) -> Drawn {
     (
         format!(" apply · {} conflicting file(s) ", conflicts.len()),
         lines,
-        format!(" {} ", keymap::hint_line(Context::ApplyDialog, None)),
+        (Context::ApplyDialog, None),
     )
 }
 
@@ -480,10 +489,7 @@ fn rewind_lines(app: &App, plan: &RewindPlan) -> Drawn {
             Span::raw("conversations are kept; the next prompt tells the models"),
         ]));
     }
-    let keys = format!(
-        " {} ",
-        keymap::hint_line(Context::RewindDialog, Some(rewind_when(plan)))
-    );
+    let keys = (Context::RewindDialog, Some(rewind_when(plan)));
     let title = match plan.turn {
         Some(turn) => format!(" rewind turn {turn}? "),
         None => " rewind the last apply? ".to_string(),
