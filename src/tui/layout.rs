@@ -3,7 +3,6 @@
 //! always agree on how big a panel is.
 
 use ratatui::layout::{Constraint, Layout, Rect};
-use unicode_width::UnicodeWidthStr;
 
 use super::state::App;
 
@@ -40,11 +39,7 @@ pub fn areas(app: &App, area: Rect) -> Areas {
     let prompt_height = (prompt_lines + 2).min(room.saturating_sub(MIN_PANEL_HEIGHT).max(3));
     let banner_lines = if app.turn == 0 && !app.banner.is_empty() {
         let inner = usize::from(area.width.saturating_sub(2)).max(1);
-        let rows: usize = app
-            .banner
-            .iter()
-            .map(|l| UnicodeWidthStr::width(l.as_str()).div_ceil(inner).max(1))
-            .sum();
+        let rows: usize = app.banner.iter().map(|l| super::wrap::rows(l, inner)).sum();
         let wanted = u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2);
         let left = room
             .saturating_sub(prompt_height)
