@@ -31,6 +31,14 @@ pub const HEADER_BLIND: &str = "blind";
 /// The header's mark of verbose mode.
 pub const HEADER_VERBOSE: &str = "verbose";
 
+/// The empty prompt box's text.
+pub const PROMPT_PLACEHOLDER: &str =
+    "type a prompt for every model (/ for commands, @ for models and files)";
+/// [`PROMPT_PLACEHOLDER`] on a narrow prompt box.
+pub const PROMPT_PLACEHOLDER_SHORT: &str = "type a prompt (/ commands, @ models and files)";
+/// The empty prompt box's text when the session has no model.
+pub const PROMPT_NO_MODEL: &str = "add a model with /models add SPEC";
+
 /// The demo banner (demo mode: no model could run). `folder` is where versus was started
 /// (never touched), `project` the example's folder under the temp folder, where the demo runs.
 /// Real models are advised with `-m` in the user's own folder: `/models add` here would add

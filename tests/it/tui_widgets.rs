@@ -575,11 +575,16 @@ fn panel_empty_without_a_model() {
 // ---------------------------------------------------------------------------------------------
 // Prompt box and completion
 
-// KNOWN: at 60 columns the placeholder is cut mid-word: "...@ for model" (prompt_empty__60x15).
+/// At 60 columns the placeholder is the short one, whole.
 #[test]
 fn prompt_empty() {
     let mut a = app(&["demo/good", "demo/sloppy"]);
-    sized_widget("prompt_empty", &mut a, |a| a.prompt, prompt::render);
+    let ts = sized_widget("prompt_empty", &mut a, |a| a.prompt, prompt::render);
+    assert!(
+        text(&ts[2]).contains(versus::tui::strings::PROMPT_PLACEHOLDER_SHORT),
+        "{}",
+        text(&ts[2])
+    );
 }
 
 #[test]
