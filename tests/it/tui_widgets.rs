@@ -773,7 +773,8 @@ fn overlay_help_keys_stop_at_the_end() {
 // The keys in the bottom border keep their first hints whole and end with ` · …` when some
 // are left out ("s skip · …" at 60x15, "↑/↓ file · …" at 80x24, the rewind's "f rewind them
 // too · …" at 60x15).
-// KNOWN: at 60x15 the "↓ more: PgDn" badge covers the end of the last text row.
+// When the conflict detail goes on below, its "↓ more: PgDn" badge is in the bottom border,
+// right of the keys, and covers no text (at 60x15 and 80x24).
 /// The apply question as it opens: README.md, the first conflicting file, selected.
 #[test]
 fn dialog_apply() {
@@ -782,9 +783,16 @@ fn dialog_apply() {
     let ts = widget("dialog_apply", &mut a, dialog::render);
     for (t, (w, h)) in ts.iter().zip(SIZES) {
         let rows = screen_rows(t.backend().buffer());
-        let keys = rows.iter().rfind(|r| r.contains('└')).unwrap();
+        let bottom = rows.iter().rposition(|r| r.contains('└')).unwrap();
+        let keys = &rows[bottom];
         assert!(keys.contains("Enter apply · Esc cancel"), "{w}x{h}: {keys}");
         assert_eq!(keys.contains(" · … "), w < 200, "{w}x{h}: {keys}");
+        let more = rows.iter().any(|r| r.contains("more: PgDn"));
+        assert!(
+            !more || keys.contains("more: PgDn"),
+            "the badge over the text at {w}x{h}:\n{}",
+            rows.join("\n")
+        );
     }
 }
 
