@@ -3,7 +3,6 @@
 //! always agree on how big a panel is.
 
 use ratatui::layout::{Constraint, Layout, Rect};
-use unicode_width::UnicodeWidthStr;
 
 use super::state::App;
 
@@ -40,11 +39,7 @@ pub fn areas(app: &App, area: Rect) -> Areas {
     let prompt_height = (prompt_lines + 2).min(room.saturating_sub(MIN_PANEL_HEIGHT).max(3));
     let banner_lines = if app.turn == 0 && !app.banner.is_empty() {
         let inner = usize::from(area.width.saturating_sub(2)).max(1);
-        let rows: usize = app
-            .banner
-            .iter()
-            .map(|l| UnicodeWidthStr::width(l.as_str()).div_ceil(inner).max(1))
-            .sum();
+        let rows: usize = app.banner.iter().map(|l| super::wrap::rows(l, inner)).sum();
         let wanted = u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2);
         let left = room
             .saturating_sub(prompt_height)
@@ -80,9 +75,8 @@ fn status_height(app: &App, area: Rect) -> u16 {
         return 1;
     };
     let width = usize::from(area.width).max(1);
-    // "✗ " in front of errors.
-    let text = UnicodeWidthStr::width(status.text.as_str()) + if status.error { 2 } else { 0 };
-    let rows = u16::try_from(text.div_ceil(width)).unwrap_or(u16::MAX);
+    let text = status.shown();
+    let rows = u16::try_from(super::wrap::rows(&text, width)).unwrap_or(u16::MAX);
     let spare = area.height.saturating_sub(MIN_PANEL_HEIGHT + 6).max(1);
     rows.clamp(1, MAX_STATUS_LINES.min(spare))
 }

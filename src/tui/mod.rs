@@ -49,6 +49,7 @@ pub mod theme;
 pub mod transcript;
 pub mod update;
 pub mod view;
+pub mod wrap;
 
 use std::path::{Path, PathBuf};
 

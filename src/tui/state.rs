@@ -34,6 +34,18 @@ pub struct Status {
     pub error: bool,
 }
 
+impl Status {
+    /// The message as the status line writes it, `✗ ` before an error: the layout counts its
+    /// rows from the same text the view draws.
+    pub fn shown(&self) -> String {
+        if self.error {
+            format!("✗ {}", self.text)
+        } else {
+            self.text.clone()
+        }
+    }
+}
+
 /// An overlay over the panels.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Overlay {

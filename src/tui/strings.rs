@@ -17,6 +17,28 @@ pub const HELP_PROMPT_WORDS: &[(&str, &str)] = &[
 /// The `/help` title's note on keys that close it (the scrolling keys come from the key table).
 pub const HELP_CLOSE: &str = "other keys close";
 
+/// The title's note of an overlay that fits without scrolling.
+pub const OVERLAY_ANY_KEY: &str = "any key closes";
+
+/// The header's demo badge (padded: it is drawn reversed).
+pub const HEADER_DEMO: &str = " DEMO ";
+/// The header's badge when a review waits behind the prompt (followed by its key).
+pub const HEADER_REVIEW_READY: &str = "review ready";
+/// [`HEADER_REVIEW_READY`] on a header too narrow for it.
+pub const HEADER_REVIEW_SHORT: &str = "review";
+/// The header's mark of a blind session (names hidden), kept at every width.
+pub const HEADER_BLIND: &str = "blind";
+/// The header's mark of verbose mode.
+pub const HEADER_VERBOSE: &str = "verbose";
+
+/// The empty prompt box's text.
+pub const PROMPT_PLACEHOLDER: &str =
+    "type a prompt for every model (/ for commands, @ for models and files)";
+/// [`PROMPT_PLACEHOLDER`] on a narrow prompt box.
+pub const PROMPT_PLACEHOLDER_SHORT: &str = "type a prompt (/ commands, @ models and files)";
+/// The empty prompt box's text when the session has no model.
+pub const PROMPT_NO_MODEL: &str = "add a model with /models add SPEC";
+
 /// The demo banner (demo mode: no model could run). `folder` is where versus was started
 /// (never touched), `project` the example's folder under the temp folder, where the demo runs.
 /// Real models are advised with `-m` in the user's own folder: `/models add` here would add

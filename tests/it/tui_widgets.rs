@@ -23,6 +23,7 @@ use ratatui::{Frame, Terminal};
 use versus::apply::{RewindAction, RewindFile, RewindPreview};
 use versus::model::{AgentEvent, RunStop, Usage};
 use versus::tui::action::{EngineMsg, Msg, RewindPlan, RewindScope, Settings};
+use versus::tui::keymap::{self, Context, When};
 use versus::tui::layout::{Areas, areas};
 use versus::tui::panel::RunSummary;
 use versus::tui::state::{App, SessionInfo, Status};
@@ -319,14 +320,14 @@ fn review(dir: &tempfile::TempDir) -> App {
 // ---------------------------------------------------------------------------------------------
 // Header, banner, status line (sized by the layout)
 
-// KNOWN: the header is one row cut at the terminal's width, mid-word: at 60 columns
-// "$0.0000 total" is lost (header_idle__60x15) and "turn 1" reads "tu" (header_badges__60x15);
-// at 80 columns the badges "review ready · Ctrl+O", "blind" and "verbose" are all cut off
-// (header_badges__80x24), so a blind session does not say so on an 80x24 terminal.
+/// At 60 columns the session id is short (`session ab12`) and the rest is whole.
 #[test]
 fn header_idle() {
     let mut a = app(&["demo/good", "demo/sloppy"]);
-    sized_widget("header_idle", &mut a, |a| a.header, header::render);
+    let ts = sized_widget("header_idle", &mut a, |a| a.header, header::render);
+    for t in &ts {
+        assert!(text(t).contains("$0.0000 total"), "{}", text(t));
+    }
 }
 
 /// Every badge at once: demo, review ready, blind, verbose (the longest header).
@@ -342,14 +343,20 @@ fn header_with_every_badge() {
     a.blind = true;
     a.verbose = true;
     assert!(a.review_ready(), "the review waits behind the prompt");
-    sized_widget("header_badges", &mut a, |a| a.header, header::render);
+    // The header gives way by priority: at 80 columns the session and the model count go, at
+    // 60 the cost too and the review badge is short; every badge stays, nothing is cut.
+    let ts = sized_widget("header_badges", &mut a, |a| a.header, header::render);
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
+        let shown = text(t);
+        for badge in ["DEMO", "review", "Ctrl+O", "blind", "verbose", "turn 1"] {
+            assert!(shown.contains(badge), "{badge} at {w}x{h}: {shown}");
+        }
+    }
 }
 
-// KNOWN: the banner loses its end without a mark. At 80x24 the layout counts its rows as
-// `width / columns` but the paragraph wraps at words, which takes one row more: the last row
-// ("~/.config/versus/config.toml.") is cut (banner_demo__80x24). At 60x15 the banner gets 4 rows
-// of text (the panels keep theirs): "Press Enter to send the prompt below..." is not shown at
-// all (banner_demo__60x15).
+/// The layout counts the banner's rows wrapped at words, as it is drawn: whole at 200x50 and
+/// 80x24; at 60x15 it gets 4 rows of text (the panels keep theirs) and the last one ends with
+/// `…`, the mark that the rest is left out.
 #[test]
 fn banner_demo() {
     let mut a = App::new(
@@ -367,18 +374,41 @@ fn banner_demo() {
         "/tmp/versus-demo/project",
         "no model is configured",
     );
-    sized_widget("banner_demo", &mut a, |a| a.banner, banner::render);
+    let ts = sized_widget("banner_demo", &mut a, |a| a.banner, banner::render);
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
+        let rows = screen_rows(t.backend().buffer());
+        let last = rows[rows.len() - 2]
+            .trim_end_matches([' ', '│'])
+            .to_string();
+        let end = if (w, h) == (60, 15) {
+            "…"
+        } else {
+            "config.toml."
+        };
+        assert!(
+            last.ends_with(end),
+            "the banner's last row at {w}x{h}: {last}"
+        );
+    }
 }
 
-// KNOWN: the key hints keep to one row and are cut at the terminal's width mid-word, with no
-// mark: "· C" (status_idle__80x24), "PgUp/PgDn scr" (status_idle__60x15), "· Ent"
-// (status_running__80x24), "· Pg" (status_running__60x15), "+/-/" (status_review__60x15); the
-// review's last hints (n/N hunk, s layout, t transcript, o shell, R rewind, Esc prompt) are not
-// on screen at 80 columns.
+/// The hints that do not fit are left out whole, from the end, and the line ends with ` · …`
+/// (`/help` lists them all): at 80 and 60 columns here, in the running and review hints too.
 #[test]
 fn status_idle_hints() {
     let mut a = app(&["demo/good"]);
-    sized_widget("status_idle", &mut a, |a| a.status, status::render);
+    let ts = sized_widget("status_idle", &mut a, |a| a.status, status::render);
+    let all = keymap::hints(Context::Prompt, Some(When::Idle));
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
+        let shown = text(t).trim_end().to_string();
+        let dropped = shown.ends_with(" · …");
+        assert_eq!(dropped, w < 200, "the mark at {w}x{h}: {shown}");
+        let hints: Vec<&str> = shown.trim_end_matches(" · …").split(" · ").collect();
+        // The first hints, each whole.
+        for (hint, (keys, label)) in hints.iter().zip(&all) {
+            assert_eq!(*hint, format!("{keys} {label}"), "at {w}x{h}: {shown}");
+        }
+    }
 }
 
 #[test]
@@ -423,9 +453,8 @@ fn status_long_message_wraps() {
     }
 }
 
-// KNOWN: a message needing more than three rows is cut after the third without a mark: at
-// 60x15 "anything, and nothing on disk changes until you answer" is lost
-// (status_too_long__60x15).
+/// A message needing more than three rows ends its third with `…` (at 60x15), so the cut
+/// shows.
 #[test]
 fn status_too_long_message_is_cut_at_three_rows() {
     let mut a = app(&["demo/good"]);
@@ -436,7 +465,10 @@ fn status_too_long_message_is_cut_at_three_rows() {
             .into(),
         error: true,
     });
-    sized_widget("status_too_long", &mut a, |a| a.status, status::render);
+    let ts = sized_widget("status_too_long", &mut a, |a| a.status, status::render);
+    let sixty = text(&ts[2]);
+    assert_eq!(sixty.lines().count(), 3, "{sixty}");
+    assert!(sixty.trim_end().ends_with("without applying …"), "{sixty}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -543,11 +575,16 @@ fn panel_empty_without_a_model() {
 // ---------------------------------------------------------------------------------------------
 // Prompt box and completion
 
-// KNOWN: at 60 columns the placeholder is cut mid-word: "...@ for model" (prompt_empty__60x15).
+/// At 60 columns the placeholder is the short one, whole.
 #[test]
 fn prompt_empty() {
     let mut a = app(&["demo/good", "demo/sloppy"]);
-    sized_widget("prompt_empty", &mut a, |a| a.prompt, prompt::render);
+    let ts = sized_widget("prompt_empty", &mut a, |a| a.prompt, prompt::render);
+    assert!(
+        text(&ts[2]).contains(versus::tui::strings::PROMPT_PLACEHOLDER_SHORT),
+        "{}",
+        text(&ts[2])
+    );
 }
 
 #[test]
@@ -589,8 +626,7 @@ fn prompt_addressed_to_a_model() {
     sized_widget("prompt_addressed", &mut a, |a| a.prompt, prompt::render);
 }
 
-// KNOWN: each item is one row cut at the box's width mid-word, with no `…`: "(models, t",
-// "conversation af" (completion_commands__60x15), "system" loses its end at 80 columns.
+/// A detail too long for the box is cut after a word, with `…` ("(models,…" at 60 columns).
 /// The list is drawn with the panel and prompt rectangles of the real layout (it sits on the
 /// panels just above the prompt box); nothing else is drawn.
 #[test]
@@ -598,18 +634,16 @@ fn completion_of_slash_commands() {
     let mut a = app(&["demo/good"]);
     typed(&mut a, "/c");
     assert!(a.completion.is_some());
-    widget("completion_commands", &mut a, |f, area, app| {
+    let ts = widget("completion_commands", &mut a, |f, area, app| {
         let at = areas(app, area);
         completion::render(f, at.panels, at.prompt, app);
     });
+    assert!(text(&ts[2]).contains("(models,… "), "{}", text(&ts[2]));
 }
 
 /// `@src/` at the end of a three-line prompt offers twelve files; the last is selected, so the
-/// list is scrolled. The selected item stays on screen at 200x50 and 80x24.
-// KNOWN: at 60x15 the three-line prompt leaves the panels 8 rows, so the box gets 6 rows of
-// items, but the list is scrolled as if it had its 8: the selected item ("12/12",
-// src/mod_12.rs) is below the box, src/mod_05 to src/mod_10 are shown
-// (completion_scrolled__60x15). The check below skips that size until it is fixed.
+/// list is scrolled. The selected item stays on screen at every size: at 60x15 the box gets
+/// 6 rows of items and shows src/mod_07 to src/mod_12.
 #[test]
 fn completion_scrolled_to_the_selected_file() {
     let mut a = app(&["demo/good"]);
@@ -627,7 +661,7 @@ fn completion_scrolled_to_the_selected_file() {
         let at = areas(app, area);
         completion::render(f, at.panels, at.prompt, app);
     });
-    for (t, (w, h)) in ts.iter().zip(SIZES).filter(|(_, size)| *size != (60, 15)) {
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
         assert!(
             text(t).contains("src/mod_12.rs"),
             "the selected file at {w}x{h}:\n{}",
@@ -639,41 +673,127 @@ fn completion_scrolled_to_the_selected_file() {
 // ---------------------------------------------------------------------------------------------
 // Overlay and dialogs
 
-// KNOWN: at 80x24 and 60x15 the help's lines wrap (the key column is padded to 40 for the
-// longest command, leaving 16 columns of text at 60) but its title counts unwrapped lines:
-// "(1-22 of 39)" while 13 lines show at 80x24, "(1-13 of 39)" while 7 show at 60x15; the title
-// itself is cut mid-word at 60 ("other keys clo").
+/// The help wraps its descriptions under their own column and its title counts the rows
+/// drawn: "(1-13 of 152)" at 60x15, where the title leaves out the scrolling keys to fit.
 #[test]
 fn overlay_help() {
     let mut a = app(&["demo/good"]);
     typed(&mut a, "/help");
     key(&mut a, KeyCode::Enter);
-    widget("overlay_help", &mut a, overlay::render);
+    let ts = widget("overlay_help", &mut a, overlay::render);
+    let sixty = screen_rows(ts[2].backend().buffer());
+    assert!(sixty[0].contains("(1-13 of "), "{}", sixty[0]);
+    assert!(sixty[0].contains("other keys close"), "{}", sixty[0]);
 }
 
-// KNOWN: scrolled as far as it goes, the help cannot show its last lines at 80x24 and 60x15:
-// the scroll stops at (lines - rows) counted before wrapping, so the wrapped lines below run
-// past the bottom border: the title says "(18-39 of 39)" but /resume to /quit are never on
-// screen at 80x24, "(27-39 of 39)" and /verbose to /quit never at 60x15.
+/// Scrolled as far as it goes, the help shows its last row (the end of /quit's text) just
+/// above the bottom border at every size, the title ends its place at the total ("-N of N"),
+/// and every row of the commands wraps under the key column.
 #[test]
 fn overlay_help_scrolled_to_the_end() {
     let mut a = app(&["demo/good"]);
     typed(&mut a, "/help");
     key(&mut a, KeyCode::Enter);
     a.overlay_scroll = usize::MAX;
-    widget("overlay_help_end", &mut a, overlay::render);
+    let ts = widget("overlay_help_end", &mut a, overlay::render);
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
+        assert_help_ends(t, &format!("{w}x{h}"));
+    }
 }
 
-// KNOWN (both apply snapshots and the rewind preview): the keys in the bottom border are cut at
-// the dialog's width, mid-word: "· m ma" at 60x15 (Enter apply and Esc cancel are not shown),
-// "· Enter apply" ends the line at 80x24 (Esc cancel is lost); the rewind preview's "n canc" at
-// 60x15. At 60x15 the "↓ more: PgDn" badge covers the end of the last text row ("- 1 {").
+/// `t` shows the end of `/help`: the last row above the border ends /quit's text, the title's
+/// place ends at its total, and every row of the commands is indented (no wrapped row starts
+/// under the key column).
+fn assert_help_ends(t: &Terminal<TestBackend>, size: &str) {
+    let rows = screen_rows(t.backend().buffer());
+    let (top, bottom) = (&rows[0], rows.len() - 1);
+    let last = rows[..bottom]
+        .iter()
+        .rposition(|r| r.contains('└'))
+        .map_or(bottom, |b| b);
+    let quit = versus::tui::commands::COMMANDS.last().unwrap().help;
+    let last_word = quit.split(' ').next_back().unwrap();
+    assert!(
+        rows[last - 1]
+            .trim_end_matches([' ', '│'])
+            .ends_with(last_word),
+        "the last row at {size}:\n{}",
+        rows.join("\n")
+    );
+    let total = top
+        .split(" of ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .unwrap();
+    assert!(
+        top.contains(&format!("-{total} of {total})")),
+        "{size}: {top}"
+    );
+    // The commands (the end of the help) have no heading between them.
+    let first = rows
+        .iter()
+        .position(|r| r.contains("│Commands"))
+        .map_or(1, |c| c + 1);
+    for row in &rows[first..last] {
+        let inside = row.trim_start_matches([' ', '│']);
+        let at = row.chars().count() - inside.chars().count();
+        let edge = row.chars().position(|c| c == '│').unwrap_or(0) + 1;
+        assert!(
+            inside.is_empty() || at > edge,
+            "{size}: a row under the key column: {row}"
+        );
+    }
+}
+
+/// The keys scroll the help no further than its end at the terminal's size: after many
+/// page downs the last row shows, and one key up moves it at once (at 60x15).
+#[test]
+fn overlay_help_keys_stop_at_the_end() {
+    let mut a = app(&["demo/good"]);
+    a.size = (60, 15);
+    typed(&mut a, "/help");
+    key(&mut a, KeyCode::Enter);
+    for _ in 0..40 {
+        key(&mut a, KeyCode::PageDown);
+    }
+    let end = a.overlay_scroll;
+    let screen = areas(&a, Rect::new(0, 0, 60, 15));
+    let t = draw_alone(&mut a, (60, 15), &|f, _, app| {
+        overlay::render(f, screen.panels, app)
+    });
+    let title = screen_rows(t.backend().buffer())
+        .into_iter()
+        .find(|r| r.contains("help"))
+        .unwrap();
+    assert!(title.contains(&format!("({}-", end + 1)), "{title}");
+    key(&mut a, KeyCode::Up);
+    assert_eq!(a.overlay_scroll, end - 1);
+}
+
+// The keys in the bottom border keep their first hints whole and end with ` · …` when some
+// are left out ("s skip · …" at 60x15, "↑/↓ file · …" at 80x24, the rewind's "f rewind them
+// too · …" at 60x15).
+// When the conflict detail goes on below, its "↓ more: PgDn" badge is in the bottom border,
+// right of the keys, and covers no text (at 60x15 and 80x24).
 /// The apply question as it opens: README.md, the first conflicting file, selected.
 #[test]
 fn dialog_apply() {
     let mut a = conflict_dialog();
     a.status = None;
-    widget("dialog_apply", &mut a, dialog::render);
+    let ts = widget("dialog_apply", &mut a, dialog::render);
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
+        let rows = screen_rows(t.backend().buffer());
+        let bottom = rows.iter().rposition(|r| r.contains('└')).unwrap();
+        let keys = &rows[bottom];
+        assert!(keys.contains("Enter apply · Esc cancel"), "{w}x{h}: {keys}");
+        assert_eq!(keys.contains(" · … "), w < 200, "{w}x{h}: {keys}");
+        let more = rows.iter().any(|r| r.contains("more: PgDn"));
+        assert!(
+            !more || keys.contains("more: PgDn"),
+            "the badge over the text at {w}x{h}:\n{}",
+            rows.join("\n")
+        );
+    }
 }
 
 /// The apply question with the selected conflict's texts (src/pricing.rs, README.md skipped).
@@ -744,17 +864,21 @@ fn review_diff(f: &mut Frame<'_>, area: Rect, app: &App) {
     diff::render(f, area, app, app.review.as_ref().unwrap());
 }
 
-// KNOWN: at 60 columns the columns the table always keeps (63 wide, plus the names) do not
-// fit its 58 inner columns: "check" is cut to "che" and the rating column is not on screen, so
-// the `+` rating given here shows at 200 and 80 columns but not at 60 (review_table__60x15).
-/// The table with demo/good rated `+`.
+/// The table with demo/good rated `+`: at 60 columns the +/- lines and the status's word give
+/// way, so the names, the check and the rating stay on screen at every size.
 #[test]
 fn review_table_of_the_models() {
     let dir = project();
     let mut a = review(&dir);
     key(&mut a, KeyCode::Char('+'));
     a.status = None;
-    widget("review_table", &mut a, review_table);
+    let ts = widget("review_table", &mut a, review_table);
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
+        let shown = text(t);
+        for part in ["demo/good", "demo/sloppy", "check", "rating", "good  "] {
+            assert!(shown.contains(part), "{part} at {w}x{h}:\n{shown}");
+        }
+    }
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod table;
 mod tests;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use unicode_width::UnicodeWidthStr;
 
 pub use table::{KeyAction, UNBOUND};
 
@@ -288,7 +289,58 @@ pub fn hint_line(context: Context, when: Option<When>) -> String {
         .iter()
         .map(|(keys, label)| format!("{keys} {label}"))
         .collect::<Vec<_>>()
-        .join(" · ")
+        .join(HINT_SEP)
+}
+
+/// Between two hints on a key line.
+pub const HINT_SEP: &str = " · ";
+
+/// The hints of a key line that fit in `width` columns, and whether some were left out. Every
+/// key line (the status line, a question's bottom border) fits its hints here, by one rule:
+/// hints are kept whole, from the first (the most important) on, until the next would not fit
+/// with room left for the mark [`HINT_SEP`] + `…` that ends a line hints were dropped from.
+pub fn fit_hints(
+    hints: Vec<(String, &'static str)>,
+    width: usize,
+) -> (Vec<(String, &'static str)>, bool) {
+    let total = hints_width(&hints);
+    if total <= width {
+        return (hints, false);
+    }
+    let room = width.saturating_sub(HINT_SEP.width() + crate::tui::wrap::ELLIPSIS.width());
+    let mut kept = Vec::new();
+    for hint in hints {
+        kept.push(hint);
+        if hints_width(&kept) > room {
+            kept.pop();
+            break;
+        }
+    }
+    (kept, true)
+}
+
+/// Columns the hints take joined by [`HINT_SEP`].
+fn hints_width(hints: &[(String, &str)]) -> usize {
+    let text: usize = hints.iter().map(|(k, l)| k.width() + 1 + l.width()).sum();
+    text + HINT_SEP.width() * hints.len().saturating_sub(1)
+}
+
+/// [`hint_line`] fitted to `width` columns by [`fit_hints`], ending with ` · …` when hints
+/// were left out (a question's bottom border).
+pub fn hint_line_within(context: Context, when: Option<When>, width: usize) -> String {
+    let (hints, dropped) = fit_hints(hints(context, when), width);
+    let mut line = hints
+        .iter()
+        .map(|(keys, label)| format!("{keys} {label}"))
+        .collect::<Vec<_>>()
+        .join(HINT_SEP);
+    if dropped {
+        if !line.is_empty() {
+            line.push_str(HINT_SEP);
+        }
+        line.push_str(crate::tui::wrap::ELLIPSIS);
+    }
+    line
 }
 
 /// The rows of `context`'s section in `/help`, as (keys, text): neighbours with the same help

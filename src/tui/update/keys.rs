@@ -175,8 +175,8 @@ fn edited(app: &mut App) {
 /// A key over `/help` or another overlay: the table's keys scroll it, any other closes it.
 fn overlay_key(app: &mut App, key: KeyEvent) {
     match keymap::action(Context::Overlay, key) {
-        Some(KeyAction::OverlayDown) => app.overlay_scroll += 1,
-        Some(KeyAction::OverlayPageDown) => app.overlay_scroll += 10,
+        Some(KeyAction::OverlayDown) => overlay_down(app, 1),
+        Some(KeyAction::OverlayPageDown) => overlay_down(app, 10),
         Some(KeyAction::OverlayUp) => app.overlay_scroll = app.overlay_scroll.saturating_sub(1),
         Some(KeyAction::OverlayPageUp) => {
             app.overlay_scroll = app.overlay_scroll.saturating_sub(10);
@@ -186,6 +186,15 @@ fn overlay_key(app: &mut App, key: KeyEvent) {
             app.overlay_scroll = 0;
         }
     }
+}
+
+/// Scrolls the overlay down `rows`, no further than its end at the terminal's size, so a key
+/// up after the end moves it at once.
+fn overlay_down(app: &mut App, rows: usize) {
+    let screen = ratatui::layout::Rect::new(0, 0, app.size.0, app.size.1);
+    let panels = super::super::layout::areas(app, screen).panels;
+    let end = super::super::view::overlay::max_scroll(app, panels);
+    app.overlay_scroll = app.overlay_scroll.saturating_add(rows).min(end);
 }
 
 fn search_key(app: &mut App, key: KeyEvent) {

@@ -7,6 +7,7 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
 use super::super::state::App;
+use super::super::wrap;
 
 /// Most rows of the list on screen.
 const ROWS: usize = 8;
@@ -18,13 +19,15 @@ pub fn render(frame: &mut Frame<'_>, panels: Rect, prompt: Rect, app: &App) {
         return;
     }
     let t = app.theme;
-    let rows = c.items.len().min(ROWS);
-    let height = u16::try_from(rows + 2)
+    let height = u16::try_from(c.items.len().min(ROWS) + 2)
         .unwrap_or(u16::MAX)
         .min(panels.height);
     if height < 3 {
         return;
     }
+    // The rows drawn, which the panels' height may make fewer than ROWS: the scrolling
+    // counts these, so the selected item is always one of them.
+    let rows = usize::from(height - 2);
     let name_width = c
         .items
         .iter()
@@ -43,12 +46,11 @@ pub fn render(frame: &mut Frame<'_>, panels: Rect, prompt: Rect, app: &App) {
         .take(rows)
         .map(|(i, item)| {
             let pad = name_width.saturating_sub(item.replacement.width());
+            let name = format!(" {}{} ", item.replacement, " ".repeat(pad));
+            let room = usize::from(width.saturating_sub(2)).saturating_sub(name.width());
             let line = Line::from(vec![
-                Span::styled(
-                    format!(" {}{} ", item.replacement, " ".repeat(pad)),
-                    t.hint(),
-                ),
-                Span::styled(item.detail.as_str(), t.dim()),
+                Span::styled(name, t.hint()),
+                Span::styled(wrap::fit(&item.detail, room), t.dim()),
             ]);
             if i == c.selected {
                 line.style(t.selected())

@@ -11,7 +11,7 @@ use crate::apply::merge3::{MARKER_OURS, MARKER_SEP, MARKER_THEIRS};
 use crate::apply::{ConflictReason, FileStatus, LineSpan, Resolution, RewindAction};
 
 use super::super::action::RewindPlan;
-use super::super::keymap::{self, Context};
+use super::super::keymap::{self, Context, When};
 use super::super::state::{App, ApplyDialog, Dialog};
 use super::super::strings;
 use super::status::rewind_when;
@@ -48,13 +48,22 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
             Block::bordered()
                 .border_style(t.warn())
                 .title_top(Line::styled(title, t.bold()))
-                .title_bottom(Line::styled(keys, t.hint())),
+                .title_bottom(Line::styled(keys_line(keys, width), t.hint())),
         ),
         rect,
     );
 }
 
-type Drawn = (String, Vec<Line<'static>>, String);
+/// A question's title, its lines and the context (and situation) whose keys its bottom border
+/// shows, fitted to the width it gets ([`keys_line`]).
+type Drawn = (String, Vec<Line<'static>>, (Context, Option<When>));
+
+/// The bottom border's keys for a dialog `width` wide: the hints that fit between the corners
+/// and a space either side ([`keymap::hint_line_within`]).
+fn keys_line((context, when): (Context, Option<When>), width: u16) -> String {
+    let room = usize::from(width).saturating_sub(4);
+    format!(" {} ", keymap::hint_line_within(context, when, room))
+}
 
 /// Rows `lines` take wrapped at `inner` columns.
 fn wrapped_rows(lines: &[Line<'_>], inner: usize) -> usize {
@@ -91,12 +100,7 @@ fn render_apply(
         height,
     );
     frame.render_widget(Clear, rect);
-    let block = Block::bordered()
-        .border_style(t.warn())
-        .title_top(Line::styled(title, t.bold()))
-        .title_bottom(Line::styled(keys, t.hint()));
-    let inner = block.inner(rect);
-    frame.render_widget(block, rect);
+    let inner = Block::bordered().inner(rect);
     // The list keeps what it needs up to a third of the room (the texts matter more); the
     // selected file's line is kept in view by scrolling the list so that it ends last.
     let list_h = u16::try_from(list_rows)
@@ -111,26 +115,38 @@ fn render_apply(
         Rect::new(inner.x, inner.y, inner.width, list_h),
     );
     let rest = inner.height.saturating_sub(list_h);
-    if rest == 0 {
-        return;
-    }
     let detail_rect = Rect::new(inner.x, inner.y + list_h, inner.width, rest);
-    let max_scroll = detail.len().saturating_sub(usize::from(rest));
-    let scroll = d.scroll.min(max_scroll);
+    let more = rest > 0 && render_detail(frame, detail_rect, detail, d.scroll);
+    // The "more below" badge sits in the bottom border, right of the keys (which make room for
+    // it), so it covers no text.
+    let badge = more.then(|| Line::styled(strings::CONFLICT_MORE, t.badge()));
+    let badge_width = badge.as_ref().map_or(0, |b| b.width() + 1);
+    let keys_width = width.saturating_sub(u16::try_from(badge_width).unwrap_or(u16::MAX));
+    let mut block = Block::bordered()
+        .border_style(t.warn())
+        .title_top(Line::styled(title, t.bold()))
+        .title_bottom(Line::styled(keys_line(keys, keys_width), t.hint()));
+    if let Some(badge) = badge {
+        block = block.title_bottom(badge.right_aligned());
+    }
+    frame.render_widget(block, rect);
+}
+
+/// Draws the conflict detail scrolled by `scroll` (no further than its end) in `area`;
+/// whether more of it is below.
+fn render_detail(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    detail: Vec<Line<'static>>,
+    scroll: usize,
+) -> bool {
+    let max_scroll = detail.len().saturating_sub(usize::from(area.height));
+    let scroll = scroll.min(max_scroll);
     frame.render_widget(
         Paragraph::new(detail).scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0)),
-        detail_rect,
+        area,
     );
-    if scroll < max_scroll {
-        let more = Line::styled(strings::CONFLICT_MORE, t.badge());
-        let w = u16::try_from(more.width())
-            .unwrap_or(u16::MAX)
-            .min(detail_rect.width);
-        frame.render_widget(
-            more,
-            Rect::new(detail_rect.right() - w, detail_rect.bottom() - 1, w, 1),
-        );
-    }
+    scroll < max_scroll
 }
 
 /// The row (wrapped) of the selected conflicting file in the apply question's list.
@@ -407,7 +423,7 @@ fn apply_lines(app: &App, d: &ApplyDialog) -> Drawn {
     (
         format!(" apply · {} conflicting file(s) ", conflicts.len()),
         lines,
-        format!(" {} ", keymap::hint_line(Context::ApplyDialog, None)),
+        (Context::ApplyDialog, None),
     )
 }
 
@@ -480,10 +496,7 @@ fn rewind_lines(app: &App, plan: &RewindPlan) -> Drawn {
             Span::raw("conversations are kept; the next prompt tells the models"),
         ]));
     }
-    let keys = format!(
-        " {} ",
-        keymap::hint_line(Context::RewindDialog, Some(rewind_when(plan)))
-    );
+    let keys = (Context::RewindDialog, Some(rewind_when(plan)));
     let title = match plan.turn {
         Some(turn) => format!(" rewind turn {turn}? "),
         None => " rewind the last apply? ".to_string(),

@@ -9,6 +9,9 @@ use ratatui::widgets::{Block, Paragraph};
 use super::super::complete::model_is;
 use super::super::keymap::{self, Context, KeyAction, When};
 use super::super::state::{App, Screen};
+use super::super::strings;
+use super::super::wrap;
+use unicode_width::UnicodeWidthStr;
 
 /// Draws the prompt box and places the terminal cursor in it.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
@@ -82,11 +85,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
         block = block.title_top(hint.right_aligned());
     }
     if app.prompt.is_empty() && !app.running() {
-        let placeholder = if app.panels.is_empty() {
-            "add a model with /models add SPEC"
-        } else {
-            "type a prompt for every model (/ for commands, @ for models and files)"
-        };
+        let placeholder = placeholder(app, usize::from(area.width.saturating_sub(2)));
         frame.render_widget(
             Paragraph::new(Line::styled(placeholder, t.dim())).block(block),
             area,
@@ -101,6 +100,22 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
             area.y + 1 + row,
         ));
     }
+}
+
+/// The empty prompt's text within `width` columns: the long form when it fits, else the short
+/// one (cut at a word with `…` on a very narrow box), never a word cut in two.
+fn placeholder(app: &App, width: usize) -> String {
+    let forms: &[&str] = if app.panels.is_empty() {
+        &[strings::PROMPT_NO_MODEL]
+    } else {
+        &[
+            strings::PROMPT_PLACEHOLDER,
+            strings::PROMPT_PLACEHOLDER_SHORT,
+        ]
+    };
+    let last = forms.last().copied().unwrap_or_default();
+    let fits = forms.iter().find(|f| f.width() <= width).copied();
+    wrap::fit(fits.unwrap_or(last), width)
 }
 
 /// "to: every model" or the models named with `@model`.

@@ -8,36 +8,59 @@ use ratatui::widgets::Paragraph;
 
 use super::super::action::RewindPlan;
 use super::super::keymap::{self, Context, When};
-use super::super::state::{App, Dialog, Screen};
+use super::super::state::{App, Dialog, Screen, Status};
+use super::super::wrap::{self, ELLIPSIS};
 
 /// Draws the status line.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
+    match &app.status {
+        Some(status) => message(frame, area, app, status),
+        None => frame.render_widget(
+            Paragraph::new(hint_spans(app, usize::from(area.width))),
+            area,
+        ),
+    }
+}
+
+/// A message (errors in red after `✗`), wrapped at words onto the rows the layout gave it
+/// ([`wrap::words`], as the layout counts them); the last row ends with `…` when the message
+/// needs more.
+fn message(frame: &mut Frame<'_>, area: Rect, app: &App, status: &Status) {
     let t = app.theme;
-    let line = match &app.status {
-        Some(status) if status.error => Line::styled(format!("✗ {}", status.text), t.error()),
-        Some(status) => Line::styled(status.text.as_str(), t.text()),
-        None => {
-            let (context, when) = hint_context(app);
-            let mut spans = Vec::new();
-            for (i, (key, what)) in keymap::hints(context, when).into_iter().enumerate() {
-                if i > 0 {
-                    spans.push(Span::styled(" · ", t.dim()));
-                }
-                spans.push(Span::styled(key, t.hint()));
-                spans.push(Span::styled(format!(" {what}"), t.dim()));
-            }
-            Line::from(spans)
+    let width = usize::from(area.width);
+    let rows = wrap::at_most(
+        wrap::words(&status.shown(), width),
+        usize::from(area.height),
+        width,
+    );
+    let style = if status.error { t.error() } else { t.text() };
+    let lines: Vec<Line<'_>> = rows.into_iter().map(|r| Line::styled(r, style)).collect();
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// The key hints of the moment that fit in `width` columns ([`keymap::fit_hints`]), ending
+/// with ` · …` when some were left out (`/help` lists them all).
+fn hint_spans(app: &App, width: usize) -> Line<'static> {
+    let t = app.theme;
+    let (context, when) = hint_context(app);
+    let (hints, dropped) = keymap::fit_hints(keymap::hints(context, when), width);
+    let mut spans = Vec::new();
+    for (i, (key, what)) in hints.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(keymap::HINT_SEP, t.dim()));
         }
-    };
-    // A long message wraps onto the rows the layout gave it instead of being cut; the key
-    // hints keep to their one row.
-    let paragraph = Paragraph::new(line);
-    let paragraph = if app.status.is_some() {
-        paragraph.wrap(ratatui::widgets::Wrap { trim: false })
-    } else {
-        paragraph
-    };
-    frame.render_widget(paragraph, area);
+        spans.push(Span::styled(key, t.hint()));
+        spans.push(Span::styled(format!(" {what}"), t.dim()));
+    }
+    if dropped {
+        let mark = if spans.is_empty() {
+            ""
+        } else {
+            keymap::HINT_SEP
+        };
+        spans.push(Span::styled(format!("{mark}{ELLIPSIS}"), t.dim()));
+    }
+    Line::from(spans)
 }
 
 /// The context whose hints the status line shows, and the situation that picks among them:

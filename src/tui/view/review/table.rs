@@ -138,10 +138,12 @@ fn row(
             format!("{name}{} ", " ".repeat(pad)),
             if selected { t.accent() } else { t.bold() },
         ),
-        Span::styled(format!("{:<12}", format!("{icon} {word}")), status_style),
+        Span::styled(layout.status_cell(icon, word), status_style),
         Span::raw(format!(" {files:>5} ")),
-        Span::styled(format!("{lines:>11}"), t.text()),
     ];
+    if layout.lines {
+        spans.push(Span::styled(format!("{lines:>11}"), t.text()));
+    }
     let mut numbers = String::new();
     if layout.tokens {
         numbers.push_str(&format!(" {tok:>7}"));
@@ -172,7 +174,9 @@ fn row(
 
 /// Which columns fit the table's width, and how wide the model names are. Names get what
 /// the columns leave (at least [`Columns::MIN_NAME`], cut with `…` beyond), and on narrow
-/// terminals the least needed columns go first: tokens, failed edits, tool calls, time.
+/// terminals the least needed columns go first: tokens, failed edits, tool calls, time, the
+/// +/- lines, then the status's word (its icon stays). The name, the files, the cost, the
+/// check and the rating always stay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Columns {
     name: usize,
@@ -180,13 +184,17 @@ struct Columns {
     time: bool,
     tools: bool,
     failed: bool,
+    lines: bool,
+    status_word: bool,
 }
 
 impl Columns {
     /// The narrowest a name column gets before columns are dropped.
     const MIN_NAME: usize = 12;
-    /// Marker, status, files, +/-, cost, check and rating: always shown.
-    const FIXED: usize = 2 + 1 + 12 + 7 + 11 + 9 + 2 + 12 + 7;
+    /// Marker, files, cost, check and rating: always shown.
+    const FIXED: usize = 2 + 1 + 7 + 9 + 2 + 12 + 7;
+    /// How many columns can give way, in [`Columns::drop`]'s order.
+    const DROPS: usize = 6;
 
     fn fit(width: usize, longest: usize) -> Columns {
         let mut c = Columns {
@@ -195,38 +203,70 @@ impl Columns {
             time: true,
             tools: true,
             failed: true,
+            lines: true,
+            status_word: true,
         };
-        let optional = |c: &Columns| {
-            usize::from(c.tokens) * 8
-                + usize::from(c.time) * 7
-                + usize::from(c.tools) * 6
-                + usize::from(c.failed) * 7
-        };
-        for drop in 0..4 {
-            if Self::FIXED + optional(&c) + Self::MIN_NAME.min(longest) <= width {
+        for step in 0..Self::DROPS {
+            if c.used() + Self::MIN_NAME.min(longest) <= width {
                 break;
             }
-            match drop {
-                0 => c.tokens = false,
-                1 => c.failed = false,
-                2 => c.tools = false,
-                _ => c.time = false,
-            }
+            c.drop(step);
         }
-        let room = width.saturating_sub(Self::FIXED + optional(&c));
+        let room = width.saturating_sub(c.used());
         c.name = longest.min(room.max(Self::MIN_NAME.min(longest))).max(5);
         c
     }
 
+    /// Drops the `step`th least needed column.
+    fn drop(&mut self, step: usize) {
+        match step {
+            0 => self.tokens = false,
+            1 => self.failed = false,
+            2 => self.tools = false,
+            3 => self.time = false,
+            4 => self.lines = false,
+            _ => self.status_word = false,
+        }
+    }
+
+    /// Columns taken by everything but the name.
+    fn used(&self) -> usize {
+        Self::FIXED
+            + self.status_width()
+            + usize::from(self.lines) * 11
+            + usize::from(self.tokens) * 8
+            + usize::from(self.time) * 7
+            + usize::from(self.tools) * 6
+            + usize::from(self.failed) * 7
+    }
+
+    /// The status column: the icon and its word, or the icon alone on a narrow table.
+    fn status_width(&self) -> usize {
+        if self.status_word { 12 } else { 2 }
+    }
+
+    /// A row's status cell, as wide as the column.
+    fn status_cell(&self, icon: &str, word: &str) -> String {
+        let width = self.status_width();
+        if self.status_word {
+            format!("{:<width$}", format!("{icon} {word}"))
+        } else {
+            format!("{icon:<width$}")
+        }
+    }
+
     fn header(&self) -> String {
+        let status = if self.status_word { "status" } else { "" };
         let mut text = format!(
-            "  {:<width$} {:<12} {:>5} {:>11}",
+            "  {:<width$} {status:<status_width$} {:>5}",
             "model",
-            "status",
             "files",
-            "+/-",
-            width = self.name
+            width = self.name,
+            status_width = self.status_width()
         );
+        if self.lines {
+            text.push_str(&format!(" {:>11}", "+/-"));
+        }
         if self.tokens {
             text.push_str(&format!(" {:>7}", "tokens"));
         }
@@ -334,10 +374,14 @@ mod tests {
         for width in [58, 78, 118, 198] {
             let c = Columns::fit(width, 35);
             assert!(c.header().starts_with("  model"));
-            assert!(
-                c.header().width() <= width.max(Columns::FIXED + 12),
-                "{width}: {c:?}"
-            );
+            assert!(c.header().width() <= width, "{width}: {c:?}");
         }
+        // 60 columns (58 inside): the +/- lines and the status's word go, so the check and
+        // the rating stay on screen, with the whole of a short name.
+        let sixty = Columns::fit(58, 11);
+        assert!(!sixty.lines && !sixty.status_word, "{sixty:?}");
+        assert_eq!(sixty.name, 11);
+        assert!(sixty.header().ends_with("rating"), "{}", sixty.header());
+        assert!(sixty.used() + sixty.name <= 58, "{sixty:?}");
     }
 }

@@ -1,0 +1,125 @@
+//! Word wrapping and cutting shared by the components that must know how many rows a text
+//! takes before drawing it (the banner and its layout, `/help` and its scrolling, the status
+//! message): one rule, so the count and the drawing always agree, and no word is cut in two
+//! unless it alone is wider than the row.
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// The mark ending a text that was cut short.
+pub const ELLIPSIS: &str = "…";
+
+/// `text` broken at spaces into rows of at most `width` columns; a word wider than a row is
+/// cut into row-sized pieces. An empty text is one empty row (a paragraph break); a text that
+/// fits is kept as it is (its runs of spaces too: aligned columns stay aligned).
+pub fn words(text: &str, width: usize) -> Vec<String> {
+    hanging(text, width, width)
+}
+
+/// [`words`] with a first row of `first` columns and the others of `width` (the text after a
+/// key column: its first row starts after the key, the others under it).
+pub fn hanging(text: &str, first: usize, width: usize) -> Vec<String> {
+    if text.width() <= first {
+        return vec![text.to_string()];
+    }
+    let mut rows = Vec::new();
+    let mut row = String::new();
+    let limit = |rows: &Vec<String>| if rows.is_empty() { first } else { width }.max(1);
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let needed = if row.is_empty() { 0 } else { 1 } + word.width();
+        if !row.is_empty() && row.width() + needed > limit(&rows) {
+            rows.push(std::mem::take(&mut row));
+        }
+        if !row.is_empty() {
+            row.push(' ');
+        }
+        for c in word.chars() {
+            if !row.is_empty() && row.width() + c.width().unwrap_or(0) > limit(&rows) {
+                rows.push(std::mem::take(&mut row));
+            }
+            row.push(c);
+        }
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
+
+/// Rows `text` takes wrapped by [`words`] at `width` columns.
+pub fn rows(text: &str, width: usize) -> usize {
+    words(text, width).len()
+}
+
+/// `text` fitted to `width` columns: whole when it fits, else cut after its last word that
+/// fits, followed by `…` (cut inside the word only when the first word alone is too wide).
+pub fn fit(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_string();
+    }
+    let room = width.saturating_sub(ELLIPSIS.width());
+    let first = words(text, room.max(1))
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let kept = if first.width() <= room {
+        first
+    } else {
+        String::new()
+    };
+    format!("{}{ELLIPSIS}", kept.trim_end())
+}
+
+/// `rows` cut to at most `max` rows; when some were left out, the last row kept ends with `…`
+/// (replacing its last word when the row is full), so the cut shows.
+pub fn at_most(mut rows: Vec<String>, max: usize, width: usize) -> Vec<String> {
+    if rows.len() <= max {
+        return rows;
+    }
+    rows.truncate(max);
+    if let Some(last) = rows.last_mut() {
+        *last = ended(last, width);
+    }
+    rows
+}
+
+/// `row` with `…` at its end, within `width` columns (its last words give way if needed).
+fn ended(row: &str, width: usize) -> String {
+    let marked = format!("{row} {ELLIPSIS}");
+    if marked.width() <= width {
+        return marked;
+    }
+    // `fit` always ends with the mark when it cuts; force a cut by asking for one column less.
+    let mut out = fit(row, width.saturating_sub(1));
+    if !out.ends_with(ELLIPSIS) {
+        out.push_str(ELLIPSIS);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_break_at_spaces() {
+        assert_eq!(words("aa bb cc", 5), vec!["aa bb", "cc"]);
+        assert_eq!(words("", 5), vec![""]);
+        assert_eq!(words("abcdefgh", 3), vec!["abc", "def", "gh"]);
+    }
+
+    #[test]
+    fn fit_cuts_at_a_word() {
+        assert_eq!(fit("models, tools, limits", 12), "models,…");
+        assert_eq!(fit("short", 12), "short");
+        assert_eq!(fit("abcdefghij", 4), "abc…");
+    }
+
+    #[test]
+    fn at_most_marks_the_cut() {
+        let rows = vec!["one two".to_string(), "three".to_string()];
+        assert_eq!(at_most(rows.clone(), 1, 10), vec!["one two …"]);
+        assert_eq!(at_most(rows.clone(), 1, 8), vec!["one two…"]);
+        assert_eq!(at_most(rows.clone(), 1, 7), vec!["one…"]);
+        assert_eq!(at_most(rows, 2, 8).len(), 2);
+    }
+}
