@@ -911,8 +911,8 @@ fn review_basket_with_a_conflict() {
     widget("review_basket", &mut a, review_basket);
 }
 
-// KNOWN (both layouts): the keys in the bottom border are cut mid-word: "· f f" at 80x24,
-// "Space pick hu" at 60x15; the side by side title is cut to "side by si" at 60x15.
+// Both layouts: the bottom border keeps whole key hints and ends with … when some are left
+// out; a title too wide for the border leaves out the layout's name, not part of it.
 #[test]
 fn review_diff_unified() {
     let dir = project();

@@ -36,13 +36,21 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
     let t = app.theme;
     let file = review.shown_file();
     let (title, doc) = match (file, &review.doc) {
-        (Some(file), Some(doc)) => (file_title(app, file, doc, review), Some((file, doc))),
+        (Some(file), Some(doc)) => (
+            fit_title(file_title(app, file, doc, review), doc.mode, area.width),
+            Some((file, doc)),
+        ),
         _ => (empty_title(app, review), None),
     };
     let mut block = Block::bordered()
         .border_style(t.accent())
         .title_top(Line::styled(title, t.bold()));
-    block = block.title_bottom(bottom_line(app, review, t));
+    block = block.title_bottom(bottom_line(
+        app,
+        review,
+        t,
+        usize::from(area.width).saturating_sub(2),
+    ));
     let inner_height = usize::from(area.height - 2);
     let inner_width = usize::from(area.width - 2);
     let lines: Vec<Line<'static>> = match doc {
@@ -174,6 +182,23 @@ fn file_title(app: &App, file: &FileChange, doc: &DiffDoc, review: &ReviewState)
     )
 }
 
+/// The title within the border: the layout's name goes first when it does not fit (the rows
+/// show the layout anyway), so the path, the counts and the hunk stay whole.
+fn fit_title(title: String, mode: DiffMode, width: u16) -> String {
+    let room = usize::from(width).saturating_sub(2);
+    if unicode_width::UnicodeWidthStr::width(title.as_str()) <= room {
+        return title;
+    }
+    let layout = match mode {
+        DiffMode::Unified => " · unified ",
+        DiffMode::SideBySide => " · side by side ",
+    };
+    match title.strip_suffix(layout) {
+        Some(short) => format!("{short} "),
+        None => title,
+    }
+}
+
 fn empty_title(app: &App, review: &ReviewState) -> String {
     match review.model() {
         Some(m) => format!(" {} ", app.shown_label(&m.label)),
@@ -200,7 +225,7 @@ fn empty_text(app: &App, review: &ReviewState) -> String {
     }
 }
 
-fn bottom_line(app: &App, review: &ReviewState, t: Theme) -> Line<'static> {
+fn bottom_line(app: &App, review: &ReviewState, t: Theme, width: usize) -> Line<'static> {
     if let Some(d) = &review.draft {
         return Line::from(vec![
             Span::styled(format!(" comment on {}:{}: ", d.path, d.place), t.hint()),
@@ -246,33 +271,58 @@ fn bottom_line(app: &App, review: &ReviewState, t: Theme) -> Line<'static> {
             t.hint(),
         ),
         None if review.cursor_line().is_some() => Line::styled(
-            format!(
-                " {} line · {} pick/drop the line · {} the whole hunk · {} hunk ",
-                pair(KeyAction::NextLine, KeyAction::PrevLine),
-                key(KeyAction::PickLine),
-                key(KeyAction::PickHunk),
-                pair(KeyAction::NextHunk, KeyAction::PrevHunk),
+            fitted(
+                vec![
+                    (pair(KeyAction::NextLine, KeyAction::PrevLine), "line"),
+                    (key(KeyAction::PickLine), "pick/drop the line"),
+                    (key(KeyAction::PickHunk), "the whole hunk"),
+                    (pair(KeyAction::NextHunk, KeyAction::PrevHunk), "hunk"),
+                ],
+                width,
             ),
             t.hint(),
         ),
         None => Line::styled(
-            format!(
-                " {} hunk · {} file · {} layout · {} search · {} pick hunk · {} lines · {} file · {} compare · {} all versions · {} sideways · {} wrap ",
-                pair(KeyAction::NextHunk, KeyAction::PrevHunk),
-                pair(KeyAction::PrevFile, KeyAction::NextFile),
-                key(KeyAction::ToggleLayout),
-                key(KeyAction::DiffSearch),
-                key(KeyAction::PickHunk),
-                pair(KeyAction::NextLine, KeyAction::PrevLine),
-                key(KeyAction::PickFile),
-                key(KeyAction::CompareNext),
-                key(KeyAction::Versions),
-                pair(KeyAction::ScrollLeft, KeyAction::ScrollRight),
-                key(KeyAction::ToggleWrap),
+            fitted(
+                vec![
+                    (pair(KeyAction::NextHunk, KeyAction::PrevHunk), "hunk"),
+                    (pair(KeyAction::PrevFile, KeyAction::NextFile), "file"),
+                    (key(KeyAction::ToggleLayout), "layout"),
+                    (key(KeyAction::DiffSearch), "search"),
+                    (key(KeyAction::PickHunk), "pick hunk"),
+                    (pair(KeyAction::NextLine, KeyAction::PrevLine), "lines"),
+                    (key(KeyAction::PickFile), "file"),
+                    (key(KeyAction::CompareNext), "compare"),
+                    (key(KeyAction::Versions), "all versions"),
+                    (
+                        pair(KeyAction::ScrollLeft, KeyAction::ScrollRight),
+                        "sideways",
+                    ),
+                    (key(KeyAction::ToggleWrap), "wrap"),
+                ],
+                width,
             ),
             t.dim(),
         ),
     }
+}
+
+/// Key hints for the border, whole ones from the first that fit in `width` (with the spaces
+/// around them), ending with `…` when some were left out: the one rule of every key line.
+fn fitted(hints: Vec<(String, &'static str)>, width: usize) -> String {
+    let (kept, dropped) = keymap::fit_hints(hints, width.saturating_sub(2));
+    let mut line = kept
+        .iter()
+        .map(|(keys, label)| format!("{keys} {label}"))
+        .collect::<Vec<_>>()
+        .join(keymap::HINT_SEP);
+    if dropped {
+        if !line.is_empty() {
+            line.push_str(keymap::HINT_SEP);
+        }
+        line.push_str(crate::tui::wrap::ELLIPSIS);
+    }
+    format!(" {line} ")
 }
 
 /// The review key of `action`, as the table names it.
