@@ -15,7 +15,7 @@ use versus::tui::theme::Theme;
 use versus::tui::update::update;
 use versus::tui::view::draw;
 
-fn app(models: &[&str]) -> App {
+pub(crate) fn app(models: &[&str]) -> App {
     let mut app = App::new(
         SessionInfo {
             id: "20261121-090503-ab12".into(),
@@ -30,15 +30,15 @@ fn app(models: &[&str]) -> App {
     app
 }
 
-fn send(app: &mut App, msg: EngineMsg) {
+pub(crate) fn send(app: &mut App, msg: EngineMsg) {
     update(app, Msg::Engine(msg));
 }
 
-fn agent(app: &mut App, panel: usize, event: AgentEvent) {
+pub(crate) fn agent(app: &mut App, panel: usize, event: AgentEvent) {
     send(app, EngineMsg::Agent { panel, event });
 }
 
-fn text(app: &mut App, panel: usize, text: &str) {
+pub(crate) fn text(app: &mut App, panel: usize, text: &str) {
     agent(
         app,
         panel,
@@ -48,25 +48,25 @@ fn text(app: &mut App, panel: usize, text: &str) {
     );
 }
 
-fn key(app: &mut App, code: KeyCode) {
+pub(crate) fn key(app: &mut App, code: KeyCode) {
     update(app, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
 }
 
-fn ctrl(app: &mut App, c: char) {
+pub(crate) fn ctrl(app: &mut App, c: char) {
     update(
         app,
         Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)),
     );
 }
 
-fn typed(app: &mut App, s: &str) {
+pub(crate) fn typed(app: &mut App, s: &str) {
     for c in s.chars() {
         key(app, KeyCode::Char(c));
     }
 }
 
 /// Sends `prompt` and starts the turn as the driver would.
-fn start_turn(app: &mut App, prompt: &str) {
+pub(crate) fn start_turn(app: &mut App, prompt: &str) {
     typed(app, prompt);
     key(app, KeyCode::Enter);
     let turn = app.turn + 1;
@@ -76,7 +76,7 @@ fn start_turn(app: &mut App, prompt: &str) {
     app.now_ms += 7_000;
 }
 
-fn tool(app: &mut App, panel: usize, id: &str, name: &str, args: &str) {
+pub(crate) fn tool(app: &mut App, panel: usize, id: &str, name: &str, args: &str) {
     agent(
         app,
         panel,
@@ -96,7 +96,14 @@ fn tool(app: &mut App, panel: usize, id: &str, name: &str, args: &str) {
     );
 }
 
-fn result(app: &mut App, panel: usize, id: &str, name: &str, error: Option<&str>, bytes: usize) {
+pub(crate) fn result(
+    app: &mut App,
+    panel: usize,
+    id: &str,
+    name: &str,
+    error: Option<&str>,
+    bytes: usize,
+) {
     agent(
         app,
         panel,
@@ -112,7 +119,7 @@ fn result(app: &mut App, panel: usize, id: &str, name: &str, error: Option<&str>
     );
 }
 
-fn usage(app: &mut App, panel: usize, input: u64, output: u64, cost: f64) {
+pub(crate) fn usage(app: &mut App, panel: usize, input: u64, output: u64, cost: f64) {
     let total = Usage {
         input,
         output,

@@ -15,25 +15,28 @@
 //! drawn for a blind turn name no real model.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::{Frame, Terminal};
 use versus::apply::{RewindAction, RewindFile, RewindPreview};
-use versus::model::{AgentEvent, RunStop, Usage};
-use versus::tui::action::{EngineMsg, Msg, RewindPlan, RewindScope, Settings};
+use versus::model::{AgentEvent, RunStop};
+use versus::tui::action::{EngineMsg, RewindPlan, RewindScope, Settings};
 use versus::tui::keymap::{self, Context, When};
 use versus::tui::layout::{Areas, areas};
 use versus::tui::panel::RunSummary;
 use versus::tui::state::{App, SessionInfo, Status};
 use versus::tui::theme::Theme;
-use versus::tui::update::update;
 use versus::tui::view::review::{diff, lists, table};
 use versus::tui::view::{banner, completion, dialog, header, overlay, panel, prompt, status};
 use versus::workspace::Base;
 
 use crate::tui_review::{conflict_dialog, project, reviewed};
+use crate::tui_snapshots::{
+    agent, app as snapshot_app, ctrl, key, result, send, start_turn, text as say, tool, typed,
+    usage,
+};
 use crate::util::screen_rows;
 
 /// A component's render function, drawn over an area.
@@ -126,118 +129,11 @@ fn text(t: &Terminal<TestBackend>) -> String {
 // ---------------------------------------------------------------------------------------------
 // Building states through the public API
 
+/// The snapshot tests' app, laid out for an 80x24 terminal until a test draws it otherwise.
 fn app(models: &[&str]) -> App {
-    let mut app = App::new(
-        SessionInfo {
-            id: "20261121-090503-ab12".into(),
-            project: "/work/project".into(),
-            demo: false,
-        },
-        models.iter().map(|m| m.to_string()).collect(),
-        Settings::default(),
-        Theme::COLOR,
-    );
-    app.now_ms = 12_000;
+    let mut app = snapshot_app(models);
     app.size = (80, 24);
     app
-}
-
-fn send(app: &mut App, msg: EngineMsg) {
-    update(app, Msg::Engine(msg));
-}
-
-fn agent(app: &mut App, panel: usize, event: AgentEvent) {
-    send(app, EngineMsg::Agent { panel, event });
-}
-
-fn say(app: &mut App, panel: usize, text: &str) {
-    agent(
-        app,
-        panel,
-        AgentEvent::TextDelta {
-            text: text.to_string(),
-        },
-    );
-}
-
-fn key(app: &mut App, code: KeyCode) {
-    update(app, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
-}
-
-fn ctrl(app: &mut App, c: char) {
-    update(
-        app,
-        Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)),
-    );
-}
-
-fn typed(app: &mut App, s: &str) {
-    for c in s.chars() {
-        key(app, KeyCode::Char(c));
-    }
-}
-
-/// Sends `prompt` and starts the turn as the driver would; the clock moves on 7 s.
-fn start_turn(app: &mut App, prompt: &str) {
-    typed(app, prompt);
-    key(app, KeyCode::Enter);
-    let turn = app.turn + 1;
-    send(app, EngineMsg::TurnStarted { turn, seed: 7 });
-    app.status = None;
-    app.now_ms += 7_000;
-}
-
-fn tool(app: &mut App, panel: usize, id: &str, name: &str, args: &str) {
-    agent(
-        app,
-        panel,
-        AgentEvent::ToolCallStarted {
-            id: id.into(),
-            name: name.into(),
-        },
-    );
-    agent(
-        app,
-        panel,
-        AgentEvent::ToolCallReady {
-            id: id.into(),
-            name: name.into(),
-            arguments: args.into(),
-        },
-    );
-}
-
-fn tool_result(app: &mut App, panel: usize, id: &str, name: &str, error: Option<&str>) {
-    agent(
-        app,
-        panel,
-        AgentEvent::ToolResult {
-            id: id.into(),
-            name: name.into(),
-            is_error: error.is_some(),
-            bytes: 1830,
-            summary: error.unwrap_or("ok").into(),
-            duration_ms: 4,
-            failed_edit: error.is_some() && name == "edit_file",
-        },
-    );
-}
-
-fn usage(app: &mut App, panel: usize, input: u64, output: u64, cost: f64) {
-    let total = Usage {
-        input,
-        output,
-        ..Usage::default()
-    };
-    agent(
-        app,
-        panel,
-        AgentEvent::Usage {
-            step: total,
-            total,
-            cost: Some(cost),
-        },
-    );
 }
 
 fn finished(app: &mut App, panel: usize, stop: RunStop, files: &[&str]) {
@@ -278,7 +174,7 @@ fn streaming() -> App {
         "bash",
         r#"{"command":"cargo test --quiet"}"#,
     );
-    tool_result(&mut a, 0, "c1", "bash", None);
+    result(&mut a, 0, "c1", "bash", None, 1830);
     agent(&mut a, 0, AgentEvent::StepStarted { step: 2 });
     say(
         &mut a,
@@ -501,12 +397,13 @@ fn panel_tool_error() {
         "edit_file",
         r#"{"path":"src/lib.rs","old_string":"x","new_string":"y"}"#,
     );
-    tool_result(
+    result(
         &mut a,
         0,
         "e1",
         "edit_file",
         Some("old_string not found in src/lib.rs; read the file again"),
+        1830,
     );
     agent(
         &mut a,
@@ -537,7 +434,7 @@ fn panel_finished_with_its_summary() {
         "edit_file",
         r#"{"path":"src/pricing.rs","old_string":">","new_string":">="}"#,
     );
-    tool_result(&mut a, 0, "w1", "edit_file", None);
+    result(&mut a, 0, "w1", "edit_file", None, 1830);
     usage(&mut a, 0, 2400, 512, 0.031);
     finished(
         &mut a,
