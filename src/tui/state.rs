@@ -120,6 +120,8 @@ pub enum ConfirmKey {
     CtrlC,
     /// Ctrl+D, likewise.
     CtrlD,
+    /// Enter sending a new prompt while review comments wait unsent: they would be lost.
+    SendOverComments,
 }
 
 /// The whole interface state.

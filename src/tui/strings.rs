@@ -75,6 +75,15 @@ pub fn confirm_cancel(running: usize) -> String {
     format!("press Esc again to cancel {running} running model{s} (any other key: keep them)")
 }
 
+/// The question Enter asks when a new prompt would leave review comments unsent.
+pub fn confirm_drop_comments(count: usize) -> String {
+    let s = if count == 1 { "" } else { "s" };
+    format!(
+        "{count} review comment{s} not sent yet (Ctrl+O, then M or A sends them): press Enter \
+         again to send this prompt without them"
+    )
+}
+
 /// The question Ctrl+C / Ctrl+D asks while a turn waits for its choice.
 pub fn confirm_quit(key: &str, turn: u32) -> String {
     format!(

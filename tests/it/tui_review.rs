@@ -1955,6 +1955,33 @@ fn a_comment_on_a_line_is_listed_and_sent_to_that_model() {
     );
 }
 
+/// A comment written and not sent is not dropped silently by the next prompt: the first Enter
+/// asks, the second sends the prompt (and a command never asks).
+#[test]
+fn a_new_prompt_asks_before_unsent_comments_are_dropped() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, false);
+    select(&mut a, GOOD);
+    key(&mut a, KeyCode::Right);
+    ch(&mut a, 'm');
+    typed(&mut a, "keep the old name");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.review.as_ref().unwrap().comments.len(), 1);
+    key(&mut a, KeyCode::Esc); // back to the prompt
+    typed(&mut a, "now add tests");
+    let first = key(&mut a, KeyCode::Enter);
+    assert!(first.is_empty(), "nothing is sent yet: {first:?}");
+    assert!(
+        status(&a).0.contains("1 review comment not sent yet"),
+        "{:?}",
+        a.status
+    );
+    assert_eq!(a.prompt.raw(), "now add tests", "the prompt is kept");
+    let request = submitted(&key(&mut a, KeyCode::Enter));
+    assert_eq!(request.prompt, "now add tests");
+}
+
 /// Without a line cursor `m` comments on the hunk on screen; Backspace removes the selected
 /// model's latest comment, and an empty edit removes the one edited.
 #[test]

@@ -120,7 +120,7 @@ fn prompt_action(app: &mut App, action: KeyAction, armed: Option<Confirm>) -> Ve
             app.prompt.search_back(&app.history);
             return Vec::new();
         }
-        KeyAction::Send => return enter(app),
+        KeyAction::Send => return enter(app, armed),
         KeyAction::Newline => app.prompt.insert("\n"),
         KeyAction::Commands => app.prompt.insert("/"),
         KeyAction::CursorUp => {
@@ -339,7 +339,7 @@ pub fn toggle_review_open(app: &mut App) {
     }
 }
 
-fn enter(app: &mut App) -> Vec<Effect> {
+fn enter(app: &mut App, armed: Option<Confirm>) -> Vec<Effect> {
     if let Some(c) = app.completion.clone()
         && let Some(item) = c.items.get(c.selected)
     {
@@ -364,6 +364,18 @@ fn enter(app: &mut App) -> Vec<Effect> {
         if !app.panels.is_empty() {
             app.zoom = !app.zoom;
         }
+        return Vec::new();
+    }
+    // A new prompt opens a new review: comments written on this one and not sent would be
+    // gone without a word, so the first Enter asks.
+    let unsent = app.review.as_ref().map_or(0, |r| r.comments.len());
+    let command = app.prompt.raw().trim_start().starts_with('/');
+    if unsent > 0 && !command && !confirmed(app, ConfirmKey::SendOverComments, armed) {
+        ask(
+            app,
+            ConfirmKey::SendOverComments,
+            strings::confirm_drop_comments(unsent),
+        );
         return Vec::new();
     }
     submit(app)
