@@ -24,7 +24,8 @@ pub struct TuiArgs {
     #[arg(long = "continue", conflicts_with = "resume")]
     pub continue_session: bool,
 
-    /// Reopen the session ID (a unique prefix is enough; `versus sessions` lists them).
+    /// Reopen the session ID (a unique prefix or ending, as the header shows it, is enough;
+    /// `versus sessions` lists them).
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
 

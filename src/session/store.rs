@@ -128,7 +128,9 @@ impl Store {
         Ok(ids)
     }
 
-    /// The folder of the session `id` (a unique prefix is enough), or of the latest session.
+    /// The folder of the session `id`, or of the latest session. A unique prefix is enough, and
+    /// so is a unique ending: the header shows a session by the short ending of its id
+    /// (`session ab12`), which must be something `--resume` takes.
     pub fn session(&self, id: Option<&str>) -> Result<(String, PathBuf), SessionError> {
         let ids = self.sessions()?;
         let chosen = match id {
@@ -140,8 +142,11 @@ impl Store {
                 if ids.iter().any(|i| i == prefix) {
                     prefix.to_string()
                 } else {
-                    let matches: Vec<&String> =
+                    let mut matches: Vec<&String> =
                         ids.iter().filter(|i| i.starts_with(prefix)).collect();
+                    if matches.is_empty() {
+                        matches = ids.iter().filter(|i| i.ends_with(prefix)).collect();
+                    }
                     match matches.as_slice() {
                         [] => return Err(SessionError::NoSuchSession(prefix.to_string())),
                         [one] => (*one).clone(),
@@ -216,6 +221,11 @@ mod tests {
             store.session(Some(prefix)),
             Err(SessionError::Ambiguous { .. })
         ));
+        // The short form the header shows: the id's ending.
+        let ending = &b[b.len() - 4..];
+        if !a.ends_with(ending) {
+            assert_eq!(store.session(Some(ending)).unwrap().0, b);
+        }
     }
 
     #[test]
