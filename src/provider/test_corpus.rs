@@ -487,30 +487,9 @@ fn histories(api: &str, model: &str) -> Vec<(&'static str, Vec<Message>)> {
     ]
 }
 
-/// A request of [`long_conversation`] with `steps` steps, the corpus's tools and every
-/// optional field set, for timing.
-pub(crate) fn long_request(api: &str, model: &str, steps: usize) -> ModelRequest {
-    ModelRequest {
-        model: model.into(),
-        system: "Be brief.".into(),
-        messages: long_conversation(&crate::model::replay_tag(api, model), steps).into(),
-        tools: tools().into(),
-        max_output_tokens: Some(1000),
-        temperature: Some(0.2),
-        reasoning: Reasoning::High,
-    }
-}
-
-/// Prints the mean time of `run` (building and serialising one body; returns its length)
-/// over `runs` runs, after one warm-up run.
-pub(crate) fn time(label: &str, runs: u32, mut run: impl FnMut() -> usize) {
-    let bytes = run();
-    let start = std::time::Instant::now();
-    for _ in 0..runs {
-        std::hint::black_box(run());
-    }
-    let each = start.elapsed() / runs.max(1);
-    println!("{label}: {each:?} per body ({bytes} bytes)");
+/// JSON text as a value: the wires' expected bodies.
+pub(crate) fn expected(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap()
 }
 
 /// A request with much of the corpus in one history (this model's tool loop, state from

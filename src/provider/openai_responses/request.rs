@@ -464,14 +464,9 @@ mod tests {
     }
 
     use crate::provider::openai_responses::API_KIND;
-    use crate::provider::test_corpus::{corpus, long_request, plain_request, rich_request, time};
+    use crate::provider::test_corpus::{corpus, expected, plain_request, rich_request};
 
     const MODEL: &str = "gpt-5";
-
-    /// JSON text as a value (the expected bodies below).
-    fn expected(text: &str) -> Value {
-        serde_json::from_str(text).unwrap()
-    }
 
     /// Pinned when the body became typed structs: the same value the old `serde_json::Value`
     /// builder produced (a corpus test compared the two on every request of
@@ -489,19 +484,6 @@ mod tests {
         let request = plain_request(API_KIND, MODEL);
         let tag = replay_tag(API_KIND, &request.model);
         assert_eq!(body(&request, &tag, false), expected(PLAIN));
-    }
-
-    /// `cargo test --lib openai_responses::request -- --ignored --nocapture`
-    #[test]
-    #[ignore = "timing, prints only"]
-    fn time_a_fifty_step_body() {
-        let request = long_request(API_KIND, MODEL, 50);
-        let tag = replay_tag(API_KIND, &request.model);
-        time("responses, typed", 200, || {
-            serde_json::to_vec(&super::body(&request, &tag, true))
-                .unwrap()
-                .len()
-        });
     }
 
     #[test]
