@@ -25,22 +25,29 @@ use super::history::CallIds;
 use super::request::{Dialect, message_json, system_json, tools_json};
 use crate::model::{Message, ModelRequest, Part, ToolDef};
 
-/// What a message's JSON depends on besides the message and the calls that are ours.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Key {
+/// What a message's JSON depends on besides the message and the calls that are ours: the
+/// replay tag of the model called, the server's dialect, whether it takes images.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Key<'a> {
+    /// The model's replay tag.
+    pub(crate) tag: &'a str,
+    /// The server's dialect.
+    pub(crate) dialect: Dialect,
+    /// Whether pictures are sent as images.
+    pub(crate) vision: bool,
+}
+
+/// A [`Key`] the cache keeps.
+#[derive(Debug)]
+struct OwnedKey {
     tag: String,
     dialect: Dialect,
     vision: bool,
 }
 
-impl Key {
-    /// The key of requests for the model behind `tag` on a server of `dialect`.
-    pub(crate) fn new(tag: &str, dialect: Dialect, vision: bool) -> Self {
-        Self {
-            tag: tag.to_string(),
-            dialect,
-            vision,
-        }
+impl OwnedKey {
+    fn is(&self, key: Key<'_>) -> bool {
+        self.tag == key.tag && self.dialect == key.dialect && self.vision == key.vision
     }
 }
 
@@ -56,7 +63,7 @@ struct Entry {
 /// The encoded parts of the last request (see the module docs).
 #[derive(Debug, Default)]
 pub(crate) struct BodyCache {
-    key: Option<Key>,
+    key: Option<OwnedKey>,
     system: Option<(Arc<str>, Box<RawValue>)>,
     tools: Option<(Arc<[ToolDef]>, Box<RawValue>)>,
     entries: Vec<Entry>,
@@ -79,17 +86,22 @@ impl BodyCache {
     pub(crate) fn update(
         &mut self,
         request: &ModelRequest,
-        key: Key,
+        key: Key<'_>,
     ) -> Result<Encoded<'_>, serde_json::Error> {
-        if self.key.as_ref() != Some(&key) {
+        // Compared borrowed: the key is allocated only when the cache starts over.
+        if !self.key.as_ref().is_some_and(|k| k.is(key)) {
             *self = Self {
-                key: Some(key),
+                key: Some(OwnedKey {
+                    tag: key.tag.to_string(),
+                    dialect: key.dialect,
+                    vision: key.vision,
+                }),
                 ..Self::default()
             };
         }
         self.update_system(&request.system)?;
         self.update_tools(&request.tools)?;
-        self.update_messages(request.messages.shared())?;
+        self.update_messages(request.messages.shared(), key)?;
         let mut messages = Vec::with_capacity(self.entries.len() + 1);
         if let Some((_, json)) = &self.system {
             messages.push(json.as_ref());
@@ -129,10 +141,11 @@ impl BodyCache {
         Ok(())
     }
 
-    fn update_messages(&mut self, messages: &[Arc<Message>]) -> Result<(), serde_json::Error> {
-        let Some(key) = self.key.clone() else {
-            return Ok(());
-        };
+    fn update_messages(
+        &mut self,
+        messages: &[Arc<Message>],
+        key: Key<'_>,
+    ) -> Result<(), serde_json::Error> {
         let same = self
             .entries
             .iter()
@@ -141,24 +154,24 @@ impl BodyCache {
             .count();
         if same < self.entries.len() {
             self.entries.truncate(same);
-            self.recount(&key.tag);
+            self.recount(key.tag);
         }
         let new = &messages[same..];
         let ours: Vec<&str> = new
             .iter()
-            .flat_map(|m| CallIds::ours_in(m, &key.tag))
+            .flat_map(|m| CallIds::ours_in(m, key.tag))
             .collect();
         if ours.iter().any(|id| self.foreign.contains(*id)) {
             // An id sent normalised earlier is ours now: those entries are stale.
             self.entries.clear();
-            self.recount(&key.tag);
-            return self.update_messages(messages);
+            self.recount(key.tag);
+            return self.update_messages(messages, key);
         }
         for id in ours {
             self.ids.insert(id);
         }
         for message in new {
-            let wire = message_json(message, &self.ids, &key.tag, key.dialect, key.vision)?;
+            let wire = message_json(message, &self.ids, key.tag, key.dialect, key.vision)?;
             let foreign: Vec<String> = mentioned_ids(message)
                 .filter(|id| !self.ids.is_ours(id))
                 .map(str::to_string)

@@ -54,16 +54,11 @@ impl CallIds {
         messages: impl IntoIterator<Item = &'a Message>,
         tag: &str,
     ) -> Self {
-        let mut ours = HashSet::new();
-        for message in messages {
-            for part in &message.parts {
-                if let Part::ToolCall { id, replay, .. } = part
-                    && is_ours(replay.as_ref(), tag)
-                {
-                    ours.insert(id.clone());
-                }
-            }
-        }
+        let ours = messages
+            .into_iter()
+            .flat_map(|message| Self::ours_in(message, tag))
+            .map(str::to_string)
+            .collect();
         Self { ours }
     }
 

@@ -73,7 +73,12 @@ pub(crate) fn encode(
     cache: &mut BodyCache,
 ) -> Result<Vec<u8>, serde_json::Error> {
     let dialect = Dialect::of(config);
-    let encoded = cache.update(request, Key::new(tag, dialect, config.vision))?;
+    let key = Key {
+        tag,
+        dialect,
+        vision: config.vision,
+    };
+    let encoded = cache.update(request, key)?;
     let cap = request.max_output_tokens;
     let effort = effort(request.reasoning);
     let body = Body {
