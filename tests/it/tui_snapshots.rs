@@ -143,7 +143,7 @@ fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
 }
 
 /// Two models mid-run: text streaming with Markdown, a finished tool call, one still running.
-fn streaming(models: &[&str]) -> App {
+pub(crate) fn streaming(models: &[&str]) -> App {
     let mut a = app(models);
     start_turn(&mut a, "The test fails. Fix the bug.");
     for panel in 0..models.len() {

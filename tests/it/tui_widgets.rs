@@ -34,8 +34,8 @@ use versus::workspace::Base;
 
 use crate::tui_review::{conflict_dialog, project, reviewed};
 use crate::tui_snapshots::{
-    agent, app as snapshot_app, ctrl, key, result, send, start_turn, text as say, tool, typed,
-    usage,
+    agent, app as snapshot_app, ctrl, key, result, send, start_turn,
+    streaming as snapshot_streaming, text as say, tool, typed, usage,
 };
 use crate::util::screen_rows;
 
@@ -154,38 +154,11 @@ fn finished(app: &mut App, panel: usize, stop: RunStop, files: &[&str]) {
     );
 }
 
-/// Two models mid-run: panel 0 streams Markdown with a finished tool call and one still
-/// running; panel 1 has a line of text.
+/// Two models mid-run (the whole-screen snapshot tests' scene), laid out for 80x24.
 fn streaming() -> App {
-    let mut a = app(&["openai/gpt-5", "anthropic/claude-sonnet-4-5"]);
-    start_turn(&mut a, "The test fails. Fix the bug.");
-    for panel in 0..2 {
-        agent(&mut a, panel, AgentEvent::StepStarted { step: 1 });
-    }
-    say(
-        &mut a,
-        0,
-        "## Plan\nRun the **failing** test, then read `pricing.rs`.\n",
-    );
-    tool(
-        &mut a,
-        0,
-        "c1",
-        "bash",
-        r#"{"command":"cargo test --quiet"}"#,
-    );
-    result(&mut a, 0, "c1", "bash", None, 1830);
-    agent(&mut a, 0, AgentEvent::StepStarted { step: 2 });
-    say(
-        &mut a,
-        0,
-        "The check is off by one:\n```rust\nif count > BULK_MIN_ITEMS {\n```\nFix",
-    );
-    tool(&mut a, 0, "c2", "read_file", r#"{"path":"src/pricing.rs"}"#);
-    usage(&mut a, 0, 1200, 340, 0.0123);
-    say(&mut a, 1, "Let me look at the tests first.");
-    usage(&mut a, 1, 800, 20, 0.004);
-    a
+    let mut app = snapshot_streaming(&["openai/gpt-5", "anthropic/claude-sonnet-4-5"]);
+    app.size = (80, 24);
+    app
 }
 
 /// Panel 0 of `app` over the whole area, all panels on screen.
