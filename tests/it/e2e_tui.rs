@@ -695,6 +695,26 @@ fn review_pick_across_models_apply_and_rewind_in_a_real_terminal() {
     );
 }
 
+/// The demo model `lines.jsonl` (two nearby edits of story.txt joined into one hunk) in a
+/// fresh project, its turn sent and its review open; the project's folder and the terminal.
+fn lines_review(tmp: &util::Dir, session: &'static str) -> (std::path::PathBuf, Tmux) {
+    let proj = tmp.path().join("project");
+    review_project(&proj);
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tui/lines.jsonl"),
+        proj.join("lines.jsonl"),
+    )
+    .unwrap();
+    let config = tmp.write("empty.toml", "");
+    let tmux = Tmux::start(session, 130, 40);
+    launch(&tmux, &proj, &config, "-m demo/lines.jsonl");
+    tmux.wait_for(&["turn 0"]);
+    tmux.type_text("retell two lines");
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 1 finished", "story.txt · modified · +2 -2 · hunk 1/1"]);
+    (proj, tmux)
+}
+
 /// Issue 14 item 9: lines 3 and 5 changed by one model join into one hunk; the line cursor
 /// picks only line 3 (its removed and added line) and exactly that lands on disk.
 #[test]
@@ -704,20 +724,7 @@ fn a_line_pick_of_one_of_two_joined_changes_lands_exactly_that_line() {
         return;
     }
     let tmp = util::Dir::new();
-    let proj = tmp.path().join("project");
-    review_project(&proj);
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tui/lines.jsonl"),
-        proj.join("lines.jsonl"),
-    )
-    .unwrap();
-    let config = tmp.write("empty.toml", "");
-    let tmux = Tmux::start("lines", 130, 40);
-    launch(&tmux, &proj, &config, "-m demo/lines.jsonl");
-    tmux.wait_for(&["turn 0"]);
-    tmux.type_text("retell two lines");
-    tmux.press("Enter");
-    tmux.wait_for(&["turn 1 finished", "story.txt · modified · +2 -2 · hunk 1/1"]);
+    let (proj, tmux) = lines_review(&tmp, "lines");
     // The first changed line of the hunk is line 3 as it was; then its replacement.
     tmux.press("J");
     tmux.wait_for(&["line -3 line 3 · L picks or drops it"]);
@@ -765,20 +772,7 @@ fn an_inline_comment_reaches_the_models_next_request() {
         return;
     }
     let tmp = util::Dir::new();
-    let proj = tmp.path().join("project");
-    review_project(&proj);
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tui/lines.jsonl"),
-        proj.join("lines.jsonl"),
-    )
-    .unwrap();
-    let config = tmp.write("empty.toml", "");
-    let tmux = Tmux::start("comment", 130, 40);
-    launch(&tmux, &proj, &config, "-m demo/lines.jsonl");
-    tmux.wait_for(&["turn 0"]);
-    tmux.type_text("retell two lines");
-    tmux.press("Enter");
-    tmux.wait_for(&["turn 1 finished", "story.txt · modified · +2 -2 · hunk 1/1"]);
+    let (proj, tmux) = lines_review(&tmp, "comment");
     tmux.press("J");
     tmux.press("J");
     tmux.wait_for(&["line +3 line three, told by L · L picks"]);
