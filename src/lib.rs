@@ -26,7 +26,9 @@ pub mod workspace;
 /// The allocator of every program built on this library: the binary, its benchmarks and its
 /// tests, so that what is measured is what users run. With sixteen models on two cores the
 /// harness allocates from many threads at once (workers, tool threads, the recorder); glibc's
-/// malloc spent 11% of the harness's CPU per step in its arenas, and mimalloc's thread-local
-/// heaps cut the CPU per step by about a tenth (docs/benchmarks.md).
+/// malloc spent 11% of the harness's CPU per step in its arenas. mimalloc's thread-local heaps
+/// cut the CPU per step by about a tenth, built without transparent huge pages: with them,
+/// peak memory of a 16-model run went from 24 to 100-125 MB and zeroing the huge pages cost more
+/// CPU than the allocator saved (docs/benchmarks.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -3,7 +3,8 @@
 //!
 //! list_directory, search_files and search_code must agree on what "the project" is, so the
 //! rules live here once: `.gitignore` (also outside git repositories), `.ignore`,
-//! `.git/info/exclude` and the global gitignore are honoured; hidden files are shown (a model
+//! `.git/info/exclude` and the global gitignore are honoured (`rules`: compiled once per file,
+//! not once per walk); hidden files are shown (a model
 //! needs `.github/` and `.env.example`) but `.git` never is; symlinks are reported, not followed
 //! (a link may point outside the project).
 //!
@@ -15,6 +16,7 @@
 
 mod glob;
 mod overlay;
+mod rules;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -24,6 +26,7 @@ use ignore::{DirEntry, WalkBuilder, WalkState};
 
 pub(crate) use glob::compile_glob;
 pub(crate) use overlay::Overlay;
+use rules::IgnoreRules;
 
 use super::ToolError;
 use super::suggest::did_you_mean;
@@ -170,28 +173,27 @@ impl Walk {
             &self.start
         };
         let mut builder = WalkBuilder::new(origin);
+        // The walker only walks; the ignore rules are ours (`rules`), compiled once per file
+        // instead of once per walk.
         builder
-            .hidden(false)
-            .parents(false)
-            .ignore(true)
-            .git_ignore(true)
-            .git_global(true)
-            .git_exclude(true)
-            .require_git(false)
+            .standard_filters(false)
             .follow_links(false)
             .threads(self.threads)
             .max_depth(max_depth.map(|d| d + self.base_depth));
         let chain = self.chain.clone();
+        let rules = IgnoreRules::new(origin);
         builder.filter_entry(move |entry| {
             if entry.file_name() == ".git" {
                 return false;
             }
-            match &chain {
+            let on_the_way = match &chain {
                 Some(chain) if entry.depth() >= 1 && entry.depth() <= chain.len() => {
                     entry.file_name() == chain[entry.depth() - 1].as_os_str()
                 }
                 _ => true,
-            }
+            };
+            on_the_way
+                && !rules.ignored(entry.path(), entry.file_type().is_some_and(|t| t.is_dir()))
         });
         builder
     }
