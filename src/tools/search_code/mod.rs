@@ -3,8 +3,8 @@
 //! `ignore` walks the tree on every core (the shared walk of `tools::walk`; a short first pass
 //! in path order on one thread comes before it, see `search_disk`), `grep-regex`
 //! compiles the pattern once (cloned per thread, which shares the compiled program), and
-//! each thread reuses one `grep-searcher` [`Searcher`] for all its files, so the work per file is
-//! an open, buffered reads and the regex scan, as in `rg`. Files with a NUL byte are skipped
+//! each thread reuses one `grep-searcher` [`Searcher`] and one read buffer for all its files, so
+//! the work per file is an open, a read (two for files over 64 KiB) and the regex scan. Files with a NUL byte are skipped
 //! (the searcher's binary detection quits on it), as are known binary extensions without being
 //! read. Results are collected per file, sorted by path and cut at the match cap in that order,
 //! so output does not depend on thread timing; once the cap is reached, files and folders that
@@ -19,6 +19,12 @@ mod render;
 /// Memory one line may take while it is searched; a file with a longer line is skipped.
 const LINE_HEAP_LIMIT: usize = 16 * 1024 * 1024;
 
+/// Bytes of a file read before it is searched: a file this small (most source files) is read
+/// whole with one read and searched in place; a larger one is searched from this start and then
+/// the rest of the file, in the searcher's buffer.
+const HEAD_BYTES: usize = 64 * 1024;
+
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -110,16 +116,53 @@ impl Plan<'_> {
     /// A searcher for one thread: line numbers on, context as asked, quit on a NUL byte.
     /// Buffered reads, no memory maps (they need `unsafe`, and rg does not use them when
     /// walking folders either).
-    fn searcher(&self) -> Searcher {
-        SearcherBuilder::new()
-            .line_number(true)
-            // A line is held whole in memory to be matched: without a limit, a 2 GB file with
-            // no newline takes 2 GB (and more while the buffer grows).
-            .heap_limit(Some(LINE_HEAP_LIMIT))
-            .binary_detection(BinaryDetection::quit(0))
-            .before_context(self.context)
-            .after_context(self.context)
-            .build()
+    fn scanner(&self) -> Scanner {
+        Scanner {
+            searcher: SearcherBuilder::new()
+                .line_number(true)
+                // A line is held whole in memory to be matched: without a limit, a 2 GB file
+                // with no newline takes 2 GB (and more while the buffer grows).
+                .heap_limit(Some(LINE_HEAP_LIMIT))
+                .binary_detection(BinaryDetection::quit(0))
+                .before_context(self.context)
+                .after_context(self.context)
+                .build(),
+            head: Vec::new(),
+        }
+    }
+}
+
+/// What one thread searches files with, reused from file to file.
+struct Scanner {
+    searcher: Searcher,
+    /// The start of the file being searched (all of it when it is small).
+    head: Vec<u8>,
+}
+
+impl Scanner {
+    /// Searches the file at `abs`: read whole into `head` when it fits (searching a slice
+    /// skips the searcher's line buffer and the read that finds the end, in the same way
+    /// the searcher would, byte-order marks included), else its head and then the rest.
+    fn search_disk(
+        &mut self,
+        matcher: &RegexMatcher,
+        abs: &Path,
+        sink: &mut Collector<'_>,
+    ) -> std::io::Result<()> {
+        self.head.clear();
+        // Room for the whole head up front (once per thread): reading into a smaller buffer
+        // starts with small probing reads.
+        self.head.reserve(HEAD_BYTES);
+        let mut file = std::fs::File::open(abs)?;
+        (&mut file)
+            .take(HEAD_BYTES as u64)
+            .read_to_end(&mut self.head)?;
+        if self.head.len() < HEAD_BYTES {
+            self.searcher.search_slice(matcher, &self.head, sink)
+        } else {
+            let rest = std::io::Cursor::new(&self.head).chain(file);
+            self.searcher.search_reader(matcher, rest, sink)
+        }
     }
 }
 
@@ -232,10 +275,10 @@ fn search_one(plan: &Plan<'_>, path: &ProjectPath, source: Source<'_>) -> Option
         plan.budget.skipped_binary();
         return None;
     }
-    let mut searcher = plan.searcher();
+    let mut scanner = plan.scanner();
     search_file(
         plan,
-        &mut searcher,
+        &mut scanner,
         path.rel().to_string(),
         path.abs(),
         source,
@@ -246,7 +289,7 @@ fn search_one(plan: &Plan<'_>, path: &ProjectPath, source: Source<'_>) -> Option
 /// does not sort after the cut of the match cap).
 fn search_file(
     plan: &Plan<'_>,
-    searcher: &mut Searcher,
+    scanner: &mut Scanner,
     rel: String,
     abs: &std::path::Path,
     source: Source<'_>,
@@ -255,8 +298,10 @@ fn search_file(
     let mut sink = Collector::new(&plan.budget, &plan.matcher, max_chars);
     plan.budget.searched_one();
     let result = match source {
-        Source::Disk => searcher.search_path(&plan.matcher, abs, &mut sink),
-        Source::Memory(bytes) => searcher.search_slice(&plan.matcher, bytes, &mut sink),
+        Source::Disk => scanner.search_disk(&plan.matcher, abs, &mut sink),
+        Source::Memory(bytes) => scanner
+            .searcher
+            .search_slice(&plan.matcher, bytes, &mut sink),
     };
     // An unreadable file (permissions, vanished meanwhile) is skipped, as rg does; so is one
     // with a line longer than the searcher may hold, and that is said.
@@ -316,12 +361,16 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
 
     // First pass: in path order (names compared as the cut compares them), on this thread.
     let mut found = Vec::new();
-    let mut searcher = plan.searcher();
+    let mut scanner = plan.scanner();
     let mut probed: Option<String> = None;
     let mut searched = 0usize;
     let mut settled = true;
     let mut ordered = walk.builder(None);
-    ordered.sort_by_file_name(|a, b| a.to_string_lossy().cmp(&b.to_string_lossy()));
+    ordered.sort_by_file_name(|a, b| match (a.to_str(), b.to_str()) {
+        (Some(a), Some(b)) => a.cmp(b),
+        // Names that are not UTF-8 sort as they are shown (lossily), like the cut sorts them.
+        _ => a.to_string_lossy().cmp(&b.to_string_lossy()),
+    });
     for (seen, entry) in ordered.build().enumerate() {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::failed("search_code was cancelled"));
@@ -341,7 +390,7 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
         let path = entry.path();
         let Some(rel) = wanted(path) else { continue };
         searched += 1;
-        if let Some(hits) = search_file(plan, &mut searcher, rel.clone(), path, Source::Disk) {
+        if let Some(hits) = search_file(plan, &mut scanner, rel.clone(), path, Source::Disk) {
             found.push(hits);
         }
         probed = Some(rel);
@@ -363,8 +412,8 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
     let builder = walk.builder(None);
     found.extend(walk.collect(
         &builder,
-        || plan.searcher(),
-        |searcher, entry, out| {
+        || plan.scanner(),
+        |scanner, entry, out| {
             if ctx.cancel.is_cancelled() {
                 return WalkState::Quit;
             }
@@ -390,7 +439,7 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
             if covered(&rel) || plan.budget.past_cut(&rel) {
                 return WalkState::Continue;
             }
-            if let Some(hits) = search_file(plan, searcher, rel, path, Source::Disk) {
+            if let Some(hits) = search_file(plan, scanner, rel, path, Source::Disk) {
                 out.push(hits);
             }
             WalkState::Continue
@@ -404,7 +453,7 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
 
 /// Searches the files the model wrote in memory below `dir`.
 fn search_written(plan: &Plan<'_>, dir: &ProjectPath) -> Vec<FileHits> {
-    let mut searcher = plan.searcher();
+    let mut scanner = plan.scanner();
     let prefix = dir.rel();
     let mut found = Vec::new();
     for (rel, content) in plan.overlay.writes_under(prefix) {
@@ -426,7 +475,7 @@ fn search_written(plan: &Plan<'_>, dir: &ProjectPath) -> Vec<FileHits> {
         }
         let abs = plan.ctx.view.root().join(rel);
         let source = Source::Memory(content.as_slice());
-        if let Some(hits) = search_file(plan, &mut searcher, rel.to_string(), &abs, source) {
+        if let Some(hits) = search_file(plan, &mut scanner, rel.to_string(), &abs, source) {
             found.push(hits);
         }
     }
@@ -518,6 +567,57 @@ mod tests {
             .call(&json!({"pattern": "needle", "path": "gone.txt"}), &ctx)
             .await;
         assert!(deleted.is_error, "{}", deleted.text);
+    }
+
+    #[tokio::test]
+    async fn files_larger_than_the_head_are_searched_whole_and_like_small_ones() {
+        // A line straddling the end of the head, matches after it, a NUL after the head, and
+        // UTF-16 with a byte-order mark, small and large: the same answers as one read.
+        let filler = |n: usize| "x".repeat(63) + &format!(" {n}\n");
+        let mut big = String::new();
+        let mut n = 0;
+        while big.len() < HEAD_BYTES - 10 {
+            big.push_str(&filler(n));
+            n += 1;
+        }
+        big.push_str("straddling needle line\n");
+        while big.len() < 3 * HEAD_BYTES {
+            big.push_str(&filler(n));
+            n += 1;
+        }
+        big.push_str("needle at the end\n");
+        let mut nul_late = big.clone();
+        nul_late.push('\0');
+        let utf16 = |text: &str| -> Vec<u8> {
+            let mut out = vec![0xFF, 0xFE];
+            out.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+            out
+        };
+        let small16 = utf16("first\nneedle wide\n");
+        let big16 = utf16(&big);
+        let dir = tempfile::tempdir().unwrap();
+        for (name, content) in [
+            ("big.txt", big.as_bytes()),
+            ("late_nul.txt", nul_late.as_bytes()),
+            ("small16.txt", &small16[..]),
+            ("big16.txt", &big16[..]),
+        ] {
+            std::fs::write(dir.path().join(name), content).unwrap();
+        }
+        let ctx = ToolContext::new(Arc::new(
+            crate::workspace::DirectView::new(dir.path()).unwrap(),
+        ));
+        let out = tool().call(&json!({"pattern": "needle"}), &ctx).await;
+        let straddling = big.lines().position(|l| l.contains("straddling")).unwrap() + 1;
+        let end = big.lines().count();
+        assert_eq!(
+            out.text,
+            format!(
+                "big.txt:{straddling}:straddling needle line\nbig.txt:{end}:needle at the \
+                 end\nbig16.txt:{straddling}:straddling needle line\nbig16.txt:{end}:needle \
+                 at the end\nsmall16.txt:2:needle wide"
+            )
+        );
     }
 
     #[test]

@@ -115,8 +115,9 @@ impl Walk {
     /// Prepares a walk of the folder `dir` (which must exist on disk) inside `root`.
     pub(crate) fn new(root: &Path, dir: &ProjectPath) -> Result<Self, ToolError> {
         let threads = cores();
-        // Views give a canonical root; make sure, since real paths are compared against it.
-        let root = &root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        // Real paths are compared against the root: views give it canonical (FileView::root),
+        // which saves resolving it again for every walk.
+        let root = &root.to_path_buf();
         if dir.rel().is_empty() {
             return Ok(Self {
                 root: root.clone(),
