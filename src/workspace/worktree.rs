@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
-use git2::{Repository, StatusOptions};
+use git2::{Repository, RepositoryInitOptions, StatusOptions};
 
 use super::base::Base;
 use super::copy::copy_paths;
@@ -79,8 +79,12 @@ pub(crate) fn create_checkout(
     link_objects(&git_dir.join("objects"), &objects)?;
 
     fs::create_dir_all(tree).map_err(|e| WorkspaceError::io("create folder", tree, e))?;
-    let private = Repository::init(tree)
-        .map_err(|e| WorkspaceError::git("create the workspace repository", tree, e))?;
+    // Without git's template folder: its hook samples (or the user's `init.templateDir`
+    // hooks) have no place in a model's repository, and copying them was most of the CPU of
+    // setting a workspace up.
+    let private =
+        Repository::init_opts(tree, RepositoryInitOptions::new().external_template(false))
+            .map_err(|e| WorkspaceError::git("create the workspace repository", tree, e))?;
     let private_git = private.path().to_path_buf();
     write_file(
         &private_git.join("objects/info/alternates"),

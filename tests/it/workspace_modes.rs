@@ -318,6 +318,34 @@ async fn a_project_in_a_subfolder_of_its_repository_gets_a_worktree_rooted_there
     assert_eq!(base.diff_dir(ws.root()).unwrap(), vec![]);
 }
 
+#[test]
+fn a_worktree_workspace_gets_no_git_template_files() {
+    // git's template folder holds hook samples and, when the user configured
+    // `init.templateDir`, possibly real hooks: none of it belongs in a model's repository (a
+    // `git commit` there would run them), and copying it was most of a workspace's set-up CPU.
+    let (_tmp, root) = repo();
+    let base = Base::capture(&root).unwrap();
+    let ws = Workspace::create(Isolation::Worktree, &base, "tpl").unwrap();
+    assert_eq!(ws.mode(), Isolation::Worktree);
+    let git_dir = ws.root().join(".git");
+    assert!(git_dir.join("HEAD").is_file(), "not a repository");
+    // libgit2's built-in skeleton only: no hook samples, no `branches` folder.
+    let hooks: Vec<String> = std::fs::read_dir(git_dir.join("hooks"))
+        .map(|dir| {
+            dir.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        hooks.iter().all(|name| name == "README.sample"),
+        "hooks copied from git's templates: {hooks:?}"
+    );
+    assert!(!git_dir.join("branches").exists());
+    // The user's own exclude rules still come along.
+    assert!(git_dir.join("info/exclude").is_file());
+}
+
 #[tokio::test]
 async fn writes_are_recorded_in_order_and_bash_changes_are_found() {
     let (_tmp, root) = repo();
