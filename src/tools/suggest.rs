@@ -5,17 +5,30 @@
 
 use std::path::Path;
 
-/// Up to `max` existing files whose path is close to `wanted` (relative, `/`-separated).
+use super::walk::Walk;
+use crate::workspace::ProjectPath;
+
+/// Up to `max` existing files whose path is close to `wanted` (relative, `/`-separated), in the
+/// project at the canonical `root`.
 pub fn similar_paths(root: &Path, wanted: &str, max: usize) -> Vec<String> {
     const MAX_SCANNED: usize = 50_000;
     let wanted_name = wanted.rsplit('/').next().unwrap_or(wanted).to_lowercase();
     let wanted_lower = wanted.to_lowercase();
     let mut scored: Vec<(f64, String)> = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build();
-    for entry in walker.filter_map(Result::ok).take(MAX_SCANNED) {
+    // The project as the other tools see it (the same ignore rules, none from above the root),
+    // so a suggestion never names a file list_directory and search_files leave out.
+    let Ok(top) = ProjectPath::resolve(root, ".") else {
+        return Vec::new();
+    };
+    let Ok(walk) = Walk::new(root, &top) else {
+        return Vec::new();
+    };
+    for entry in walk
+        .builder(None)
+        .build()
+        .filter_map(Result::ok)
+        .take(MAX_SCANNED)
+    {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
@@ -52,10 +65,25 @@ mod tests {
     #[test]
     fn finds_near_names() {
         let d = tempfile::tempdir().unwrap();
-        std::fs::create_dir(d.path().join("src")).unwrap();
-        std::fs::write(d.path().join("src/util.rs"), "").unwrap();
-        std::fs::write(d.path().join("zzz.md"), "").unwrap();
-        let got = similar_paths(d.path(), "src/utils.rs", 3);
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("src")).unwrap();
+        std::fs::write(root.join("src/util.rs"), "").unwrap();
+        std::fs::write(root.join("zzz.md"), "").unwrap();
+        let got = similar_paths(&root, "src/utils.rs", 3);
         assert_eq!(got, vec!["src/util.rs".to_string()]);
+    }
+
+    #[test]
+    fn ignored_files_are_not_suggested_as_in_the_other_tools() {
+        // Outside a git repository too, and with ignore files above the root not applying.
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().canonicalize().unwrap();
+        std::fs::write(top.join(".gitignore"), "*.rs\n").unwrap();
+        let root = top.join("project");
+        std::fs::create_dir_all(root.join("build")).unwrap();
+        std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        std::fs::write(root.join("build/util.rs"), "").unwrap();
+        std::fs::write(root.join("util.rs"), "").unwrap();
+        assert_eq!(similar_paths(&root, "build/utils.rs", 3), ["util.rs"]);
     }
 }
