@@ -216,6 +216,24 @@ fn jitter(delay: Duration) -> Duration {
     delay.mul_f64(factor)
 }
 
+/// The error for a response that redirects the request (never followed, see
+/// [`default_client`]): where it pointed, and what to do if that is the right address.
+fn redirected(provider: &str, status: u16, location: &str) -> ProviderError {
+    let to = if location.is_empty() {
+        "without saying where".to_string()
+    } else {
+        format!("to {location}")
+    };
+    ProviderError::Config {
+        provider: provider.to_string(),
+        message: format!(
+            "the server redirected the request ({status}) {to}; versus does not follow \
+             redirects of model requests (the API key would go along): if that is the right \
+             address, set the provider's base_url to it"
+        ),
+    }
+}
+
 static CRYPTO: Once = Once::new();
 
 /// reqwest is built without a default TLS crypto provider; install ring once per process.
@@ -228,9 +246,14 @@ fn ensure_crypto_provider() {
 
 /// A shared HTTP client for providers: long streams, no whole-request timeout (the agent loop
 /// owns the run's timeout), but a read timeout so a silent connection does not hang forever.
+/// Redirects are not followed: a model API does not redirect its requests, and following one
+/// would carry the key to wherever it points (reqwest drops `Authorization` on the way to
+/// another host, but not `x-api-key`, `x-goog-api-key` or `api-key`). A redirect is an error
+/// that names where it pointed ([`HttpModel`]).
 pub fn default_client() -> Result<reqwest::Client, ProviderError> {
     ensure_crypto_provider();
     reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("versus/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(30))
         .read_timeout(Duration::from_secs(300))
@@ -402,6 +425,14 @@ impl HttpModel {
         let response = builder.send().await.map_err(refused)?;
         let status = response.status().as_u16();
         tracing::debug!(provider = %provider, status, "response started");
+        if (300..400).contains(&status) {
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+                .unwrap_or_default();
+            return Err(redirected(&provider, status, &redactor.scrub(&location)));
+        }
         if !(200..300).contains(&status) {
             let retry_after = retry_after(response.headers());
             let body = response.text().await.unwrap_or_default();

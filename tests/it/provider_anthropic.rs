@@ -649,3 +649,26 @@ async fn history_from_another_provider_is_normalised() {
     assert_eq!(body["messages"][1]["content"].as_array().unwrap().len(), 1);
     assert_eq!(body["messages"][2]["content"][0]["tool_use_id"], id);
 }
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_and_the_key_does_not_leave_for_another_host() {
+    // The server at the configured address answers 307 (method, body and headers kept) to
+    // another host: following it would hand `x-api-key` (which reqwest only strips for
+    // `Authorization`) to whoever that is.
+    let elsewhere = MockServer::start(vec![lines("vercel--anthropic-text.chunks.txt")]);
+    let target = format!("{}/v1/messages", elsewhere.url());
+    let server = MockServer::start(vec![Reply::json(307, "").header("location", &target)]);
+    let (_, done) = run(&server, 3, request(vec![Message::user("hi")])).await;
+    let err = done.expect_err("a redirect must not be followed");
+    assert!(
+        elsewhere.requests().is_empty(),
+        "the request went on to {target}"
+    );
+    assert_eq!(server.requests().len(), 1, "a redirect is not retried");
+    let text = err.to_string();
+    assert!(
+        text.contains("307") && text.contains(&target) && text.contains("base_url"),
+        "{text}"
+    );
+    assert!(!text.contains(KEY), "{text}");
+}

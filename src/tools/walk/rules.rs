@@ -419,13 +419,29 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_rewritten_ignore_file_is_read_again() {
+    /// A project holding `a.txt` and `b.txt`.
+    fn a_and_b() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         for name in ["a.txt", "b.txt"] {
             std::fs::write(root.join(name), "x\n").unwrap();
         }
+        (dir, root)
+    }
+
+    /// Sets the modification time of `file`.
+    fn set_modified(file: &Path, at: std::time::SystemTime) {
+        std::fs::File::options()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_modified(at)
+            .unwrap();
+    }
+
+    #[test]
+    fn a_rewritten_ignore_file_is_read_again() {
+        let (_dir, root) = a_and_b();
         let rules = root.join(".gitignore");
         std::fs::write(&rules, "a.txt\n").unwrap();
         assert_eq!(ours(&root), [".gitignore", "b.txt"]);
@@ -436,21 +452,11 @@ mod tests {
         // An old file is kept compiled; rewriting it with the same size and putting its
         // modification time back still shows in its change time.
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-        std::fs::File::options()
-            .write(true)
-            .open(&rules)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        set_modified(&rules, old);
         assert_eq!(ours(&root), [".gitignore", "a.txt"]);
         assert_eq!(ours(&root), [".gitignore", "a.txt"], "from the cache");
         std::fs::write(&rules, "a.txt\n").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&rules)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        set_modified(&rules, old);
         assert_eq!(ours(&root), [".gitignore", "b.txt"]);
     }
 
@@ -477,11 +483,7 @@ mod tests {
 
     #[test]
     fn only_the_first_mebibyte_of_an_ignore_file_counts() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        for name in ["a.txt", "b.txt"] {
-            std::fs::write(root.join(name), "x\n").unwrap();
-        }
+        let (_dir, root) = a_and_b();
         let mut rules = String::from("a.txt\n");
         while rules.len() < (1 << 20) + 10 {
             rules.push_str("# padding padding padding padding\n");
