@@ -5,7 +5,9 @@
 //!
 //! - overhead: N models in parallel (default 16, then 1 for the scaling ratio), each running
 //!   S steps (default 50) of read_file / search_code / edit_file calls on a small generated git
-//!   project, through the real runner (`fan_out`, worktree isolation), `Agent::run_turn`,
+//!   project, through the real runner (`fan_out`, worktree isolation: a full checkout per
+//!   model; with `VERSUS_BENCH_COW=1`, copy-on-write workspaces where the machine allows them,
+//!   as the binary makes them by default), `Agent::run_turn`,
 //!   `HttpModel` + `ChatWire` and reqwest, against a keep-alive HTTP server in a process of its
 //!   own (so its CPU is not the harness's) that answers each request at once with a
 //!   pre-rendered Chat Completions stream. The server stamps
@@ -432,7 +434,19 @@ fn serve_connection(
 // ---------------------------------------------------------------------------------------------
 // Overhead: one configuration (runs in a child process).
 
+/// Whether the run asks for copy-on-write workspaces (an overlay per model on one frozen
+/// checkout) instead of a full checkout per model. Off by default: the overlay's copy-up on
+/// the first write to each file is filesystem work of making the workspace, and every edit of
+/// this bench is a first write; the figures of both are in docs/benchmarks.md.
+fn wants_copy_on_write() -> bool {
+    std::env::var_os("VERSUS_BENCH_COW").is_some_and(|v| v != "0")
+}
+
 fn overhead_child(models: usize, steps: usize) -> Value {
+    // As the binary does before any thread starts, when asked: workspaces become overlays on
+    // one frozen checkout where the machine allows it.
+    let copy_on_write = wants_copy_on_write()
+        && versus::workspace::cow::enter(&versus::workspace::default_parent()).is_ok();
     let rss_start = proc_status_mb("VmRSS:");
     let scratch = tempfile::tempdir().unwrap();
     let root = scratch.path().canonicalize().unwrap().join("project");
@@ -650,6 +664,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         .collect();
     json!({
         "models": models,
+        "copy_on_write": if copy_on_write { 1 } else { 0 },
         "tool_p50_ms": tool_p50,
         "steps": steps,
         "overhead_p50_ms": ms(percentile(&overhead, 0.5)),
@@ -759,6 +774,17 @@ fn bench_overhead() {
         );
         rows.push(r);
     }
+    let cow = rows
+        .iter()
+        .all(|r| r["copy_on_write"].as_f64() == Some(1.0));
+    println!(
+        "\nworkspaces: {}",
+        if cow {
+            "copy-on-write (an overlay per model on one frozen checkout), as the binary makes them"
+        } else {
+            "a full checkout per model (VERSUS_BENCH_COW=1 for copy-on-write workspaces)"
+        }
+    );
     for r in &rows {
         println!(
             "\n{:.0} model(s): building the last request ({:.0} KB body) takes {:.3} ms from nothing, {:.3} ms after the previous step's",
@@ -1055,6 +1081,14 @@ fn bench_streaming() {
 // ---------------------------------------------------------------------------------------------
 
 fn main() {
+    // The copy-on-write probe runs this executable again, as it runs the binary.
+    if let Some(scratch) = std::env::var_os(versus::workspace::cow::PROBE_ENV) {
+        if let Err(why) = versus::workspace::cow::probe(std::path::Path::new(&scratch)) {
+            eprintln!("{why}");
+            std::process::exit(1);
+        }
+        return;
+    }
     if let Ok(spec) = std::env::var(SERVER_ENV) {
         server_main(&spec);
         return;
