@@ -15,6 +15,28 @@ pub fn words(text: &str, width: usize) -> Vec<String> {
     hanging(text, width, width)
 }
 
+/// [`words`] for a line that may be indented (a list item of `/config`, a row of `/stats`):
+/// every row keeps the line's leading spaces and the rows after the first go two further in,
+/// so a wrapped item still reads as one item under its heading. A line that fits is kept as
+/// it is.
+pub fn indented(text: &str, width: usize) -> Vec<String> {
+    if text.width() <= width {
+        return vec![text.to_string()];
+    }
+    let body = text.trim_start_matches(' ');
+    // Keep at least half the row for the text itself on a narrow screen.
+    let indent = (text.len() - body.len()).min(width / 2);
+    let more = (indent + 2).min(width / 2);
+    let rows = hanging(body, width - indent, width - more);
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let pad = if i == 0 { indent } else { more };
+            format!("{}{row}", " ".repeat(pad))
+        })
+        .collect()
+}
+
 /// [`words`] with a first row of `first` columns and the others of `width` (the text after a
 /// key column: its first row starts after the key, the others under it).
 pub fn hanging(text: &str, first: usize, width: usize) -> Vec<String> {
@@ -105,6 +127,24 @@ mod tests {
         assert_eq!(words("aa bb cc", 5), vec!["aa bb", "cc"]);
         assert_eq!(words("", 5), vec![""]);
         assert_eq!(words("abcdefgh", 3), vec!["abc", "def", "gh"]);
+    }
+
+    #[test]
+    fn indented_lines_keep_their_indent_and_hang_under_it() {
+        assert_eq!(
+            indented("  demo/good won 3 of 4 turns", 16),
+            vec!["  demo/good won", "    3 of 4 turns"]
+        );
+        assert_eq!(indented("  fits", 16), vec!["  fits"]);
+        assert_eq!(
+            indented("no indent at all here", 10),
+            vec!["no indent", "  at all", "  here"]
+        );
+        // Narrow: the indent gives way so half the row is text.
+        assert_eq!(
+            indented("        abcdef ghij", 8),
+            vec!["    abcd", "    ef", "    ghij"]
+        );
     }
 
     #[test]

@@ -556,6 +556,52 @@ fn overlay_help() {
     assert!(sixty[0].contains("other keys close"), "{}", sixty[0]);
 }
 
+/// A text overlay (`/stats`, `/config`, `/models`) wraps an indented line under its own indent:
+/// at 60 and 80 columns the long rows of the list go on two columns further in than they
+/// start (they started at the left edge before), and each item keeps its own indent.
+#[test]
+fn overlay_text_keeps_indentation() {
+    let mut a = app(&["demo/good"]);
+    a.overlay = Some(versus::tui::state::Overlay::Info {
+        title: "stats".to_string(),
+        lines: vec![
+            "Models by wins (this project, 12 turns):".to_string(),
+            "  demo/good      8 wins  3 losses  1 tie   win rate 67%   rating 1540 ± 80   $0.12 per turn"
+                .to_string(),
+            "  demo/careful   3 wins  8 losses  1 tie   win rate 25%   rating 1460 ± 80   $0.08 per turn"
+                .to_string(),
+        ],
+    });
+    let ts = widget("overlay_text_indented", &mut a, overlay::render);
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
+        let rows = screen_rows(t.backend().buffer());
+        let inside: Vec<&str> = rows
+            .iter()
+            .filter_map(|r| r.split('│').nth(1))
+            .filter(|r| !r.trim().is_empty())
+            .collect();
+        let indent = |r: &str| r.len() - r.trim_start().len();
+        let items: Vec<usize> = inside
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.trim_start().starts_with("demo/"))
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(items.len(), 2, "{w}x{h}:\n{}", rows.join("\n"));
+        let mut continued = 0;
+        for row in &inside[1..] {
+            let want = if row.trim_start().starts_with("demo/") {
+                2
+            } else {
+                continued += 1;
+                4
+            };
+            assert_eq!(indent(row), want, "{w}x{h}: {row:?}");
+        }
+        assert_eq!(continued > 0, w < 200, "{w}x{h}:\n{}", rows.join("\n"));
+    }
+}
+
 /// Scrolled as far as it goes, the help shows its last row (the end of /quit's text) just
 /// above the bottom border at every size, the title ends its place at the total ("-N of N"),
 /// and every row of the commands wraps under the key column.
@@ -641,8 +687,8 @@ fn overlay_help_keys_stop_at_the_end() {
 }
 
 // The keys in the bottom border keep their first hints whole and end with ` · …` when some
-// are left out ("s skip · …" at 60x15, "↑/↓ file · …" at 80x24, the rewind's "f rewind them
-// too · …" at 60x15).
+// are left out ("s skip · …" at 60x15, "↑/↓ file · …" at 80x24); the way out stays after the
+// `…` when it would have been left out (the rewind's "… · n cancel" at 60x15).
 // When the conflict detail goes on below, its "↓ more: PgDn" badge is in the bottom border,
 // right of the keys, and covers no text (at 60x15 and 80x24).
 /// The apply question as it opens: README.md, the first conflicting file, selected.
@@ -712,7 +758,13 @@ fn dialog_rewind_preview() {
         }),
     );
     a.status = None;
-    widget("dialog_rewind", &mut a, dialog::render);
+    let ts = widget("dialog_rewind", &mut a, dialog::render);
+    for (t, (w, h)) in ts.iter().zip(SIZES) {
+        let rows = screen_rows(t.backend().buffer());
+        let keys = rows.iter().rfind(|r| r.contains('└')).unwrap();
+        assert!(keys.contains("n cancel"), "{w}x{h}: no way out in {keys}");
+        assert!(keys.contains("y rewind"), "{w}x{h}: {keys}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -258,9 +258,17 @@ fn find(context: Context, pressed: Chord) -> Option<KeyAction> {
 /// The hints of `context` in situation `when`, as (keys, label) pairs: neighbours with the
 /// same label share one pair (`PgUp/PgDn scroll`, `+/-/= rate`), named by their first chords.
 pub fn hints(context: Context, when: Option<When>) -> Vec<(String, &'static str)> {
-    let mut out: Vec<(String, &'static str)> = Vec::new();
+    marked_hints(context, when)
+        .into_iter()
+        .map(|(keys, label, _)| (keys, label))
+        .collect()
+}
+
+/// [`hints`], each marked with whether it is the way out ([`KeyAction::is_way_out`]).
+fn marked_hints(context: Context, when: Option<When>) -> Vec<(String, &'static str, bool)> {
+    let mut out: Vec<(String, &'static str, bool)> = Vec::new();
     if let Some(what) = context.typing() {
-        out.push(("type".to_string(), what));
+        out.push(("type".to_string(), what, false));
     }
     let mut last: Option<&'static str> = None;
     for binding in context.bindings() {
@@ -270,12 +278,14 @@ pub fn hints(context: Context, when: Option<When>) -> Vec<(String, &'static str)
         let Some(first) = binding.keys.first() else {
             continue;
         };
+        let way_out = binding.action.is_way_out();
         match out.last_mut() {
-            Some((keys, _)) if last == Some(label) => {
+            Some((keys, _, out)) if last == Some(label) => {
                 keys.push('/');
                 keys.push_str(&first.name());
+                *out |= way_out;
             }
-            _ => out.push((first.name(), label)),
+            _ => out.push((first.name(), label, way_out)),
         }
         last = Some(label);
     }
@@ -326,19 +336,53 @@ fn hints_width(hints: &[(String, &str)]) -> usize {
 }
 
 /// [`hint_line`] fitted to `width` columns by [`fit_hints`], ending with ` · …` when hints
-/// were left out (a question's bottom border).
+/// were left out (a question's bottom border). When the way out (`n cancel`, `Esc cancel`)
+/// would be among those left out, it is kept after the `…`: the first hints whole, `…`, the way
+/// out.
 pub fn hint_line_within(context: Context, when: Option<When>, width: usize) -> String {
-    let (hints, dropped) = fit_hints(hints(context, when), width);
-    let mut line = hints
-        .iter()
-        .map(|(keys, label)| format!("{keys} {label}"))
-        .collect::<Vec<_>>()
-        .join(HINT_SEP);
-    if dropped {
-        if !line.is_empty() {
-            line.push_str(HINT_SEP);
+    let marked = marked_hints(context, when);
+    let join = |hints: &[(String, &'static str)]| {
+        hints
+            .iter()
+            .map(|(keys, label)| format!("{keys} {label}"))
+            .collect::<Vec<_>>()
+            .join(HINT_SEP)
+    };
+    let all: Vec<(String, &'static str)> = marked.iter().map(|(k, l, _)| (k.clone(), *l)).collect();
+    let (kept, dropped) = fit_hints(all, width);
+    let way_out_kept = !marked.iter().any(|(_, _, out)| *out)
+        || marked[..kept.len()].iter().any(|(_, _, out)| *out);
+    if !dropped || way_out_kept {
+        let mut line = join(&kept);
+        if dropped {
+            if !line.is_empty() {
+                line.push_str(HINT_SEP);
+            }
+            line.push_str(crate::tui::wrap::ELLIPSIS);
         }
-        line.push_str(crate::tui::wrap::ELLIPSIS);
+        return line;
+    }
+    let way_out = marked
+        .iter()
+        .find(|(_, _, out)| *out)
+        .map(|(k, l, _)| (k.clone(), *l));
+    let others: Vec<(String, &'static str)> = marked
+        .into_iter()
+        .filter(|(_, _, out)| !out)
+        .map(|(k, l, _)| (k, l))
+        .collect();
+    let tail = way_out.as_ref().map_or(0, |out| {
+        HINT_SEP.width() + hints_width(std::slice::from_ref(out))
+    });
+    let (kept, _) = fit_hints(others, width.saturating_sub(tail));
+    let mut line = join(&kept);
+    if !line.is_empty() {
+        line.push_str(HINT_SEP);
+    }
+    line.push_str(crate::tui::wrap::ELLIPSIS);
+    if let Some(out) = way_out {
+        line.push_str(HINT_SEP);
+        line.push_str(&join(&[out]));
     }
     line
 }

@@ -21,6 +21,22 @@ macro_rules! actions {
     };
 }
 
+impl KeyAction {
+    /// The way out of a question or of a line being typed: its hint stays on a key line that
+    /// is too narrow for every hint (after the `…` that says some were left out), so a narrow
+    /// terminal still says how to leave.
+    pub fn is_way_out(self) -> bool {
+        matches!(
+            self,
+            KeyAction::ApplyCancel
+                | KeyAction::RewindCancel
+                | KeyAction::SearchCancel
+                | KeyAction::ReviewSearchCancel
+                | KeyAction::CommentCancel
+        )
+    }
+}
+
 actions! {
     // The prompt and the panels.
     /// Ctrl+O: the review of the last turn, or back to the panels.

@@ -3,7 +3,7 @@
 //! keys section of `/help` is the key table, context by context ([`keymap::help_rows`]).
 //!
 //! The overlay wraps its text itself ([`wrap::hanging`]): a `/help` description goes on under
-//! its own column, and the scrolling and the title's `(a-b of N)` count the rows drawn, so
+//! its own column, an indented line of a text overlay keeps its indent ([`wrap::indented`]), and the scrolling and the title's `(a-b of N)` count the rows drawn, so
 //! scrolling to the end shows the last row at every size.
 
 use ratatui::Frame;
@@ -125,7 +125,8 @@ fn content(overlay: &Overlay, inner: usize, t: Theme) -> (String, Vec<Line<'stat
             title.clone(),
             lines
                 .iter()
-                .flat_map(|l| text_rows(l, Style::default(), inner))
+                .flat_map(|l| wrap::indented(l, inner))
+                .map(Line::raw)
                 .collect(),
         ),
     }
