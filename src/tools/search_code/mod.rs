@@ -4,9 +4,9 @@
 //! in path order on one thread comes before it, see `search_disk`), `grep-regex`
 //! compiles the pattern once (cloned per thread, which shares the compiled program), and
 //! each thread reuses one `grep-searcher` [`Searcher`] and one read buffer for all its files, so
-//! the work per file is an open, a read (two for files over 64 KiB) and the regex scan. Files with a NUL byte are skipped
-//! (the searcher's binary detection quits on it), as are known binary extensions without being
-//! read. Results are collected per file, sorted by path and cut at the match cap in that order,
+//! the work per file is an open, a read (two for files over 64 KiB) and the regex scan. Files
+//! with a NUL byte are skipped (the searcher's binary detection quits on it), as are known
+//! binary extensions without being read. Results are collected per file, sorted by path and cut at the match cap in that order,
 //! so output does not depend on thread timing; once the cap is reached, files and folders that
 //! sort after the cut are not searched (see [`collect::Budget`]). The model's in-memory
 //! changes are merged: files it deleted are not searched, files it wrote are searched from
@@ -25,6 +25,7 @@ const LINE_HEAP_LIMIT: usize = 16 * 1024 * 1024;
 const HEAD_BYTES: usize = 64 * 1024;
 
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -153,7 +154,12 @@ impl Scanner {
         // Room for the whole head up front (once per thread): reading into a smaller buffer
         // starts with small probing reads.
         self.head.reserve(HEAD_BYTES);
-        let mut file = std::fs::File::open(abs)?;
+        // The walk saw a regular file there; one swapped since for a symlink (to a file outside
+        // the project) or a fifo is not opened, or waited on.
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+            .open(abs)?;
         (&mut file)
             .take(HEAD_BYTES as u64)
             .read_to_end(&mut self.head)?;
@@ -618,6 +624,46 @@ mod tests {
                  at the end\nsmall16.txt:2:needle wide"
             )
         );
+    }
+
+    #[test]
+    fn a_file_swapped_for_a_symlink_or_a_fifo_after_the_walk_is_not_read() {
+        // What the walk listed as a regular file is opened without following a symlink and
+        // without waiting on a fifo: a model racing the search from a background process
+        // cannot make it read a file outside the project.
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret");
+        std::fs::write(&secret, "needle secret\n").unwrap();
+        let link = dir.path().join("swapped.txt");
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        let fifo = dir.path().join("fifo.txt");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let ctx = ToolContext::new(Arc::new(
+            crate::workspace::DirectView::new(dir.path()).unwrap(),
+        ));
+        let plan = Plan {
+            matcher: build_matcher("needle", false, false).unwrap(),
+            context: 0,
+            glob: None,
+            budget: Budget::new(10),
+            overlay: Overlay::default(),
+            ctx: &ctx,
+        };
+        let mut scanner = plan.scanner();
+        let mut sink = Collector::new(&plan.budget, &plan.matcher, 500);
+        assert!(
+            scanner
+                .search_disk(&plan.matcher, &link, &mut sink)
+                .is_err(),
+            "the symlink was followed"
+        );
+        // Opened without a writer: at once, and nothing in it (this would hang if blocking).
+        let mut sink = Collector::new(&plan.budget, &plan.matcher, 500);
+        scanner
+            .search_disk(&plan.matcher, &fifo, &mut sink)
+            .unwrap();
+        assert!(sink.finish().is_none());
     }
 
     #[test]
