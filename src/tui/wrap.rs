@@ -3,6 +3,8 @@
 //! message): one rule, so the count and the drawing always agree, and no word is cut in two
 //! unless it alone is wider than the row.
 
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// The mark ending a text that was cut short.
@@ -35,6 +37,105 @@ pub fn indented(text: &str, width: usize) -> Vec<String> {
             format!("{}{row}", " ".repeat(pad))
         })
         .collect()
+}
+
+/// A styled line (a question's line: a label span, then its text) broken at spaces into rows
+/// of at most `width` columns, each piece keeping its style. The first span of a line of
+/// several is its label: the rows after the first go on under the text after it (a hanging
+/// indent), or two columns in when the label takes more than half the row. A line that fits
+/// is kept as it is; a word wider than a row is cut into row-sized pieces.
+pub fn styled(line: &Line<'static>, width: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    if line.width() <= width {
+        return vec![line.clone()];
+    }
+    let (label, rest) = match line.spans.split_first() {
+        Some((label, rest)) if !rest.is_empty() => (Some(label.clone()), rest),
+        _ => (None, &line.spans[..]),
+    };
+    let label_width = label.as_ref().map_or(0, Span::width);
+    let indent = if label.is_none() {
+        0
+    } else if label_width <= width / 2 {
+        label_width
+    } else {
+        2
+    };
+    // The words of the text, each a run of styled pieces (a word may cross spans).
+    let mut words: Vec<Vec<(String, Style)>> = Vec::new();
+    let mut word: Vec<(String, Style)> = Vec::new();
+    for span in rest {
+        for c in span.content.chars() {
+            if c == ' ' {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                continue;
+            }
+            match word.last_mut() {
+                Some((text, style)) if *style == span.style => text.push(c),
+                _ => word.push((c.to_string(), span.style)),
+            }
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let mut rows: Vec<Line<'static>> = Vec::new();
+    let mut row: Vec<Span<'static>> = label.into_iter().collect();
+    let mut used = if row.is_empty() {
+        0
+    } else {
+        label_width.min(width)
+    };
+    // No word on the row yet (no space before the next one).
+    let mut fresh = true;
+    // Only the indentation on the row: a piece of a word goes there even when it is too wide,
+    // so that no row is left empty.
+    let mut bare = row.is_empty();
+    let mut next_row = |row: &mut Vec<Span<'static>>, used: &mut usize, fresh: &mut bool| {
+        rows.push(Line::from(std::mem::take(row)));
+        if indent > 0 {
+            row.push(Span::raw(" ".repeat(indent)));
+        }
+        *used = indent;
+        *fresh = true;
+    };
+    for word in words {
+        let word_width: usize = word.iter().map(|(t, _)| t.width()).sum();
+        let gap = usize::from(!fresh);
+        if !fresh && used + gap + word_width > width {
+            next_row(&mut row, &mut used, &mut fresh);
+            bare = true;
+        }
+        if !fresh {
+            row.push(Span::raw(" "));
+            used += 1;
+        }
+        for (text, style) in word {
+            let mut piece = String::new();
+            for c in text.chars() {
+                let w = c.width().unwrap_or(0);
+                if used + w > width && !bare {
+                    if !piece.is_empty() {
+                        row.push(Span::styled(std::mem::take(&mut piece), style));
+                    }
+                    next_row(&mut row, &mut used, &mut fresh);
+                }
+                piece.push(c);
+                used += w;
+                bare = false;
+            }
+            if !piece.is_empty() {
+                row.push(Span::styled(piece, style));
+            }
+        }
+        fresh = false;
+    }
+    if !row.is_empty() {
+        rows.push(Line::from(row));
+    }
+    rows
 }
 
 /// [`words`] with a first row of `first` columns and the others of `width` (the text after a
@@ -144,6 +245,57 @@ mod tests {
         assert_eq!(
             indented("        abcdef ghij", 8),
             vec!["    abcd", "    ef", "    ghij"]
+        );
+    }
+
+    #[test]
+    fn styled_lines_hang_under_their_label_and_keep_styles() {
+        let bold = Style::default().add_modifier(ratatui::style::Modifier::BOLD);
+        let line = Line::from(vec![
+            Span::raw("files   "),
+            Span::styled("2 files", bold),
+            Span::raw(" (apply 1f3a from "),
+            Span::raw("demo/good"),
+            Span::raw(")"),
+        ]);
+        let rows = styled(&line, 24);
+        let text: Vec<String> = rows.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            vec![
+                "files   2 files (apply",
+                "        1f3a from",
+                "        demo/good)"
+            ]
+        );
+        assert!(rows.iter().all(|r| r.width() <= 24));
+        // The styled word kept its style.
+        assert!(
+            rows[0]
+                .spans
+                .iter()
+                .any(|s| s.content == "2 files" || (s.content == "2" && s.style == bold))
+        );
+        // A line that fits is kept as it is, runs of spaces too.
+        let fits = Line::from(vec![Span::raw("a   b")]);
+        assert_eq!(styled(&fits, 10), vec![fits]);
+        // No label (one span): plain word wrap; a word longer than a row is cut.
+        let long = Line::from(vec![Span::raw("abcdefghij klm")]);
+        let text: Vec<String> = styled(&long, 4).iter().map(ToString::to_string).collect();
+        assert_eq!(text, vec!["abcd", "efgh", "ij", "klm"]);
+        // A label, then a word too long for the rest of its row: cut there, then under it.
+        let path = Line::from(vec![
+            Span::raw("  restore "),
+            Span::raw("src/a/very/long/path.rs"),
+        ]);
+        let text: Vec<String> = styled(&path, 20).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            vec![
+                "  restore src/a/very",
+                "          /long/path",
+                "          .rs"
+            ]
         );
     }
 

@@ -688,7 +688,8 @@ fn overlay_help_keys_stop_at_the_end() {
 
 // The keys in the bottom border keep their first hints whole and end with ` · …` when some
 // are left out ("s skip · …" at 60x15, "↑/↓ file · …" at 80x24); the way out stays after the
-// `…` when it would have been left out (the rewind's "… · n cancel" at 60x15).
+// `…` when it would have been left out (the rewind's "… · n cancel" at 60x15). A wrapped line
+// of a question goes on under the text after its label.
 // When the conflict detail goes on below, its "↓ more: PgDn" badge is in the bottom border,
 // right of the keys, and covers no text (at 60x15 and 80x24).
 /// The apply question as it opens: README.md, the first conflicting file, selected.
@@ -761,9 +762,28 @@ fn dialog_rewind_preview() {
     let ts = widget("dialog_rewind", &mut a, dialog::render);
     for (t, (w, h)) in ts.iter().zip(SIZES) {
         let rows = screen_rows(t.backend().buffer());
-        let keys = rows.iter().rfind(|r| r.contains('└')).unwrap();
+        let bottom = rows.iter().rposition(|r| r.contains('└')).unwrap();
+        let keys = &rows[bottom];
         assert!(keys.contains("n cancel"), "{w}x{h}: no way out in {keys}");
         assert!(keys.contains("y rewind"), "{w}x{h}: {keys}");
+        // Every row counted is drawn: the last line ends right above the border.
+        assert!(
+            rows[bottom - 1]
+                .trim_end_matches([' ', '│'])
+                .ends_with("box"),
+            "{w}x{h}:\n{}",
+            rows.join("\n")
+        );
+        // A wrapped line goes on under the text after its label, never at the left edge.
+        let labels = ["prompt  ", "files   ", "models  ", "  restore", "  remove"];
+        for row in rows.iter().filter_map(|r| r.split('│').nth(1)) {
+            assert!(
+                row.trim().is_empty()
+                    || row.starts_with(' ')
+                    || labels.iter().any(|l| row.starts_with(l)),
+                "{w}x{h}: a row at the left edge: {row:?}"
+            );
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph};
 
 use crate::apply::merge3::{MARKER_OURS, MARKER_SEP, MARKER_THEIRS};
 use crate::apply::{ConflictReason, FileStatus, LineSpan, Resolution, RewindAction};
@@ -14,6 +14,7 @@ use super::super::action::RewindPlan;
 use super::super::keymap::{self, Context, When};
 use super::super::state::{App, ApplyDialog, Dialog};
 use super::super::strings;
+use super::super::wrap;
 use super::status::rewind_when;
 
 /// Draws the open dialog, if any.
@@ -34,8 +35,10 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let t = app.theme;
     let width = area.width.min(100);
     let inner = usize::from(width.saturating_sub(2)).max(1);
-    let rows = wrapped_rows(&lines, inner);
-    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
+    let lines = wrapped(&lines, inner);
+    let height = u16::try_from(lines.len() + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height);
     let rect = Rect::new(
         area.x + (area.width - width) / 2,
         area.y + (area.height - height) / 2,
@@ -44,7 +47,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     );
     frame.render_widget(Clear, rect);
     frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+        Paragraph::new(lines).block(
             Block::bordered()
                 .border_style(t.warn())
                 .title_top(Line::styled(title, t.bold()))
@@ -66,8 +69,14 @@ fn keys_line((context, when): (Context, Option<When>), width: u16) -> String {
 }
 
 /// Rows `lines` take wrapped at `inner` columns.
-fn wrapped_rows(lines: &[Line<'_>], inner: usize) -> usize {
-    lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum()
+fn wrapped_rows(lines: &[Line<'static>], inner: usize) -> usize {
+    lines.iter().map(|l| wrap::styled(l, inner).len()).sum()
+}
+
+/// A question's lines broken into the rows drawn, each under its label ([`wrap::styled`]):
+/// drawn as they are, so the rows counted are the rows shown.
+fn wrapped(lines: &[Line<'static>], inner: usize) -> Vec<Line<'static>> {
+    lines.iter().flat_map(|l| wrap::styled(l, inner)).collect()
 }
 
 /// The widest the apply question grows: wide enough for two texts side by side.
@@ -109,8 +118,7 @@ fn render_apply(
     let selected_row = selected_list_row(d, &lines, inner_w);
     let list_scroll = selected_row.saturating_sub(usize::from(list_h).saturating_sub(1));
     frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
+        Paragraph::new(wrapped(&lines, inner_w))
             .scroll((u16::try_from(list_scroll).unwrap_or(u16::MAX), 0)),
         Rect::new(inner.x, inner.y, inner.width, list_h),
     );
@@ -150,7 +158,7 @@ fn render_detail(
 }
 
 /// The row (wrapped) of the selected conflicting file in the apply question's list.
-fn selected_list_row(d: &ApplyDialog, lines: &[Line<'_>], inner: usize) -> usize {
+fn selected_list_row(d: &ApplyDialog, lines: &[Line<'static>], inner: usize) -> usize {
     let conflicts = d.preview.conflicts();
     let Some(path) = conflicts.get(d.selected) else {
         return 0;
