@@ -31,3 +31,4 @@ pub use error::ToolError;
 pub use output::{EditOutcome, ImagePart, ToolOutput};
 pub use registry::{Tool, ToolRegistry};
 pub use spec::{ToolClass, ToolSpec};
+pub(crate) use walk::project_files;

@@ -314,21 +314,16 @@ pub fn read_history(path: &Path) -> Vec<String> {
     out
 }
 
-/// Project files (relative, `/`-separated, gitignore-aware, sorted), at most `limit`.
+/// Project files for `@path` completion: relative, `/`-separated, sorted, at most `limit`,
+/// under the same ignore rules as the tools (a file offered is one a model can read), without
+/// hidden files and folders (`.env` is not suggested for attaching) or versus's `.versus/`.
 pub fn list_files(project: &Path, limit: usize) -> Vec<String> {
-    let mut files: Vec<String> = ignore::WalkBuilder::new(project)
-        .hidden(true)
-        .build()
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter_map(|e| {
-            e.path()
-                .strip_prefix(project)
-                .ok()
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-        })
-        .take(limit)
-        .collect();
+    let Ok(root) = project.canonicalize() else {
+        return Vec::new();
+    };
+    let mut files = crate::tools::project_files(&root, limit, |rel| {
+        !rel.split('/').any(|part| part.starts_with('.'))
+    });
     files.sort();
     files
 }
@@ -359,5 +354,20 @@ mod tests {
         std::fs::write(dir.path().join("a.md"), "").unwrap();
         std::fs::write(dir.path().join(".versus/x"), "").unwrap();
         assert_eq!(list_files(dir.path(), 10), ["a.md", "src/b.rs"]);
+    }
+
+    #[test]
+    fn files_follow_the_tools_ignore_rules_outside_git_too() {
+        // Not a repository: the `.gitignore` still applies, as it does for the tools (the
+        // list offered `build/out.rs` before); one above the project does not.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "*.md\n").unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(project.join("build")).unwrap();
+        std::fs::write(project.join(".gitignore"), "build/\n").unwrap();
+        std::fs::write(project.join("build/out.rs"), "").unwrap();
+        std::fs::write(project.join("a.md"), "").unwrap();
+        std::fs::write(project.join("lib.rs"), "").unwrap();
+        assert_eq!(list_files(&project, 10), ["a.md", "lib.rs"]);
     }
 }

@@ -273,6 +273,29 @@ impl<T> Drop for Local<'_, T> {
     }
 }
 
+/// The files of the project at the canonical `root` as the tools see them (its ignore rules,
+/// no `.git`), relative and `/`-separated, in path order: the first `limit` that `keep`
+/// accepts. For lists offered to the user (the TUI's `@path` completion), so they name the
+/// same files a model can list and search.
+pub(crate) fn project_files(root: &Path, limit: usize, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    let Ok(top) = ProjectPath::resolve(root, ".") else {
+        return Vec::new();
+    };
+    let Ok(walk) = Walk::new(root, &top) else {
+        return Vec::new();
+    };
+    let mut builder = walk.builder(None);
+    builder.sort_by_file_name(|a, b| a.cmp(b));
+    builder
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| walk.rel_to_root(e.path()))
+        .filter(|rel| keep(rel))
+        .take(limit)
+        .collect()
+}
+
 /// A relative path as models see it: `/`-separated, lossy for names that are not UTF-8.
 fn slash_path(rel: &Path) -> String {
     let mut out = String::new();
