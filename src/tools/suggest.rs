@@ -5,8 +5,7 @@
 
 use std::path::Path;
 
-use super::walk::Walk;
-use crate::workspace::ProjectPath;
+use super::walk::project_files;
 
 /// Up to `max` existing files whose path is close to `wanted` (relative, `/`-separated), in the
 /// project at the canonical `root`.
@@ -17,25 +16,7 @@ pub fn similar_paths(root: &Path, wanted: &str, max: usize) -> Vec<String> {
     let mut scored: Vec<(f64, String)> = Vec::new();
     // The project as the other tools see it (the same ignore rules, none from above the root),
     // so a suggestion never names a file list_directory and search_files leave out.
-    let Ok(top) = ProjectPath::resolve(root, ".") else {
-        return Vec::new();
-    };
-    let Ok(walk) = Walk::new(root, &top) else {
-        return Vec::new();
-    };
-    for entry in walk
-        .builder(None)
-        .build()
-        .filter_map(Result::ok)
-        .take(MAX_SCANNED)
-    {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        let rel = rel.to_string_lossy().replace('\\', "/");
+    for rel in project_files(root, MAX_SCANNED, |_| true) {
         let name = rel.rsplit('/').next().unwrap_or(&rel).to_lowercase();
         let by_name = strsim::normalized_levenshtein(&wanted_name, &name);
         let by_path = strsim::normalized_levenshtein(&wanted_lower, &rel.to_lowercase());
