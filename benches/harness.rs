@@ -794,7 +794,11 @@ fn bench_overhead() {
             r["step_request_build_ms"].as_f64().unwrap()
         );
     }
-    println!("\nCPU per step (each step's share of the process CPU while it was open):\n");
+    println!(
+        "\nCPU per step (each step's share of the process CPU while it was open; target for 16 \
+         models: p50 < 0.3 ms, the machine's speed drifts by about a fifth between runs, see \
+         docs/benchmarks.md):\n"
+    );
     println!(
         "| models | p50 | p90 | mean (all CPU / steps) | after every workspace is ready: steps | p50 | p90 |\n|---|---|---|---|---|---|---|"
     );
