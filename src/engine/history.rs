@@ -135,7 +135,7 @@ const TOKENS_PER_IMAGE: usize = 1_600;
 
 /// A conservative size of a conversation in tokens: four bytes of text per token, which
 /// over-counts code and English a little, so compaction happens early rather than late; each
-/// image counts as [`TOKENS_PER_IMAGE`].
+/// image counts as `TOKENS_PER_IMAGE`.
 pub fn estimate_tokens(messages: &[Message]) -> u64 {
     let bytes: usize = messages
         .iter()

@@ -6,7 +6,7 @@
 //! [`Binding`]s: key chords, the [`KeyAction`] they trigger, a short hint label and the long
 //! help text. Handlers call [`action`] and match on the action, never on a raw key code; a
 //! printable character no binding takes is text (the prompt, a search, a comment). Adding a key
-//! is one entry in [`table`] and one arm in the handler of its context.
+//! is one entry in `table` and one arm in the handler of its context.
 
 mod table;
 #[cfg(test)]

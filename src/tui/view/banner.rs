@@ -9,7 +9,7 @@ use super::super::state::App;
 use super::super::wrap;
 
 /// Draws the banner (nothing when its area is empty): its lines wrapped at words as the
-/// layout counts them ([`rows`]); when the area is too low for all of them, the last row shown
+/// layout counts them (`rows`); when the area is too low for all of them, the last row shown
 /// ends with `…`, so the cut shows.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     if area.height == 0 {

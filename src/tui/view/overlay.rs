@@ -1,9 +1,9 @@
 //! Overlays over the panel area: `/help` (keys and commands) and titled text (`/config`,
 //! `/models`, `/stats`). Arrows and pages scroll a long one; any other key closes them. The
-//! keys section of `/help` is the key table, context by context ([`keymap::help_rows`]).
+//! keys section of `/help` is the key table, context by context ([`crate::tui::keymap::help_rows`]).
 //!
-//! The overlay wraps its text itself ([`wrap::hanging`]): a `/help` description goes on under
-//! its own column, an indented line of a text overlay keeps its indent ([`wrap::indented`]), and the scrolling and the title's `(a-b of N)` count the rows drawn, so
+//! The overlay wraps its text itself ([`crate::tui::wrap::hanging`]): a `/help` description goes on under
+//! its own column, an indented line of a text overlay keeps its indent ([`crate::tui::wrap::indented`]), and the scrolling and the title's `(a-b of N)` count the rows drawn, so
 //! scrolling to the end shows the last row at every size.
 
 use ratatui::Frame;
