@@ -21,6 +21,7 @@ use ignore::{WalkBuilder, WalkState};
 use serde::{Deserialize, Serialize};
 
 use super::error::WorkspaceError;
+use super::ignore_rules::IgnoreRules;
 
 /// Whether a base entry is a regular file or a symlink (kept as a link, never followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,24 +151,36 @@ pub(crate) fn diff_maps(
 }
 
 /// The ignore-aware walker every capture and copy uses, so they agree on the file set.
+///
+/// The rules are the tools' ([`IgnoreRules`]), read as git reads them: from the root of the
+/// repository holding the project down (a project in a subfolder of its repository gets the
+/// repository's `.gitignore` too), never from folders above that repository (a `.gitignore` in
+/// the user's home is not the project's); a project outside any repository starts at its own
+/// folder.
 pub(crate) fn walker(root: &Path) -> WalkBuilder {
+    let rules = IgnoreRules::new(&rules_top(root));
     let mut builder = WalkBuilder::new(root);
     builder
-        .hidden(false)
+        .standard_filters(false)
         .follow_links(false)
-        .require_git(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(true)
-        .ignore(true)
-        .parents(true)
         // `.git` is a folder in a repository and a file in a worktree: skip both. `.versus`
         // holds versus' own sessions and reports: never part of the project a model sees
         // (outside git no ignore rule hides it).
-        .filter_entry(|entry| {
-            entry.file_name() != ".git" && !(entry.depth() == 1 && entry.file_name() == ".versus")
+        .filter_entry(move |entry| {
+            entry.file_name() != ".git"
+                && !(entry.depth() == 1 && entry.file_name() == ".versus")
+                && !rules.ignored(entry.path(), entry.file_type().is_some_and(|t| t.is_dir()))
         });
     builder
+}
+
+/// Where the ignore rules of the project at `root` start: the nearest folder from `root` up
+/// that holds a `.git` (folder or file), else `root` itself.
+fn rules_top(root: &Path) -> PathBuf {
+    root.ancestors()
+        .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
+        .unwrap_or(root)
+        .to_path_buf()
 }
 
 /// Walks `root` in parallel and hashes every file and symlink.
@@ -324,6 +337,30 @@ mod tests {
             base.get("src/main.rs").unwrap().hash,
             hash_bytes(b"fn main() {}")
         );
+    }
+
+    #[test]
+    fn capture_reads_ignore_files_from_the_repository_root_down_and_none_above() {
+        let d = tempfile::tempdir().unwrap();
+        // Above the repository: not the project's rules (git never reads them).
+        write(d.path(), ".gitignore", "*.rs\n");
+        let repo = d.path().join("repo");
+        write(&repo, ".gitignore", "*.log\n");
+        write(&repo, ".git/info/exclude", "*.tmp\n");
+        write(&repo, "pkg/lib.rs", "x");
+        write(&repo, "pkg/debug.log", "x");
+        write(&repo, "pkg/scratch.tmp", "x");
+        // A project in a subfolder of its repository gets the repository's rules.
+        let base = Base::capture(&repo.join("pkg")).unwrap();
+        let keys: Vec<&str> = base.entries().keys().map(String::as_str).collect();
+        assert_eq!(keys, vec!["lib.rs"]);
+        // Outside any repository a project's rules start at its own folder.
+        let plain = d.path().join("plain");
+        write(&plain, "a.rs", "x");
+        write(&plain, "b.log", "x");
+        let base = Base::capture(&plain).unwrap();
+        let keys: Vec<&str> = base.entries().keys().map(String::as_str).collect();
+        assert_eq!(keys, vec!["a.rs", "b.log"]);
     }
 
     #[cfg(unix)]

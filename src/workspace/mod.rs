@@ -9,6 +9,7 @@ mod copy;
 pub mod cow;
 mod direct;
 mod error;
+mod ignore_rules;
 mod manager;
 mod overlay;
 mod path;
@@ -20,6 +21,7 @@ pub use base::{Base, BaseEntry, BaseKind, DirChange};
 pub use changeset::{ChangeKind, ChangeSet, ChangeSetError, FileChange, Hunk};
 pub use direct::DirectView;
 pub use error::WorkspaceError;
+pub(crate) use ignore_rules::IgnoreRules;
 pub use manager::{
     Isolation, SETUP_TIMEOUT, Workspace, clean_workspaces, clean_workspaces_in, cleanup_leftovers,
     cleanup_leftovers_in, default_parent,

@@ -3,8 +3,8 @@
 //!
 //! list_directory, search_files and search_code must agree on what "the project" is, so the
 //! rules live here once: `.gitignore` (also outside git repositories), `.ignore`,
-//! `.git/info/exclude` and the global gitignore are honoured (`rules`: compiled once per file,
-//! not once per walk); hidden files are shown (a model
+//! `.git/info/exclude` and the global gitignore are honoured (`workspace::IgnoreRules`: compiled
+//! once per file, not once per walk); hidden files are shown (a model
 //! needs `.github/` and `.env.example`) but `.git` never is; symlinks are reported, not followed
 //! (a link may point outside the project).
 //!
@@ -16,7 +16,6 @@
 
 mod glob;
 mod overlay;
-mod rules;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -26,11 +25,10 @@ use ignore::{DirEntry, WalkBuilder, WalkState};
 
 pub(crate) use glob::compile_glob;
 pub(crate) use overlay::Overlay;
-use rules::IgnoreRules;
 
 use super::ToolError;
 use super::suggest::did_you_mean;
-use crate::workspace::{EntryKind, FileView, ProjectPath};
+use crate::workspace::{EntryKind, FileView, IgnoreRules, ProjectPath};
 
 /// What a path argument names in the model's view (disk merged with pending changes).
 #[derive(Debug, Clone)]
@@ -174,8 +172,8 @@ impl Walk {
             &self.start
         };
         let mut builder = WalkBuilder::new(origin);
-        // The walker only walks; the ignore rules are ours (`rules`), compiled once per file
-        // instead of once per walk.
+        // The walker only walks; the ignore rules are ours (`IgnoreRules`), compiled once per
+        // file instead of once per walk.
         builder
             .standard_filters(false)
             .follow_links(false)

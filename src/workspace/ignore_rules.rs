@@ -266,7 +266,7 @@ mod tests {
 
     use ignore::WalkBuilder;
 
-    use super::super::{Walk, cores};
+    use super::IgnoreRules;
 
     /// Every file and folder below `origin` that a walk keeps, relative to it, sorted.
     fn kept(builder: &WalkBuilder, origin: &Path) -> Vec<String> {
@@ -286,16 +286,18 @@ mod tests {
         out
     }
 
-    /// Our walk of `origin`, as a walk of an explicitly named folder is built.
+    /// A walk of `origin` under these rules, as the tools and the capture build theirs.
     fn ours(origin: &Path) -> Vec<String> {
-        let walk = Walk {
-            root: origin.to_path_buf(),
-            start: origin.to_path_buf(),
-            base_depth: 0,
-            chain: None,
-            threads: cores(),
-        };
-        kept(&walk.builder(None), origin)
+        let rules = IgnoreRules::new(origin);
+        let mut builder = WalkBuilder::new(origin);
+        builder
+            .standard_filters(false)
+            .follow_links(false)
+            .filter_entry(move |e| {
+                e.file_name() != ".git"
+                    && !rules.ignored(e.path(), e.file_type().is_some_and(|t| t.is_dir()))
+            });
+        kept(&builder, origin)
     }
 
     /// The `ignore` crate's own stack configured as the walks were before this module: the
