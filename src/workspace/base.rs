@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::WorkspaceError;
 use super::ignore_rules::IgnoreRules;
+use super::manager::MARKER;
 
 /// Whether a base entry is a regular file or a symlink (kept as a link, never followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,10 +176,17 @@ pub(crate) fn walker(root: &Path) -> WalkBuilder {
 }
 
 /// Where the ignore rules of the project at `root` start: the nearest folder from `root` up
-/// that holds a `.git` (folder or file), else `root` itself.
+/// that holds a `.git` (folder or file) or is a workspace's tree (nothing above a workspace is
+/// the project's: a copy has no `.git`, and the folders above it may belong to a repository of
+/// their own, a dotfiles repository in the home folder ignoring `*`), else `root` itself.
 fn rules_top(root: &Path) -> PathBuf {
     root.ancestors()
-        .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
+        .find(|dir| {
+            fs::symlink_metadata(dir.join(".git")).is_ok()
+                || dir
+                    .parent()
+                    .is_some_and(|folder| folder.join(MARKER).is_file())
+        })
         .unwrap_or(root)
         .to_path_buf()
 }

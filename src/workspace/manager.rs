@@ -36,7 +36,7 @@ use super::worktree::{CreatedCheckout, create_checkout, prune_dead_worktrees};
 use crate::exec::{Sandbox, SandboxSettings, WorkspaceDirs};
 
 /// Name of the marker file in each workspace folder.
-const MARKER: &str = "versus-workspace.json";
+pub(crate) const MARKER: &str = "versus-workspace.json";
 
 /// Bytes of setup output kept in an error (the tail, where the failure usually is).
 const SETUP_OUTPUT_TAIL: usize = 4000;

@@ -319,6 +319,29 @@ async fn a_project_in_a_subfolder_of_its_repository_gets_a_worktree_rooted_there
 }
 
 #[test]
+fn workspaces_inside_a_repository_that_ignores_everything_still_see_their_files() {
+    // The workspace parent lies inside a repository whose `.gitignore` says `*` (a dotfiles
+    // repository in the home folder, where the default parent lives): none of that is the
+    // project's. The scan that finds bash's changes reads the rules from the workspace's tree
+    // down, as the capture reads them from the project's repository down.
+    let (_tmp, root) = repo();
+    let base = Base::capture(&root).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().canonicalize().unwrap();
+    git(&home, &["init", "-q"]);
+    write(&home, ".gitignore", "*\n");
+    for mode in [Isolation::Worktree, Isolation::Copy] {
+        let ws = Workspace::create_in(&home.join(".cache/ws"), mode, &base, "dot").unwrap();
+        assert_eq!(ws.mode(), mode);
+        assert_eq!(base.diff_dir(ws.root()).unwrap(), vec![], "{mode:?}");
+        write(ws.root(), "made_by_bash.txt", "new\n");
+        let changes = base.diff_dir(ws.root()).unwrap();
+        assert_eq!(changes.len(), 1, "{mode:?}: {changes:?}");
+        assert_eq!(changes[0].path(), "made_by_bash.txt");
+    }
+}
+
+#[test]
 fn a_worktree_workspace_gets_no_git_template_files() {
     // git's template folder holds hook samples and, when the user configured
     // `init.templateDir`, possibly real hooks: none of it belongs in a model's repository (a
