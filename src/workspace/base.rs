@@ -178,17 +178,33 @@ pub(crate) fn walker(root: &Path) -> WalkBuilder {
 /// Where the ignore rules of the project at `root` start: the nearest folder from `root` up
 /// that holds a `.git` (folder or file) or is a workspace's tree (nothing above a workspace is
 /// the project's: a copy has no `.git`, and the folders above it may belong to a repository of
-/// their own, a dotfiles repository in the home folder ignoring `*`), else `root` itself.
+/// their own, a dotfiles repository in the home folder ignoring `*`), else `root` itself; and
+/// `root` itself when that repository ignores the project's folder.
 fn rules_top(root: &Path) -> PathBuf {
-    root.ancestors()
+    let top = root
+        .ancestors()
         .find(|dir| {
             fs::symlink_metadata(dir.join(".git")).is_ok()
                 || dir
                     .parent()
                     .is_some_and(|folder| folder.join(MARKER).is_file())
         })
-        .unwrap_or(root)
-        .to_path_buf()
+        .unwrap_or(root);
+    if top != root {
+        // The project's folder (or one on the way to it) ignored by the repository around it,
+        // as a dotfiles repository at home ignoring `*` ignores everything below: the user
+        // named this folder, so it is walked under its own rules, as `rg` walks a folder it is
+        // given even when it is ignored.
+        let rules = IgnoreRules::new(top);
+        if root
+            .ancestors()
+            .take_while(|dir| *dir != top)
+            .any(|dir| rules.ignored(dir, true))
+        {
+            return root.to_path_buf();
+        }
+    }
+    top.to_path_buf()
 }
 
 /// Walks `root` in parallel and hashes every file and symlink.
@@ -362,6 +378,17 @@ mod tests {
         let base = Base::capture(&repo.join("pkg")).unwrap();
         let keys: Vec<&str> = base.entries().keys().map(String::as_str).collect();
         assert_eq!(keys, vec!["lib.rs"]);
+        // A project the repository around it ignores (a dotfiles repository at home ignoring
+        // `*`): the user named it, it is captured under its own rules.
+        let home = d.path().join("home");
+        write(&home, ".git/HEAD", "ref: refs/heads/main\n");
+        write(&home, ".gitignore", "*\n");
+        write(&home, "scratch/proj/main.rs", "x");
+        write(&home, "scratch/proj/.gitignore", "*.log\n");
+        write(&home, "scratch/proj/x.log", "x");
+        let base = Base::capture(&home.join("scratch/proj")).unwrap();
+        let keys: Vec<&str> = base.entries().keys().map(String::as_str).collect();
+        assert_eq!(keys, vec![".gitignore", "main.rs"]);
         // Outside any repository a project's rules start at its own folder.
         let plain = d.path().join("plain");
         write(&plain, "a.rs", "x");

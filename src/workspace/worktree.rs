@@ -74,6 +74,12 @@ pub(crate) fn create_checkout(
         return Ok(None);
     };
     let prefix = project.strip_prefix(&workdir).unwrap_or(Path::new(""));
+    // A project its repository ignores (a folder under a dotfiles repository at home that
+    // ignores `*`) is not in that repository's checkout, nor in its status: the capture takes
+    // it under its own rules, and only a copy holds it.
+    if !prefix.as_os_str().is_empty() && repo.is_path_ignored(prefix).unwrap_or(false) {
+        return Ok(None);
+    }
     let git_dir = repo.commondir().to_path_buf();
     let objects = folder.join(BASE_OBJECTS);
     link_objects(&git_dir.join("objects"), &objects)?;

@@ -342,6 +342,35 @@ fn workspaces_inside_a_repository_that_ignores_everything_still_see_their_files(
 }
 
 #[test]
+fn a_project_its_repository_ignores_is_copied_whole() {
+    // ~/scratch/proj under a dotfiles repository at home that ignores `*`: the capture takes
+    // the project under its own rules, and the workspace must hold the same files (a checkout
+    // of the home repository would hold none of them, and every file would look deleted).
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().canonicalize().unwrap();
+    git(&home, &["init", "-q"]);
+    write(&home, ".gitignore", "*\n");
+    write(&home, ".bashrc", "alias ll='ls -l'\n");
+    git(&home, &["add", "-f", ".gitignore", ".bashrc"]);
+    git(&home, &["commit", "-q", "-m", "dotfiles"]);
+    let project = home.join("scratch/proj");
+    write(&project, "main.rs", "fn main() {}\n");
+    write(&project, ".gitignore", "*.log\n");
+    write(&project, "debug.log", "noise\n");
+    let base = Base::capture(&project).unwrap();
+    let keys: Vec<&str> = base.entries().keys().map(String::as_str).collect();
+    assert_eq!(keys, vec![".gitignore", "main.rs"]);
+    let ws = Workspace::create(Isolation::Worktree, &base, "ignored").unwrap();
+    assert_eq!(
+        ws.mode(),
+        Isolation::Copy,
+        "a checkout of the home repository"
+    );
+    assert_eq!(base.diff_dir(ws.root()).unwrap(), vec![]);
+    assert!(ws.root().join("main.rs").is_file());
+}
+
+#[test]
 fn a_worktree_workspace_gets_no_git_template_files() {
     // git's template folder holds hook samples and, when the user configured
     // `init.templateDir`, possibly real hooks: none of it belongs in a model's repository (a
