@@ -190,21 +190,27 @@ fn rules_top(root: &Path) -> PathBuf {
                     .is_some_and(|folder| folder.join(MARKER).is_file())
         })
         .unwrap_or(root);
-    if top != root {
-        // The project's folder (or one on the way to it) ignored by the repository around it,
-        // as a dotfiles repository at home ignoring `*` ignores everything below: the user
-        // named this folder, so it is walked under its own rules, as `rg` walks a folder it is
-        // given even when it is ignored.
-        let rules = IgnoreRules::new(top);
-        if root
-            .ancestors()
-            .take_while(|dir| *dir != top)
-            .any(|dir| rules.ignored(dir, true))
-        {
-            return root.to_path_buf();
-        }
+    // The project's folder (or one on the way to it) ignored by the repository around it, as
+    // a dotfiles repository at home ignoring `*` ignores everything below: the user named this
+    // folder, so it is walked under its own rules, as `rg` walks a folder it is given even
+    // when it is ignored.
+    if ignored_by_repository(root, top) {
+        return root.to_path_buf();
     }
     top.to_path_buf()
+}
+
+/// Whether the rules of the repository at `top` ignore the folder `root` below it (or a
+/// folder on the way to it). The capture then takes `root` under its own rules, and a
+/// workspace must be a copy: that repository's checkout and status do not hold it.
+pub(crate) fn ignored_by_repository(root: &Path, top: &Path) -> bool {
+    if root == top || !root.starts_with(top) {
+        return false;
+    }
+    let rules = IgnoreRules::new(top);
+    root.ancestors()
+        .take_while(|dir| *dir != top)
+        .any(|dir| rules.ignored(dir, true))
 }
 
 /// Walks `root` in parallel and hashes every file and symlink.

@@ -77,7 +77,7 @@ pub(crate) fn create_checkout(
     // A project its repository ignores (a folder under a dotfiles repository at home that
     // ignores `*`) is not in that repository's checkout, nor in its status: the capture takes
     // it under its own rules, and only a copy holds it.
-    if !prefix.as_os_str().is_empty() && repo.is_path_ignored(prefix).unwrap_or(false) {
+    if super::base::ignored_by_repository(project, &workdir) {
         return Ok(None);
     }
     let git_dir = repo.commondir().to_path_buf();

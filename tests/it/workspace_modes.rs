@@ -349,7 +349,9 @@ fn a_project_its_repository_ignores_is_copied_whole() {
     let home = tempfile::tempdir().unwrap();
     let home = home.path().canonicalize().unwrap();
     git(&home, &["init", "-q"]);
-    write(&home, ".gitignore", "*\n");
+    // Folders only (`scratch/`): the checkout must be refused by the same rules the capture
+    // applies, which see that the project's folder lies in an ignored one.
+    write(&home, ".gitignore", "scratch/\n");
     write(&home, ".bashrc", "alias ll='ls -l'\n");
     git(&home, &["add", "-f", ".gitignore", ".bashrc"]);
     git(&home, &["commit", "-q", "-m", "dotfiles"]);
