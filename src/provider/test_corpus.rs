@@ -487,9 +487,43 @@ fn histories(api: &str, model: &str) -> Vec<(&'static str, Vec<Message>)> {
     ]
 }
 
-/// JSON text as a value: the wires' expected bodies.
+/// JSON text as a value: the wires' expected bodies. `"$EDIT_PARAMETERS"` stands for the
+/// `edit` tool's schema of [`tools`], for the wires that send a schema as it is given.
 pub(crate) fn expected(text: &str) -> serde_json::Value {
-    serde_json::from_str(text).unwrap()
+    let schema = tools()
+        .into_iter()
+        .find(|t| t.name == "edit")
+        .map(|t| t.parameters.to_string())
+        .unwrap();
+    serde_json::from_str(&text.replace("\"$EDIT_PARAMETERS\"", &schema)).unwrap()
+}
+
+/// The pinned exact bodies of a wire: [`rich_request`] with vision on gives `rich`,
+/// [`plain_request`] with vision off gives `plain` (as the wire's `body` builds them for the
+/// request's replay tag). Pinned when the bodies became typed structs: the same values the old
+/// `serde_json::Value` builders produced (a corpus test compared the two on every request of
+/// [`corpus`] before those builders were removed).
+pub(crate) fn assert_exact_bodies(
+    api: &str,
+    model: &str,
+    body: impl Fn(&ModelRequest, &str, bool) -> Value,
+    rich: &str,
+    plain: &str,
+) {
+    let request = rich_request(api, model);
+    let tag = crate::model::replay_tag(api, &request.model);
+    assert_eq!(
+        body(&request, &tag, true),
+        expected(rich),
+        "rich request, vision on"
+    );
+    let request = plain_request(api, model);
+    let tag = crate::model::replay_tag(api, &request.model);
+    assert_eq!(
+        body(&request, &tag, false),
+        expected(plain),
+        "plain request, vision off"
+    );
 }
 
 /// A request with much of the corpus in one history (this model's tool loop, state from

@@ -142,6 +142,38 @@ fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
     terminal
 }
 
+/// One model whose edit failed (its error result `output_bytes` long) and whose provider then
+/// failed: the error scene the whole-screen and the per-widget snapshots share.
+pub(crate) fn tool_error(output_bytes: usize) -> App {
+    let mut a = app(&["demo/sloppy"]);
+    start_turn(&mut a, "Fix it");
+    agent(&mut a, 0, AgentEvent::StepStarted { step: 1 });
+    tool(
+        &mut a,
+        0,
+        "e1",
+        "edit_file",
+        r#"{"path":"src/lib.rs","old_string":"x","new_string":"y"}"#,
+    );
+    result(
+        &mut a,
+        0,
+        "e1",
+        "edit_file",
+        Some("old_string not found in src/lib.rs; read the file again"),
+        output_bytes,
+    );
+    agent(
+        &mut a,
+        0,
+        AgentEvent::Error {
+            message: "provider error: 500 upstream".into(),
+            context_overflow: false,
+        },
+    );
+    a
+}
+
 /// Two models mid-run: text streaming with Markdown, a finished tool call, one still running.
 pub(crate) fn streaming(models: &[&str]) -> App {
     let mut a = app(models);
@@ -186,32 +218,7 @@ fn panels_streaming() {
 
 #[test]
 fn a_tool_error_is_red_with_its_message() {
-    let mut a = app(&["demo/sloppy"]);
-    start_turn(&mut a, "Fix it");
-    agent(&mut a, 0, AgentEvent::StepStarted { step: 1 });
-    tool(
-        &mut a,
-        0,
-        "e1",
-        "edit_file",
-        r#"{"path":"src/lib.rs","old_string":"x","new_string":"y"}"#,
-    );
-    result(
-        &mut a,
-        0,
-        "e1",
-        "edit_file",
-        Some("old_string not found in src/lib.rs; read the file again"),
-        61,
-    );
-    agent(
-        &mut a,
-        0,
-        AgentEvent::Error {
-            message: "provider error: 500 upstream".into(),
-            context_overflow: false,
-        },
-    );
+    let mut a = tool_error(61);
     agent(
         &mut a,
         0,

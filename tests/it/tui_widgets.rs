@@ -35,7 +35,7 @@ use versus::workspace::Base;
 use crate::tui_review::{conflict_dialog, project, reviewed};
 use crate::tui_snapshots::{
     agent, app as snapshot_app, ctrl, key, result, send, start_turn,
-    streaming as snapshot_streaming, text as say, tool, typed, usage,
+    streaming as snapshot_streaming, text as say, tool, tool_error, typed, usage,
 };
 use crate::util::screen_rows;
 
@@ -360,32 +360,8 @@ fn panel_zoomed_shows_its_place() {
 
 #[test]
 fn panel_tool_error() {
-    let mut a = app(&["demo/sloppy"]);
-    start_turn(&mut a, "Fix it");
-    agent(&mut a, 0, AgentEvent::StepStarted { step: 1 });
-    tool(
-        &mut a,
-        0,
-        "e1",
-        "edit_file",
-        r#"{"path":"src/lib.rs","old_string":"x","new_string":"y"}"#,
-    );
-    result(
-        &mut a,
-        0,
-        "e1",
-        "edit_file",
-        Some("old_string not found in src/lib.rs; read the file again"),
-        1830,
-    );
-    agent(
-        &mut a,
-        0,
-        AgentEvent::Error {
-            message: "provider error: 500 upstream".into(),
-            context_overflow: false,
-        },
-    );
+    let mut a = tool_error(1830);
+    a.size = (80, 24);
     finished(&mut a, 0, RunStop::Error, &[]);
     widget("panel_error", &mut a, first_panel);
 }

@@ -568,26 +568,13 @@ mod tests {
 
     use crate::model::replay_tag;
     use crate::provider::anthropic::API_KIND;
-    use crate::provider::test_corpus::{corpus, expected, plain_request, rich_request};
+    use crate::provider::test_corpus::{assert_exact_bodies, corpus};
 
     const MODEL: &str = "claude-x";
 
-    /// Pinned when the body became typed structs: the same value the old `serde_json::Value`
-    /// builder produced (a corpus test compared the two on every request of
-    /// `test_corpus::corpus` before that builder was removed).
     #[test]
-    fn a_request_with_much_of_the_corpus_exactly_as_sent() {
-        let request = rich_request(API_KIND, MODEL);
-        let tag = replay_tag(API_KIND, &request.model);
-        assert_eq!(body(&request, &tag, true), expected(RICH));
-    }
-
-    /// Pinned like the one above: no optional field, pictures as notes.
-    #[test]
-    fn a_request_without_options_or_vision_exactly_as_sent() {
-        let request = plain_request(API_KIND, MODEL);
-        let tag = replay_tag(API_KIND, &request.model);
-        assert_eq!(body(&request, &tag, false), expected(PLAIN));
+    fn the_rich_and_the_plain_request_exactly_as_sent() {
+        assert_exact_bodies(API_KIND, MODEL, body, RICH, PLAIN);
     }
 
     #[test]
@@ -794,32 +781,7 @@ mod tests {
     },
     {
       "description":"Edits — «quoted» \"text\"\n",
-      "input_schema":{
-        "$schema":"http://json-schema.org/draft-07/schema#",
-        "properties":{
-          "any":true,
-          "choice":{"oneOf":[{"type":"string"},{"$ref":"#/x"}]},
-          "edits":{
-            "items":{
-              "additionalProperties":false,
-              "properties":{"new":{"maxLength":10,"type":"string"},"old":{"type":"string"}},
-              "required":["old"],
-              "type":"object"
-            },
-            "minItems":1,
-            "type":"array"
-          },
-          "either":{"type":["string","number"]},
-          "kind":{"enum":["a","b"]},
-          "level":{"enum":[1,2]},
-          "mode":{"const":"fast"},
-          "offset":{"default":0.5,"minimum":0,"type":["integer","null"]},
-          "pair":{"items":[{"type":"string"},{"type":"integer"}],"type":"array"},
-          "path":{"description":"Where","format":"uri","type":"string"}
-        },
-        "required":["path","edits"],
-        "type":"object"
-      },
+      "input_schema":"$EDIT_PARAMETERS",
       "name":"edit"
     },
     {"description":"No args","input_schema":{"properties":{},"type":"object"},"name":"status"},

@@ -710,26 +710,13 @@ mod tests {
 
     use crate::model::replay_tag;
     use crate::provider::gemini::API_KIND;
-    use crate::provider::test_corpus::{corpus, expected, plain_request, rich_request};
+    use crate::provider::test_corpus::{assert_exact_bodies, corpus};
 
     const MODEL: &str = "gemini-3-pro-preview";
 
-    /// Pinned when the body became typed structs: the same value the old `serde_json::Value`
-    /// builder produced (a corpus test compared the two on every request of
-    /// `test_corpus::corpus` before that builder was removed).
     #[test]
-    fn a_request_with_much_of_the_corpus_exactly_as_sent() {
-        let request = rich_request(API_KIND, MODEL);
-        let tag = replay_tag(API_KIND, &request.model);
-        assert_eq!(body(&request, &tag, true), expected(RICH));
-    }
-
-    /// Pinned like the one above: no optional field, pictures as notes.
-    #[test]
-    fn a_request_without_options_or_vision_exactly_as_sent() {
-        let request = plain_request(API_KIND, MODEL);
-        let tag = replay_tag(API_KIND, &request.model);
-        assert_eq!(body(&request, &tag, false), expected(PLAIN));
+    fn the_rich_and_the_plain_request_exactly_as_sent() {
+        assert_exact_bodies(API_KIND, MODEL, body, RICH, PLAIN);
     }
 
     #[test]
