@@ -1901,9 +1901,7 @@ fn submitted(effects: &[Effect]) -> versus::tui::action::TurnRequest {
 fn a_comment_on_a_line_is_listed_and_sent_to_that_model() {
     let dir = project();
     let base = Base::capture(dir.path()).unwrap();
-    let mut a = reviewed(&base, false);
-    select(&mut a, GOOD);
-    key(&mut a, KeyCode::Right); // good's pricing.rs, hunk 1: line 5 replaced
+    let mut a = first_hunk_of(&base, false, GOOD); // good's pricing.rs, hunk 1: line 5 replaced
     ch(&mut a, 'M');
     assert!(
         status(&a).0.contains("no comment to send"),
@@ -1912,9 +1910,7 @@ fn a_comment_on_a_line_is_listed_and_sent_to_that_model() {
     );
     ch(&mut a, 'J');
     ch(&mut a, 'J'); // the added line 5
-    ch(&mut a, 'm');
-    typed(&mut a, "use > here");
-    key(&mut a, KeyCode::Enter);
+    comment(&mut a, "use > here");
     let review = a.review.as_ref().unwrap();
     assert_eq!(review.comments.len(), 1);
     assert_eq!(review.comments[0].place, "5");
@@ -1955,18 +1951,29 @@ fn a_comment_on_a_line_is_listed_and_sent_to_that_model() {
     );
 }
 
+/// The review with `model`'s first file open at its first hunk.
+fn first_hunk_of(base: &Base, blind: bool, model: &str) -> App {
+    let mut a = reviewed(base, blind);
+    select(&mut a, model);
+    key(&mut a, KeyCode::Right);
+    a
+}
+
+/// Writes a review comment `text` at the hunk (or line) on screen: `m`, the text, Enter.
+fn comment(a: &mut App, text: &str) {
+    ch(a, 'm');
+    typed(a, text);
+    key(a, KeyCode::Enter);
+}
+
 /// A comment written and not sent is not dropped silently by the next prompt: the first Enter
 /// asks, the second sends the prompt (and a command never asks).
 #[test]
 fn a_new_prompt_asks_before_unsent_comments_are_dropped() {
     let dir = project();
     let base = Base::capture(dir.path()).unwrap();
-    let mut a = reviewed(&base, false);
-    select(&mut a, GOOD);
-    key(&mut a, KeyCode::Right);
-    ch(&mut a, 'm');
-    typed(&mut a, "keep the old name");
-    key(&mut a, KeyCode::Enter);
+    let mut a = first_hunk_of(&base, false, GOOD);
+    comment(&mut a, "keep the old name");
     assert_eq!(a.review.as_ref().unwrap().comments.len(), 1);
     key(&mut a, KeyCode::Esc); // back to the prompt
     typed(&mut a, "now add tests");
@@ -1988,12 +1995,8 @@ fn a_new_prompt_asks_before_unsent_comments_are_dropped() {
 fn comments_on_hunks_can_be_removed() {
     let dir = project();
     let base = Base::capture(dir.path()).unwrap();
-    let mut a = reviewed(&base, false);
-    select(&mut a, GOOD);
-    key(&mut a, KeyCode::Right);
-    ch(&mut a, 'm');
-    typed(&mut a, "whole hunk");
-    key(&mut a, KeyCode::Enter);
+    let mut a = first_hunk_of(&base, false, GOOD);
+    comment(&mut a, "whole hunk");
     let c = a.review.as_ref().unwrap().comments[0].clone();
     assert_eq!(c.place, "2-8");
     assert!(
@@ -2014,9 +2017,7 @@ fn comments_on_hunks_can_be_removed() {
             .0
             .contains("removed the comment on src/pricing.rs:2-8")
     );
-    ch(&mut a, 'm');
-    typed(&mut a, "x");
-    key(&mut a, KeyCode::Enter);
+    comment(&mut a, "x");
     ch(&mut a, 'm');
     key(&mut a, KeyCode::Backspace);
     key(&mut a, KeyCode::Enter);
@@ -2075,12 +2076,8 @@ fn comments_to_all_models_name_the_alias_in_blind_mode() {
 fn a_comment_sent_to_one_model_in_blind_mode_does_not_name_it() {
     let dir = project();
     let base = Base::capture(dir.path()).unwrap();
-    let mut a = reviewed(&base, true);
-    select(&mut a, SLOPPY);
-    key(&mut a, KeyCode::Right);
-    ch(&mut a, 'm');
-    typed(&mut a, "why this?");
-    key(&mut a, KeyCode::Enter);
+    let mut a = first_hunk_of(&base, true, SLOPPY);
+    comment(&mut a, "why this?");
     let request = submitted(&ch(&mut a, 'M'));
     assert_eq!(
         request
