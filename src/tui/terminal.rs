@@ -139,24 +139,17 @@ pub fn notify(bytes: &str) {
     let _ = stdout.flush();
 }
 
-/// Runs an interactive shell in `dir` with the terminal given back to it, then takes the
-/// terminal over again ("open workspace"). The caller redraws everything afterwards. The
-/// shell is `$SHELL`, else `/bin/sh`; `VERSUS_WORKSPACE` names the model inside it (its alias
-/// while names are hidden, when the shell starts from a link named after the alias and `PWD`
-/// says so, so its prompt does not show the real folder).
+/// Runs the review's shell (`o`) in a model's workspace, inside that model's sandbox
+/// ([`super::engine::ShellRequest::command`]), with the terminal given back to it, then takes
+/// the terminal over again. The caller redraws everything afterwards.
 pub fn run_shell(request: &super::engine::ShellRequest) -> io::Result<std::process::ExitStatus> {
+    let command = request.command().map_err(io::Error::other);
     restore();
-    let shell = std::env::var_os("SHELL")
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "/bin/sh".into());
-    let mut out = io::stderr();
-    let _ = writeln!(out, "{}", request.banner());
-    let dir = request.start_dir();
-    let status = std::process::Command::new(&shell)
-        .current_dir(dir)
-        .env("PWD", dir)
-        .env("VERSUS_WORKSPACE", &request.shown)
-        .status();
+    let status = command.and_then(|mut command| {
+        let mut out = io::stderr();
+        let _ = writeln!(out, "{}", request.banner());
+        command.status()
+    });
     resume()?;
     status
 }

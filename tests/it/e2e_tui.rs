@@ -1295,3 +1295,105 @@ fn v_compares_two_models_in_a_real_terminal() {
     tmux.press("Escape");
     tmux.wait_for(&["story.txt · modified · +2 -2 · hunk 1/2"]);
 }
+
+/// Issue 21 item 2: the review's shell (`o`) opened in a workspace whose git config, aliases
+/// and hooks the model wrote. The first `git status` there (typed, or run by a git-aware
+/// prompt) used to run the model's `core.fsmonitor` on the host with versus's keys. Now the
+/// shell runs in the model's sandbox: whatever the model's config runs stays in its
+/// workspace, and the shell has no keys. Played as the test user and as an unprivileged one.
+#[test]
+fn the_review_shell_runs_the_models_git_config_only_inside_its_sandbox() {
+    use util::users::{Who, give_away};
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    for who in Who::BOTH {
+        let tmp = util::Dir::new();
+        let proj = tmp.path().join("project");
+        review_project(&proj);
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let o = outside.display();
+        let configure = format!(
+            "git config core.fsmonitor 'env > {o}/fsmonitor-env; touch {o}/fsmonitor-ran; false' \
+             && git config core.pager 'touch {o}/pager-ran; cat' \
+             && git config alias.st '!touch {o}/alias-ran' \
+             && printf '#!/bin/sh\\ntouch {o}/hook-ran\\n' > .git/hooks/post-checkout \
+             && chmod +x .git/hooks/post-checkout && echo configured"
+        );
+        let steps = [
+            serde_json::json!({"tools": [{"name": "bash", "args": {"command": configure}}]}),
+            serde_json::json!({"tools": [{"name": "edit_file", "args": {"path": "notes.txt",
+                "old_string": "hello\n", "new_string": "hello, shell\n"}}]}),
+            serde_json::json!({"say": "HOSTILE-DONE"}),
+        ];
+        let script: String = steps.iter().map(|s| format!("{s}\n")).collect();
+        std::fs::write(proj.join("hostile.jsonl"), script).unwrap();
+        let config = tmp.write("empty.toml", "");
+        let workspaces = tmp.path().join("tmp");
+        std::fs::create_dir_all(&workspaces).unwrap();
+        give_away(tmp.path(), who);
+        let tmux = Tmux::start(
+            if who == Who::Me {
+                "shell-me"
+            } else {
+                "shell-nobody"
+            },
+            130,
+            40,
+        );
+        let setpriv = if who.drops() {
+            "setpriv --reuid=65534 --regid=65534 --clear-groups -- "
+        } else {
+            ""
+        };
+        tmux.type_text(&format!(
+            "OPENAI_API_KEY=sk-shell-canary NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 \
+             TMPDIR={} {setpriv}{} -C {} --config {} -m demo/hostile.jsonl; echo EXIT=$?",
+            workspaces.display(),
+            env!("CARGO_BIN_EXE_versus"),
+            proj.display(),
+            config.display()
+        ));
+        tmux.press("Enter");
+        tmux.wait_for(&["turn 0"]);
+        tmux.type_text("configure your git");
+        tmux.press("Enter");
+        tmux.wait_for(&["review · turn 1 · 1/1 finished"]);
+        tmux.press("o");
+        let banner = tmux.wait_for(&["a shell in the workspace of demo/hostile.jsonl"]);
+        assert!(
+            banner
+                .replace('\n', "")
+                .contains("sandboxed like the model's own commands"),
+            "{banner}"
+        );
+        tmux.type_text(
+            "git status >/dev/null 2>&1; git st; git log -1 >/dev/null; git checkout -q -b x; \
+             echo \"KEY=${OPENAI_API_KEY:-none}-END\"",
+        );
+        tmux.press("Enter");
+        let screen = tmux.wait_for(&["KEY=none-END"]);
+        let shell_part = &screen[screen.find("versus: a shell in").unwrap()..];
+        assert!(
+            !shell_part.contains("sk-shell-canary"),
+            "{}: {screen}",
+            who.name()
+        );
+        tmux.type_text("exit");
+        tmux.press("Enter");
+        tmux.wait_for(&["back from the shell in demo/hostile.jsonl's workspace"]);
+        let ran: Vec<_> = std::fs::read_dir(&outside)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(
+            ran.is_empty(),
+            "{}: the model's git config ran outside its sandbox: {ran:?}",
+            who.name()
+        );
+        // Dropping the tmux server ends versus (SIGHUP) before the folders go.
+        drop(tmux);
+    }
+}

@@ -1647,16 +1647,17 @@ fn a_blind_turn_shows_no_real_name_in_any_frame_until_the_choice() {
         panic!("{effects:?}");
     };
     assert!(*hidden && shown.starts_with("Model "), "{shown}");
+    let tree = std::path::Path::new("/work/project/.versus/ws/5766-demo-good-8/tree");
     let shell = versus::tui::engine::ShellRequest {
-        dir: "/work/project/.versus/ws/5766-demo-good-8/tree".into(),
+        dir: tree.into(),
         shown: shown.clone(),
         hidden: true,
-        link: Some("/work/project/.versus/sessions/s1/blind/Model-A".into()),
+        sandbox: versus::exec::Sandbox::for_dir(tree),
     };
     for text in [
         shell.banner(),
         shell.failed(&std::io::Error::other("no such shell")),
-        shell.start_dir().display().to_string(),
+        shell.shown_dir().display().to_string(),
     ] {
         assert!(
             !text.contains("good") && !text.contains("/ws/"),

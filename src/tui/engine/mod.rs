@@ -13,6 +13,7 @@ pub mod check;
 mod choice;
 pub mod models;
 mod rewind;
+mod shell;
 pub mod stats;
 mod turn;
 
@@ -27,6 +28,7 @@ use crate::runner::RunEvent;
 use crate::session::Store;
 
 pub use models::{Model, Resolver};
+pub use shell::ShellRequest;
 pub use turn::ActiveTurn;
 
 use super::action::{Effect, EngineMsg, Settings};
@@ -73,70 +75,6 @@ pub enum LoopMsg {
     Chosen(ChoiceOutcome),
     /// The files part of a rewind was carried out: the engine does the conversation part.
     Rewound(RewindDone),
-}
-
-/// A shell the event loop should open (it owns the terminal).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShellRequest {
-    /// The workspace root.
-    pub dir: PathBuf,
-    /// The name shown for the model.
-    pub shown: String,
-    /// Names are hidden (a blind turn before its choice): the workspace's folder is named
-    /// after the model, so neither it nor the model's name may be printed.
-    pub hidden: bool,
-    /// Where the shell starts when names are hidden: a link named after the alias, so the
-    /// shell's own prompt (`\w`, `$PWD`) shows the alias rather than the real folder.
-    pub link: Option<PathBuf>,
-}
-
-impl ShellRequest {
-    /// The folder the shell starts in, and the `PWD` it is given.
-    pub fn start_dir(&self) -> &Path {
-        self.link.as_deref().unwrap_or(&self.dir)
-    }
-
-    /// What is printed above the shell.
-    pub fn banner(&self) -> String {
-        if self.hidden {
-            format!(
-                "versus: a shell in the workspace of {} (names are hidden until you choose, so its folder is not shown); exit it to return to versus",
-                self.shown
-            )
-        } else {
-            format!(
-                "versus: a shell in the workspace of {} ({}); exit it to return to versus",
-                self.shown,
-                self.dir.display()
-            )
-        }
-    }
-
-    /// The status line when the shell could not run.
-    pub fn failed(&self, error: &std::io::Error) -> String {
-        let place = if self.hidden {
-            format!("{}'s workspace", self.shown)
-        } else {
-            self.dir.display().to_string()
-        };
-        format!("could not run a shell ($SHELL, else /bin/sh) in {place}: {error}")
-    }
-}
-
-/// A link `<session>/blind/<alias>` to a workspace, so a shell opened there while names are
-/// hidden shows the alias as its folder. `None` when it cannot be made (the shell then starts
-/// in the workspace itself; the banner still names only the alias).
-fn alias_link(session: &Path, alias: &str, target: &Path) -> Option<PathBuf> {
-    let name: String = alias
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let folder = session.join("blind");
-    std::fs::create_dir_all(&folder).ok()?;
-    let link = folder.join(name);
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(target, &link).ok()?;
-    Some(link)
 }
 
 /// The settings file `/save` writes.
@@ -312,15 +250,11 @@ impl Engine {
                 hidden,
             } => match self.core.workspace(&label) {
                 Some(ws) => {
-                    let dir = ws.root().to_path_buf();
-                    let link = hidden
-                        .then(|| alias_link(self.core.dir(), &shown, &dir))
-                        .flatten();
                     self.shell = Some(ShellRequest {
-                        dir,
+                        dir: ws.root().to_path_buf(),
                         shown,
                         hidden,
-                        link,
+                        sandbox: ws.sandbox(&self.config.sandbox),
                     });
                     Vec::new()
                 }
