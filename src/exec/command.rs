@@ -216,10 +216,17 @@ fn ending_of(status: ExitStatus) -> Ending {
     }
 }
 
-fn spawn(
-    job: &CommandSpec<'_>,
-) -> Result<(Child, tokio::net::unix::pipe::Receiver, Group), ExecError> {
-    let mut command = match &job.sandbox.kind {
+/// A command ready to start: the program with its arguments, working folder and environment,
+/// built by the same rules for [`run`] and [`super::interactive`].
+pub(crate) struct Prepared {
+    /// bubblewrap (or bash when the sandbox is off) with everything set but stdio.
+    pub(crate) command: std::process::Command,
+}
+
+/// Builds the command that runs `bash -c script` in `cwd` under `sandbox`, or says why it may
+/// not run at all (refused, sandbox unavailable).
+pub(crate) fn prepare(sandbox: &Sandbox, cwd: &Path, script: &str) -> Result<Prepared, ExecError> {
+    let command = match &sandbox.kind {
         SandboxKind::Refused(reason) => return Err(ExecError::Refused(reason.clone())),
         SandboxKind::Confined { settings, dirs } => {
             probe::check(&settings.program).map_err(|reason| ExecError::Unavailable {
@@ -229,8 +236,8 @@ fn spawn(
             let host = Host::current();
             let home = dirs.home.clone().unwrap_or_else(|| EPHEMERAL_HOME.into());
             let tmp = dirs.tmp.clone().unwrap_or_else(|| "/tmp".into());
-            let mut command = Command::new(&settings.program);
-            command.args(bwrap::arguments(settings, dirs, &host, job.cwd, job.script));
+            let mut command = std::process::Command::new(&settings.program);
+            command.args(bwrap::arguments(settings, dirs, &host, cwd, script));
             command.env_clear().envs(env::command_env(
                 &settings.env,
                 &home,
@@ -243,8 +250,8 @@ fn spawn(
             let temp = std::env::temp_dir();
             let home = dirs.home.clone().unwrap_or_else(|| temp.clone());
             let tmp = dirs.tmp.clone().unwrap_or(temp);
-            let mut command = Command::new("bash");
-            command.arg("-c").arg(job.script).current_dir(job.cwd);
+            let mut command = std::process::Command::new("bash");
+            command.arg("-c").arg(script).current_dir(cwd);
             command.env_clear().envs(env::command_env(
                 &settings.env,
                 &home,
@@ -254,6 +261,14 @@ fn spawn(
             command
         }
     };
+    Ok(Prepared { command })
+}
+
+fn spawn(
+    job: &CommandSpec<'_>,
+) -> Result<(Child, tokio::net::unix::pipe::Receiver, Group), ExecError> {
+    let prepared = prepare(job.sandbox, job.cwd, job.script)?;
+    let mut command = Command::from(prepared.command);
     let (sender, receiver) = tokio::net::unix::pipe::pipe()?;
     let stdout = sender.into_blocking_fd()?;
     let stderr = stdout.try_clone()?;

@@ -14,10 +14,12 @@ mod bwrap;
 mod command;
 mod env;
 mod group;
+mod interactive;
 mod probe;
 mod sandbox;
 
 pub use command::{CommandSpec, Ending, ExecError, Finished, run};
+pub use interactive::interactive;
 pub use sandbox::{FsAccess, Sandbox, SandboxMode, SandboxSettings, WorkspaceDirs};
 
 /// Checks that the sandbox of `settings` can start here, so a front end can say so before the
