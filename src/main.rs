@@ -5,5 +5,7 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // First, before any thread: no descriptor versus was started with may reach a command.
+    versus::exec::close_on_exec_all();
     cli::main()
 }
