@@ -550,6 +550,137 @@ mod tests {
         assert!(text.contains("--unshare-net"), "{text}");
     }
 
+    fn mkdirs(base: &Path, rels: &[&str]) {
+        for rel in rels {
+            std::fs::create_dir_all(base.join(rel)).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    #[test]
+    fn a_path_entry_under_home_is_mounted_as_itself_or_as_its_toolchain_root() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = tmp.path().join("home");
+        mkdirs(
+            &home,
+            &[
+                ".local/bin",
+                ".local/share/keyrings",
+                ".config/yarn/global/node_modules/.bin",
+                ".config/rclone",
+                ".pyenv/shims",
+                ".cargo/bin",
+                "bin",
+            ],
+        );
+        let entries: Vec<PathBuf> = [
+            ".local/bin",
+            ".config/yarn/global/node_modules/.bin",
+            ".pyenv/shims",
+            "bin",
+        ]
+        .iter()
+        .map(|r| home.join(r))
+        .chain([home.clone(), tmp.path().to_path_buf(), PathBuf::from("/")])
+        .collect();
+        let host = Host {
+            home: Some(home.clone()),
+            path: entries,
+            toolchains: vec![home.join(".cargo"), home.join(".local")],
+        };
+        let got = toolchain_folders(&host);
+        let want: Vec<PathBuf> = [
+            ".local/bin",
+            ".config/yarn/global",
+            ".pyenv",
+            "bin",
+            ".cargo",
+        ]
+        .iter()
+        .map(|r| home.join(r))
+        .collect();
+        // The home, the folder above it, `/` and the generic `~/.local` are never mounted.
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_link_in_a_path_folder_brings_its_target_not_the_targets_parent() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = tmp.path().join("home");
+        mkdirs(
+            &home,
+            &[
+                ".local/bin",
+                ".local/share/uv/tools/ruff/bin",
+                ".local/share/x",
+            ],
+        );
+        let write = |rel: &str| {
+            std::fs::write(home.join(rel), "#!/bin/sh\n").unwrap_or_else(|e| panic!("{e}"));
+        };
+        write(".local/share/uv/tools/ruff/bin/ruff");
+        write(".local/share/x/tool");
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, home.join(".local/bin").join(name))
+                .unwrap_or_else(|e| panic!("{e}"));
+        };
+        link("../share/uv/tools/ruff/bin/ruff", "ruff");
+        link(&home.join(".local/share/x/tool").to_string_lossy(), "tool");
+        link("../share", "share");
+        let host = host(&home, &[&home.join(".local/bin")]);
+        let mut got = toolchain_folders(&host);
+        got.sort();
+        let mut want: Vec<PathBuf> = [".local/bin", ".local/share/uv/tools", ".local/share/x/tool"]
+            .iter()
+            .map(|r| home.join(r))
+            .collect();
+        want.sort();
+        // `share -> ../share` names a generic folder: not mounted.
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn only_what_every_user_may_read_in_a_folder_stays_visible() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let etc = tmp.path();
+        mkdirs(etc, &["ssl/private", "open"]);
+        let put = |rel: &str, mode: u32| {
+            let path = etc.join(rel);
+            if !path.is_dir() {
+                std::fs::write(&path, "x").unwrap_or_else(|e| panic!("{e}"));
+            }
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+                .unwrap_or_else(|e| panic!("{e}"));
+        };
+        put("shadow", 0o640);
+        put("passwd", 0o644);
+        put("open/key", 0o600);
+        put("ssl/private", 0o700);
+        let mut got = unreadable_under(etc, 1000);
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (etc.join("open/key"), false),
+                (etc.join("shadow"), false),
+                (etc.join("ssl/private"), true),
+            ]
+        );
+    }
+
+    #[test]
+    fn every_command_drops_every_capability_and_gets_the_process_limit() {
+        let text = bare_host_line(&SandboxSettings::default());
+        assert!(text.contains("--cap-drop ALL"), "{text}");
+        assert!(text.contains("ulimit -Su"), "{text}");
+        assert!(text.ends_with(" versus-sandbox 2048 true"), "{text}");
+        let unlimited = SandboxSettings {
+            max_processes: 0,
+            ..SandboxSettings::default()
+        };
+        assert!(bare_host_line(&unlimited).ends_with("-- bash -c true"));
+    }
+
     #[test]
     fn a_tilde_in_the_users_folders_means_their_home() {
         let home = Path::new("/home/u");

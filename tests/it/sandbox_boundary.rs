@@ -206,6 +206,8 @@ fn capabilities_case(who: Who, envs: &[(&str, &str)]) {
         "caps.jsonl",
         &[
             "grep Cap /proc/self/status; echo caps-end".to_string(),
+            // Run as root, capabilities or not, the command owns root's files.
+            "head -3 /etc/shadow /etc/gshadow; ls -la /etc/ssl/private; echo etc-end".to_string(),
             format!(
                 "mount -o remount,rw {s}; mount -o remount,rw,bind {s}; \
                  echo pwned > {s}/data.txt; touch {s}/planted; echo remount-end"
@@ -226,18 +228,16 @@ fn capabilities_case(who: Who, envs: &[(&str, &str)]) {
     let out = w.ask(&model, &[], envs);
     assert!(out.status.success(), "{case}: {}", stderr(&out));
     let session = w.session_text();
-    for marker in ["caps-end", "remount-end", "umount-end", "objects-end"] {
+    for marker in [
+        "caps-end",
+        "etc-end",
+        "remount-end",
+        "umount-end",
+        "objects-end",
+    ] {
         assert!(
             session.contains(marker),
             "{case}: {marker} missing:\n{session}"
-        );
-    }
-    let caps = capeff_values(&session);
-    assert!(!caps.is_empty(), "{case}: no CapEff shown:\n{session}");
-    for value in &caps {
-        assert!(
-            value.chars().all(|c| c == '0') && !value.is_empty(),
-            "{case}: the command held capabilities (CapEff {value})"
         );
     }
     assert_eq!(
@@ -266,7 +266,23 @@ fn capabilities_case(who: Who, envs: &[(&str, &str)]) {
         .output()
         .unwrap();
     assert!(fsck.status.success(), "{case}: git fsck: {fsck:?}");
+    let caps = capeff_values(&session);
+    assert!(!caps.is_empty(), "{case}: no CapEff shown:\n{session}");
+    for value in &caps {
+        assert!(
+            value.chars().all(|c| c == '0') && !value.is_empty(),
+            "{case}: the command held capabilities (CapEff {value})"
+        );
+    }
     assert!(!session.contains(CANARY), "{case}: the key reached the log");
+    for secret in ["/etc/shadow", "/etc/gshadow"] {
+        let Ok(text) = std::fs::read_to_string(secret) else {
+            continue;
+        };
+        if let Some(first) = text.lines().next().filter(|l| l.contains(':')) {
+            assert!(!session.contains(first), "{case}: {secret} was read");
+        }
+    }
 }
 
 #[test]
