@@ -16,6 +16,7 @@ mod descriptors;
 mod env;
 mod group;
 mod interactive;
+mod keyring;
 mod limit;
 mod probe;
 mod sandbox;
@@ -23,6 +24,7 @@ mod sandbox;
 pub use command::{CommandSpec, Ending, ExecError, Finished, run};
 pub use descriptors::close_on_exec_all;
 pub use interactive::interactive;
+pub use keyring::leave_session_keyring;
 pub use sandbox::{
     DEFAULT_MAX_PROCESSES, FsAccess, Sandbox, SandboxMode, SandboxSettings, WorkspaceDirs,
 };
