@@ -18,8 +18,9 @@
 //!    user's writable folders. Never the home folder, a folder above it, or one of its generic
 //!    top folders (`~/.local`, `~/.config`, `~/.cache`);
 //! 3. masks: protected paths (the project, the workspaces' parent), secret places that lie
-//!    under something mounted above, and whatever in `/etc` not every user may read (run as
-//!    root, the command owns root's files: `/etc/shadow`, host keys, VPN and wifi secrets);
+//!    under something mounted above, and whatever in `/etc` (as root also `/opt`,
+//!    `/usr/local`) not every user may read (run as root, the command owns root's files:
+//!    `/etc/shadow`, host keys, VPN and wifi secrets);
 //! 4. fresh `/dev`, `/proc`, `/tmp`;
 //! 5. the workspace: its tree read-write (read-only for `filesystem: read_only`), its private
 //!    home and temp folders, the base repository's objects read-only.
@@ -275,8 +276,8 @@ pub(crate) fn arguments(
                 Err(_) => {}
             }
         }
-        if mounted.iter().any(|m| m == Path::new("/etc")) {
-            for (path, is_dir) in unreadable_in_etc() {
+        for (path, is_dir) in unreadable_in_system() {
+            if mounted.iter().any(|m| path.starts_with(m)) {
                 if *is_dir {
                     a.pair("--tmpfs", path);
                 } else {
@@ -407,15 +408,26 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// The files and folders in `/etc` that not every user may read (no read bit for others; a
-/// folder without the search bit), found once per process: masked in the sandbox, because a
-/// command run by root owns them all, capabilities or not.
-fn unreadable_in_etc() -> &'static [(PathBuf, bool)] {
+/// The files and folders in the system folders that not every user may read (no read bit
+/// for others; a folder without the search bit), found once per process: masked in the
+/// sandbox, because a command run by root owns them all, capabilities or not. `/etc` always
+/// (`/etc/shadow`, host keys, VPN and wifi secrets); run as root also `/opt` and `/usr/local`,
+/// where installed software keeps its own (a `CARGO_HOME` of `/usr/local/cargo` holds
+/// `credentials.toml`, 0600).
+fn unreadable_in_system() -> &'static [(PathBuf, bool)] {
     static FOUND: OnceLock<Vec<(PathBuf, bool)>> = OnceLock::new();
-    FOUND.get_or_init(|| unreadable_under(Path::new("/etc"), 50_000))
+    FOUND.get_or_init(|| {
+        let mut tops = vec!["/etc"];
+        if nix::unistd::geteuid().is_root() {
+            tops.extend(["/opt", "/usr/local"]);
+        }
+        tops.iter()
+            .flat_map(|top| unreadable_under(Path::new(top), 50_000))
+            .collect()
+    })
 }
 
-/// [`unreadable_in_etc`] for any folder, looking at no more than `budget` entries.
+/// [`unreadable_in_system`] for one folder, looking at no more than `budget` entries.
 fn unreadable_under(top: &Path, budget: usize) -> Vec<(PathBuf, bool)> {
     let mut out = Vec::new();
     let mut stack = vec![top.to_path_buf()];
