@@ -217,6 +217,11 @@ fn capabilities_case(who: Who, envs: &[(&str, &str)]) {
                 "umount {c}; umount -l {c}; cat {c}; \
                  mount --bind /tmp {c} 2>&1; echo umount-end"
             ),
+            // A user namespace of its own gives capabilities there, over locked mounts only.
+            format!(
+                "unshare -Urm sh -c 'umount -l {c}; cat {c}; mount -o remount,rw,bind {s}; \
+                 echo nested > {s}/data.txt'; echo nested-end"
+            ),
             "find .git/objects -type f | head -50 > /tmp/objs; \
              while read -r f; do chmod u+w \"$f\"; printf garbage > \"$f\"; \
              printf more >> \"$f\"; done < /tmp/objs; \
@@ -234,6 +239,7 @@ fn capabilities_case(who: Who, envs: &[(&str, &str)]) {
         "etc-end",
         "remount-end",
         "umount-end",
+        "nested-end",
         "objects-end",
     ] {
         assert!(
