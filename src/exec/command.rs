@@ -16,8 +16,11 @@
 //!
 //! In the sandbox the command is in its own PID namespace, so when it ends (or bubblewrap is
 //! killed, or versus itself dies) every process it started dies with it, `setsid` or not.
-//! Unconfined, a process that left the group can survive; reading its output then stops 2 s
-//! after the shell ended so it cannot stall the call.
+//! Unconfined, a process that left the group can survive (unless the command had a pids
+//! cgroup, `limit.rs`: everything left in it is killed at the end); reading its output then
+//! stops 2 s after the shell ended so it cannot stall the call.
+//!
+//! Nothing but stdin, stdout and stderr reaches the command (`descriptors.rs`).
 
 use std::io;
 use std::os::unix::process::ExitStatusExt;
@@ -36,6 +39,7 @@ use super::env;
 use super::group::Group;
 use super::probe;
 use super::sandbox::{Sandbox, SandboxKind};
+use super::{descriptors, limit};
 
 /// Time between SIGTERM and SIGKILL.
 pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -116,7 +120,7 @@ pub async fn run(
     job: CommandSpec<'_>,
     mut on_output: impl FnMut(&[u8]),
 ) -> Result<Finished, ExecError> {
-    let (mut child, mut output, mut group) = spawn(&job)?;
+    let (mut child, mut output, mut group, limit) = spawn(&job)?;
     let deadline = Instant::now() + job.timeout;
     let mut buf = vec![0u8; 64 * 1024];
     let mut status: Option<ExitStatus> = None;
@@ -190,6 +194,11 @@ pub async fn run(
         None => child.wait().await?,
     };
     group.wait_until_gone(REAP_WAIT).await;
+    // Its cgroup goes too, with anything left in it (unconfined, a process that left the
+    // group; in the sandbox the PID namespace has ended everything already).
+    if let Some(cgroup) = limit {
+        cgroup.end(REAP_WAIT).await;
+    }
     let ending = stopped.unwrap_or_else(|| ending_of(status));
     Ok(Finished {
         ending,
@@ -219,14 +228,17 @@ fn ending_of(status: ExitStatus) -> Ending {
 /// A command ready to start: the program with its arguments, working folder and environment,
 /// built by the same rules for [`run`] and [`super::interactive`].
 pub(crate) struct Prepared {
-    /// bubblewrap (or bash when the sandbox is off) with everything set but stdio.
+    /// bubblewrap (or bash when the sandbox is off) with everything set but stdio; started
+    /// through the cgroup's shim when there is one.
     pub(crate) command: std::process::Command,
+    /// The command's pids cgroup, removed when this is dropped (after the command ended).
+    pub(crate) limit: Option<limit::Cgroup>,
 }
 
 /// Builds the command that runs `bash -c script` in `cwd` under `sandbox`, or says why it may
 /// not run at all (refused, sandbox unavailable).
 pub(crate) fn prepare(sandbox: &Sandbox, cwd: &Path, script: &str) -> Result<Prepared, ExecError> {
-    let command = match &sandbox.kind {
+    let (command, settings) = match &sandbox.kind {
         SandboxKind::Refused(reason) => return Err(ExecError::Refused(reason.clone())),
         SandboxKind::Confined { settings, dirs } => {
             probe::check(&settings.program).map_err(|reason| ExecError::Unavailable {
@@ -244,7 +256,7 @@ pub(crate) fn prepare(sandbox: &Sandbox, cwd: &Path, script: &str) -> Result<Pre
                 &tmp,
                 host.home.as_deref(),
             ));
-            command
+            (command, settings)
         }
         SandboxKind::Unconfined { settings, dirs } => {
             let temp = std::env::temp_dir();
@@ -258,17 +270,50 @@ pub(crate) fn prepare(sandbox: &Sandbox, cwd: &Path, script: &str) -> Result<Pre
                 &tmp,
                 env::host_home().as_deref(),
             ));
-            command
+            (command, settings)
         }
     };
-    Ok(Prepared { command })
+    // Nothing but stdio may reach the command: a descriptor versus inherited, or one a library
+    // opened without close-on-exec, would be a way out of the sandbox.
+    descriptors::close_on_exec_all();
+    if settings.max_processes == 0 {
+        return Ok(Prepared {
+            command,
+            limit: None,
+        });
+    }
+    let limit = limit::cgroup(settings.max_processes);
+    match (&limit, sandbox.is_unconfined()) {
+        (Some(_), _) => {}
+        (None, false) if nix::unistd::geteuid().is_root() => limit::warn_unlimited(
+            "versus runs as root, where the kernel does not enforce RLIMIT_NPROC, and no pids \
+             cgroup could be made (see docs/config.md, max_processes)",
+        ),
+        (None, false) => {}
+        (None, true) => limit::warn_unlimited(
+            "the sandbox is off and no pids cgroup could be made (see docs/config.md, \
+             max_processes)",
+        ),
+    }
+    let command = match &limit {
+        Some(cgroup) => cgroup.wrap(&command),
+        None => command,
+    };
+    Ok(Prepared { command, limit })
 }
 
-fn spawn(
-    job: &CommandSpec<'_>,
-) -> Result<(Child, tokio::net::unix::pipe::Receiver, Group), ExecError> {
+/// A started command: the process, the read end of its output, its group and its cgroup.
+type Started = (
+    Child,
+    tokio::net::unix::pipe::Receiver,
+    Group,
+    Option<limit::Cgroup>,
+);
+
+fn spawn(job: &CommandSpec<'_>) -> Result<Started, ExecError> {
     let prepared = prepare(job.sandbox, job.cwd, job.script)?;
     let mut command = Command::from(prepared.command);
+    let limit = prepared.limit;
     let (sender, receiver) = tokio::net::unix::pipe::pipe()?;
     let stdout = sender.into_blocking_fd()?;
     let stderr = stdout.try_clone()?;
@@ -284,7 +329,7 @@ fn spawn(
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .ok_or_else(|| io::Error::other("the started command has no process id"))?;
-    Ok((child, receiver, Group::new(pid)))
+    Ok((child, receiver, Group::new(pid), limit))
 }
 
 #[cfg(test)]

@@ -26,7 +26,13 @@ pub fn interactive(
     cwd: &Path,
     script: &str,
 ) -> Result<std::process::Command, ExecError> {
-    prepare(sandbox, cwd, script).map(|prepared| prepared.command)
+    let prepared = prepare(sandbox, cwd, script)?;
+    // versus does not see the shell end: its cgroup (if any) stays, and a later command's
+    // sweep removes it once it is empty.
+    if let Some(cgroup) = prepared.limit {
+        cgroup.leave();
+    }
+    Ok(prepared.command)
 }
 
 #[cfg(test)]
@@ -35,12 +41,22 @@ mod tests {
     use super::*;
     use crate::exec::{SandboxMode, SandboxSettings, WorkspaceDirs};
 
-    /// Program, arguments, environment and folder of a command, comparable.
+    /// Program, arguments, environment and folder of a command, comparable: the process
+    /// limit's shim (`/bin/sh -c JOIN PROCS`, its cgroup differs per command) is left out, and
+    /// the cgroup it names is removed (the shell never ran).
     fn shape(command: &std::process::Command) -> String {
+        let mut args: Vec<_> = command.get_args().collect();
+        let mut program = command.get_program();
+        if program == "/bin/sh" {
+            let procs = std::path::Path::new(args[2]);
+            let _ = std::fs::remove_dir(procs.parent().unwrap());
+            program = args[3];
+            args.drain(..4);
+        }
         format!(
             "{:?} {:?} {:?} {:?}",
-            command.get_program(),
-            command.get_args().collect::<Vec<_>>(),
+            program,
+            args,
             command.get_envs().collect::<Vec<_>>(),
             command.get_current_dir(),
         )
@@ -68,11 +84,16 @@ mod tests {
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
             if mode == SandboxMode::On {
-                for flag in ["--new-session", "--die-with-parent", "--unshare-pid"] {
+                for flag in [
+                    "--new-session",
+                    "--die-with-parent",
+                    "--unshare-pid",
+                    "--cap-drop",
+                ] {
                     assert!(args.iter().any(|a| a == flag), "{flag} missing: {args:?}");
                 }
             } else {
-                assert_eq!(shell.get_program(), "bash");
+                assert!(args.iter().any(|a| a == script), "{args:?}");
             }
             // The environment is the allowlist, never versus's own.
             let names: Vec<String> = shell

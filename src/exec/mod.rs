@@ -12,15 +12,22 @@
 
 mod bwrap;
 mod command;
+mod descriptors;
 mod env;
 mod group;
 mod interactive;
+mod keyring;
+mod limit;
 mod probe;
 mod sandbox;
 
 pub use command::{CommandSpec, Ending, ExecError, Finished, run};
+pub use descriptors::close_on_exec_all;
 pub use interactive::interactive;
-pub use sandbox::{FsAccess, Sandbox, SandboxMode, SandboxSettings, WorkspaceDirs};
+pub use keyring::leave_session_keyring;
+pub use sandbox::{
+    DEFAULT_MAX_PROCESSES, FsAccess, Sandbox, SandboxMode, SandboxSettings, WorkspaceDirs,
+};
 
 /// Checks that the sandbox of `settings` can start here, so a front end can say so before the
 /// first command (`Ok` when the sandbox is off: there is nothing to start).

@@ -72,7 +72,14 @@ pub struct SandboxSettings {
     pub deny: Vec<PathBuf>,
     /// Names of further environment variables passed to commands.
     pub env: Vec<String>,
+    /// Most processes (threads included) one command may have at once; `0`: no limit. A fork
+    /// bomb then stops here instead of taking every PID of the machine.
+    pub max_processes: u32,
 }
+
+/// The default of [`SandboxSettings::max_processes`]: far above what builds and test runs use
+/// (a parallel `cargo test` on many cores stays in the hundreds), far below a machine's PIDs.
+pub const DEFAULT_MAX_PROCESSES: u32 = 2048;
 
 impl Default for SandboxSettings {
     fn default() -> Self {
@@ -85,6 +92,7 @@ impl Default for SandboxSettings {
             writable: Vec::new(),
             deny: Vec::new(),
             env: Vec::new(),
+            max_processes: DEFAULT_MAX_PROCESSES,
         }
     }
 }
@@ -224,4 +232,20 @@ pub(crate) const SECRET_PLACES: &[&str] = &[
     ".pypirc",
     ".cargo/credentials",
     ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".local/share/keyrings",
+    ".password-store",
+    ".config/rclone",
+    ".config/github-copilot",
+    ".config/hub",
+    ".config/composer/auth.json",
+    ".composer/auth.json",
+    ".vault-token",
+    ".pgpass",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
 ];

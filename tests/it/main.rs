@@ -32,6 +32,7 @@ mod provider_openai_responses;
 mod recipe;
 mod run_recipe;
 mod sandbox;
+mod sandbox_boundary;
 mod sandbox_dev;
 mod stats;
 mod tool_apply_patch;
