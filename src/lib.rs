@@ -16,6 +16,7 @@ pub mod model;
 pub mod provider;
 pub mod recipe;
 pub mod review;
+pub mod sanitize;
 pub mod runner;
 pub mod session;
 pub mod stats;
