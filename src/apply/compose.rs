@@ -634,8 +634,7 @@ fn compose_file<'a>(takes: &[Take<'a>]) -> FileResult<'a> {
             proposed: file.proposed.as_deref().map(|p| p.to_vec()),
             // The mode review showed, for a new file (or one replacing a base link, new as a
             // file) and for a change of the executable bit; otherwise the user's is kept.
-            mode: if file.kind == ChangeKind::Created || file.base_symlink || file.mode_changed()
-            {
+            mode: if file.kind == ChangeKind::Created || file.base_symlink || file.mode_changed() {
                 file.shown_mode()
             } else {
                 None

@@ -529,7 +529,7 @@ impl ApplyEngine {
                         .map(|()| touched.insert(parent_of(path.abs())));
                     }
                     put_in_place(&path, staged, target.as_deref(), final_mode(d))
-                    .map(|()| touched.insert(parent_of(path.abs())))
+                        .map(|()| touched.insert(parent_of(path.abs())))
                 });
             if let Err(e) = written {
                 // A real failure (disk full, a path turned into a folder): undo what was
@@ -940,7 +940,11 @@ fn applied_mode(current: u32, shown: Option<u32>) -> u32 {
         return current;
     }
     let rw = current & 0o666;
-    if exec { rw | ((current & 0o444) >> 2) } else { rw }
+    if exec {
+        rw | ((current & 0o444) >> 2)
+    } else {
+        rw
+    }
 }
 
 /// The process's umask, from `/proc/self/status` (reading it with `umask(2)` would change it

@@ -236,7 +236,10 @@ mod tests {
             ("j", ".versus"),
         ] {
             let err = check(link, target.as_bytes()).unwrap_err();
-            assert!(err.contains(".git") || err.contains(".versus"), "{link}: {err}");
+            assert!(
+                err.contains(".git") || err.contains(".versus"),
+                "{link}: {err}"
+            );
         }
         assert_eq!(check("ok", b".github/workflows"), Ok(()));
         assert_eq!(check("ok", b".gitignore"), Ok(()));
@@ -266,7 +269,10 @@ mod tests {
             ("gitdata", "meta/repo"),
         ]);
         let protected = vec!["meta/repo".to_string()];
-        assert_eq!(resolve("l", b"docs/main.rs", &links, &[]), Ok("src/main.rs".into()));
+        assert_eq!(
+            resolve("l", b"docs/main.rs", &links, &[]),
+            Ok("src/main.rs".into())
+        );
         for (link, target) in [
             ("x", "g/config"),
             ("x", "g"),
@@ -277,9 +283,21 @@ mod tests {
             let err = resolve(link, target.as_bytes(), &links, &protected).unwrap_err();
             assert!(err.contains("git folder"), "{link} -> {target}: {err}");
         }
-        assert!(resolve("x", b"loop1", &links, &[]).unwrap_err().contains("links"));
-        assert!(resolve("x", b"abs/passwd", &links, &[]).unwrap_err().contains("out of"));
-        assert!(resolve("self", b"self", &links, &[]).unwrap_err().contains("itself"));
+        assert!(
+            resolve("x", b"loop1", &links, &[])
+                .unwrap_err()
+                .contains("links")
+        );
+        assert!(
+            resolve("x", b"abs/passwd", &links, &[])
+                .unwrap_err()
+                .contains("out of")
+        );
+        assert!(
+            resolve("self", b"self", &links, &[])
+                .unwrap_err()
+                .contains("itself")
+        );
     }
 
     #[test]

@@ -108,12 +108,26 @@ mod tests {
 
     #[test]
     fn every_control_and_format_family_is_caught() {
-        for c in ['\0', '\x07', '\x08', '\x1b', '\x7f', '\u{85}', '\u{9b}', '\u{9d}'] {
+        for c in [
+            '\0', '\x07', '\x08', '\x1b', '\x7f', '\u{85}', '\u{9b}', '\u{9d}',
+        ] {
             assert!(is_control(c), "{c:?}");
         }
         for c in [
-            '\u{202e}', '\u{2066}', '\u{2069}', '\u{200e}', '\u{200f}', '\u{61c}', '\u{200b}',
-            '\u{2060}', '\u{feff}', '\u{e0041}', '\u{2028}', '\u{2029}', '\u{fff9}', '\u{ad}',
+            '\u{202e}',
+            '\u{2066}',
+            '\u{2069}',
+            '\u{200e}',
+            '\u{200f}',
+            '\u{61c}',
+            '\u{200b}',
+            '\u{2060}',
+            '\u{feff}',
+            '\u{e0041}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{fff9}',
+            '\u{ad}',
         ] {
             assert!(is_invisible(c), "{c:?}");
             assert!(needs_escape(c, Some('a'), None, Layout::Block), "{c:?}");
@@ -138,16 +152,34 @@ mod tests {
     #[test]
     fn joiners_stay_in_emoji_and_are_escaped_in_words() {
         assert!(!needs_escape('\u{fe0f}', Some('⚠'), None, Layout::Line));
-        assert!(!needs_escape('\u{200d}', Some('👩'), Some('💻'), Layout::Line));
+        assert!(!needs_escape(
+            '\u{200d}',
+            Some('👩'),
+            Some('💻'),
+            Layout::Line
+        ));
         assert!(needs_escape('\u{200d}', Some('m'), Some('i'), Layout::Line));
         assert!(needs_escape('\u{fe0f}', None, None, Layout::Line));
-        assert!(needs_escape('\u{fe0f}', Some('\u{fe0f}'), None, Layout::Line));
+        assert!(needs_escape(
+            '\u{fe0f}',
+            Some('\u{fe0f}'),
+            None,
+            Layout::Line
+        ));
     }
 
     #[test]
     fn escapes_name_the_character() {
         let mut out = String::new();
-        for c in ['\0', '\x1b', '\r', '\x7f', '\u{9b}', '\u{202e}', '\u{e0041}'] {
+        for c in [
+            '\0',
+            '\x1b',
+            '\r',
+            '\x7f',
+            '\u{9b}',
+            '\u{202e}',
+            '\u{e0041}',
+        ] {
             push_escaped(&mut out, c);
         }
         assert_eq!(out, r"\0\x1b\r\x7f\u{9b}\u{202e}\u{e0041}");

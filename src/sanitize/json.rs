@@ -115,12 +115,26 @@ mod tests {
             "text": "a\x1b]52;c;x\x07 \u{9b}31m \u{202e}rev \u{e0041} \x7f ok é",
             "list": ["\r"],
         });
-        for text in [to_string_pretty(&value).unwrap(), to_string(&value).unwrap()] {
+        for text in [
+            to_string_pretty(&value).unwrap(),
+            to_string(&value).unwrap(),
+        ] {
             assert!(text.is_ascii() || text.contains('é'), "{text}");
-            for bad in ['\x1b', '\x07', '\u{9b}', '\u{202e}', '\u{e0041}', '\x7f', '\r'] {
+            for bad in [
+                '\x1b',
+                '\x07',
+                '\u{9b}',
+                '\u{202e}',
+                '\u{e0041}',
+                '\x7f',
+                '\r',
+            ] {
                 assert!(!text.contains(bad), "{bad:?} in {text}");
             }
-            assert!(text.contains(r"\u202e") && text.contains(r"\udb40\udc41"), "{text}");
+            assert!(
+                text.contains(r"\u202e") && text.contains(r"\udb40\udc41"),
+                "{text}"
+            );
             let back: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert_eq!(back, value);
         }

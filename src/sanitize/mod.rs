@@ -225,7 +225,10 @@ mod tests {
         );
         assert_eq!(escape("csi \u{9b}31m", Layout::Line), r"csi \u{9b}31m");
         assert_eq!(escape("nul\0", Layout::Line), r"nul\0");
-        assert!(matches!(escape("plain\ttext", Layout::Line), Cow::Borrowed(_)));
+        assert!(matches!(
+            escape("plain\ttext", Layout::Line),
+            Cow::Borrowed(_)
+        ));
         assert_eq!(escape("a\tb\nc", Layout::Name), r"a\tb\nc");
     }
 

@@ -38,7 +38,8 @@ pub fn quote_prefixed<'a>(prefix: &str, name: &'a str) -> Cow<'a, str> {
 /// Whether git's quoting would change `name` (a quote, a backslash, or a character that
 /// must not be shown raw).
 fn needs_quotes(name: &str) -> bool {
-    name.chars().any(|c| c == '"' || c == '\\' || must_escape(c))
+    name.chars()
+        .any(|c| c == '"' || c == '\\' || must_escape(c))
 }
 
 /// A character that is escaped inside quotes. Names are shown within a line, so every
@@ -85,7 +86,10 @@ mod tests {
         assert_eq!(quote_name("x\n+++ b/evil"), r#""x\n+++ b/evil""#);
         assert_eq!(quote_name("t\x1b]0;owned\x07"), r#""t\033]0;owned\a""#);
         assert_eq!(quote_name("say\"hi\\"), r#""say\"hi\\""#);
-        assert_eq!(quote_name("rtl\u{202e}txt.sh"), r#""rtl\342\200\256txt.sh""#);
+        assert_eq!(
+            quote_name("rtl\u{202e}txt.sh"),
+            r#""rtl\342\200\256txt.sh""#
+        );
         assert_eq!(quote_name("\x7f\u{9b}"), r#""\177\302\233""#);
         assert_eq!(quote_prefixed("b/", "x\ny"), r#""b/x\ny""#);
         assert_eq!(quote_prefixed("b/", "x"), "b/x");

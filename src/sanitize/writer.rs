@@ -180,7 +180,10 @@ mod tests {
     fn characters_and_crlf_split_across_writes_are_kept_whole() {
         let rlo = "\u{202e}".as_bytes();
         assert_eq!(through(&[&rlo[..1], &rlo[1..]]), r"\u{202e}");
-        assert_eq!(through(&["é".as_bytes()[..1].as_ref(), &"é".as_bytes()[1..]]), "é");
+        assert_eq!(
+            through(&["é".as_bytes()[..1].as_ref(), &"é".as_bytes()[1..]]),
+            "é"
+        );
         assert_eq!(through(&[b"a\r", b"\nb"]), "a\r\nb");
         assert_eq!(through(&[b"a\r", b"b"]), "a\\rb");
         assert_eq!(through(&[b"end\r"]), "end\\r");

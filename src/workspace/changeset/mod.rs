@@ -42,8 +42,7 @@ use serde::Serialize;
 use serde::ser::SerializeStruct;
 
 pub use hunks::{
-    CONTEXT_LINES, Hunk, HunkLine, LineKind, LineRange, Origin, diff_texts, hunks_of_ops,
-    is_binary,
+    CONTEXT_LINES, Hunk, HunkLine, LineKind, LineRange, Origin, diff_texts, hunks_of_ops, is_binary,
 };
 pub use source::{BaseReader, BaseSource};
 
@@ -633,11 +632,20 @@ mod tests {
             w(2, "x.sh", Some("y\n"), "bash"),
             w(3, "new", Some("n\n"), "bash"),
         ];
-        let cs =
-            ChangeSet::build("m", &base, &writes, &BaseReader::new(&base), Some(ws.path()))
-                .unwrap();
+        let cs = ChangeSet::build(
+            "m",
+            &base,
+            &writes,
+            &BaseReader::new(&base),
+            Some(ws.path()),
+        )
+        .unwrap();
         let paths: Vec<&str> = cs.files.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(paths, ["new", "run.sh", "x.sh"], "0666 shows as 100644: no change");
+        assert_eq!(
+            paths,
+            ["new", "run.sh", "x.sh"],
+            "0666 shows as 100644: no change"
+        );
         let run = cs.file("run.sh").unwrap();
         assert!(run.mode_changed() && run.hunks.is_empty());
         assert_eq!(run.shown_mode(), Some(0o755));
