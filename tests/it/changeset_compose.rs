@@ -386,8 +386,16 @@ async fn mode_only_changes_are_proposals_shown_and_applied_as_git_modes() {
     p.engine().apply(&plan, &BTreeMap::new()).unwrap();
     let mode = |rel: &str| fs::metadata(p.root.join(rel)).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode("bin/new.sh"), 0o755);
-    assert_eq!(mode("run.sh"), 0o644, "the execute bits cleared, nothing else");
-    assert_eq!(mode("plain.sh"), 0o755, "the execute bits set where it is readable");
+    assert_eq!(
+        mode("run.sh"),
+        0o644,
+        "the execute bits cleared, nothing else"
+    );
+    assert_eq!(
+        mode("plain.sh"),
+        0o755,
+        "the execute bits set where it is readable"
+    );
 }
 
 #[tokio::test]

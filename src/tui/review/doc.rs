@@ -148,8 +148,7 @@ fn notes(file: &FileChange) -> Vec<String> {
     }
     if file.odd_bytes() {
         notes.push(
-            "its new lines hold control, bidi or invisible characters or bytes that are not \
-             UTF-8: shown escaped (\\0, \\x1b, \\u{202e}, \\xNN)"
+            "odd bytes in its new lines (controls, bidi, not UTF-8), shown escaped: \\x1b \\0"
                 .to_string(),
         );
     }
