@@ -16,6 +16,7 @@ mod agent_loop;
 mod allowlist_corpus;
 mod apply_crash;
 mod apply_lock;
+mod apply_modes;
 mod apply_rewind;
 mod architecture;
 mod ask_cli;

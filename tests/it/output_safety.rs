@@ -85,6 +85,15 @@ pub(crate) struct Hostile {
 impl Hostile {
     /// The project with `files` (path, content, mode) committed, then given to `who`.
     pub(crate) fn new(who: Who, files: &[(&str, &[u8], u32)]) -> Hostile {
+        Hostile::with_links(who, files, &[])
+    }
+
+    /// [`Hostile::new`] with `links` (path, target) committed too.
+    pub(crate) fn with_links(
+        who: Who,
+        files: &[(&str, &[u8], u32)],
+        links: &[(&str, &str)],
+    ) -> Hostile {
         use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
         let base = tmp.path().canonicalize().unwrap();
@@ -99,6 +108,9 @@ impl Hostile {
             std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
             std::fs::write(&abs, content).unwrap();
             std::fs::set_permissions(&abs, std::fs::Permissions::from_mode(*mode)).unwrap();
+        }
+        for (path, target) in links {
+            std::os::unix::fs::symlink(target, root.join(path)).unwrap();
         }
         git(&root, &["init", "-q"]);
         git(&root, &["add", "."]);
