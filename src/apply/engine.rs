@@ -102,8 +102,9 @@ pub struct FilePreview {
     pub texts: Vec<RegionText>,
 }
 
-/// The text both sides wrote in one conflicting region, lines without their terminators
-/// (decoded lossily: it is for showing, never written).
+/// The text both sides wrote in one conflicting region, lines without their terminators, as
+/// shown: bytes that are not UTF-8 as `\xNN`, controls, bidi and invisible characters escaped
+/// ([`crate::sanitize`]; it is for showing, never written).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegionText {
     /// Where the region sits in base, the user's file and the proposal.
@@ -121,9 +122,9 @@ fn span_text(text: &[u8], span: LineSpan) -> Vec<String> {
         .skip(span.start.saturating_sub(1))
         .take(span.len)
         .map(|l| {
-            String::from_utf8_lossy(l)
-                .trim_end_matches(['\n', '\r'])
-                .to_string()
+            let text = crate::sanitize::lossless(l);
+            let text = text.trim_end_matches(['\n', '\r']);
+            crate::sanitize::escape(text, crate::sanitize::Layout::Line).into_owned()
         })
         .collect()
 }
