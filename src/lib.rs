@@ -17,6 +17,7 @@ pub mod provider;
 pub mod recipe;
 pub mod review;
 pub mod runner;
+pub mod sanitize;
 pub mod session;
 pub mod stats;
 pub mod tools;

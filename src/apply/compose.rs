@@ -632,9 +632,10 @@ fn compose_file<'a>(takes: &[Take<'a>]) -> FileResult<'a> {
             path,
             base,
             proposed: file.proposed.as_deref().map(|p| p.to_vec()),
-            // A file replacing a base link is new as a file: it gets the workspace's mode.
-            mode: if file.kind == ChangeKind::Created || file.base_symlink {
-                file.mode
+            // The mode review showed, for a new file (or one replacing a base link, new as a
+            // file) and for a change of the executable bit; otherwise the user's is kept.
+            mode: if file.kind == ChangeKind::Created || file.base_symlink || file.mode_changed() {
+                file.shown_mode()
             } else {
                 None
             },

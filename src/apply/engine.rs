@@ -19,6 +19,7 @@ use super::snapshot::{self, FileIdentity, PendingChange};
 use super::{ApplyError, ApplyPlan, PlannedWrite, Resolution, Result, now_secs};
 use crate::fsutil::atomic_write;
 use crate::workspace::ProjectPath;
+use crate::workspace::changeset::shown_mode;
 
 /// Applies change sets to one project root, keeping snapshots and the journal in one session
 /// folder. Holds no state beyond the two folders, so a fresh instance after a restart sees
@@ -101,8 +102,9 @@ pub struct FilePreview {
     pub texts: Vec<RegionText>,
 }
 
-/// The text both sides wrote in one conflicting region, lines without their terminators
-/// (decoded lossily: it is for showing, never written).
+/// The text both sides wrote in one conflicting region, lines without their terminators, as
+/// shown: bytes that are not UTF-8 as `\xNN`, controls, bidi and invisible characters escaped
+/// ([`crate::sanitize`]; it is for showing, never written).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegionText {
     /// Where the region sits in base, the user's file and the proposal.
@@ -120,9 +122,9 @@ fn span_text(text: &[u8], span: LineSpan) -> Vec<String> {
         .skip(span.start.saturating_sub(1))
         .take(span.len)
         .map(|l| {
-            String::from_utf8_lossy(l)
-                .trim_end_matches(['\n', '\r'])
-                .to_string()
+            let text = crate::sanitize::lossless(l);
+            let text = text.trim_end_matches(['\n', '\r']);
+            crate::sanitize::escape(text, crate::sanitize::Layout::Line).into_owned()
         })
         .collect()
 }
@@ -435,11 +437,13 @@ impl ApplyEngine {
                 path: d.path.rel().to_string(),
                 applied_as,
             });
-            // A link replacing a file whose bytes happen to equal its target still changes it.
+            // A link replacing a file whose bytes happen to equal its target still changes it,
+            // and so does a change of the executable bit alone.
             if let Some(t) = target
                 && (d.symlink
                     || d.current_link
-                    || t.as_deref() != d.current.as_ref().map(|c| c.0.as_slice()))
+                    || t.as_deref() != d.current.as_ref().map(|c| c.0.as_slice())
+                    || d.current.as_ref().map(|c| c.1) != final_mode(d))
             {
                 actions.push((i, t));
             }
@@ -460,12 +464,7 @@ impl ApplyEngine {
                     current: d.current.as_ref().map(|(b, m)| (b.as_slice(), *m)),
                     identity: d.identity,
                     new: t.as_deref(),
-                    // An existing file keeps its mode; a new one gets the plan's, if any.
-                    // (A file replacing a link is new as a file.)
-                    new_mode: match &d.current {
-                        Some((_, m)) if !d.current_link => Some(*m),
-                        _ => d.mode.map(|m| m & 0o7777),
-                    },
+                    new_mode: final_mode(d),
                     symlink: d.symlink,
                     current_symlink: d.current_link,
                 }
@@ -530,15 +529,8 @@ impl ApplyEngine {
                         }
                         .map(|()| touched.insert(parent_of(path.abs())));
                     }
-                    put_in_place(
-                        &path,
-                        staged,
-                        target.as_deref(),
-                        d.current.is_none() || d.current_link,
-                        // Not the mode of whatever a replaced link points to.
-                        d.mode.or(d.current_link.then_some(0o644)),
-                    )
-                    .map(|()| touched.insert(parent_of(path.abs())))
+                    put_in_place(&path, staged, target.as_deref(), final_mode(d))
+                        .map(|()| touched.insert(parent_of(path.abs())))
                 });
             if let Err(e) = written {
                 // A real failure (disk full, a path turned into a folder): undo what was
@@ -612,10 +604,19 @@ impl ApplyEngine {
 
     fn decide_all(&self, plan: &ApplyPlan) -> Result<Vec<Decision>> {
         let mut seen = BTreeSet::new();
+        let guard = LinkGuard {
+            proposed: plan
+                .writes
+                .iter()
+                .filter(|w| w.symlink)
+                .filter_map(|w| Some((w.path.trim_matches('/').to_string(), w.proposed.clone()?)))
+                .collect(),
+            protected: git_folders_inside(&self.root),
+        };
         plan.writes
             .iter()
             .map(|w| {
-                let d = self.decide(w)?;
+                let d = self.decide(w, &guard)?;
                 if !seen.insert(d.path.rel().to_string()) {
                     return Err(ApplyError::DuplicatePath {
                         path: d.path.rel().to_string(),
@@ -626,12 +627,12 @@ impl ApplyEngine {
             .collect()
     }
 
-    fn decide(&self, w: &PlannedWrite) -> Result<Decision> {
+    fn decide(&self, w: &PlannedWrite, guard: &LinkGuard) -> Result<Decision> {
         let path = ProjectPath::resolve(&self.root, &w.path)?;
         if w.symlink
             && let Some(target) = &w.proposed
         {
-            return self.decide_symlink(w, path, target);
+            return self.decide_symlink(w, path, target, guard);
         }
         if let Some(now) = read_link_at(&path)? {
             return Ok(decide_over_link(w, path, now));
@@ -664,8 +665,17 @@ impl ApplyEngine {
             };
             return Ok(d);
         }
+        // The executable bit review showed is part of the proposal: a file that already
+        // holds the proposed bytes may still need it set or cleared.
+        let exec_flip = current
+            .as_ref()
+            .is_some_and(|(_, m)| applied_mode(*m, w.mode) != *m);
         if cur_bytes == proposed.as_deref() {
-            d.status = FileStatus::AlreadyApplied;
+            if exec_flip {
+                d.write = Some(proposed);
+            } else {
+                d.status = FileStatus::AlreadyApplied;
+            }
             return Ok(d);
         }
         if cur_bytes == w.base.as_deref() {
@@ -721,6 +731,7 @@ impl ApplyEngine {
         w: &PlannedWrite,
         path: ProjectPath,
         target: &[u8],
+        guard: &LinkGuard,
     ) -> Result<Decision> {
         let shown = String::from_utf8_lossy(target).into_owned();
         let mut d = Decision {
@@ -742,6 +753,18 @@ impl ApplyEngine {
         if let Err(why) = super::links::check_link_target(&rel, target) {
             d.status = refuse(format!(
                 "{why}; links are applied only when they point inside the project"
+            ));
+            return Ok(d);
+        }
+        // Where it lands once every link on the way is followed: never a git folder or
+        // versus's state, whatever links lead there.
+        let links = super::links::ProjectLinks {
+            root: &self.root,
+            proposed: &guard.proposed,
+        };
+        if let Err(why) = super::links::resolve_inside(&rel, target, &links, &guard.protected) {
+            d.status = refuse(format!(
+                "{why}; links into a git folder or versus's state are never applied"
             ));
             return Ok(d);
         }
@@ -816,6 +839,34 @@ impl ApplyEngine {
     }
 }
 
+/// What the symlink decisions of one apply share: the links the plan proposes (a link may
+/// point at another one) and the project-relative git folders that are not named `.git`.
+struct LinkGuard {
+    proposed: BTreeMap<String, Vec<u8>>,
+    protected: Vec<String>,
+}
+
+/// The repository's git folders (its own and the common one) when they sit inside `root`
+/// under another name than `.git` (`GIT_DIR=meta/repo`), project-relative; `.git` folders
+/// are refused by name anyway ([`super::links::is_protected_name`]).
+fn git_folders_inside(root: &Path) -> Vec<String> {
+    let Ok(repo) = git2::Repository::discover(root) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for dir in [repo.path(), repo.commondir()] {
+        if let Ok(dir) = dir.canonicalize()
+            && let Ok(rel) = dir.strip_prefix(root)
+            && let Some(rel) = rel.to_str()
+            && !rel.is_empty()
+            && !out.iter().any(|o| o == rel)
+        {
+            out.push(rel.to_string());
+        }
+    }
+    out
+}
+
 /// A whole-file conflict (no regions, no markers).
 fn whole_conflict(reason: ConflictReason) -> FileStatus {
     FileStatus::Conflict {
@@ -862,15 +913,64 @@ fn decide_over_link(w: &PlannedWrite, path: ProjectPath, now: Vec<u8>) -> Decisi
     }
 }
 
+/// The permission bits a file gets when apply writes it (`None`: the process's default for a
+/// new file, which only happens for a plan that names no mode).
+///
+/// An existing file keeps the user's mode (theirs, however unusual), except for the one part
+/// of a mode review shows: when the plan's executable bit differs from the file's, the
+/// execute bits are set (for whoever may read it) or cleared, and setuid, setgid and sticky
+/// are dropped. A new file (also one replacing a link, new as a file) gets exactly the mode
+/// review showed, `0o644` or `0o755` ([`shown_mode`], whatever bits the plan carries), less
+/// what the user's umask takes away, as git's checkout does.
+fn final_mode(d: &Decision) -> Option<u32> {
+    match &d.current {
+        Some((_, m)) if !d.current_link => Some(applied_mode(*m, d.mode)),
+        _ if d.current_link => Some(shown_mode(d.mode.unwrap_or(0o644)) & !umask()),
+        _ => d.mode.map(|m| shown_mode(m) & !umask()),
+    }
+}
+
+/// The mode of an existing file of mode `current` after applying a plan's mode `shown` (see
+/// [`final_mode`]).
+fn applied_mode(current: u32, shown: Option<u32>) -> u32 {
+    let Some(shown) = shown else {
+        return current;
+    };
+    let exec = shown & 0o111 != 0;
+    if exec == (current & 0o111 != 0) {
+        return current;
+    }
+    let rw = current & 0o666;
+    if exec {
+        rw | ((current & 0o444) >> 2)
+    } else {
+        rw
+    }
+}
+
+/// The process's umask, from `/proc/self/status` (reading it with `umask(2)` would change it
+/// for every thread for a moment); `0o022` where it cannot be read.
+fn umask() -> u32 {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+        & 0o777
+}
+
 /// Puts one user file's new content in place, or deletes it. Staged content (already durable,
 /// with its final mode) is renamed over the target; without it (session on another
-/// filesystem) the file is written beside its target with temp + fsync + rename, and a new
-/// file gets `mode` if given. The caller flushes the folder afterwards.
+/// filesystem) the file is written beside its target with temp + fsync + rename and given
+/// `mode` if given. The caller flushes the folder afterwards.
 fn put_in_place(
     path: &ProjectPath,
     staged: Option<&Path>,
     target: Option<&[u8]>,
-    is_new: bool,
     mode: Option<u32>,
 ) -> Result<()> {
     let abs = path.abs();
@@ -887,7 +987,7 @@ fn put_in_place(
                 }
             }
             atomic_write(abs, bytes).map_err(|e| ApplyError::io("write", abs, e))?;
-            if is_new && let Some(m) = mode {
+            if let Some(m) = mode {
                 fs::set_permissions(abs, fs::Permissions::from_mode(m & 0o7777))
                     .map_err(|e| ApplyError::io("set the mode of", abs, e))?;
             }

@@ -50,7 +50,11 @@ pub struct PlannedWrite {
     pub base: Option<Vec<u8>>,
     /// Content to write; `None` deletes the file.
     pub proposed: Option<Vec<u8>>,
-    /// Permission bits for a file the apply creates (ignored when the file exists).
+    /// The mode review showed for the proposal (only its executable bit counts: `0o644` or
+    /// `0o755`, see [`crate::workspace::changeset::shown_mode`]). A file apply creates gets
+    /// exactly that (less the umask); an existing file keeps the user's mode unless the
+    /// executable bit differs, which apply then sets or clears. `None`: no mode proposed,
+    /// the user's mode is kept.
     pub mode: Option<u32>,
     /// `proposed` is a symlink's target: the path becomes a symlink, applied only when the
     /// target stays inside the project ([`links::check_link_target`]), refused otherwise.

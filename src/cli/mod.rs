@@ -16,6 +16,7 @@ mod tool_cmd;
 mod trust_cmd;
 mod tui_cmd;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -193,7 +194,12 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("versus: {}", describe(&err));
+            // Errors name project files and quote model text: escaped like every other line.
+            let _ = writeln!(
+                versus::sanitize::stderr(),
+                "versus: {}",
+                versus::sanitize::line(&describe(&err))
+            );
             let busy = err.chain().any(|cause| {
                 matches!(
                     cause.downcast_ref::<versus::apply::ApplyError>(),

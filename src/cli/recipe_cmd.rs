@@ -15,10 +15,11 @@ use clap::{Args, Subcommand};
 use versus::config;
 use versus::recipe::{McpTransport, Recipe, RecipeErrors, TEMPLATE_TEXT};
 
-/// A line on stdout; a closed stdout (`| head`) is not worth an error.
+/// A line on stdout; a closed stdout (`| head`) is not worth an error. Escaped on the way
+/// out ([`versus::sanitize`]): the lines name project files and quote project text.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        let _ = writeln!(std::io::stdout(), $($arg)*);
+        let _ = writeln!(versus::sanitize::stdout(), $($arg)*);
     }};
 }
 

@@ -16,10 +16,11 @@ use versus::apply::{ApplyEngine, RewindAction, RewindPreview};
 use versus::session::Store;
 
 /// A line on stdout; a closed stdout (e.g. `| head`) must not turn a finished rewind into an
-/// error, so write failures are ignored here.
+/// error, so write failures are ignored here. Escaped on the way
+/// out ([`versus::sanitize`]): the lines name project files and quote project text.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        let _ = writeln!(std::io::stdout(), $($arg)*);
+        let _ = writeln!(versus::sanitize::stdout(), $($arg)*);
     }};
 }
 

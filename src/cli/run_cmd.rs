@@ -84,7 +84,12 @@ async fn run_recipe(
         Ok(recipe) => recipe,
         Err(errors) => {
             for problem in &errors.problems {
-                eprintln!("{problem}");
+                // Quotes the recipe's own text.
+                let _ = writeln!(
+                    versus::sanitize::stderr(),
+                    "{}",
+                    versus::sanitize::line(&problem.to_string())
+                );
             }
             let n = errors.problems.len();
             eprintln!(
@@ -235,14 +240,21 @@ async fn watch_signals(cancel: CancellationToken, say: bool) {
 }
 
 fn print_outcome(args: &RunArgs, outcome: &RunOutcome) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    // The report quotes the recipe, the models and the criteria's commands: escaped on the
+    // way out (summary.md is escaped when written; this holds for a tampered file too).
+    let mut out = versus::sanitize::stdout();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&outcome.report)?)?;
+        writeln!(
+            out,
+            "{}",
+            versus::sanitize::json::to_string_pretty(&outcome.report)?
+        )?;
     } else {
         let summary =
             std::fs::read_to_string(outcome.out_dir.join(layout::SUMMARY_FILE)).unwrap_or_default();
-        write!(out, "{summary}")?;
+        write!(out, "{}", versus::sanitize::block(&summary))?;
     }
+    out.flush()?;
     if !args.quiet {
         eprintln!("versus: report in {}", outcome.out_dir.display());
         if outcome.verdict == Verdict::Interrupted {

@@ -1,4 +1,8 @@
 //! `versus sessions [show ID] [--json]`: what was asked, what each model did, what was kept.
+//!
+//! A session's log holds model answers and labels: everything is printed through
+//! [`versus::sanitize`] (the raw streams and `eprintln!` are denied here).
+#![deny(clippy::disallowed_methods, clippy::print_stderr)]
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,6 +11,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
+use versus::sanitize::{self, line};
 use versus::session::{SessionLog, Store, TurnSummary};
 
 /// Arguments of `versus sessions`.
@@ -33,7 +38,7 @@ pub enum SessionsCommand {
 /// Runs the command.
 pub fn run(args: SessionsArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let project = super::project_dir(project)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = sanitize::stdout();
     if !project.join(".versus").is_dir() {
         if args.json {
             writeln!(out, "[]")?;
@@ -66,7 +71,7 @@ pub fn run(args: SessionsArgs, project: Option<PathBuf>) -> anyhow::Result<ExitC
                         })
                     })
                     .collect();
-                writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+                writeln!(out, "{}", sanitize::json::to_string_pretty(&doc)?)?;
                 return Ok(ExitCode::SUCCESS);
             }
             if rows.is_empty() {
@@ -80,8 +85,10 @@ pub fn run(args: SessionsArgs, project: Option<PathBuf>) -> anyhow::Result<ExitC
                 let models = turns.last().map(|t| t.models.len()).unwrap_or_default();
                 writeln!(
                     out,
-                    "{id}  {} turn(s), {models} model(s)  {first}",
-                    turns.len()
+                    "{}  {} turn(s), {models} model(s)  {}",
+                    line(&id),
+                    turns.len(),
+                    line(&first)
                 )?;
             }
         }
@@ -92,10 +99,10 @@ pub fn run(args: SessionsArgs, project: Option<PathBuf>) -> anyhow::Result<ExitC
             let turns = log.turns();
             if args.json {
                 let doc = json!({"id": id, "turns": turns});
-                writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+                writeln!(out, "{}", sanitize::json::to_string_pretty(&doc)?)?;
                 return Ok(ExitCode::SUCCESS);
             }
-            writeln!(out, "Session {id}")?;
+            writeln!(out, "Session {}", line(&id))?;
             for turn in &turns {
                 show_turn(&mut out, turn)?;
             }
@@ -118,8 +125,10 @@ fn show_turn(out: &mut impl Write, turn: &TurnSummary) -> std::io::Result<()> {
         format!(" [{}]", flags.join(", "))
     };
     writeln!(out)?;
-    writeln!(out, "Turn {} ({}){flags}", turn.turn, turn.time)?;
-    writeln!(out, "> {}", turn.prompt.trim().replace('\n', "\n> "))?;
+    writeln!(out, "Turn {} ({}){flags}", turn.turn, line(&turn.time))?;
+    for prompt_line in turn.prompt.trim().split('\n') {
+        writeln!(out, "> {}", line(prompt_line))?;
+    }
     for model in &turn.models {
         let status = model.stop.map_or("did not finish", |s| s.label());
         let cost = model
@@ -130,15 +139,16 @@ fn show_turn(out: &mut impl Write, turn: &TurnSummary) -> std::io::Result<()> {
         writeln!(
             out,
             "  {}: {status}, {} proposal(s){cost}",
-            model.model, model.writes
+            line(&model.model),
+            model.writes
         )?;
         if !model.final_text.trim().is_empty() {
-            writeln!(out, "    {}", one_line(&model.final_text, 100))?;
+            writeln!(out, "    {}", line(&one_line(&model.final_text, 100)))?;
         }
     }
     match &turn.chosen {
         Some(chosen) if chosen.is_empty() => writeln!(out, "  chosen: none of them")?,
-        Some(chosen) => writeln!(out, "  chosen: {}", chosen.join(", "))?,
+        Some(chosen) => writeln!(out, "  chosen: {}", line(&chosen.join(", ")))?,
         None => {}
     }
     Ok(())
@@ -155,7 +165,7 @@ fn one_line(text: &str, max: usize) -> String {
 
 /// Names, on stderr, each line of a session log that could not be read.
 fn report_skipped(log: &SessionLog) {
-    for line in &log.skipped {
-        eprintln!("versus: {line}");
+    for skipped in &log.skipped {
+        let _ = writeln!(sanitize::stderr(), "versus: {}", line(&skipped.to_string()));
     }
 }

@@ -387,10 +387,13 @@ fn check_isolation(
     Ok(())
 }
 
-/// Writes report.json and summary.md (each atomically).
+/// Writes report.json and summary.md (each atomically). The JSON escapes every control and
+/// invisible character in its strings (`\u001b`, `\u202e`: the same values to any JSON reader),
+/// so the file is safe to `cat` as well as to parse.
 fn write_report(layout: &Layout, report: &Report) -> Result<(), HeadlessError> {
-    let mut json = serde_json::to_vec_pretty(report)
-        .map_err(|e| HeadlessError::io("serialize the report", &layout.report(), e.into()))?;
+    let mut json = crate::sanitize::json::to_string_pretty(report)
+        .map_err(|e| HeadlessError::io("serialize the report", &layout.report(), e.into()))?
+        .into_bytes();
     json.push(b'\n');
     crate::fsutil::atomic_write(&layout.report(), &json)
         .map_err(|e| HeadlessError::io("write", &layout.report(), e))?;

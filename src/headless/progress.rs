@@ -12,11 +12,17 @@
 //!
 //! State changes and rendering are separate: [`render`] is a pure function of the rows, the
 //! time and the width, which is what the tests check.
+//!
+//! Task names come from the recipe and notes quote models and commands: everything goes out
+//! through [`crate::sanitize`] (the raw streams are denied here); the only raw sequence is the
+//! redraw's own [`Control`].
+#![deny(clippy::disallowed_methods, clippy::print_stderr)]
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 use crate::model::AgentEvent;
+use crate::sanitize::{self, Control};
 
 use super::job::Phase;
 use super::plan::Cell;
@@ -90,6 +96,15 @@ pub struct Progress {
 impl Progress {
     /// A display for every task x model (rows task by task, models in order).
     pub fn new(mode: DisplayMode, tasks: &[String], models: &[String]) -> Self {
+        // Names as they will be shown (one escaped line each), so widths count what is drawn.
+        let tasks: Vec<String> = tasks
+            .iter()
+            .map(|t| sanitize::line(t).to_string())
+            .collect();
+        let models: Vec<String> = models
+            .iter()
+            .map(|m| sanitize::line(m).to_string())
+            .collect();
         let rows = tasks
             .iter()
             .flat_map(|task| {
@@ -128,13 +143,13 @@ impl Progress {
         if self.mode == DisplayMode::Quiet {
             return;
         }
-        let mut err = std::io::stderr().lock();
+        let mut err = sanitize::stderr();
         if self.mode == DisplayMode::Live {
-            let _ = write!(err, "{}", clear(self.drawn));
+            let _ = err.control(Control::ClearLinesAbove(self.drawn));
             self.drawn = 0;
             self.dirty = true;
         }
-        let _ = writeln!(err, "{text}");
+        let _ = writeln!(err, "{}", sanitize::line(text));
     }
 
     /// The cell finished in an earlier process (a resume).
@@ -197,7 +212,7 @@ impl Progress {
         if self.mode == DisplayMode::Lines
             && let Some(line) = line
         {
-            let _ = writeln!(std::io::stderr().lock(), "{}", line.trim_end());
+            let _ = writeln!(sanitize::stderr(), "{}", line.trim_end());
         }
     }
 
@@ -225,12 +240,13 @@ impl Progress {
         }
         let (width, height) = terminal_size();
         let lines = render(&self.rows, Instant::now(), width, height.saturating_sub(1));
-        let mut out = clear(self.drawn);
+        let mut out = String::new();
         for l in &lines {
             out.push_str(l);
             out.push('\n');
         }
-        let mut err = std::io::stderr().lock();
+        let mut err = sanitize::stderr();
+        let _ = err.control(Control::ClearLinesAbove(self.drawn));
         let _ = write!(err, "{out}");
         let _ = err.flush();
         self.drawn = lines.len();
@@ -256,16 +272,6 @@ fn done(run: &ModelRun) -> Status {
         passed: run.criteria_passed,
         total: run.criteria_total,
     }
-}
-
-/// Moves the cursor up over `lines` drawn lines and clears them.
-fn clear(lines: usize) -> String {
-    let mut out = String::new();
-    for _ in 0..lines {
-        out.push_str("\x1b[1A\x1b[2K");
-    }
-    out.push('\r');
-    out
 }
 
 fn terminal_size() -> (usize, usize) {

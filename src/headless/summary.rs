@@ -2,32 +2,45 @@
 //! the reason for every failed criterion.
 //!
 //! It is rendered from the [`Report`] alone, so it can never say something report.json does not.
+//!
+//! The report carries text from the recipe (names, prompts, criteria), the models and the
+//! commands criteria ran: every such value goes in as one escaped line ([`cell`],
+//! [`crate::sanitize`]), so neither a terminal showing the file (or `versus run` printing it)
+//! nor the Markdown around it can be steered by it; the whole document is escaped once more
+//! at the end as a backstop.
+#![deny(clippy::disallowed_methods, clippy::print_stderr)]
 
 use std::fmt::Write;
 
 use super::report::{ModelRun, Report, RunStatus};
+use crate::sanitize::{self, Layout};
 
 /// The Markdown summary of `report`.
 pub fn render(report: &Report) -> String {
+    let out = render_raw(report);
+    sanitize::escape(&out, Layout::Block).into_owned()
+}
+
+fn render_raw(report: &Report) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# {}\n", report.recipe.name);
+    let _ = writeln!(out, "# {}\n", text(&report.recipe.name));
     let env = &report.environment;
     if let Some(warning) = env.sandbox.as_ref().and_then(|s| s.warning.as_ref()) {
-        let _ = writeln!(out, "> **WARNING: {warning}**\n");
+        let _ = writeln!(out, "> **WARNING: {}**\n", text(warning));
     }
     let _ = writeln!(
         out,
         "Run `{}` of `{}` with versus {}, started {}, project commit {}.\n",
-        report.run_id,
-        report.recipe.file,
-        env.versus_version,
-        env.started_at,
-        env.project_commit.as_deref().unwrap_or("none"),
+        text(&report.run_id),
+        text(&report.recipe.file),
+        text(&env.versus_version),
+        text(&env.started_at),
+        text(env.project_commit.as_deref().unwrap_or("none")),
     );
     let verdict = if !report.complete {
         format!(
             "**Incomplete**: the run was interrupted; finish it with `versus run {} --resume`.",
-            report.recipe.file
+            text(&report.recipe.file)
         )
     } else if report.passed {
         "**Every criterion passed.**".to_string()
@@ -61,12 +74,12 @@ pub fn render(report: &Report) -> String {
     if !report.skipped_models.is_empty() {
         let _ = writeln!(out, "\nSkipped models:\n");
         for s in &report.skipped_models {
-            let _ = writeln!(out, "- {}: {}", s.model, one_line(&s.reason));
+            let _ = writeln!(out, "- {}: {}", text(&s.model), one_line(&s.reason));
         }
     }
 
     for task in &report.tasks {
-        let _ = writeln!(out, "\n## Task: {}\n", task.name);
+        let _ = writeln!(out, "\n## Task: {}\n", text(&task.name));
         let _ = writeln!(out, "> {}\n", one_line(&task.prompt));
         let _ = writeln!(
             out,
@@ -110,8 +123,8 @@ fn failures(out: &mut String, runs: &[ModelRun]) {
         let _ = writeln!(
             out,
             "- {}: `{}`: {}",
-            run.model,
-            c.criterion,
+            text(&run.model),
+            text(&c.criterion),
             first_and_last_line(&c.detail)
         );
     }
@@ -135,9 +148,15 @@ fn seconds(ms: u64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
 }
 
-/// Text safe inside a table cell.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
+/// One value as one line: every control (newlines too), bidi and invisible character
+/// escaped ([`sanitize::line`]).
+fn text(value: &str) -> String {
+    sanitize::line(value).to_string()
+}
+
+/// Text safe inside a table cell: one escaped line, `|` escaped.
+fn cell(value: &str) -> String {
+    text(value).replace('|', "\\|")
 }
 
 /// The first line, cut to 120 characters (`…` when something was left out).

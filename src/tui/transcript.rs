@@ -41,18 +41,33 @@ impl TLine {
     }
 
     /// Appends text in a style (tabs become four spaces, other control characters are
-    /// dropped so the terminal never sees them).
+    /// dropped so the terminal never sees them, and bidi and invisible characters are shown
+    /// escaped, `\u{202e}`, by the one sanitiser: [`crate::sanitize`]).
     pub fn push(&mut self, text: &str, style: Style) {
         if text.is_empty() {
             return;
         }
         let start = self.text.len();
-        for ch in text.chars() {
+        let mut prev = self.text.chars().next_back();
+        let mut chars = text.chars().peekable();
+        while let Some(ch) = chars.next() {
             match ch {
                 '\t' => self.text.push_str("    "),
-                c if c.is_control() => {}
+                c if crate::sanitize::chars::is_control(c) => {}
+                c if crate::sanitize::chars::needs_escape(
+                    c,
+                    prev,
+                    chars.peek().copied(),
+                    crate::sanitize::Layout::Line,
+                ) =>
+                {
+                    let mut escaped = String::new();
+                    crate::sanitize::chars::push_escaped(&mut escaped, c);
+                    self.text.push_str(&escaped);
+                }
                 c => self.text.push(c),
             }
+            prev = Some(ch);
         }
         if self.text.len() == start {
             return;

@@ -125,12 +125,14 @@ impl<V: FileView> RecordingView<V> {
     /// `None` when the file is gone), numbered after the recorded writes. The result is also
     /// appended to the record, so calling this twice does not report the same change twice.
     ///
-    /// Only content counts: a permission change alone is not reported (a `FileWrite` carries
-    /// no mode). Symlinks are never followed: a symlink bash created or changed (or a file it
-    /// replaced by one) is recorded as a symlink ([`FileWrite::symlink`]) whose content is the
-    /// link's target, never the bytes behind it (`rel.txt -> ../../../etc/passwd` is proposed
-    /// as exactly that link, which apply then refuses because it points outside). A deleted
-    /// symlink is a delete; a link to a folder does not stop the scan of the rest.
+    /// Content counts, and of the mode only the execute bit (what review shows: `100644` or
+    /// `100755`): a file bash only `chmod +x`ed is reported with its unchanged content, and
+    /// the change set reads its mode from the workspace. Symlinks are never followed: a
+    /// symlink bash created or changed (or a file it replaced by one) is recorded as a
+    /// symlink ([`FileWrite::symlink`]) whose content is the link's target, never the bytes
+    /// behind it (`rel.txt -> ../../../etc/passwd` is proposed as exactly that link, which
+    /// apply then refuses because it points outside). A deleted symlink is a delete; a link
+    /// to a folder does not stop the scan of the rest.
     pub fn bash_changes(&self, base: &Base) -> Result<Vec<FileWrite>, WorkspaceError> {
         let root = self.inner.root().to_path_buf();
         let started = std::time::Instant::now();
@@ -144,6 +146,14 @@ impl<V: FileView> RecordingView<V> {
             ms = started.elapsed().as_millis() as u64,
             "workspace scanned for bash changes"
         );
+        // A file bash only made executable (or not) keeps its bytes: its execute bit, the
+        // part of a mode review shows, is compared too (paths the tools wrote are read again
+        // when the change set is built, mode included).
+        let exec_now: BTreeMap<String, bool> = on_disk
+            .iter()
+            .filter(|(_, e)| e.kind == BaseKind::File)
+            .map(|(path, e)| (path.clone(), e.mode & 0o111 != 0))
+            .collect();
         // Each state is (content hash, is a symlink): a file and a link with the same bytes
         // as target differ.
         let mut actual: BTreeMap<String, Option<(String, bool)>> = on_disk
@@ -171,17 +181,27 @@ impl<V: FileView> RecordingView<V> {
                 (path.clone(), Some((entry.hash.clone(), link)))
             })
             .collect();
+        let mut written = BTreeSet::new();
         for write in self.writes() {
             let state = write.content.map(|c| (hash_bytes(&c), write.symlink));
+            written.insert(write.path.clone());
             expected.insert(write.path, state);
         }
+        let exec_flipped = |path: &String| {
+            !written.contains(path)
+                && base
+                    .get(path)
+                    .filter(|e| e.kind == BaseKind::File)
+                    .zip(exec_now.get(path))
+                    .is_some_and(|(e, now)| (e.mode & 0o111 != 0) != *now)
+        };
         let paths: BTreeSet<&String> = actual.keys().chain(expected.keys()).collect();
         let origin = WriteOrigin::new("bash", "");
         let mut found = Vec::new();
         for path in paths {
             let now = actual.get(path).cloned().flatten();
             let predicted = expected.get(path).cloned().flatten();
-            if now == predicted {
+            if now == predicted && !exec_flipped(path) {
                 continue;
             }
             let (content, symlink) = match now {

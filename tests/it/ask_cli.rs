@@ -139,7 +139,14 @@ fn pick_applies_exactly_that_change_set_and_rewind_restores_the_tree() {
     expected.insert("docs/".into(), (Vec::new(), 0));
     expected.insert("docs/new/".into(), (Vec::new(), 0));
     expected.remove("old.txt");
-    // chmod by bash is not a content change: the script keeps its bytes and mode.
+    // chmod +x by bash is a change of the executable bit, shown (old mode 100644 / new mode
+    // 100755) and applied as such: the script keeps its bytes and becomes 0755.
+    let script = before["run.sh"].0.clone();
+    expected.insert("run.sh".into(), (script, 0o755));
+    assert!(
+        stdout.contains("diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n"),
+        "{stdout}"
+    );
     assert_eq!(
         after.keys().collect::<Vec<_>>(),
         expected.keys().collect::<Vec<_>>()
@@ -162,7 +169,7 @@ fn pick_applies_exactly_that_change_set_and_rewind_restores_the_tree() {
         .unwrap();
     let (stdout, stderr) = text(&rewind);
     assert!(rewind.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("3 files"), "{stdout}");
+    assert!(stdout.contains("4 files"), "{stdout}");
     assert_eq!(
         tree(&root),
         before,
@@ -412,7 +419,8 @@ fn sessions_list_and_show_what_was_asked_done_and_chosen() {
     assert!(stdout.contains("Turn 1"), "{stdout}");
     assert!(stdout.contains("> fix two"), "{stdout}");
     assert!(
-        stdout.contains("demo/scripts/a.jsonl: done, 3 proposal(s)"),
+        // edit_file, write_file, and bash's deletion and chmod +x.
+        stdout.contains("demo/scripts/a.jsonl: done, 4 proposal(s)"),
         "{stdout}"
     );
     assert!(stdout.contains("Fixed two and added notes."), "{stdout}");

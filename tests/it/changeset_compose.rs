@@ -348,7 +348,7 @@ async fn each_hunk_names_the_tool_and_call_that_produced_it() {
 }
 
 #[tokio::test]
-async fn mode_only_changes_are_not_proposals_but_a_new_files_mode_is_kept() {
+async fn mode_only_changes_are_proposals_shown_and_applied_as_git_modes() {
     let p = Project::new(true);
     p.write("plain.sh", "#!/bin/sh\n");
     let base = Base::capture(&p.root).unwrap();
@@ -360,12 +360,22 @@ async fn mode_only_changes_are_not_proposals_but_a_new_files_mode_is_kept() {
     let paths: Vec<&str> = cs.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(
         paths,
-        vec!["bin/new.sh"],
-        "mode-only changes are not proposals"
+        vec!["bin/new.sh", "plain.sh", "run.sh"],
+        "a change of the executable bit is a proposal"
     );
     let new = cs.file("bin/new.sh").unwrap();
     assert_eq!(new.mode, Some(0o755));
     assert!(cs.unified_diff().contains("new file mode 100755\n"));
+    assert!(
+        cs.unified_diff()
+            .contains("diff --git a/plain.sh b/plain.sh\nold mode 100644\nnew mode 100755\n")
+    );
+    assert!(
+        cs.unified_diff()
+            .contains("diff --git a/run.sh b/run.sh\nold mode 100755\nnew mode 100644\n")
+    );
+    let plain = cs.file("plain.sh").unwrap();
+    assert!(plain.mode_changed() && plain.hunks.is_empty() && plain.added == 0);
 
     let plan = compose(
         std::slice::from_ref(&cs),
@@ -374,10 +384,18 @@ async fn mode_only_changes_are_not_proposals_but_a_new_files_mode_is_kept() {
     )
     .unwrap();
     p.engine().apply(&plan, &BTreeMap::new()).unwrap();
-    let mode = |rel: &str| fs::metadata(p.root.join(rel)).unwrap().permissions().mode() & 0o777;
+    let mode = |rel: &str| fs::metadata(p.root.join(rel)).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode("bin/new.sh"), 0o755);
-    assert_eq!(mode("run.sh"), 0o755, "the user's modes are untouched");
-    assert_eq!(mode("plain.sh") & 0o111, 0);
+    assert_eq!(
+        mode("run.sh"),
+        0o644,
+        "the execute bits cleared, nothing else"
+    );
+    assert_eq!(
+        mode("plain.sh"),
+        0o755,
+        "the execute bits set where it is readable"
+    );
 }
 
 #[tokio::test]

@@ -5,6 +5,11 @@
 //! diff (or one JSON document). `--pick` applies that model's change set through the apply
 //! engine, exactly as the TUI does (snapshot + journal, so `versus rewind` undoes it), and logs
 //! the choice to `.versus/preferences.jsonl`.
+//!
+//! Everything printed here can carry model- or project-controlled text (answers, file names,
+//! diff lines, tool arguments), so nothing reaches stdout or stderr except through
+//! [`versus::sanitize`]: the raw streams and `eprintln!` are denied in this module.
+#![deny(clippy::disallowed_methods, clippy::print_stderr)]
 
 mod progress;
 mod report;
@@ -30,6 +35,7 @@ use versus::engine::{
 use versus::provider::RetryPolicy;
 use versus::provider::http::default_client;
 use versus::runner::{RunOptions, client_for, entry_for};
+use versus::sanitize::{self, block, line, name};
 use versus::session::{EventLog, Source, Store, now};
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::changeset::ChangeSet;
@@ -162,8 +168,8 @@ async fn ask(
         (None, true) => Some(SessionEngine::open(store.clone(), None, Source::Ask, None)?),
         (None, false) => None,
     };
-    for line in reopened.iter().flat_map(|r| &r.log.skipped) {
-        eprintln!("versus: {line}");
+    for skipped in reopened.iter().flat_map(|r| &r.log.skipped) {
+        say(&format!("versus: {skipped}"));
     }
     let continued = reopened.as_ref().map(|r| r.engine.models().to_vec());
     let targets = targets(&args, continued.as_deref(), &project, &config, &env)?;
@@ -251,7 +257,7 @@ async fn ask(
         let request = choice(&sets, pick, &args, driven.turn)?;
         let outcome = engine.choice_job(request)?.run()?;
         if let Some(error) = &outcome.preference_error {
-            eprintln!("versus: {error}");
+            say(&format!("versus: {error}"));
         }
         engine.chosen(&outcome);
         if pick != "none" {
@@ -265,7 +271,7 @@ async fn ask(
     print_results(&args, &rows, &session_id, pick_report.as_ref())?;
     if args.keep_workspaces {
         for (label, root) in engine.keep_workspaces() {
-            eprintln!("kept workspace of {label}: {}", root.display());
+            say(&format!("kept workspace of {label}: {}", root.display()));
         }
     }
     engine.finish();
@@ -312,7 +318,7 @@ fn targets(
         let resolved = match resolve(spec, config, env) {
             Ok(resolved) => resolved,
             Err(err @ ResolveError::MissingKey { .. }) => {
-                eprintln!("versus: skipping {spec}: {err}");
+                say(&format!("versus: skipping {spec}: {err}"));
                 continue;
             }
             Err(err) => return Err(err.into()),
@@ -483,13 +489,18 @@ fn row(model: &FinishedModel, set: &ChangeSet) -> Row {
     }
 }
 
+/// One line on stderr, escaped.
+fn say(text: &str) {
+    let _ = writeln!(sanitize::stderr(), "{}", line(text));
+}
+
 fn print_results(
     args: &AskArgs,
     rows: &[Row],
     session: &str,
     pick: Option<&PickReport>,
 ) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = sanitize::stdout();
     if args.json {
         let doc = json!({
             "version": 1,
@@ -499,7 +510,7 @@ fn print_results(
             "pick": args.pick,
             "applied": pick,
         });
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        writeln!(out, "{}", sanitize::json::to_string_pretty(&doc)?)?;
         return Ok(());
     }
     write!(out, "{}", report::table(rows))?;
@@ -508,49 +519,48 @@ fn print_results(
         writeln!(
             out,
             "=== {} ({}, {} file(s), +{} -{}) ===",
-            row.model,
+            line(&row.model),
             row.status.label(),
             row.files,
             row.added,
             row.removed
         )?;
         if let Some(error) = &row.error {
-            writeln!(out, "note: {error}")?;
+            writeln!(out, "note: {}", block(error))?;
         }
         if !row.final_text.trim().is_empty() {
-            writeln!(out, "{}", row.final_text.trim())?;
+            writeln!(out, "{}", block(row.final_text.trim()))?;
         }
         if row.diff.is_empty() {
             writeln!(out, "(no changes)")?;
         } else {
-            // Symlinks first, unmistakably: `srclink -> src (symlink)`.
+            // What a diff alone would not make plain, first: links (and whether apply would
+            // refuse them), binary changes, lines holding bytes shown escaped.
             for change in &row.changes {
-                if let Some(label) = &change.symlink {
-                    let target = label.split_once(" -> ").map_or("", |(_, t)| t);
-                    match label.starts_with("symlink") {
-                        true => writeln!(out, "{} -> {target} (symlink)", change.path)?,
-                        false => writeln!(out, "{} ({label})", change.path)?,
-                    }
+                for note in report::notes(change) {
+                    writeln!(out, "{note}")?;
                 }
             }
             writeln!(out)?;
-            write!(out, "{}", row.diff)?;
+            // The diff's names are quoted already; its lines are escaped on the way out.
+            write!(out, "{}", block(&row.diff))?;
         }
     }
     if let Some(pick) = pick {
         writeln!(out)?;
         match &pick.apply_id {
-            Some(id) => writeln!(out, "Applied {} (apply {id}):", pick.model)?,
-            None => writeln!(out, "Nothing to write for {}:", pick.model)?,
+            Some(id) => writeln!(out, "Applied {} (apply {id}):", line(&pick.model))?,
+            None => writeln!(out, "Nothing to write for {}:", line(&pick.model))?,
         }
         for (path, what) in &pick.files {
-            writeln!(out, "  {path}: {what}")?;
+            writeln!(out, "  {}: {}", name(path), line(what))?;
         }
         writeln!(out, "Undo with: versus rewind")?;
     } else if args.pick.as_deref() == Some("none") {
         writeln!(out)?;
         writeln!(out, "Recorded: none of them.")?;
     }
+    out.flush()?;
     Ok(())
 }
 

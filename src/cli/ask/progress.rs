@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use versus::model::{AgentEvent, RunStop};
+use versus::sanitize::{self, line};
 
 /// Prints progress for a run with these entry labels.
 pub struct Progress {
@@ -15,7 +16,11 @@ pub struct Progress {
 impl Progress {
     /// A printer for `labels`; `quiet` prints nothing.
     pub fn new(labels: Vec<String>, quiet: bool) -> Self {
-        let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+        let width = labels
+            .iter()
+            .map(|l| line(l).to_string().chars().count())
+            .max()
+            .unwrap_or(0);
         Self {
             labels,
             width,
@@ -29,14 +34,19 @@ impl Progress {
             return;
         }
         let label = self.labels.get(entry).map(String::as_str).unwrap_or("?");
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "[{label:<width$}] {text}", width = self.width);
+        let label = line(label).to_string();
+        let _ = writeln!(
+            sanitize::stderr(),
+            "[{label:<width$}] {}",
+            line(text),
+            width = self.width
+        );
     }
 
     /// A line not about one model.
     pub fn note(&self, text: &str) {
         if !self.quiet {
-            let _ = writeln!(std::io::stderr().lock(), "{text}");
+            let _ = writeln!(sanitize::stderr(), "{}", line(text));
         }
     }
 

@@ -3,8 +3,10 @@
 
 use serde::Serialize;
 
+use versus::apply::links::check_link_target;
 use versus::model::{RunStop, Usage};
-use versus::workspace::changeset::ChangeSet;
+use versus::sanitize::{line, name};
+use versus::workspace::changeset::{BlobInfo, ChangeSet, FileChange};
 
 /// One model's row.
 #[derive(Debug, Clone, Serialize)]
@@ -57,6 +59,20 @@ pub struct ChangedFile {
     /// For a symlink proposal, what review shows (`symlink -> TARGET`); absent for files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symlink: Option<String>,
+    /// The mode review shows for the proposal (`100644` / `100755`), what apply writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// For a binary change: the size and blake3 of what was there and of what the model
+    /// leaves (`null` on a side with no file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binary: Option<[Option<BlobInfo>; 2]>,
+    /// The added lines hold bytes a terminal would act on; the diff shows them escaped.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub odd_bytes: bool,
+    /// Lines printed above the diff (already escaped): links and whether apply would refuse
+    /// them, binary changes, odd bytes.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 impl ChangedFile {
@@ -71,9 +87,52 @@ impl ChangedFile {
                 removed: f.removed,
                 tools: f.tools.clone(),
                 symlink: f.symlink_label(),
+                mode: f
+                    .shown_mode()
+                    .map(|m| if m & 0o111 != 0 { "100755" } else { "100644" }.to_string()),
+                binary: f.binary_sides().map(|(a, b)| [a, b]),
+                odd_bytes: f.odd_bytes(),
+                notes: notes_of(f),
             })
             .collect()
     }
+}
+
+/// What a diff alone would not make plain about `f`, one escaped line each.
+fn notes_of(f: &FileChange) -> Vec<String> {
+    let mut notes = Vec::new();
+    let path = name(&f.path);
+    if f.symlink
+        && let Some(target) = f.proposed.as_deref()
+    {
+        let shown = versus::sanitize::lossless(target);
+        notes.push(format!("{path} -> {} (symlink)", line(&shown)));
+        if let Err(why) = check_link_target(&f.path, target) {
+            notes.push(format!("  apply will not make this link: {}", line(&why)));
+        }
+    } else if let Some(label) = f.symlink_label() {
+        notes.push(format!("{path} ({})", line(&label)));
+    }
+    if let Some((before, after)) = f.binary_sides() {
+        let side = |s: Option<BlobInfo>| s.map_or("no file".to_string(), |s| s.to_string());
+        notes.push(format!(
+            "{path}: binary file, no line diff: {} -> {}",
+            side(before),
+            side(after)
+        ));
+    }
+    if f.odd_bytes() {
+        notes.push(format!(
+            "{path}: its new lines hold bytes a terminal would act on (controls, NUL, bidi or \
+             invisible characters, or bytes that are not UTF-8), shown escaped below as \\0, \\x1b, \\u{{202e}}..."
+        ));
+    }
+    notes
+}
+
+/// The lines printed above a file's diff (see [`ChangedFile::notes`]).
+pub fn notes(change: &ChangedFile) -> &[String] {
+    &change.notes
 }
 
 /// The comparison table as aligned text.
@@ -93,7 +152,7 @@ pub fn table(rows: &[Row]) -> String {
     let mut cells: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
     for row in rows {
         cells.push(vec![
-            row.model.clone(),
+            line(&row.model).to_string(),
             row.status.label().to_string(),
             row.files.to_string(),
             format!("+{} -{}", row.added, row.removed),

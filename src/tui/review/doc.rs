@@ -86,17 +86,11 @@ pub struct DiffDoc {
 }
 
 /// Columns `text` takes on screen as the diff shows it: tabs as four spaces, a trailing `\r`
-/// dropped, other control characters one column (they show as `·`), wide characters two.
+/// dropped, other control, bidi and invisible characters as their escapes (`\x1b`, four
+/// columns), wide characters two.
 pub fn shown_width(text: &str) -> usize {
-    use unicode_width::UnicodeWidthChar;
     let text = text.strip_suffix('\r').unwrap_or(text);
-    text.chars()
-        .map(|c| match c {
-            '\t' => 4,
-            c if c.is_control() => 1,
-            c => c.width().unwrap_or(0),
-        })
-        .sum()
+    crate::sanitize::line_width(text, 4)
 }
 
 /// The note after a last line without a newline (part of the line's text for wrapping).
@@ -113,27 +107,67 @@ pub fn wrapped_lines(width: usize, room: usize) -> usize {
     width.div_ceil(room.max(1)).max(1)
 }
 
+/// The notes above a file's diff, escaped: what a link is and whether apply would make it,
+/// a binary change's sizes and hashes, a change of the executable bit, bytes shown escaped,
+/// or why there is no line at all.
+fn notes(file: &FileChange) -> Vec<String> {
+    use crate::sanitize::line;
+    use crate::workspace::changeset::ChangeKind;
+    let git = |m: u32| if m & 0o111 != 0 { "100755" } else { "100644" };
+    let mut notes = Vec::new();
+    if let Some(label) = file.symlink_label() {
+        notes.push(format!(
+            "{} (applied as a symlink only if it points inside the project)",
+            line(&label)
+        ));
+        if file.symlink
+            && let Some(target) = file.proposed.as_deref()
+            && let Err(why) = crate::apply::links::check_link_target(&file.path, target)
+        {
+            notes.push(format!("apply will not make this link: {}", line(&why)));
+        }
+    }
+    if let Some((before, after)) = file.binary_sides() {
+        let side = |s: Option<crate::workspace::changeset::BlobInfo>| {
+            s.map_or("no file".to_string(), |s| s.to_string())
+        };
+        notes.push(format!(
+            "binary file, no line diff: {} -> {}",
+            side(before),
+            side(after)
+        ));
+    } else if file.binary {
+        notes.push("binary file: no line diff".to_string());
+    }
+    if file.mode_changed()
+        && let (Some(old), Some(new)) = (file.shown_base_mode(), file.shown_mode())
+    {
+        notes.push(format!("mode {} -> {}", git(old), git(new)));
+    } else if file.kind == ChangeKind::Created && file.shown_mode() == Some(0o755) {
+        notes.push("new file, executable (100755)".to_string());
+    }
+    if file.odd_bytes() {
+        notes.push(
+            "odd bytes in its new lines (controls, bidi, not UTF-8), shown escaped: \\x1b \\0"
+                .to_string(),
+        );
+    }
+    if !file.binary && file.hunks.is_empty() && !file.mode_changed() {
+        notes.push(match file.kind {
+            ChangeKind::Deleted => "deleted (the file was empty)".to_string(),
+            _ => "empty file".to_string(),
+        });
+    }
+    notes
+}
+
 impl DiffDoc {
     /// Lays out `file` of `model` in `mode`.
     pub fn build(model: &str, file: &FileChange, mode: DiffMode) -> DiffDoc {
         let mut rows = Vec::new();
         let mut hunk_rows = Vec::with_capacity(file.hunks.len());
         let mut widest = 1;
-        if let Some(label) = file.symlink_label() {
-            rows.push(Row::Note(format!(
-                "{label} (applied as a symlink only if it points inside the project)"
-            )));
-        }
-        if file.binary {
-            rows.push(Row::Note("binary file: no line diff".to_string()));
-        } else if file.hunks.is_empty() {
-            rows.push(Row::Note(match file.kind {
-                crate::workspace::changeset::ChangeKind::Deleted => {
-                    "deleted (the file was empty)".to_string()
-                }
-                _ => "empty file".to_string(),
-            }));
-        }
+        rows.extend(notes(file).into_iter().map(Row::Note));
         for (h, hunk) in file.hunks.iter().enumerate() {
             hunk_rows.push(rows.len());
             rows.push(Row::Header { hunk: h });

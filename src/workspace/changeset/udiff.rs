@@ -2,14 +2,20 @@
 //! change, so it can be read, pasted into a review, or fed to `git apply`.
 //!
 //! Created and deleted files get `new file mode` / `deleted file mode` and `/dev/null` on the
-//! missing side; binary files get git's one-line "Binary files ... differ"; a last line without
-//! a newline is followed by `\ No newline at end of file`. Mode-only changes are not shown,
-//! because they are not proposals (see the module doc of `changeset`).
+//! missing side; a change of the executable bit gets `old mode` / `new mode`; binary files get
+//! git's one-line "Binary files ... differ" and a line with both sides' sizes and hashes; a
+//! last line without a newline is followed by `\ No newline at end of file`.
+//!
+//! Names are quoted as git quotes them (`"a/x\n+++ b/evil"`), so a newline or an escape
+//! sequence in a file name can never forge a header line. The lines' own bytes stay as they
+//! are (the diff is data, and `git apply` needs them exact): whoever prints the diff to a
+//! terminal escapes it ([`crate::sanitize`]).
 
 use std::fmt::Write;
 
 use super::hunks::LineKind;
 use super::{ChangeKind, FileChange};
+use crate::sanitize::quote_prefixed;
 
 /// git's mode for a regular file: executable or not.
 fn git_mode(mode: Option<u32>) -> &'static str {
@@ -29,7 +35,8 @@ const SYMLINK_MODE: &str = "120000";
 pub(super) fn file_diff(f: &FileChange) -> String {
     let mut out = String::new();
     let p = &f.path;
-    let _ = writeln!(out, "diff --git a/{p} b/{p}");
+    let (a, b) = (quote_prefixed("a/", p), quote_prefixed("b/", p));
+    let _ = writeln!(out, "diff --git {a} {b}");
     let new_mode = if f.symlink {
         SYMLINK_MODE
     } else {
@@ -43,22 +50,24 @@ pub(super) fn file_diff(f: &FileChange) -> String {
     let (old_name, new_name) = match f.kind {
         ChangeKind::Created => {
             let _ = writeln!(out, "new file mode {new_mode}");
-            ("/dev/null".to_string(), format!("b/{p}"))
+            ("/dev/null".to_string(), b.into_owned())
         }
         ChangeKind::Deleted => {
             let _ = writeln!(out, "deleted file mode {old_mode}");
-            (format!("a/{p}"), "/dev/null".to_string())
+            (a.into_owned(), "/dev/null".to_string())
         }
         ChangeKind::Modified => {
-            if f.symlink != f.base_symlink {
+            if f.symlink != f.base_symlink || f.mode_changed() {
                 let _ = writeln!(out, "old mode {old_mode}");
                 let _ = writeln!(out, "new mode {new_mode}");
             }
-            (format!("a/{p}"), format!("b/{p}"))
+            (a.into_owned(), b.into_owned())
         }
     };
-    if f.binary {
+    if let Some((before, after)) = f.binary_sides() {
         let _ = writeln!(out, "Binary files {old_name} and {new_name} differ");
+        let side = |s: Option<super::BlobInfo>| s.map_or("no file".to_string(), |s| s.to_string());
+        let _ = writeln!(out, "binary: {} -> {}", side(before), side(after));
         return out;
     }
     if f.hunks.is_empty() {

@@ -168,14 +168,14 @@ fn file_title(app: &App, file: &FileChange, doc: &DiffDoc, review: &ReviewState)
         return format!(
             " {mine} vs {} · {}{long} · +{} -{}{hunk} · {layout} ",
             app.shown_label(other),
-            file.path,
+            crate::sanitize::name(&file.path),
             file.added,
             file.removed
         );
     }
     format!(
         " {}{long} · {}{link} · +{} -{}{hunk} · {layout} ",
-        file.path,
+        crate::sanitize::name(&file.path),
         kind_word(file.kind),
         file.added,
         file.removed

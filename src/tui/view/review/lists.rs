@@ -44,12 +44,17 @@ pub fn files(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState)
                     ChangeKind::Deleted => "D",
                 };
                 // A symlink is named as one: `srclink -> src (symlink)`.
+                // Names quoted as git quotes them (a newline or a bidi control in a name is
+                // shown escaped, never acted on).
+                let path = crate::sanitize::name(&f.path);
                 let name = match f.symlink_label() {
                     Some(label) => match label.strip_prefix("symlink -> ") {
-                        Some(target) => format!("{} -> {target} (symlink)", f.path),
-                        None => format!("{} ({label})", f.path),
+                        Some(target) => {
+                            format!("{path} -> {} (symlink)", crate::sanitize::line(target))
+                        }
+                        None => format!("{path} ({})", crate::sanitize::line(&label)),
                     },
-                    None => f.path.clone(),
+                    None => path.to_string(),
                 };
                 let line = Line::from(vec![
                     Span::styled(format!("{mark} "), style),

@@ -1,6 +1,8 @@
-//! Turning file lines into spans a terminal shows faithfully: tabs expanded, carriage returns
-//! and other control characters made visible or dropped, word highlights kept on the right
-//! characters, and a row cut (and padded) to an exact number of columns.
+//! Turning file lines into spans a terminal shows faithfully: tabs expanded, a CRLF line's
+//! `\r` dropped, every other control, bidi or invisible character shown escaped by the one
+//! sanitiser ([`crate::sanitize`]: `\0`, `\x1b`, `\u{202e}`, as `versus ask` prints them),
+//! word highlights kept on the right characters, and a row cut (and padded) to an exact number
+//! of columns.
 
 use std::ops::Range;
 
@@ -11,18 +13,22 @@ use unicode_width::UnicodeWidthChar;
 /// Columns a tab takes.
 const TAB: &str = "    ";
 
-/// `text` as shown: tabs as spaces, a trailing `\r` dropped, other control characters as `·`.
+/// `text` as shown: tabs as spaces, a trailing `\r` dropped, every other control, bidi or
+/// invisible character escaped ([`crate::sanitize::escape`]).
 pub fn clean(text: &str) -> String {
-    let text = text.strip_suffix('\r').unwrap_or(text);
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\t' => out.push_str(TAB),
-            c if c.is_control() => out.push('·'),
-            c => out.push(c),
-        }
+    clean_piece(text, 0, text.len())
+}
+
+/// `text[start..end]` as [`clean`] shows it within the whole line `text` (the characters
+/// around the piece decide as they do for the whole line, and the line's trailing `\r` is
+/// dropped from the piece that ends there).
+pub fn clean_piece(text: &str, start: usize, end: usize) -> String {
+    let line = text.strip_suffix('\r').unwrap_or(text);
+    let end = end.min(line.len());
+    if start >= end {
+        return String::new();
     }
-    out
+    crate::sanitize::escape_piece(line, start, end).replace('\t', TAB)
 }
 
 /// Spans of `text` in `base` style, with syntax tokens (`syntax`: sorted byte ranges and the
@@ -86,7 +92,7 @@ pub fn highlighted_found(
         match pending {
             Some((from, _, s)) if s == style => pending = Some((from, end, s)),
             Some((from, to, s)) => {
-                spans.push(Span::styled(clean(&text[from..to]), s));
+                spans.push(Span::styled(clean_piece(text, from, to), s));
                 pending = Some((start, end, style));
             }
             None => pending = Some((start, end, style)),
@@ -95,7 +101,7 @@ pub fn highlighted_found(
     if let Some((from, to, s)) = pending
         && to > from
     {
-        spans.push(Span::styled(clean(&text[from..to]), s));
+        spans.push(Span::styled(clean_piece(text, from, to), s));
     }
     spans
 }
@@ -147,15 +153,15 @@ pub fn highlighted(
             continue;
         }
         if start > at {
-            spans.push(Span::styled(clean(&text[at..start]), base));
+            spans.push(Span::styled(clean_piece(text, at, start), base));
         }
         if end > start {
-            spans.push(Span::styled(clean(&text[start..end]), mark));
+            spans.push(Span::styled(clean_piece(text, start, end), mark));
         }
         at = end;
     }
     if at < text.len() {
-        spans.push(Span::styled(clean(&text[at..]), base));
+        spans.push(Span::styled(clean_piece(text, at, text.len()), base));
     }
     spans
 }
@@ -206,7 +212,15 @@ mod tests {
 
     #[test]
     fn tabs_and_control_characters_are_made_visible() {
-        assert_eq!(clean("\tx\u{1b}y\r"), "    x·y");
+        assert_eq!(clean("\tx\u{1b}y\r"), "    x\\x1by");
+        assert_eq!(clean("run\0 \u{202e}x\rhid"), "run\\0 \\u{202e}x\\rhid");
+        // Pieces of a line (word highlights, search matches) come out as the line does.
+        let text = "a\u{1b}[2J\tb\r";
+        let joined: String = [(0, 2), (2, 5), (5, text.len())]
+            .iter()
+            .map(|&(a, b)| clean_piece(text, a, b))
+            .collect();
+        assert_eq!(joined, clean(text));
     }
 
     #[test]
