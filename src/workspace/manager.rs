@@ -2,8 +2,9 @@
 //!
 //! Each workspace lives in a folder versus owns, `<parent>/<pid>-<label>-<n>/`, holding a small
 //! marker (`versus-workspace.json`: owner pid, project, whether it is kept), the tree itself in
-//! `tree/`, the private `home/` and `tmp/` its commands get, and in worktree mode the links to
-//! the user's git objects (`base-objects/`). The marker is written before anything else, so a
+//! `tree/` and the private `home/` and `tmp/` its commands get (in worktree mode the tree's
+//! repository borrows the user's objects through git alternates: nothing in the folder is a
+//! link to a user's file). The marker is written before anything else, so a
 //! run that crashes at any point leaves something [`cleanup_leftovers`] can recognise: a folder
 //! whose owner pid is dead is deleted, unless it was kept (`--keep-workspaces`, removed only by
 //! `versus clean`). A live workspace is removed on drop unless [`Workspace::keep`] was called.
@@ -11,7 +12,8 @@
 //! Removal trusts nothing a model can write: only a folder that is a direct child of the
 //! workspace parent, named like a workspace, a real folder (not a symlink) and holding a marker
 //! is ever deleted, and deletion never follows symlinks. Commands only ever see `tree/`,
-//! `home/`, `tmp/` and (read-only) `base-objects/` through the sandbox ([`Workspace::sandbox`]).
+//! `home/`, `tmp/` and (read-only) the user's objects folders through the sandbox
+//! ([`Workspace::sandbox`]).
 //!
 //! The view a workspace hands to tools is always a [`RecordingView`], so every write becomes a
 //! proposal: over a scratch [`DirectView`] of the tree in worktree and copy modes, over an
@@ -93,8 +95,8 @@ pub struct Workspace {
     owned: Owned,
     /// Paths commands must never see: the user's project (and its repository).
     hidden: Vec<PathBuf>,
-    /// The user's objects, linked for a private checkout (read-only in the sandbox).
-    objects: Option<PathBuf>,
+    /// The user's object folders a private checkout borrows (read-only in the sandbox).
+    objects: Vec<PathBuf>,
     /// The frozen base under a copy-on-write workspace; after `owned`, so the overlay is
     /// unmounted before the last workspace lets the base go.
     frozen: Option<Arc<super::cow::FrozenBase>>,
@@ -175,8 +177,8 @@ pub(super) struct Filled {
     pub(super) mode: Isolation,
     /// The user's project and repository folders (never visible to commands).
     pub(super) hidden: Vec<PathBuf>,
-    /// The linked objects of a private checkout (read-only for commands).
-    pub(super) objects: Option<PathBuf>,
+    /// The user's object folders a private checkout borrows (read-only for commands).
+    pub(super) objects: Vec<PathBuf>,
 }
 
 /// Fills `tree` (inside the owned `folder` under `parent`) with the project: a private
@@ -185,25 +187,24 @@ pub(super) fn fill_tree(
     mode: Isolation,
     base: &Base,
     parent: &Path,
-    folder: &Path,
     tree: &Path,
 ) -> Result<Filled, WorkspaceError> {
     let mut root = tree.to_path_buf();
     let mut used = Isolation::Copy;
     let mut hidden = vec![base.root().to_path_buf(), parent.to_path_buf()];
-    let mut objects = None;
+    let mut objects = Vec::new();
     if mode == Isolation::Worktree
         && let Some(CreatedCheckout {
             project_root,
             user_workdir,
             user_git_dir,
-            objects: linked,
-        }) = create_checkout(base, folder, tree)?
+            objects: borrowed,
+        }) = create_checkout(base, tree)?
     {
         root = project_root;
         hidden.push(user_workdir);
         hidden.push(user_git_dir);
-        objects = Some(linked);
+        objects = borrowed;
         used = Isolation::Worktree;
     } else if let Ok(repo) = git2::Repository::discover(base.root()) {
         if let Some(workdir) = repo.workdir() {
@@ -267,7 +268,7 @@ impl Workspace {
                 recorder: Recorder::Memory(Arc::new(RecordingView::new(view))),
                 owned: Owned::default(),
                 hidden: Vec::new(),
-                objects: None,
+                objects: Vec::new(),
                 frozen: None,
             });
         }
@@ -282,7 +283,7 @@ impl Workspace {
             let dir = folder.join(private);
             fs::create_dir(&dir).map_err(|e| WorkspaceError::io("create folder", &dir, e))?;
         }
-        let filled = fill_tree(mode, base, parent, &folder, &folder.join("tree"))?;
+        let filled = fill_tree(mode, base, parent, &folder.join("tree"))?;
         let view = DirectView::scratch(&filled.root)
             .map_err(|e| WorkspaceError::io("open folder", &filled.root, e))?;
         Ok(Self {
@@ -337,13 +338,13 @@ impl Workspace {
             recorder: Recorder::Disk(Arc::new(RecordingView::new(view).with_layers(layers))),
             owned,
             hidden,
-            objects: frozen.objects().map(Path::to_path_buf),
+            objects: frozen.objects().to_vec(),
             frozen: Some(frozen),
         }))
     }
 
     /// The sandbox the workspace's commands run in under `settings`: the tree, the private
-    /// home and temp folders, the linked objects read-only; the project, its repository and
+    /// home and temp folders, the user's objects folders read-only; the project, its repository and
     /// every other workspace hidden. In overlay mode commands are refused: they would run in
     /// the user's real project.
     pub fn sandbox(&self, settings: &SandboxSettings) -> Sandbox {
@@ -359,7 +360,7 @@ impl Workspace {
             tree: folder.join("tree"),
             home: Some(folder.join("home")),
             tmp: Some(folder.join("tmp")),
-            read_only: self.objects.iter().cloned().collect(),
+            read_only: self.objects.clone(),
             hidden: self.hidden.clone(),
         };
         Sandbox::new(settings, dirs)

@@ -33,6 +33,7 @@ mod recipe;
 mod run_recipe;
 mod sandbox;
 mod sandbox_dev;
+mod sandbox_state;
 mod stats;
 mod tool_apply_patch;
 mod tool_bash;
