@@ -412,6 +412,15 @@ impl Workspace {
         }
     }
 
+    /// What the last bash-change scan saw in the workspace but did not propose (a file too
+    /// large, a folder too deep, an entry it could not read), for the user to be told.
+    pub fn scan_notes(&self) -> Vec<super::ScanNote> {
+        match &self.recorder {
+            Recorder::Disk(v) => v.scan_notes(),
+            Recorder::Memory(v) => v.scan_notes(),
+        }
+    }
+
     /// Runs the setup command (e.g. `npm ci`) once in the workspace root, in `sandbox` (see
     /// [`Workspace::sandbox`]), and returns its output; a failure names the command and its
     /// exit status. A command still running after `timeout` is killed with every process it
@@ -488,10 +497,14 @@ pub fn cleanup_leftovers(project: &Path) -> Result<usize, WorkspaceError> {
 /// Removes every workspace folder under `parent` whose owner process is dead and that was not
 /// kept, then prunes registrations that older versions of versus left in `project`'s
 /// repository. Folders of live runs, kept folders and anything that does not look exactly
-/// like a workspace folder are left alone. Returns how many folders were removed.
+/// like a workspace folder are left alone. Returns how many folders were removed; a folder
+/// that cannot be removed is skipped (the error names it once the rest is done), so callers
+/// at start-up report it and go on.
 pub fn cleanup_leftovers_in(parent: &Path, project: &Path) -> Result<usize, WorkspaceError> {
-    let removed = sweep(parent, |marker| !marker.kept && pid_is_dead(marker.pid))?;
-    prune_dead_worktrees(project, pid_is_dead)?;
+    let removed = sweep(parent, |marker| !marker.kept && pid_is_dead(marker.pid));
+    let pruned = prune_dead_worktrees(project, pid_is_dead);
+    let removed = removed?;
+    pruned?;
     Ok(removed)
 }
 
@@ -506,7 +519,10 @@ pub fn clean_workspaces_in(parent: &Path) -> Result<usize, WorkspaceError> {
     sweep(parent, |marker| pid_is_dead(marker.pid) || marker.kept)
 }
 
-/// Removes the workspace folders under `parent` whose marker `doomed` accepts.
+/// Removes the workspace folders under `parent` whose marker `doomed` accepts. A folder that
+/// cannot be removed (a mount left inside, a permission) is reported and skipped: one bad
+/// workspace never stops the others from going, nor a later run from starting. The error,
+/// when some failed, names each with its reason after every other folder was removed.
 fn sweep(parent: &Path, doomed: impl Fn(&Marker) -> bool) -> Result<usize, WorkspaceError> {
     let entries = match fs::read_dir(parent) {
         Ok(entries) => entries,
@@ -514,6 +530,7 @@ fn sweep(parent: &Path, doomed: impl Fn(&Marker) -> bool) -> Result<usize, Works
         Err(e) => return Err(WorkspaceError::io("list", parent, e)),
     };
     let mut removed = 0;
+    let mut failed: Vec<String> = Vec::new();
     for entry in entries.flatten() {
         let folder = entry.path();
         let Some(marker) = read_marker(&folder) else {
@@ -522,12 +539,24 @@ fn sweep(parent: &Path, doomed: impl Fn(&Marker) -> bool) -> Result<usize, Works
         if marker.pid == std::process::id() && !marker.kept {
             continue;
         }
-        if doomed(&marker) {
-            remove_workspace_folder(&folder)?;
-            removed += 1;
+        if !doomed(&marker) {
+            continue;
+        }
+        match remove_workspace_folder(&folder) {
+            Ok(()) => removed += 1,
+            Err(e) => {
+                tracing::warn!(folder = %folder.display(), error = %e, "leftover workspace not removed");
+                failed.push(e.to_string());
+            }
         }
     }
-    Ok(removed)
+    if failed.is_empty() {
+        return Ok(removed);
+    }
+    Err(WorkspaceError::Cleanup {
+        removed,
+        failed: failed.join("; "),
+    })
 }
 
 /// The marker of `folder` when it is a real folder (not a symlink) named like a workspace
@@ -570,7 +599,8 @@ pub(super) fn pid_is_dead(pid: u32) -> bool {
 }
 
 /// Deletes a workspace folder after checking it is one: a real folder holding a marker.
-/// `remove_dir_all` never follows symlinks, so a link a model planted inside leads nowhere.
+/// [`remove_tree`](super::remove::remove_tree) never follows symlinks (a link a model planted
+/// inside leads nowhere) and never recurses, so no depth the model made can crash it.
 fn remove_workspace_folder(folder: &Path) -> Result<(), WorkspaceError> {
     match fs::symlink_metadata(folder) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -585,12 +615,8 @@ fn remove_workspace_folder(folder: &Path) -> Result<(), WorkspaceError> {
         tracing::warn!(folder = %folder.display(), "not removed: no workspace marker");
         return Ok(());
     }
-    super::cow::open_overlay_work(folder);
-    match fs::remove_dir_all(folder) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(WorkspaceError::io("remove workspace folder", folder, e)),
-    }
+    super::remove::remove_tree(folder)
+        .map_err(|e| WorkspaceError::io("remove workspace folder", folder, e))
 }
 
 /// A label safe in a folder name and a git ref name.

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 pub use namespace::{CowUnavailable, PROBE_ENV, SWITCH_ENV, enter, probe};
-pub(crate) use namespace::{mount_overlay as mount_layers, open_overlay_work, unmount};
+pub(crate) use namespace::{mount_overlay as mount_layers, unmount};
 
 use super::base::{Base, BaseEntry};
 use super::error::WorkspaceError;
