@@ -615,6 +615,17 @@ fn remove_workspace_folder(folder: &Path) -> Result<(), WorkspaceError> {
         tracing::warn!(folder = %folder.display(), "not removed: no workspace marker");
         return Ok(());
     }
+    // The marker goes last: a removal that fails half-way leaves a folder the next run (or
+    // `versus clean`) still recognises and tries again, never an unmarked one nobody removes.
+    let entries = fs::read_dir(folder).map_err(|e| WorkspaceError::io("list", folder, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| WorkspaceError::io("list", folder, e))?;
+        if entry.file_name() == MARKER {
+            continue;
+        }
+        super::remove::remove_tree(&entry.path())
+            .map_err(|e| WorkspaceError::io("remove workspace folder", folder, e))?;
+    }
     super::remove::remove_tree(folder)
         .map_err(|e| WorkspaceError::io("remove workspace folder", folder, e))
 }
