@@ -43,7 +43,7 @@ enum Mode {
 }
 
 thread_local! {
-    static MODE: RefCell<Mode> = RefCell::new(Mode::Inline);
+    static MODE: RefCell<Mode> = const { RefCell::new(Mode::Inline) };
 }
 
 /// Puts the previous mode back when dropped.

@@ -193,7 +193,7 @@ impl<V: FileView> RecordingView<V> {
         let paths: BTreeSet<&String> = actual.keys().chain(expected.keys()).collect();
         let mut notes = std::mem::take(&mut scanned.notes);
         // Changed paths: deletions and links first (nothing to hold), files by size.
-        let mut found: Vec<(String, Option<Arc<Vec<u8>>>, bool)> = Vec::new();
+        let mut found: Vec<Found> = Vec::new();
         let mut files: Vec<(u64, String, String)> = Vec::new();
         for path in paths {
             let now = actual.get(path).cloned().flatten();
@@ -286,6 +286,9 @@ impl<V: FileView> RecordingView<V> {
             .map_err(|e| WorkspaceError::io("inspect", abs, e))
     }
 }
+
+/// A change bash made: path, new content (`None`: deleted), whether it is a symlink.
+type Found = (String, Option<Arc<Vec<u8>>>, bool);
 
 /// A note for a path whose read failed.
 fn unreadable(path: &str, err: &WorkspaceError) -> ScanNote {
