@@ -18,6 +18,7 @@
 
 use std::cell::RefCell;
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -178,8 +179,21 @@ fn read_blob(hash: &str, size: u64) -> Result<Vec<u8>, String> {
         return Err("content stored by reference outside a session log".to_string());
     };
     let path = folder.join(hash);
-    let file = std::fs::File::open(&path)
+    // Never through a link, never a device or a FIFO, never more than the record says.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(&path)
         .map_err(|e| format!("content {hash} is missing from {}: {e}", folder.display()))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("could not read {}: {e}", path.display()))?;
+    if !meta.is_file() || meta.len() != size {
+        return Err(format!(
+            "{} does not hold the content it is named after",
+            path.display()
+        ));
+    }
     let mut bytes = Vec::new();
     file.take(size.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -233,6 +247,10 @@ mod tests {
         assert!(resolving(d.path(), || serde_json::from_str::<FileWrite>(&big_json)).is_err());
         let climbing = big_json.replace(&blobs[0].0, "../../etc/passwd");
         assert!(resolving(d.path(), || serde_json::from_str::<FileWrite>(&climbing)).is_err());
+        // A link in the blob folder (to /dev/zero, say) is never read.
+        std::fs::remove_file(d.path().join(&blobs[0].0)).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", d.path().join(&blobs[0].0)).unwrap();
+        assert!(resolving(d.path(), || serde_json::from_str::<FileWrite>(&big_json)).is_err());
         // Outside a log, bytes are base64, never an array of numbers; old arrays still read.
         let binary = write(&[0xff, 0xfe, 0]);
         let json = serde_json::to_string(&binary).unwrap();
