@@ -233,15 +233,22 @@ fn a_model_cannot_rewrite_the_users_git_objects_through_its_workspace() {
                 "objects.jsonl",
                 &[
                     "git log --format=%s > gitlog.txt",
-                    // Every object folder the workspace's repository names, its own included.
-                    "for d in .git/objects $(cat .git/objects/info/alternates); do \
+                    // The folders the workspace's repository borrows from (the user's).
+                    "for d in $(cat .git/objects/info/alternates); do \
                        echo \"links=$(find $d -type f -links +1 | wc -l)\" >> links.txt; \
                        find $d -type f | while read -r f; do \
                          chmod u+w \"$f\"; printf tail >> \"$f\"; printf garbage > \"$f\"; \
                        done; \
                      done 2>&1 | tail -3; echo attacked",
+                    // git's own ways of rewriting objects, then its own history again.
                     "git gc --prune=now 2>&1 | tail -2; git repack -adf 2>&1 | tail -2; \
-                     git commit -qm mine --allow-empty 2>&1 | tail -1; echo repacked",
+                     git -c user.name=m -c user.email=m@example.com commit -qm mine --allow-empty 2>&1 | tail -1; \
+                     git log --format=%s > after.txt; echo repacked",
+                    // Its own objects folder, last (that only breaks its own repository).
+                    "echo \"links=$(find .git/objects -type f -links +1 | wc -l)\" >> links.txt; \
+                     find .git/objects -type f | while read -r f; do \
+                       chmod u+w \"$f\"; printf tail >> \"$f\"; printf garbage > \"$f\"; \
+                     done; echo own",
                 ],
             );
             let out = w.ask(&model, &[], envs);
@@ -250,6 +257,11 @@ fn a_model_cannot_rewrite_the_users_git_objects_through_its_workspace() {
             assert!(
                 said.contains("+second\n+first"),
                 "{}: git log failed in the workspace: {said}",
+                who.name()
+            );
+            assert!(
+                said.contains("+mine\n+second\n+first"),
+                "{}: git log failed after the attack: {said}",
                 who.name()
             );
             assert!(
