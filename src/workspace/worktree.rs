@@ -420,6 +420,50 @@ mod tests {
     use super::*;
 
     #[test]
+    fn borrowed_objects_follow_real_alternates_and_skip_anything_else() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().canonicalize().unwrap();
+        let repo = |name: &str| {
+            let git = top.join(name);
+            fs::create_dir_all(git.join("objects/info")).unwrap();
+            fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+            git.join("objects")
+        };
+        let user = repo("user.git");
+        let shared = repo("shared.git");
+        let deeper = repo("deeper.git");
+        let secrets = top.join("home/.ssh");
+        fs::create_dir_all(&secrets).unwrap();
+        fs::write(
+            user.join("info/alternates"),
+            format!(
+                "# a comment\n../../shared.git/objects\n{}\n\"{}\"\n{}\n",
+                secrets.display(),
+                deeper.display(),
+                top.join("missing/objects").display()
+            ),
+        )
+        .unwrap();
+        // Followed as git follows them, each once.
+        fs::write(
+            shared.join("info/alternates"),
+            format!("{}\n", user.display()),
+        )
+        .unwrap();
+        let found = borrowed_objects(&user).unwrap();
+        assert_eq!(found, vec![user.clone(), shared, deeper]);
+        // The file git reads back names exactly those, quoted when needed.
+        let odd = top.join("a\"b");
+        let text = alternates_file(&[user.clone(), odd.clone()]);
+        let lines: Vec<&[u8]> = text
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(lines[0], user.as_os_str().as_encoded_bytes());
+        assert_eq!(unquote(std::str::from_utf8(lines[1]).unwrap()), odd);
+    }
+
+    #[test]
     fn owner_pid_parses_only_versus_names() {
         assert_eq!(owner_pid("versus-ws-1234-gpt-5-0"), Some(1234));
         assert_eq!(owner_pid("versus-1234"), None);
