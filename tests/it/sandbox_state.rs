@@ -232,7 +232,8 @@ fn a_model_cannot_rewrite_the_users_git_objects_through_its_workspace() {
             let model = w.script(
                 "objects.jsonl",
                 &[
-                    "git log --format=%s > gitlog.txt",
+                    "git log --format=%s > gitlog.txt; \
+                     echo \"tree-links=$(find . -type f -links +1 | wc -l)\" > tree-links.txt",
                     // The folders the workspace's repository borrows from (the user's).
                     "for d in $(cat .git/objects/info/alternates); do \
                        echo \"links=$(find $d -type f -links +1 | wc -l)\" >> links.txt; \
@@ -270,6 +271,7 @@ fn a_model_cannot_rewrite_the_users_git_objects_through_its_workspace() {
                 who.name()
             );
             assert!(!said.contains("+links=1"), "{said}");
+            assert!(said.contains("+tree-links=0"), "{said}");
             assert_eq!(
                 files_under(&objects),
                 before,
