@@ -577,6 +577,10 @@ fn deep_folders_neither_crash_versus_nor_drop_the_real_edit() {
         assert!(said.contains("+fine"), "{said}");
         assert!(!leftover.exists(), "the deep leftover was not removed");
         if who.drops() {
+            assert!(
+                said.contains("warning: removed") && said.contains("4294967295-stuck-1"),
+                "the leftover versus could not remove was not reported: {said}"
+            );
             assert!(stuck.join("tree/root-owned/f").exists());
             assert_eq!(w.leftovers(), vec!["4294967295-stuck-1".to_string()]);
             // versus clean says which it could not remove, and fails.
