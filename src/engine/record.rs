@@ -25,6 +25,28 @@ pub struct Finish<'a> {
     pub base: Option<&'a Base>,
 }
 
+/// The most of a model's last text a `finished` record repeats (64 KiB). The whole text is
+/// already in the log twice (its streamed deltas and the conversation record), so a model
+/// that answers with megabytes does not put them in the log a third time.
+pub const FINISHED_TEXT_BYTES: usize = 64 * 1024;
+
+/// `text` as a `finished` record keeps it: whole up to [`FINISHED_TEXT_BYTES`], else its
+/// beginning and a note saying where the rest is.
+fn recorded_text(text: &str) -> String {
+    if text.len() <= FINISHED_TEXT_BYTES {
+        return text.to_string();
+    }
+    let mut end = FINISHED_TEXT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n[... {} more bytes: the whole text is in the model's conversation]",
+        &text[..end],
+        text.len() - end
+    )
+}
+
 /// The paths `writes` touched, sorted, each once (what the next-turn note names).
 pub(super) fn touched(writes: &[FileWrite]) -> Vec<String> {
     let mut paths: Vec<String> = writes.iter().map(|w| w.path.clone()).collect();
@@ -118,7 +140,7 @@ impl SessionEngine {
             stats: ran.then(|| stats.clone()),
             writes: finish.writes.len(),
             error: error.clone(),
-            final_text: final_text.clone(),
+            final_text: recorded_text(&final_text),
         });
         if let Some(outcome) = finish.outcome {
             self.record_conversation(turn, label, &outcome.messages);

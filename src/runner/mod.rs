@@ -273,6 +273,16 @@ async fn run_entry(
             ))
         }
     }
+    // What the scan left out (too large, too deep, unreadable) is said, never dropped.
+    if let Some(notes) = workspace
+        .as_ref()
+        .and_then(|w| crate::workspace::ScanNote::summary(&w.scan_notes()))
+    {
+        error = Some(match error {
+            Some(error) => format!("{error}; {notes}"),
+            None => notes,
+        });
+    }
     ModelResult {
         label,
         outcome: Some(outcome),

@@ -35,6 +35,11 @@ impl EventLog {
         line.push(b'\n');
         self.file.write_all(&line)
     }
+
+    /// Appends one line already encoded (ending in a newline), in one write.
+    pub fn append_line(&mut self, line: &[u8]) -> io::Result<()> {
+        self.file.write_all(line)
+    }
 }
 
 /// A line of a JSON Lines file that could not be read (a torn last line after a crash, a

@@ -22,8 +22,11 @@ use crate::workspace::{BaseEntry, FileWrite, Isolation};
 pub const EVENTS_FILE: &str = "events.jsonl";
 
 /// Schema version written with every record. Version 1 (no `v` field) is still read: its
-/// records had the same shapes minus the fields marked `#[serde(default)]`.
-pub const SCHEMA_VERSION: u32 = 2;
+/// records had the same shapes minus the fields marked `#[serde(default)]`. Version 3 writes
+/// large or binary file content by reference (`{"blob": HASH, "size": N}`, bytes in the
+/// session's `blobs/` folder) and streamed text as `text_chunk` records; versions 1 and 2
+/// (content inline, one `agent` record per text delta) still read.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Which front end wrote a session (the engine is the same under each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -397,9 +400,21 @@ impl LegacyRecord {
     }
 }
 
-/// Encodes a record as one log line (without the newline).
+/// Encodes a record as one log line (without the newline), self-contained: file content is
+/// inline (text, or base64).
 pub fn encode_record(record: &SessionRecord) -> serde_json::Result<Vec<u8>> {
     serde_json::to_vec(&LineOut {
+        v: SCHEMA_VERSION,
+        record,
+    })
+}
+
+/// Encodes a record as one log line (without the newline) with large or binary file content
+/// by reference, and returns that content for the session's blob folder.
+pub(crate) fn encode_record_with_blobs(
+    record: &SessionRecord,
+) -> serde_json::Result<(Vec<u8>, Vec<crate::workspace::content::Blob>)> {
+    super::blobs::encode(&LineOut {
         v: SCHEMA_VERSION,
         record,
     })
@@ -459,13 +474,24 @@ impl SessionLog {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(e) => return Err(e),
         };
+        let blobs = dir.join(super::BLOBS_DIR);
+        let log = crate::workspace::content::resolving(&blobs, || Self::parse(&path, &bytes));
+        for line in &log.skipped {
+            tracing::warn!("{line}");
+        }
+        Ok(log)
+    }
+
+    /// The records of the log file `path` holding `bytes` (content references resolved by the
+    /// caller).
+    fn parse(path: &Path, bytes: &[u8]) -> Self {
         let mut log = Self::default();
         for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             let skip = |why: String| SkippedLine {
-                path: path.clone(),
+                path: path.to_path_buf(),
                 line: index + 1,
                 why,
             };
@@ -488,10 +514,7 @@ impl SessionLog {
                 },
             }
         }
-        for line in &log.skipped {
-            tracing::warn!("{line}");
-        }
-        Ok(log)
+        log
     }
 
     /// The highest turn number (0 for a new session).
@@ -732,12 +755,13 @@ impl Session {
         Ok(self.turn)
     }
 
-    /// Appends a record (its turn should be [`Session::turn`]), with the schema version.
+    /// Appends a record (its turn should be [`Session::turn`]), with the schema version; file
+    /// content in it goes to the session's blob folder first, by reference.
     pub fn append(&mut self, record: &SessionRecord) -> io::Result<()> {
-        self.log.append(&LineOut {
-            v: SCHEMA_VERSION,
-            record,
-        })
+        let (mut line, content) = encode_record_with_blobs(record).map_err(io::Error::other)?;
+        super::blobs::store(&self.dir.join(super::BLOBS_DIR), &content)?;
+        line.push(b'\n');
+        self.log.append_line(&line)
     }
 }
 

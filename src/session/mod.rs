@@ -5,6 +5,7 @@
 //! All logs are append-only JSON Lines written as things happen, so a process killed at any
 //! moment leaves readable files behind.
 
+mod blobs;
 mod clock;
 mod events;
 mod log;
@@ -13,6 +14,7 @@ mod recorder;
 mod replay;
 mod store;
 
+pub use blobs::BLOBS_DIR;
 pub use clock::{Timestamp, now};
 pub use events::{EventLog, SkippedLine};
 pub use log::{

@@ -11,7 +11,7 @@
 //! Capture hashes files with blake3 on a parallel walk: one read per file and nothing else, so
 //! a 10,000-file tree is captured in well under a second on a warm cache.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use super::error::WorkspaceError;
 use super::ignore_rules::IgnoreRules;
 use super::manager::MARKER;
+use super::notes::{MAX_DEPTH, Notes, ScanNote};
 
 /// Whether a base entry is a regular file or a symlink (kept as a link, never followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,6 +165,8 @@ pub(crate) fn walker(root: &Path) -> WalkBuilder {
     builder
         .standard_filters(false)
         .follow_links(false)
+        // A folder at the limit is still seen (a scan notes it) but never read.
+        .max_depth(Some(MAX_DEPTH))
         // `.git` is a folder in a repository and a file in a worktree: skip both. `.versus`
         // holds versus' own sessions and reports: never part of the project a model sees
         // (outside git no ignore rule hides it).
@@ -213,40 +216,102 @@ pub(crate) fn ignored_by_repository(root: &Path, top: &Path) -> bool {
         .any(|dir| rules.ignored(dir, true))
 }
 
-/// Walks `root` in parallel and hashes every file and symlink.
-pub(crate) fn scan(root: &Path) -> Result<BTreeMap<String, BaseEntry>, WorkspaceError> {
-    scan_reusing(root, &|_| None)
+/// What one walk found: every file and symlink it could read, and what it could not see.
+#[derive(Debug, Default)]
+pub(crate) struct Scan {
+    /// Path -> entry, for everything read.
+    pub(crate) entries: BTreeMap<String, BaseEntry>,
+    /// Paths the walk could not see: a folder it did not enter (too deep, unreadable; all
+    /// below it is unknown) or a file it could not read. `""` means the root itself. Such a
+    /// path is neither proposed nor taken for deleted.
+    pub(crate) blind: BTreeSet<String>,
+    /// Why, for the user (at most [`MAX_NOTES`](super::notes::MAX_NOTES)).
+    pub(crate) notes: Notes,
 }
 
-/// [`scan`], taking the entry of a path from `known` instead of hashing it when `known` has
-/// one (a copy-on-write workspace knows every file the model did not touch).
-pub(crate) fn scan_reusing(
+impl Scan {
+    /// Whether `rel` lies in something the walk could not see (the path or a folder above).
+    pub(crate) fn unseen(&self, rel: &str) -> bool {
+        if self.blind.is_empty() {
+            return false;
+        }
+        if self.blind.contains("") || self.blind.contains(rel) {
+            return true;
+        }
+        rel.match_indices('/')
+            .any(|(at, _)| self.blind.contains(&rel[..at]))
+    }
+}
+
+/// Walks `root` in parallel and hashes every file and symlink, strictly: what it cannot read
+/// is an error (the user's own project must be captured exactly). A folder deeper than
+/// [`MAX_DEPTH`] is left out with a warning.
+pub(crate) fn scan(root: &Path) -> Result<BTreeMap<String, BaseEntry>, WorkspaceError> {
+    let found = scan_lenient(root, &|_| None, u64::MAX);
+    for note in found.notes.into_vec() {
+        match note {
+            ScanNote::TooDeep { path } => {
+                tracing::warn!(root = %root.display(), folder = %path, "not walked: nested too deep");
+            }
+            other => {
+                return Err(WorkspaceError::Walk {
+                    root: root.to_path_buf(),
+                    message: other.to_string(),
+                });
+            }
+        }
+    }
+    Ok(found.entries)
+}
+
+/// Walks `root` in parallel and hashes every file and symlink, taking the entry of a path from
+/// `known` instead of hashing it when `known` has one (a copy-on-write workspace knows every
+/// file the model did not touch). Never fails and never recurses: a folder at [`MAX_DEPTH`]
+/// is not entered, and what cannot be read is [`Scan::blind`] with a note, so the rest of the
+/// walk (a model's real edits) still counts. Files are hashed streaming; one larger than
+/// `hash_limit` is left unhashed (its entry's hash is empty).
+pub(crate) fn scan_lenient(
     root: &Path,
     known: &(dyn Fn(&str) -> Option<BaseEntry> + Sync),
-) -> Result<BTreeMap<String, BaseEntry>, WorkspaceError> {
-    let found: Mutex<Vec<(String, BaseEntry)>> = Mutex::new(Vec::new());
-    let failure: Mutex<Option<WorkspaceError>> = Mutex::new(None);
-    let fail = |err: WorkspaceError| {
-        if let Ok(mut slot) = failure.lock() {
-            slot.get_or_insert(err);
+    hash_limit: u64,
+) -> Scan {
+    let scan: Mutex<Scan> = Mutex::new(Scan::default());
+    let record = |rel: String, note: ScanNote| {
+        if let Ok(mut scan) = scan.lock() {
+            scan.blind.insert(rel);
+            scan.notes.push(note);
         }
-        WalkState::Quit
     };
     walker(root).build_parallel().run(|| {
         Box::new(|result| {
             let entry = match result {
                 Ok(entry) => entry,
                 Err(err) => {
-                    return fail(WorkspaceError::Walk {
-                        root: root.to_path_buf(),
-                        message: err.to_string(),
-                    });
+                    let rel = error_path(&err)
+                        .map(|p| rel_of(root, &p).unwrap_or_default())
+                        .unwrap_or_default();
+                    record(
+                        rel.clone(),
+                        ScanNote::Unreadable {
+                            path: rel,
+                            error: error_text(&err),
+                        },
+                    );
+                    return WalkState::Continue;
                 }
             };
             let Some(file_type) = entry.file_type() else {
                 return WalkState::Continue;
             };
-            if file_type.is_dir() || !(file_type.is_file() || file_type.is_symlink()) {
+            if file_type.is_dir() {
+                if entry.depth() >= MAX_DEPTH {
+                    let rel = rel_of(root, entry.path()).unwrap_or_default();
+                    record(rel.clone(), ScanNote::TooDeep { path: rel });
+                    return WalkState::Skip;
+                }
+                return WalkState::Continue;
+            }
+            if !(file_type.is_file() || file_type.is_symlink()) {
                 return WalkState::Continue;
             }
             let Some(rel) = rel_of(root, entry.path()) else {
@@ -254,26 +319,57 @@ pub(crate) fn scan_reusing(
             };
             let hashed = match known(&rel) {
                 Some(entry) => Ok(entry),
-                None => hash_entry(entry.path(), file_type.is_symlink()),
+                None => hash_entry(entry.path(), file_type.is_symlink(), hash_limit),
             };
             match hashed {
                 Ok(base_entry) => {
-                    if let Ok(mut list) = found.lock() {
-                        list.push((rel, base_entry));
+                    if let Ok(mut scan) = scan.lock() {
+                        scan.entries.insert(rel, base_entry);
                     }
-                    WalkState::Continue
                 }
                 // A file deleted while we walk is simply not part of the tree.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => WalkState::Continue,
-                Err(e) => fail(WorkspaceError::io("read", entry.path(), e)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => record(
+                    rel.clone(),
+                    ScanNote::Unreadable {
+                        path: rel,
+                        error: e.to_string(),
+                    },
+                ),
             }
+            WalkState::Continue
         })
     });
-    if let Some(err) = failure.into_inner().ok().flatten() {
-        return Err(err);
+    scan.into_inner().unwrap_or_default()
+}
+
+/// The path an error of the walker is about, when it says.
+fn error_path(err: &ignore::Error) -> Option<PathBuf> {
+    let mut err = err;
+    loop {
+        match err {
+            ignore::Error::WithPath { path, .. } => return Some(path.clone()),
+            ignore::Error::WithDepth { err: inner, .. }
+            | ignore::Error::WithLineNumber { err: inner, .. } => err = inner,
+            ignore::Error::Loop { child, .. } => return Some(child.clone()),
+            ignore::Error::Partial(errs) => err = errs.first()?,
+            _ => return None,
+        }
     }
-    let list = found.into_inner().unwrap_or_default();
-    Ok(list.into_iter().collect())
+}
+
+/// What the walker said, without the path (notes name it themselves).
+fn error_text(err: &ignore::Error) -> String {
+    let mut err = err;
+    loop {
+        match err {
+            ignore::Error::WithPath { err: inner, .. }
+            | ignore::Error::WithDepth { err: inner, .. }
+            | ignore::Error::WithLineNumber { err: inner, .. } => err = inner,
+            ignore::Error::Partial(errs) if errs.len() == 1 => err = &errs[0],
+            other => return other.to_string(),
+        }
+    }
 }
 
 /// `/`-separated path of `path` relative to `root` (None for the root itself).
@@ -291,8 +387,17 @@ pub(crate) fn rel_of(root: &Path, path: &Path) -> Option<String> {
 }
 
 /// Hashes one file (streaming) or one symlink's target, with its permission bits.
-pub(crate) fn hash_entry(path: &Path, is_symlink: bool) -> io::Result<BaseEntry> {
+/// A file larger than `limit` is left unhashed (an empty hash, which equals no real one): a
+/// model's `truncate -s 1T` costs it nothing and would cost versus an hour.
+fn hash_entry(path: &Path, is_symlink: bool, limit: u64) -> io::Result<BaseEntry> {
     let meta = fs::symlink_metadata(path)?;
+    if !is_symlink && meta.len() > limit {
+        return Ok(BaseEntry {
+            hash: String::new(),
+            mode: mode_bits(&meta),
+            kind: BaseKind::File,
+        });
+    }
     let mut hasher = blake3::Hasher::new();
     let kind = if is_symlink {
         let target = fs::read_link(path)?;

@@ -72,9 +72,8 @@ fn copy_one(from: &Path, to: &Path, is_link: bool) -> Result<(), WorkspaceError>
         fs::create_dir_all(parent).map_err(|e| WorkspaceError::io("create folder", parent, e))?;
     }
     match fs::symlink_metadata(to) {
-        Ok(meta) if meta.is_dir() => {
-            fs::remove_dir_all(to).map_err(|e| WorkspaceError::io("replace folder", to, e))?
-        }
+        Ok(meta) if meta.is_dir() => super::remove::remove_tree(to)
+            .map_err(|e| WorkspaceError::io("replace folder", to, e))?,
         Ok(_) => fs::remove_file(to).map_err(|e| WorkspaceError::io("replace file", to, e))?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(WorkspaceError::io("inspect", to, e)),

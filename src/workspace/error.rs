@@ -41,6 +41,16 @@ pub enum WorkspaceError {
         /// What the walker reported.
         message: String,
     },
+    /// Some leftover workspace folders could not be removed (the others were).
+    #[error(
+        "removed {removed} workspace folder(s), but could not remove: {failed}; remove them by hand (they are versus's own folders, nothing of yours)"
+    )]
+    Cleanup {
+        /// How many were removed.
+        removed: usize,
+        /// Each failure, with its folder and reason.
+        failed: String,
+    },
     /// The workspace setup command exited with a failure.
     #[error(
         "the setup command `{command}` failed in {} ({status}); fix the command in the recipe or config, or run it by hand there to see why. Output:\n{output}",

@@ -86,36 +86,52 @@ impl IgnoreRules {
             .is_ignore()
     }
 
-    /// The rules in force inside `dir`, read once per walk.
+    /// The rules in force inside `dir`, read once per walk. Built from the nearest folder
+    /// already known down to `dir` in a loop, never by recursion: a model's folders can be
+    /// nested deeper than any stack.
     fn stack(&self, dir: &Path) -> Stack {
-        if let Some(stack) = self
-            .folders
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(dir)
-        {
-            return Arc::clone(stack);
+        let known = |folder: &Path| {
+            self.folders
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(folder)
+                .cloned()
+        };
+        if let Some(stack) = known(dir) {
+            return stack;
         }
-        let above = match dir.parent() {
-            Some(parent) if dir != self.origin && dir.starts_with(&self.origin) => {
-                self.stack(parent)
+        // The folders from `dir` up to the first known one (or the walk's origin), deepest first.
+        let mut missing: Vec<&Path> = vec![dir];
+        let mut above = Stack::default();
+        let mut folder = dir;
+        while folder != self.origin && folder.starts_with(&self.origin) {
+            let Some(parent) = folder.parent() else {
+                break;
+            };
+            if let Some(stack) = known(parent) {
+                above = stack;
+                break;
             }
-            _ => Stack::default(),
-        };
-        let stack = match folder_rules(dir) {
-            None => above,
-            Some(own) => {
-                let mut rules = Vec::with_capacity(above.len() + 1);
-                rules.push(Arc::new(own));
-                rules.extend(above.iter().cloned());
-                Arc::new(rules)
-            }
-        };
-        self.folders
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(dir.to_path_buf(), Arc::clone(&stack));
-        stack
+            missing.push(parent);
+            folder = parent;
+        }
+        for folder in missing.into_iter().rev() {
+            let stack = match folder_rules(folder) {
+                None => above,
+                Some(own) => {
+                    let mut rules = Vec::with_capacity(above.len() + 1);
+                    rules.push(Arc::new(own));
+                    rules.extend(above.iter().cloned());
+                    Arc::new(rules)
+                }
+            };
+            self.folders
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(folder.to_path_buf(), Arc::clone(&stack));
+            above = stack;
+        }
+        above
     }
 }
 

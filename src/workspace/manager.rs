@@ -2,8 +2,9 @@
 //!
 //! Each workspace lives in a folder versus owns, `<parent>/<pid>-<label>-<n>/`, holding a small
 //! marker (`versus-workspace.json`: owner pid, project, whether it is kept), the tree itself in
-//! `tree/`, the private `home/` and `tmp/` its commands get, and in worktree mode the links to
-//! the user's git objects (`base-objects/`). The marker is written before anything else, so a
+//! `tree/` and the private `home/` and `tmp/` its commands get (in worktree mode the tree's
+//! repository borrows the user's objects through git alternates: nothing in the folder is a
+//! link to a user's file). The marker is written before anything else, so a
 //! run that crashes at any point leaves something [`cleanup_leftovers`] can recognise: a folder
 //! whose owner pid is dead is deleted, unless it was kept (`--keep-workspaces`, removed only by
 //! `versus clean`). A live workspace is removed on drop unless [`Workspace::keep`] was called.
@@ -11,7 +12,8 @@
 //! Removal trusts nothing a model can write: only a folder that is a direct child of the
 //! workspace parent, named like a workspace, a real folder (not a symlink) and holding a marker
 //! is ever deleted, and deletion never follows symlinks. Commands only ever see `tree/`,
-//! `home/`, `tmp/` and (read-only) `base-objects/` through the sandbox ([`Workspace::sandbox`]).
+//! `home/`, `tmp/` and (read-only) the user's objects folders through the sandbox
+//! ([`Workspace::sandbox`]).
 //!
 //! The view a workspace hands to tools is always a [`RecordingView`], so every write becomes a
 //! proposal: over a scratch [`DirectView`] of the tree in worktree and copy modes, over an
@@ -93,8 +95,8 @@ pub struct Workspace {
     owned: Owned,
     /// Paths commands must never see: the user's project (and its repository).
     hidden: Vec<PathBuf>,
-    /// The user's objects, linked for a private checkout (read-only in the sandbox).
-    objects: Option<PathBuf>,
+    /// The user's object folders a private checkout borrows (read-only in the sandbox).
+    objects: Vec<PathBuf>,
     /// The frozen base under a copy-on-write workspace; after `owned`, so the overlay is
     /// unmounted before the last workspace lets the base go.
     frozen: Option<Arc<super::cow::FrozenBase>>,
@@ -175,8 +177,8 @@ pub(super) struct Filled {
     pub(super) mode: Isolation,
     /// The user's project and repository folders (never visible to commands).
     pub(super) hidden: Vec<PathBuf>,
-    /// The linked objects of a private checkout (read-only for commands).
-    pub(super) objects: Option<PathBuf>,
+    /// The user's object folders a private checkout borrows (read-only for commands).
+    pub(super) objects: Vec<PathBuf>,
 }
 
 /// Fills `tree` (inside the owned `folder` under `parent`) with the project: a private
@@ -185,25 +187,24 @@ pub(super) fn fill_tree(
     mode: Isolation,
     base: &Base,
     parent: &Path,
-    folder: &Path,
     tree: &Path,
 ) -> Result<Filled, WorkspaceError> {
     let mut root = tree.to_path_buf();
     let mut used = Isolation::Copy;
     let mut hidden = vec![base.root().to_path_buf(), parent.to_path_buf()];
-    let mut objects = None;
+    let mut objects = Vec::new();
     if mode == Isolation::Worktree
         && let Some(CreatedCheckout {
             project_root,
             user_workdir,
             user_git_dir,
-            objects: linked,
-        }) = create_checkout(base, folder, tree)?
+            objects: borrowed,
+        }) = create_checkout(base, tree)?
     {
         root = project_root;
         hidden.push(user_workdir);
         hidden.push(user_git_dir);
-        objects = Some(linked);
+        objects = borrowed;
         used = Isolation::Worktree;
     } else if let Ok(repo) = git2::Repository::discover(base.root()) {
         if let Some(workdir) = repo.workdir() {
@@ -267,7 +268,7 @@ impl Workspace {
                 recorder: Recorder::Memory(Arc::new(RecordingView::new(view))),
                 owned: Owned::default(),
                 hidden: Vec::new(),
-                objects: None,
+                objects: Vec::new(),
                 frozen: None,
             });
         }
@@ -282,7 +283,7 @@ impl Workspace {
             let dir = folder.join(private);
             fs::create_dir(&dir).map_err(|e| WorkspaceError::io("create folder", &dir, e))?;
         }
-        let filled = fill_tree(mode, base, parent, &folder, &folder.join("tree"))?;
+        let filled = fill_tree(mode, base, parent, &folder.join("tree"))?;
         let view = DirectView::scratch(&filled.root)
             .map_err(|e| WorkspaceError::io("open folder", &filled.root, e))?;
         Ok(Self {
@@ -337,13 +338,13 @@ impl Workspace {
             recorder: Recorder::Disk(Arc::new(RecordingView::new(view).with_layers(layers))),
             owned,
             hidden,
-            objects: frozen.objects().map(Path::to_path_buf),
+            objects: frozen.objects().to_vec(),
             frozen: Some(frozen),
         }))
     }
 
     /// The sandbox the workspace's commands run in under `settings`: the tree, the private
-    /// home and temp folders, the linked objects read-only; the project, its repository and
+    /// home and temp folders, the user's objects folders read-only; the project, its repository and
     /// every other workspace hidden. In overlay mode commands are refused: they would run in
     /// the user's real project.
     pub fn sandbox(&self, settings: &SandboxSettings) -> Sandbox {
@@ -359,7 +360,7 @@ impl Workspace {
             tree: folder.join("tree"),
             home: Some(folder.join("home")),
             tmp: Some(folder.join("tmp")),
-            read_only: self.objects.iter().cloned().collect(),
+            read_only: self.objects.clone(),
             hidden: self.hidden.clone(),
         };
         Sandbox::new(settings, dirs)
@@ -408,6 +409,15 @@ impl Workspace {
         match &self.recorder {
             Recorder::Disk(v) => v.bash_changes(base),
             Recorder::Memory(v) => v.bash_changes(base),
+        }
+    }
+
+    /// What the last bash-change scan saw in the workspace but did not propose (a file too
+    /// large, a folder too deep, an entry it could not read), for the user to be told.
+    pub fn scan_notes(&self) -> Vec<super::ScanNote> {
+        match &self.recorder {
+            Recorder::Disk(v) => v.scan_notes(),
+            Recorder::Memory(v) => v.scan_notes(),
         }
     }
 
@@ -487,10 +497,14 @@ pub fn cleanup_leftovers(project: &Path) -> Result<usize, WorkspaceError> {
 /// Removes every workspace folder under `parent` whose owner process is dead and that was not
 /// kept, then prunes registrations that older versions of versus left in `project`'s
 /// repository. Folders of live runs, kept folders and anything that does not look exactly
-/// like a workspace folder are left alone. Returns how many folders were removed.
+/// like a workspace folder are left alone. Returns how many folders were removed; a folder
+/// that cannot be removed is skipped (the error names it once the rest is done), so callers
+/// at start-up report it and go on.
 pub fn cleanup_leftovers_in(parent: &Path, project: &Path) -> Result<usize, WorkspaceError> {
-    let removed = sweep(parent, |marker| !marker.kept && pid_is_dead(marker.pid))?;
-    prune_dead_worktrees(project, pid_is_dead)?;
+    let removed = sweep(parent, |marker| !marker.kept && pid_is_dead(marker.pid));
+    let pruned = prune_dead_worktrees(project, pid_is_dead);
+    let removed = removed?;
+    pruned?;
     Ok(removed)
 }
 
@@ -505,7 +519,10 @@ pub fn clean_workspaces_in(parent: &Path) -> Result<usize, WorkspaceError> {
     sweep(parent, |marker| pid_is_dead(marker.pid) || marker.kept)
 }
 
-/// Removes the workspace folders under `parent` whose marker `doomed` accepts.
+/// Removes the workspace folders under `parent` whose marker `doomed` accepts. A folder that
+/// cannot be removed (a mount left inside, a permission) is reported and skipped: one bad
+/// workspace never stops the others from going, nor a later run from starting. The error,
+/// when some failed, names each with its reason after every other folder was removed.
 fn sweep(parent: &Path, doomed: impl Fn(&Marker) -> bool) -> Result<usize, WorkspaceError> {
     let entries = match fs::read_dir(parent) {
         Ok(entries) => entries,
@@ -513,6 +530,7 @@ fn sweep(parent: &Path, doomed: impl Fn(&Marker) -> bool) -> Result<usize, Works
         Err(e) => return Err(WorkspaceError::io("list", parent, e)),
     };
     let mut removed = 0;
+    let mut failed: Vec<String> = Vec::new();
     for entry in entries.flatten() {
         let folder = entry.path();
         let Some(marker) = read_marker(&folder) else {
@@ -521,12 +539,24 @@ fn sweep(parent: &Path, doomed: impl Fn(&Marker) -> bool) -> Result<usize, Works
         if marker.pid == std::process::id() && !marker.kept {
             continue;
         }
-        if doomed(&marker) {
-            remove_workspace_folder(&folder)?;
-            removed += 1;
+        if !doomed(&marker) {
+            continue;
+        }
+        match remove_workspace_folder(&folder) {
+            Ok(()) => removed += 1,
+            Err(e) => {
+                tracing::warn!(folder = %folder.display(), error = %e, "leftover workspace not removed");
+                failed.push(e.to_string());
+            }
         }
     }
-    Ok(removed)
+    if failed.is_empty() {
+        return Ok(removed);
+    }
+    Err(WorkspaceError::Cleanup {
+        removed,
+        failed: failed.join("; "),
+    })
 }
 
 /// The marker of `folder` when it is a real folder (not a symlink) named like a workspace
@@ -569,7 +599,8 @@ pub(super) fn pid_is_dead(pid: u32) -> bool {
 }
 
 /// Deletes a workspace folder after checking it is one: a real folder holding a marker.
-/// `remove_dir_all` never follows symlinks, so a link a model planted inside leads nowhere.
+/// [`remove_tree`](super::remove::remove_tree) never follows symlinks (a link a model planted
+/// inside leads nowhere) and never recurses, so no depth the model made can crash it.
 fn remove_workspace_folder(folder: &Path) -> Result<(), WorkspaceError> {
     match fs::symlink_metadata(folder) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -584,12 +615,19 @@ fn remove_workspace_folder(folder: &Path) -> Result<(), WorkspaceError> {
         tracing::warn!(folder = %folder.display(), "not removed: no workspace marker");
         return Ok(());
     }
-    super::cow::open_overlay_work(folder);
-    match fs::remove_dir_all(folder) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(WorkspaceError::io("remove workspace folder", folder, e)),
+    // The marker goes last: a removal that fails half-way leaves a folder the next run (or
+    // `versus clean`) still recognises and tries again, never an unmarked one nobody removes.
+    let entries = fs::read_dir(folder).map_err(|e| WorkspaceError::io("list", folder, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| WorkspaceError::io("list", folder, e))?;
+        if entry.file_name() == MARKER {
+            continue;
+        }
+        super::remove::remove_tree(&entry.path())
+            .map_err(|e| WorkspaceError::io("remove workspace folder", folder, e))?;
     }
+    super::remove::remove_tree(folder)
+        .map_err(|e| WorkspaceError::io("remove workspace folder", folder, e))
 }
 
 /// A label safe in a folder name and a git ref name.

@@ -5,15 +5,18 @@
 
 mod base;
 pub mod changeset;
+pub mod content;
 mod copy;
 pub mod cow;
 mod direct;
 mod error;
 mod ignore_rules;
 mod manager;
+mod notes;
 mod overlay;
 mod path;
 mod recording;
+mod remove;
 mod view;
 mod worktree;
 
@@ -26,6 +29,7 @@ pub use manager::{
     Isolation, SETUP_TIMEOUT, Workspace, clean_workspaces, clean_workspaces_in, cleanup_leftovers,
     cleanup_leftovers_in, default_parent,
 };
+pub use notes::{MAX_DEPTH, MAX_HASHED, MAX_PROPOSED_FILE, MAX_PROPOSED_TOTAL, ScanNote};
 pub use overlay::OverlayView;
 pub use path::{PathError, ProjectPath};
 pub use recording::{FileWrite, RecordingView};

@@ -12,21 +12,23 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::base::{Base, BaseKind, hash_bytes, scan, scan_reusing};
+use super::base::{Base, BaseKind, hash_bytes, scan_lenient};
 use super::cow::Layers;
 use super::error::WorkspaceError;
+use super::notes::{MAX_HASHED, MAX_PROPOSED_FILE, MAX_PROPOSED_TOTAL, ScanNote};
 use super::path::{PathError, ProjectPath};
 use super::view::{EntryMeta, FileView, PendingChange, WriteOrigin};
 
 /// One recorded change to one file, in the order the model made it. Serializable so a session
 /// can save a model's writes and rebuild its change set after a restart; the content is a JSON
-/// string when it is valid UTF-8 and an array of byte values otherwise.
+/// string when it is short UTF-8 text, and otherwise base64 or, in a session log, a reference
+/// to a content-addressed file beside it ([`content`](super::content)).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileWrite {
     /// `/`-separated path relative to the workspace root.
     pub path: String,
     /// The file's full new content; `None` for a delete.
-    #[serde(with = "content_serde")]
+    #[serde(with = "super::content")]
     pub content: Option<Arc<Vec<u8>>>,
     /// Which tool call made the change (`bash` for changes found by comparison).
     pub origin: WriteOrigin,
@@ -63,6 +65,8 @@ pub struct RecordingView<V: FileView> {
     /// The layers of a copy-on-write workspace: the scan then hashes only what the model
     /// touched.
     layers: Option<Layers>,
+    /// What the last bash-change scan left out, and why.
+    notes: Mutex<Vec<ScanNote>>,
 }
 
 impl<V: FileView> RecordingView<V> {
@@ -72,6 +76,7 @@ impl<V: FileView> RecordingView<V> {
             inner,
             log: Mutex::new(Vec::new()),
             layers: None,
+            notes: Mutex::new(Vec::new()),
         }
     }
 
@@ -133,15 +138,24 @@ impl<V: FileView> RecordingView<V> {
     /// behind it (`rel.txt -> ../../../etc/passwd` is proposed as exactly that link, which
     /// apply then refuses because it points outside). A deleted symlink is a delete; a link
     /// to a folder does not stop the scan of the rest.
+    ///
+    /// Memory stays bounded whatever bash made: files are hashed streaming (up to
+    /// [`MAX_HASHED`]); a file over [`MAX_PROPOSED_FILE`] is not read but noted with its size
+    /// and hash, and the files read
+    /// (smallest first) hold at most [`MAX_PROPOSED_TOTAL`] together; a folder deeper than
+    /// [`MAX_DEPTH`](super::notes::MAX_DEPTH) or an entry that cannot be read is noted and
+    /// neither proposed nor taken for deleted. What was left out is in
+    /// [`RecordingView::scan_notes`]; every other change is still proposed.
     pub fn bash_changes(&self, base: &Base) -> Result<Vec<FileWrite>, WorkspaceError> {
         let root = self.inner.root().to_path_buf();
         let started = std::time::Instant::now();
-        let on_disk = match &self.layers {
-            Some(layers) => scan_reusing(&root, &|rel| layers.unchanged(base, rel))?,
-            None => scan(&root)?,
+        let mut scanned = match &self.layers {
+            Some(layers) => scan_lenient(&root, &|rel| layers.unchanged(base, rel), MAX_HASHED),
+            None => scan_lenient(&root, &|_| None, MAX_HASHED),
         };
         tracing::debug!(
-            files = on_disk.len(),
+            files = scanned.entries.len(),
+            unseen = scanned.blind.len(),
             copy_on_write = self.layers.is_some(),
             ms = started.elapsed().as_millis() as u64,
             "workspace scanned for bash changes"
@@ -149,18 +163,20 @@ impl<V: FileView> RecordingView<V> {
         // A file bash only made executable (or not) keeps its bytes: its execute bit, the
         // part of a mode review shows, is compared too (paths the tools wrote are read again
         // when the change set is built, mode included).
-        let exec_now: BTreeMap<String, bool> = on_disk
+        let exec_now: BTreeMap<String, bool> = scanned
+            .entries
             .iter()
             .filter(|(_, e)| e.kind == BaseKind::File)
             .map(|(path, e)| (path.clone(), e.mode & 0o111 != 0))
             .collect();
         // Each state is (content hash, is a symlink): a file and a link with the same bytes
         // as target differ.
-        let mut actual: BTreeMap<String, Option<(String, bool)>> = on_disk
-            .into_iter()
+        let mut actual: BTreeMap<String, Option<(String, bool)>> = scanned
+            .entries
+            .iter()
             .map(|(path, entry)| {
                 let link = entry.kind == BaseKind::Symlink;
-                (path, Some((entry.hash, link)))
+                (path.clone(), Some((entry.hash.clone(), link)))
             })
             .collect();
         for change in self.inner.pending() {
@@ -196,27 +212,62 @@ impl<V: FileView> RecordingView<V> {
                     .is_some_and(|(e, now)| (e.mode & 0o111 != 0) != *now)
         };
         let paths: BTreeSet<&String> = actual.keys().chain(expected.keys()).collect();
-        let origin = WriteOrigin::new("bash", "");
-        let mut found = Vec::new();
+        let mut notes = std::mem::take(&mut scanned.notes);
+        // Changed paths: deletions and links first (nothing to hold), files by size.
+        let mut found: Vec<Found> = Vec::new();
+        let mut files: Vec<(u64, String, String)> = Vec::new();
         for path in paths {
             let now = actual.get(path).cloned().flatten();
             let predicted = expected.get(path).cloned().flatten();
             if now == predicted && !exec_flipped(path) {
                 continue;
             }
-            let (content, symlink) = match now {
-                Some((_, true)) => (Some(Arc::new(read_link_target(&root, path)?)), true),
-                Some((_, false)) => (
-                    Some(Arc::new(read_current(&self.inner, &root, path)?)),
-                    false,
-                ),
-                None => (None, false),
-            };
-            if symlink {
-                tracing::info!(path = %path, "bash made a symlink; proposed as a symlink");
+            match now {
+                // Absent because the walk could not look there: unknown, not deleted.
+                None if !actual.contains_key(path) && scanned.unseen(path) => {}
+                None => found.push((path.clone(), None, false)),
+                Some((_, true)) => match read_link_target(&root, path) {
+                    Ok(target) => {
+                        tracing::info!(path = %path, "bash made a symlink; proposed as a symlink");
+                        found.push((path.clone(), Some(Arc::new(target)), true));
+                    }
+                    Err(e) => notes.push(unreadable(path, &e)),
+                },
+                Some((hash, false)) => match self.size_of(&root, path) {
+                    Ok(size) if size > MAX_PROPOSED_FILE => notes.push(ScanNote::TooLarge {
+                        path: path.clone(),
+                        size,
+                        hash,
+                    }),
+                    Ok(size) => files.push((size, path.clone(), hash)),
+                    Err(e) => notes.push(unreadable(path, &e)),
+                },
             }
-            found.push((path.clone(), content, symlink));
         }
+        files.sort();
+        let mut held: u64 = 0;
+        for (size, path, hash) in files {
+            if held.saturating_add(size) > MAX_PROPOSED_TOTAL {
+                notes.push(ScanNote::OverTotal { path, size, hash });
+                continue;
+            }
+            match read_current(&self.inner, &root, &path, MAX_PROPOSED_FILE) {
+                Ok(Some(bytes)) => {
+                    held = held.saturating_add(bytes.len() as u64);
+                    found.push((path, Some(Arc::new(bytes)), false));
+                }
+                // It grew past the limit since it was hashed.
+                Ok(None) => notes.push(ScanNote::TooLarge { path, size, hash }),
+                Err(e) => notes.push(unreadable(&path, &e)),
+            }
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        let notes = notes.into_vec();
+        for note in &notes {
+            tracing::warn!(note = %note, "bash change not proposed");
+        }
+        *self.notes.lock().unwrap_or_else(PoisonError::into_inner) = notes;
+        let origin = WriteOrigin::new("bash", "");
         let mut log = self.log();
         let mut out = Vec::with_capacity(found.len());
         for (path, content, symlink) in found {
@@ -232,6 +283,44 @@ impl<V: FileView> RecordingView<V> {
         }
         Ok(out)
     }
+
+    /// What the last [`RecordingView::bash_changes`] saw but did not propose (too large, too
+    /// deep, unreadable), for the user.
+    pub fn scan_notes(&self) -> Vec<ScanNote> {
+        self.notes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The size of `rel` as the view sees it (pending content in memory, else the file).
+    fn size_of(&self, root: &Path, rel: &str) -> Result<u64, WorkspaceError> {
+        if let Some(size) = self.inner.pending().iter().find_map(|p| match p {
+            PendingChange::Write { rel: r, content } if r == rel => Some(content.len() as u64),
+            _ => None,
+        }) {
+            return Ok(size);
+        }
+        let abs = root.join(rel);
+        fs::symlink_metadata(&abs)
+            .map(|m| m.len())
+            .map_err(|e| WorkspaceError::io("inspect", abs, e))
+    }
+}
+
+/// A change bash made: path, new content (`None`: deleted), whether it is a symlink.
+type Found = (String, Option<Arc<Vec<u8>>>, bool);
+
+/// A note for a path whose read failed.
+fn unreadable(path: &str, err: &WorkspaceError) -> ScanNote {
+    let error = match err {
+        WorkspaceError::Io { source, .. } => source.to_string(),
+        other => other.to_string(),
+    };
+    ScanNote::Unreadable {
+        path: path.to_string(),
+        error,
+    }
 }
 
 /// The target of the symlink at `root/rel`, as bytes (the link itself is read, never followed).
@@ -242,14 +331,20 @@ fn read_link_target(root: &Path, rel: &str) -> Result<Vec<u8>, WorkspaceError> {
 }
 
 /// Reads `rel` as the view sees it, falling back to the disk for paths the view refuses
-/// (a symlink pointing outside is still the workspace's content).
-fn read_current<V: FileView>(view: &V, root: &Path, rel: &str) -> Result<Vec<u8>, WorkspaceError> {
-    if let Ok(path) = view.resolve(rel)
-        && let Ok(bytes) = view.read(&path)
-    {
-        return Ok(bytes);
-    }
+/// (a symlink pointing outside is still the workspace's content). `None` when it holds more
+/// than `limit` bytes: never more than that is read.
+fn read_current<V: FileView>(
+    view: &V,
+    root: &Path,
+    rel: &str,
+    limit: u64,
+) -> Result<Option<Vec<u8>>, WorkspaceError> {
     let abs = root.join(rel);
+    if let Ok(path) = view.resolve(rel)
+        && let Ok(reader) = view.open(&path)
+    {
+        return read_at_most(reader, limit).map_err(|e| WorkspaceError::io("read", &abs, e));
+    }
     // Never through a symlink, at the last component or any folder on the way.
     let mut file = std::fs::OpenOptions::new();
     file.read(true);
@@ -264,55 +359,20 @@ fn read_current<V: FileView>(view: &V, root: &Path, rel: &str) -> Result<Vec<u8>
             std::io::Error::other("a folder on the way is a symlink"),
         ));
     }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut file
-            .open(&abs)
-            .map_err(|e| WorkspaceError::io("read", &abs, e))?,
-        &mut bytes,
-    )
-    .map_err(|e| WorkspaceError::io("read", &abs, e))?;
-    Ok(bytes)
+    let opened = file
+        .open(&abs)
+        .map_err(|e| WorkspaceError::io("read", &abs, e))?;
+    read_at_most(opened, limit).map_err(|e| WorkspaceError::io("read", &abs, e))
 }
 
-/// Serde for [`FileWrite::content`]: text stays readable in a saved session, bytes stay exact.
-mod content_serde {
-    use std::sync::Arc;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    /// The two shapes content takes on the wire.
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Wire {
-        Text(String),
-        Bytes(Vec<u8>),
-    }
-
-    pub(super) fn serialize<S: Serializer>(
-        content: &Option<Arc<Vec<u8>>>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        match content.as_deref() {
-            None => serializer.serialize_none(),
-            Some(bytes) => match std::str::from_utf8(bytes) {
-                Ok(text) => serializer.serialize_some(text),
-                Err(_) => serializer.serialize_some(bytes.as_slice()),
-            },
-        }
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<Arc<Vec<u8>>>, D::Error> {
-        let wire = Option::<Wire>::deserialize(deserializer)?;
-        Ok(wire.map(|w| {
-            Arc::new(match w {
-                Wire::Text(text) => text.into_bytes(),
-                Wire::Bytes(bytes) => bytes,
-            })
-        }))
-    }
+/// All of `reader` when it holds at most `limit` bytes, `None` otherwise (reading stops one
+/// byte past the limit).
+fn read_at_most(reader: impl Read, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
 }
 
 impl<V: FileView> FileView for RecordingView<V> {

@@ -9,24 +9,26 @@
 //! - `tree/.git` is a fresh repository: its own config, hooks, index, refs and stash, HEAD
 //!   detached at the user's HEAD, the user's branches, tags and remote-tracking refs copied as
 //!   packed refs (so `git log main` and `git diff HEAD` work), the user's `info/exclude` copied;
-//! - its objects come from `base-objects/` (named in `objects/info/alternates`), hard links to
-//!   the user's object files (a copy when the workspace lives on another filesystem; the copy
-//!   is made once per run and hard-linked for the next workspaces). The sandbox mounts that
-//!   folder read-only, so a model can add objects of its own but never change the user's;
+//! - it borrows the user's objects through git's **alternates** (`objects/info/alternates`
+//!   names the user's objects folder, and every folder the user's own repository borrows
+//!   from): nothing is linked or copied, so no file of the workspace is the user's file under
+//!   another name (a hard link shares the inode: whoever could write one name wrote the
+//!   user's object). The sandbox mounts those folders read-only at their own paths, so git in
+//!   the sandbox reads the user's history while every object the model makes (commits, `git
+//!   gc`, `git repack`) lands in the workspace's own `objects/`;
 //! - the checkout is written by `git read-tree -u` in the new repository, then the user's own
 //!   state is laid on top using `git status` of their repository: every staged, unstaged or
 //!   untracked-not-ignored path present in the [`Base`] is copied from the user's tree, and
 //!   every path the status lists that the base lacks (a deleted tracked file) is deleted.
 //!
-//! Nothing is registered in the user's repository, so removing a workspace never touches it,
-//! and nothing inside the workspace names the project's path.
+//! Nothing is registered in the user's repository, so removing a workspace never touches it.
+//! The alternates file names the user's objects folder (a path, not access: the folder is
+//! read-only to commands and the rest of the repository stays hidden).
 
-use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 
 use git2::{Repository, RepositoryInitOptions, StatusOptions};
 
@@ -38,8 +40,8 @@ use super::error::WorkspaceError;
 /// user's repository; only used to prune their leftovers.
 pub(crate) const NAME_PREFIX: &str = "versus-ws-";
 
-/// Folder, inside a workspace folder, holding the links to the user's objects.
-pub(crate) const BASE_OBJECTS: &str = "base-objects";
+/// How deep git itself follows alternates of alternates; the same bound here.
+const ALTERNATES_DEPTH: usize = 5;
 
 /// A private checkout versus created.
 #[derive(Debug, Clone)]
@@ -51,16 +53,16 @@ pub(crate) struct CreatedCheckout {
     pub user_workdir: PathBuf,
     /// The user's repository git folder (kept out of the sandbox).
     pub user_git_dir: PathBuf,
-    /// The folder of linked objects (mounted read-only in the sandbox).
-    pub objects: PathBuf,
+    /// The user's object folders the private repository borrows (mounted read-only in the
+    /// sandbox).
+    pub objects: Vec<PathBuf>,
 }
 
 /// Creates a private repository at `tree` holding the user's HEAD plus their uncommitted state,
-/// with objects linked into `folder/base-objects`. Returns `None` when the project is not in a
-/// git repository with at least one commit (the caller then falls back to a plain copy).
+/// borrowing the user's objects through alternates. Returns `None` when the project is not in
+/// a git repository with at least one commit (the caller then falls back to a plain copy).
 pub(crate) fn create_checkout(
     base: &Base,
-    folder: &Path,
     tree: &Path,
 ) -> Result<Option<CreatedCheckout>, WorkspaceError> {
     let project = base.root();
@@ -81,8 +83,7 @@ pub(crate) fn create_checkout(
         return Ok(None);
     }
     let git_dir = repo.commondir().to_path_buf();
-    let objects = folder.join(BASE_OBJECTS);
-    link_objects(&git_dir.join("objects"), &objects)?;
+    let objects = borrowed_objects(&git_dir.join("objects"))?;
 
     fs::create_dir_all(tree).map_err(|e| WorkspaceError::io("create folder", tree, e))?;
     // Without git's template folder: its hook samples (or the user's `init.templateDir`
@@ -94,7 +95,7 @@ pub(crate) fn create_checkout(
     let private_git = private.path().to_path_buf();
     write_file(
         &private_git.join("objects/info/alternates"),
-        format!("{}\n", objects.display()).as_bytes(),
+        &alternates_file(&objects),
     )?;
     write_file(&private_git.join("packed-refs"), &packed_refs(&repo))?;
     write_file(
@@ -178,54 +179,142 @@ fn checkout(tree: &Path) -> Result<(), WorkspaceError> {
     Ok(())
 }
 
-/// Copies made of object folders on another filesystem, by source: later workspaces of this
-/// process hard-link from the copy instead of copying again.
-static COPIES: Mutex<Option<HashMap<PathBuf, PathBuf>>> = Mutex::new(None);
-
-/// Makes `dst` hold every file of the objects folder `src`: hard links where possible, else
-/// hard links to an earlier copy, else a copy.
-fn link_objects(src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
-    let earlier = COPIES
-        .lock()
-        .ok()
-        .and_then(|map| map.as_ref().and_then(|m| m.get(src).cloned()))
-        .filter(|p| p.is_dir());
-    let mut copied = false;
-    let from = earlier.clone().unwrap_or_else(|| src.to_path_buf());
-    link_tree(&from, dst, &mut copied)?;
-    if copied
-        && earlier.is_none()
-        && let Ok(mut map) = COPIES.lock()
-    {
-        map.get_or_insert_with(HashMap::new)
-            .insert(src.to_path_buf(), dst.to_path_buf());
+/// The object folders a private repository borrows: the user's own (`objects`) and, in git's
+/// order, every folder it borrows from in turn (`objects/info/alternates`, relative lines
+/// resolved against the folder naming them, followed as deep as git follows them). Each is
+/// canonical, listed once, and must look like a repository's objects folder (a folder named
+/// `objects` beside a `HEAD`): an alternates file is not part of a clone, but a repository
+/// unpacked from an archive carries its `.git` whole, and a line naming `~/.ssh` must not
+/// make that folder readable to commands. Such lines are skipped with a warning.
+fn borrowed_objects(objects: &Path) -> Result<Vec<PathBuf>, WorkspaceError> {
+    let first = objects
+        .canonicalize()
+        .map_err(|e| WorkspaceError::io("open the objects folder", objects, e))?;
+    let mut out = vec![first.clone()];
+    let mut frontier = vec![first];
+    for _ in 0..ALTERNATES_DEPTH {
+        let mut next = Vec::new();
+        for folder in frontier {
+            let list = folder.join("info").join("alternates");
+            let Ok(text) = read_small(&list) else {
+                continue;
+            };
+            for line in text.lines() {
+                let line = line.trim_end_matches('\r');
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                let named = folder.join(unquote(line));
+                match named.canonicalize() {
+                    Ok(found) if looks_like_objects(&found) => {
+                        if !out.contains(&found) {
+                            out.push(found.clone());
+                            next.push(found);
+                        }
+                    }
+                    _ => tracing::warn!(
+                        alternates = %list.display(),
+                        line = %line.escape_debug(),
+                        "not borrowed: not a repository's objects folder"
+                    ),
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
     }
-    Ok(())
+    Ok(out)
 }
 
-fn link_tree(src: &Path, dst: &Path, copied: &mut bool) -> Result<(), WorkspaceError> {
-    fs::create_dir_all(dst).map_err(|e| WorkspaceError::io("create folder", dst, e))?;
-    let entries = match fs::read_dir(src) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(WorkspaceError::io("list", src, e)),
-    };
-    for entry in entries {
-        let entry = entry.map_err(|e| WorkspaceError::io("list", src, e))?;
-        let kind = entry
-            .file_type()
-            .map_err(|e| WorkspaceError::io("inspect", entry.path(), e))?;
-        let to = dst.join(entry.file_name());
-        if kind.is_dir() {
-            link_tree(&entry.path(), &to, copied)?;
-        } else if kind.is_file() && fs::hard_link(entry.path(), &to).is_err() {
-            fs::copy(entry.path(), &to)
-                .map_err(|e| WorkspaceError::io("copy git objects to", &to, e))?;
-            *copied = true;
-        }
-        // Symlinks inside an objects folder are not git's; they are not followed.
+/// Reads an alternates file, refusing one larger than any real one (a list of paths).
+fn read_small(path: &Path) -> io::Result<String> {
+    use std::io::Read;
+    const LIMIT: u64 = 64 * 1024;
+    let file = fs::File::open(path)?;
+    let mut text = String::new();
+    file.take(LIMIT + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > LIMIT {
+        return Err(io::Error::other("alternates file too large"));
     }
-    Ok(())
+    Ok(text)
+}
+
+/// A real folder named `objects` whose parent holds a `HEAD`, as every git folder does.
+fn looks_like_objects(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "objects")
+        && fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+        && path
+            .parent()
+            .is_some_and(|git| fs::symlink_metadata(git.join("HEAD")).is_ok_and(|m| m.is_file()))
+}
+
+/// A line of an alternates file as git reads it: C-quoted when it starts with `"`.
+fn unquote(line: &str) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    let Some(inner) = line.strip_prefix('"').and_then(|l| l.strip_suffix('"')) else {
+        return PathBuf::from(line);
+    };
+    let mut bytes = Vec::new();
+    let mut chars = inner.bytes().peekable();
+    while let Some(b) = chars.next() {
+        if b != b'\\' {
+            bytes.push(b);
+            continue;
+        }
+        match chars.next() {
+            Some(b'n') => bytes.push(b'\n'),
+            Some(b't') => bytes.push(b'\t'),
+            Some(d @ b'0'..=b'7') => {
+                let mut value = u32::from(d - b'0');
+                for _ in 0..2 {
+                    match chars.peek() {
+                        Some(&o @ b'0'..=b'7') => {
+                            value = value * 8 + u32::from(o - b'0');
+                            chars.next();
+                        }
+                        _ => break,
+                    }
+                }
+                bytes.push((value & 0xff) as u8);
+            }
+            Some(other) => bytes.push(other),
+            None => bytes.push(b'\\'),
+        }
+    }
+    PathBuf::from(std::ffi::OsString::from_vec(bytes))
+}
+
+/// The private repository's `objects/info/alternates`: one absolute folder per line, C-quoted
+/// (as git writes and reads it) when the path holds a newline, a quote or a backslash, or
+/// does not start with `/`.
+fn alternates_file(folders: &[PathBuf]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for folder in folders {
+        let bytes = folder.as_os_str().as_encoded_bytes();
+        let plain = bytes.first() == Some(&b'/')
+            && !bytes
+                .iter()
+                .any(|b| matches!(b, b'\n' | b'"' | b'\\' | b'\r'));
+        if plain {
+            out.extend_from_slice(bytes);
+        } else {
+            out.push(b'"');
+            for &b in bytes {
+                match b {
+                    b'\n' => out.extend_from_slice(b"\\n"),
+                    b'"' => out.extend_from_slice(b"\\\""),
+                    b'\\' => out.extend_from_slice(b"\\\\"),
+                    b'\r' => out.extend_from_slice(b"\\015"),
+                    _ => out.push(b),
+                }
+            }
+            out.push(b'"');
+        }
+        out.push(b'\n');
+    }
+    out
 }
 
 /// Lays the user's uncommitted state (staged, unstaged, untracked-not-ignored, deletions) on
@@ -329,6 +418,50 @@ pub(crate) fn owner_pid(name: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn borrowed_objects_follow_real_alternates_and_skip_anything_else() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().canonicalize().unwrap();
+        let repo = |name: &str| {
+            let git = top.join(name);
+            fs::create_dir_all(git.join("objects/info")).unwrap();
+            fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+            git.join("objects")
+        };
+        let user = repo("user.git");
+        let shared = repo("shared.git");
+        let deeper = repo("deeper.git");
+        let secrets = top.join("home/.ssh");
+        fs::create_dir_all(&secrets).unwrap();
+        fs::write(
+            user.join("info/alternates"),
+            format!(
+                "# a comment\n../../shared.git/objects\n{}\n\"{}\"\n{}\n",
+                secrets.display(),
+                deeper.display(),
+                top.join("missing/objects").display()
+            ),
+        )
+        .unwrap();
+        // Followed as git follows them, each once.
+        fs::write(
+            shared.join("info/alternates"),
+            format!("{}\n", user.display()),
+        )
+        .unwrap();
+        let found = borrowed_objects(&user).unwrap();
+        assert_eq!(found, vec![user.clone(), shared, deeper]);
+        // The file git reads back names exactly those, quoted when needed.
+        let odd = top.join("a\"b");
+        let text = alternates_file(&[user.clone(), odd.clone()]);
+        let lines: Vec<&[u8]> = text
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(lines[0], user.as_os_str().as_encoded_bytes());
+        assert_eq!(unquote(std::str::from_utf8(lines[1]).unwrap()), odd);
+    }
 
     #[test]
     fn owner_pid_parses_only_versus_names() {

@@ -36,6 +36,7 @@ mod run_recipe;
 mod sandbox;
 mod sandbox_boundary;
 mod sandbox_dev;
+mod sandbox_state;
 mod stats;
 mod tool_apply_patch;
 mod tool_bash;

@@ -186,7 +186,10 @@ async fn ask(
     if args.pick.as_deref().is_some_and(|p| p != "none") {
         refuse_if_interrupted(&store)?;
     }
-    let _ = cleanup_leftovers(&project);
+    // A leftover that cannot be removed is said and skipped: it never stops this run.
+    if let Err(err) = cleanup_leftovers(&project) {
+        eprintln!("versus: warning: {err}");
+    }
     let mut engine = match reopened {
         Some(reopened) => reopened.engine,
         None => SessionEngine::create(store, Source::Ask, labels.clone())?,

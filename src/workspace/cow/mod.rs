@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 pub use namespace::{CowUnavailable, PROBE_ENV, SWITCH_ENV, enter, probe};
-pub(crate) use namespace::{mount_overlay as mount_layers, open_overlay_work, unmount};
+pub(crate) use namespace::{mount_overlay as mount_layers, unmount};
 
 use super::base::{Base, BaseEntry};
 use super::error::WorkspaceError;
@@ -55,7 +55,7 @@ pub struct FrozenBase {
     prefix: PathBuf,
     mode: Isolation,
     hidden: Vec<PathBuf>,
-    objects: Option<PathBuf>,
+    objects: Vec<PathBuf>,
 }
 
 impl FrozenBase {
@@ -64,7 +64,7 @@ impl FrozenBase {
         let owned = new_folder(parent, "base", base.root())?;
         let folder = owned.path().to_path_buf();
         let tree = folder.join("tree");
-        let filled = fill_tree(mode, base, parent, &folder, &tree)?;
+        let filled = fill_tree(mode, base, parent, &tree)?;
         let prefix = filled
             .root
             .strip_prefix(&tree)
@@ -106,9 +106,9 @@ impl FrozenBase {
         &self.hidden
     }
 
-    /// The linked objects of the private repository (read-only for commands).
-    pub(crate) fn objects(&self) -> Option<&Path> {
-        self.objects.as_deref()
+    /// The user's object folders the private repository borrows (read-only for commands).
+    pub(crate) fn objects(&self) -> &[PathBuf] {
+        &self.objects
     }
 }
 

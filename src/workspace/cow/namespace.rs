@@ -261,19 +261,10 @@ fn enter_namespace() -> io::Result<()> {
     Ok(())
 }
 
-/// A scratch folder can hold the overlay's `work/work` (mode 000); open it before removal.
+/// Removes a probe's scratch folder (its overlay `work/work` has mode 000; the removal opens
+/// such folders itself).
 pub(crate) fn remove_scratch(folder: &Path) -> io::Result<()> {
-    open_overlay_work(folder);
-    fs::remove_dir_all(folder)
-}
-
-/// Makes an overlay work folder's inner `work/work` (created with mode 000) removable.
-pub(crate) fn open_overlay_work(folder: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let inner = folder.join("work").join("work");
-    if fs::symlink_metadata(&inner).is_ok_and(|m| m.is_dir()) {
-        let _ = fs::set_permissions(&inner, fs::Permissions::from_mode(0o700));
-    }
+    super::super::remove::remove_tree(folder)
 }
 
 /// The probe's four folders.
