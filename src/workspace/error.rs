@@ -41,6 +41,19 @@ pub enum WorkspaceError {
         /// What the walker reported.
         message: String,
     },
+    /// The folder that holds every workspace is not this user's own private folder (another
+    /// user made it first in a shared temp folder, or it is a link): workspaces are never put,
+    /// nor leftovers looked for, where someone else could read or plant them.
+    #[error(
+        "the workspace folder {} is not safe to use: {reason}; remove it, or point TMPDIR at a folder of your own",
+        path.display()
+    )]
+    UnsafeParent {
+        /// The folder.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Some leftover workspace folders could not be removed (the others were).
     #[error(
         "removed {removed} workspace folder(s), but could not remove: {failed}; remove them by hand (they are versus's own folders, nothing of yours)"

@@ -142,7 +142,7 @@ pub(super) fn new_folder(
     label: &str,
     project: &Path,
 ) -> Result<Owned, WorkspaceError> {
-    fs::create_dir_all(parent).map_err(|e| WorkspaceError::io("create folder", parent, e))?;
+    super::parent::prepare(parent)?;
     let pid = std::process::id();
     let label = sanitize(label);
     let folder = loop {
@@ -236,9 +236,10 @@ impl Drop for Owned {
     }
 }
 
-/// The folder all workspaces live under by default: `<temp>/versus-workspaces`.
+/// The folder all workspaces live under by default: `<temp>/versus-workspaces-<uid>`, this
+/// user's own private folder (see `parent.rs`).
 pub fn default_parent() -> PathBuf {
-    std::env::temp_dir().join("versus-workspaces")
+    super::parent::default_parent()
 }
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -524,6 +525,8 @@ pub fn clean_workspaces_in(parent: &Path) -> Result<usize, WorkspaceError> {
 /// workspace never stops the others from going, nor a later run from starting. The error,
 /// when some failed, names each with its reason after every other folder was removed.
 fn sweep(parent: &Path, doomed: impl Fn(&Marker) -> bool) -> Result<usize, WorkspaceError> {
+    // Markers in a folder someone else controls are theirs to write: nothing is trusted there.
+    super::parent::check(parent)?;
     let entries = match fs::read_dir(parent) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),

@@ -14,6 +14,7 @@ mod ignore_rules;
 mod manager;
 mod notes;
 mod overlay;
+mod parent;
 mod path;
 mod recording;
 mod remove;

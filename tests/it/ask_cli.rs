@@ -328,9 +328,12 @@ fn stop_signal_cancels_every_model_kills_bash_and_changes_nothing(
         !root.join(".versus/preferences.jsonl").exists(),
         "no choice was made"
     );
-    let left: Vec<_> = std::fs::read_dir(workspaces.path().join("versus-workspaces"))
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let left: Vec<_> = std::fs::read_dir(util::users::workspaces_parent(
+        workspaces.path(),
+        util::users::Who::Me,
+    ))
+    .map(|rd| rd.flatten().map(|e| e.path()).collect())
+    .unwrap_or_default();
     assert!(left.is_empty(), "workspaces left after {signal}: {left:?}");
 }
 

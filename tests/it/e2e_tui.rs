@@ -876,9 +876,12 @@ fn stop_by_signal(signal: &str, name: &'static str, marker: &str) {
         util::command_gone(&["sleep", &background]),
         "background child survived"
     );
-    let left: Vec<_> = std::fs::read_dir(scratch.join("versus-workspaces"))
-        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
-        .unwrap_or_default();
+    let left: Vec<_> = std::fs::read_dir(util::users::workspaces_parent(
+        &scratch,
+        util::users::Who::Me,
+    ))
+    .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+    .unwrap_or_default();
     assert!(left.is_empty(), "workspaces left behind: {left:?}");
     // Every line of the session log parses.
     let records = events(&proj);

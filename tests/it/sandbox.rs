@@ -334,11 +334,14 @@ fn copy_on_write_workspaces_propose_exactly_what_full_checkouts_do() {
     ] {
         assert!(cow.contains(expected), "`{expected}` missing:\n{cow}");
     }
-    let left: Vec<_> = std::fs::read_dir(w.workspaces.join("versus-workspaces"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name())
-        .collect();
+    let left: Vec<_> = std::fs::read_dir(util::users::workspaces_parent(
+        &w.workspaces,
+        util::users::Who::Me,
+    ))
+    .unwrap()
+    .flatten()
+    .map(|e| e.file_name())
+    .collect();
     assert!(left.is_empty(), "workspace folders left: {left:?}");
 }
 
@@ -556,7 +559,7 @@ fn commands_die_when_versus_is_killed_with_sigkill() {
     );
     // The killed run's folders (its frozen base and the model's layers; the overlay itself
     // died with the process) are removed by the next run.
-    let parent = w.workspaces.join("versus-workspaces");
+    let parent = util::users::workspaces_parent(&w.workspaces, util::users::Who::Me);
     let left = |pid: u32| {
         std::fs::read_dir(&parent)
             .unwrap()
@@ -610,7 +613,7 @@ fn kept_workspaces_survive_later_runs_until_versus_clean() {
     let model = w.script("keep.jsonl", &["echo kept > note.txt"]);
     let out = w.ask(&model, &["--keep-workspaces"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let parent = w.workspaces.join("versus-workspaces");
+    let parent = util::users::workspaces_parent(&w.workspaces, util::users::Who::Me);
     let kept: Vec<PathBuf> = std::fs::read_dir(&parent)
         .unwrap()
         .flatten()

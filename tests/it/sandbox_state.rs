@@ -8,7 +8,7 @@
 use crate::util;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -147,7 +147,7 @@ impl World {
 
     /// Where this world's workspaces live.
     fn parent(&self) -> PathBuf {
-        self.workspaces.join("versus-workspaces")
+        util::users::workspaces_parent(&self.workspaces, self.who)
     }
 
     /// The folders versus left in the workspaces' parent.
@@ -235,8 +235,10 @@ fn a_model_cannot_rewrite_the_users_git_objects_through_its_workspace() {
                     "git log --format=%s > gitlog.txt; \
                      echo \"tree-links=$(find . -type f -links +1 | wc -l)\" > tree-links.txt",
                     // The folders the workspace's repository borrows from (the user's).
+                    // Remounting the read-only mount needs a capability: there is none.
                     "for d in $(cat .git/objects/info/alternates); do \
                        echo \"links=$(find $d -type f -links +1 | wc -l)\" >> links.txt; \
+                       mount -o remount,rw,bind \"$d\" 2>/dev/null; umount -l \"$d\" 2>/dev/null; \
                        find $d -type f | while read -r f; do \
                          chmod u+w \"$f\"; printf tail >> \"$f\"; printf garbage > \"$f\"; \
                        done; \
@@ -666,5 +668,55 @@ fn seven_megabytes_of_streamed_text_make_a_log_about_twice_its_size() {
             script.contains(said.trim_end()),
             "the exported conversation lost text"
         );
+    }
+}
+
+/// A workspace folder another local user made first in the shared temp folder (or a link
+/// they planted there) would let them read every workspace (uncommitted work included) and
+/// plant folders versus takes for its own leftovers. versus refuses to use it, says which
+/// folder and why, and puts nothing in it; its own folder is private (0700).
+#[test]
+fn a_workspace_folder_another_user_made_first_is_never_used() {
+    for who in Who::BOTH {
+        let w = world(who);
+        let model = w.script("parent.jsonl", &["echo hi > hi.txt"]);
+        // First our own run: the folder it makes is ours alone.
+        let out = w.ask(&model, &[], &[]);
+        assert!(out.status.success(), "{}: {}", who.name(), text(&out));
+        let parent = w.parent();
+        let meta = std::fs::symlink_metadata(&parent).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o700, "{}", who.name());
+        std::fs::remove_dir_all(&parent).unwrap();
+        if !who.drops() && !util::users::is_root() {
+            continue; // No second user to play the attacker.
+        }
+        // The attacker: the other user of the pair, with a folder open to everyone.
+        let attacker = if who.drops() { 0 } else { util::users::NOBODY };
+        std::fs::create_dir(&parent).unwrap();
+        std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::os::unix::fs::chown(&parent, Some(attacker), Some(attacker)).unwrap();
+        let out = w.ask(&model, &[], &[]);
+        let said = text(&out);
+        assert!(
+            said.contains("is not safe to use") && said.contains("(no changes)"),
+            "{}: {said}",
+            who.name()
+        );
+        assert!(said.contains("belongs to user"), "{}: {said}", who.name());
+        assert_eq!(
+            std::fs::read_dir(&parent).unwrap().count(),
+            0,
+            "{}: versus wrote into another user's folder",
+            who.name()
+        );
+        std::fs::remove_dir(&parent).unwrap();
+        // A link to a folder of the attacker's: refused the same way.
+        let theirs = w.top.join("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        std::os::unix::fs::symlink(&theirs, &parent).unwrap();
+        let out = w.ask(&model, &[], &[]);
+        let said = text(&out);
+        assert!(said.contains("symbolic link"), "{}: {said}", who.name());
+        assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
     }
 }

@@ -131,7 +131,7 @@ fn a_probe_folder_left_by_a_killed_run_is_removed_and_a_live_ones_is_not() {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().canonicalize().unwrap();
     let root = project(&base, "a.txt", "a\n");
-    let parent = base.join("versus-workspaces");
+    let parent = util::users::workspaces_parent(&base, util::users::Who::Me);
     // A pid above any pid_max: dead. Our own test process: alive.
     let dead = parent.join(".cow-probe-4294967294");
     let live = parent.join(format!(".cow-probe-{}", std::process::id()));

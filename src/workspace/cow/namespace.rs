@@ -89,10 +89,12 @@ pub fn enter(parent: &Path) -> Result<(), CowUnavailable> {
 
 /// Runs this binary as the probe and reads its verdict.
 fn probe_in_child(parent: &Path) -> Result<(), CowUnavailable> {
-    fs::create_dir_all(parent).map_err(CowUnavailable::setup(format!(
-        "create {}",
-        parent.display()
-    )))?;
+    crate::workspace::parent::prepare(parent)
+        .map_err(|e| io::Error::other(e.to_string()))
+        .map_err(CowUnavailable::setup(format!(
+            "create {}",
+            parent.display()
+        )))?;
     remove_dead_probes(parent);
     let scratch = parent.join(format!("{PROBE_PREFIX}{}", std::process::id()));
     let _ = remove_scratch(&scratch);

@@ -88,3 +88,14 @@ pub fn give_away(dir: &Path, who: Who) {
         .unwrap();
     assert!(status.success(), "chown -R {}", dir.display());
 }
+
+/// Where versus puts the workspaces of `who` when its `TMPDIR` is `tmpdir`: one private folder
+/// per user (`versus-workspaces-<uid>`).
+pub fn workspaces_parent(tmpdir: &Path, who: Who) -> std::path::PathBuf {
+    let uid = if who.drops() {
+        NOBODY
+    } else {
+        nix::unistd::geteuid().as_raw()
+    };
+    tmpdir.join(format!("versus-workspaces-{uid}"))
+}
