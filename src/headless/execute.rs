@@ -48,6 +48,13 @@ pub async fn run(
             request.recipe_file.display().to_string(),
         ));
     }
+    // Before anything is created: an untrusted recipe never loosens the sandbox.
+    recipe.check_loosening(
+        &config.sandbox,
+        &request.recipe_file,
+        request.recipe_may_loosen,
+        crate::recipe::LooseningKind::ALL,
+    )?;
     let isolation = recipe.isolation_for(&request.project);
     check_isolation(isolation, &recipe)?;
     let mut opened = open(&request, &recipe, config, env)?;
@@ -65,7 +72,7 @@ pub async fn run(
     for note in models::unapplied_settings(&recipe) {
         progress.note(&format!("versus: note: {note}"));
     }
-    let sandbox = recipe.sandbox_settings(&config.sandbox);
+    let sandbox = recipe.sandbox_settings(&config.sandbox, request.recipe_may_loosen);
     let sandbox_info = super::report::SandboxInfo::of(&sandbox);
     if let Some(warning) = sandbox.warning() {
         progress.note(&format!("versus: WARNING: {warning}"));
@@ -113,7 +120,11 @@ pub async fn run(
         entries: std::mem::take(&mut opened.prepared.entries),
         windows: std::mem::take(&mut opened.prepared.windows),
         isolation,
-        limits: recipe.tool_limits(),
+        limits: {
+            let mut limits = recipe.tool_limits();
+            limits.allow_local_fetch = recipe.allows_local_fetch(request.recipe_may_loosen);
+            limits
+        },
         layout: opened.layout.clone(),
         cancel: run_cancel.clone(),
         sandbox,
