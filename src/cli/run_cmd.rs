@@ -150,6 +150,8 @@ async fn run_recipe(
         Verdict::AllPassed => ExitCode::SUCCESS,
         Verdict::SomeFailed => ExitCode::from(1),
         Verdict::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+        // Criteria that could not be checked: a broken run (a setup problem), not a failure.
+        Verdict::Broken => ExitCode::from(super::EXIT_USAGE),
     })
 }
 

@@ -74,10 +74,16 @@ pub async fn run(
     }
     let sandbox = recipe.sandbox_settings(&config.sandbox, request.recipe_may_loosen);
     let sandbox_info = super::report::SandboxInfo::of(&sandbox);
+    let mut commands_unavailable = None;
     if let Some(warning) = sandbox.warning() {
         progress.note(&format!("versus: WARNING: {warning}"));
-    } else if let Err(err) = crate::exec::check_available(&sandbox) {
-        progress.note(&format!("versus: model commands will be refused: {err}"));
+    }
+    if let Err(err) = crate::exec::check_available(&sandbox) {
+        progress.note(&format!(
+            "versus: model commands will be refused, and `run:` criteria reported as errors \
+             of the run: {err}"
+        ));
+        commands_unavailable = Some(err.to_string());
     }
 
     let _ = cleanup_leftovers(&request.project);
@@ -128,6 +134,7 @@ pub async fn run(
         layout: opened.layout.clone(),
         cancel: run_cancel.clone(),
         sandbox,
+        commands_unavailable,
     });
     let rx = start_jobs(remaining, shared, jobs);
 
@@ -165,6 +172,8 @@ pub async fn run(
     write_report(&opened.layout, &report)?;
     let verdict = if cancel.is_cancelled() || !report.complete {
         Verdict::Interrupted
+    } else if report.broken {
+        Verdict::Broken
     } else if report.passed {
         Verdict::AllPassed
     } else {

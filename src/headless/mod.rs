@@ -105,6 +105,10 @@ pub enum Verdict {
     SomeFailed,
     /// Cancelled (Ctrl+C, SIGTERM): the report is incomplete, the checkpoint allows a resume.
     Interrupted,
+    /// Some criterion could not be checked (the command sandbox could not start, a command
+    /// could not be spawned): the run says nothing about the models. Exit code 2, as for a
+    /// setup problem, never 1 ("a model failed").
+    Broken,
 }
 
 /// What [`run`] hands back.

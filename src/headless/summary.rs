@@ -29,6 +29,10 @@ pub fn render(report: &Report) -> String {
             "**Incomplete**: the run was interrupted; finish it with `versus run {} --resume`.",
             report.recipe.file
         )
+    } else if report.broken {
+        "**Broken**: some criteria could not be checked (see \"Criteria not checked\" below); \
+         these results say nothing about the models and are not counted by `versus stats`."
+            .to_string()
     } else if report.passed {
         "**Every criterion passed.**".to_string()
     } else {
@@ -91,8 +95,34 @@ pub fn render(report: &Report) -> String {
             );
         }
         failures(&mut out, &task.runs);
+        errors(&mut out, &task.runs);
     }
     out
+}
+
+/// The criteria of the task's runs that could not be checked, each with the first line of
+/// its detail (why: the sandbox could not start, the command could not be spawned).
+fn errors(out: &mut String, runs: &[ModelRun]) {
+    let errors: Vec<(&ModelRun, &super::report::CriterionResult)> = runs
+        .iter()
+        .flat_map(|r| r.criteria.iter().filter(|c| c.error).map(move |c| (r, c)))
+        .collect();
+    if errors.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nCriteria not checked (errors of the run, not of the model):\n"
+    );
+    for (run, c) in errors {
+        let _ = writeln!(
+            out,
+            "- {}: `{}`: {}",
+            run.model,
+            c.criterion,
+            first_and_last_line(&c.detail)
+        );
+    }
 }
 
 /// The failed criteria of the task's runs, each with the first line of its detail.
@@ -100,7 +130,12 @@ fn failures(out: &mut String, runs: &[ModelRun]) {
     let failed: Vec<(&ModelRun, &super::report::CriterionResult)> = runs
         .iter()
         .filter(|r| r.status == RunStatus::Failed)
-        .flat_map(|r| r.criteria.iter().filter(|c| !c.passed).map(move |c| (r, c)))
+        .flat_map(|r| {
+            r.criteria
+                .iter()
+                .filter(|c| !c.passed && !c.error)
+                .map(move |c| (r, c))
+        })
         .collect();
     if failed.is_empty() {
         return;
@@ -200,6 +235,7 @@ mod tests {
             criterion: "run: make test".into(),
             kind: "run".into(),
             passed: false,
+            error: false,
             detail: "exit code 2 (timeout 1m); last 50 lines of output:\nboom".into(),
         };
         let good = CriterionResult {
@@ -209,6 +245,7 @@ mod tests {
         let report = Report {
             schema_version: 1,
             run_id: "demo-1".into(),
+            broken: false,
             complete: true,
             passed: false,
             recipe: RecipeInfo {
@@ -244,6 +281,7 @@ mod tests {
                 model: "demo/good".into(),
                 tasks_run: 1,
                 tasks_passed: 1,
+                tasks_errored: 0,
                 tasks_total: 1,
                 criteria_passed: 1,
                 criteria_total: 1,

@@ -295,59 +295,69 @@ pub enum Foreign {
 }
 
 impl Foreign {
-    /// The refusal, for `versus` at `store` (the `.versus` path).
+    /// Why `store` (a project's `.versus` path) is refused and what to do, as a sentence that
+    /// follows "refusing STORE: ". The commands it suggests work from any folder.
     pub fn describe(&self, store: &Path) -> String {
-        let at = store.display();
-        let adopt = "if your own versus wrote it here, keep it with `versus trust --adopt-state`; \
-                     otherwise remove it (`rm -rf .versus`)";
+        let project = store.parent().unwrap_or(Path::new("."));
+        let (q_store, q_project) = (shell_quote(store), shell_quote(project));
+        let adopt = format!(
+            "If your own versus wrote it here, keep it with `versus -C {q_project} trust \
+             --adopt-state`; otherwise remove it: `rm -rf {q_store}`"
+        );
         match self {
             Foreign::Symlink { target } => format!(
-                "{at} is a symlink (to {}): versus keeps its sessions and history only in a real \
+                "it is a symlink (to {}): versus keeps its sessions and history only in a real \
                  folder of the project, and a link would send them elsewhere. Remove the link \
-                 (`rm .versus`); versus makes a new folder on its next run",
+                 (`rm {q_store}`); versus makes a new folder on its next run",
                 target.display()
             ),
             Foreign::NotAFolder => format!(
-                "{at} is not a folder. Move it away (`mv .versus .versus.old`); versus makes a \
-                 new folder on its next run"
+                "it is not a folder. Move it away (`mv {q_store} {q_store}.old`); versus makes \
+                 a new folder on its next run"
             ),
             Foreign::OtherOwner { uid } => format!(
-                "{at} belongs to another user ({}), not to you (uid {}): versus uses only state \
+                "it belongs to another user ({}), not to you (uid {}): versus uses only state \
                  it wrote as you. Run versus as that user, or move the folder away \
-                 (`mv .versus .versus.other`)",
+                 (`mv {q_store} {q_store}.other`)",
                 uid.map_or_else(|| "not mapped here".to_string(), |u| format!("uid {u}")),
                 nix::unistd::geteuid()
             ),
             Foreign::LinkInside { name } => format!(
-                "{at}/{name} is a symlink or not what versus keeps there: versus's state is \
-                 never reached through links. Remove it (`rm -r .versus/{name}`)"
+                "{name} in it is a symlink or not what versus keeps there, and versus's state \
+                 is never reached through links. Remove it (`rm -r {}`)",
+                shell_quote(&store.join(name))
             ),
             Foreign::Tracked { path } => format!(
-                "{at} is tracked by git ({path} is in the repository), so it came with the \
+                "it is tracked by git ({path} is in the repository), so it came with the \
                  repository, not from your versus: its sessions, applies and history are not \
-                 used. Remove it from git and from disk: `git rm -r --cached .versus` then \
-                 `rm -rf .versus`"
+                 used. Remove it from git and from disk: `git -C {q_project} rm -r -q --cached \
+                 .versus` then `rm -rf {q_store}`"
             ),
             Foreign::Unstamped => format!(
-                "{at} has no ownership stamp: it was written by an earlier versus, or copied in \
-                 (a clone, an archive); its sessions, applies and history are not used. {}",
-                capitalise(adopt)
+                "it has no ownership stamp: it was written by an earlier versus, or copied in \
+                 (a clone, an archive), so its sessions, applies and history are not used. \
+                 {adopt}"
             ),
             Foreign::NotOurs => format!(
-                "{at} was not written by your versus in this folder (its stamp is another \
-                 user's or machine's, or the folder is a copy); its sessions, applies and \
-                 history are not used. {}",
-                capitalise(adopt)
+                "it was not written by your versus in this folder (its stamp is another \
+                 user's or machine's, or the folder is a copy), so its sessions, applies and \
+                 history are not used. {adopt}"
             ),
         }
     }
 }
 
-fn capitalise(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |first| {
-        first.to_uppercase().chain(chars).collect()
-    })
+/// `path` as a shell word: as it is when it holds only safe characters, else single-quoted.
+fn shell_quote(path: &Path) -> String {
+    let text = path.display().to_string();
+    let safe = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c));
+    if safe && !text.is_empty() {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// What [`inspect`] found.
@@ -642,7 +652,8 @@ mod tests {
             }
         );
         let text = Foreign::Tracked { path: "x".into() }.describe(&p.join(".versus"));
-        assert!(text.contains("git rm -r --cached .versus"), "{text}");
+        assert!(text.contains("rm -r -q --cached .versus"), "{text}");
+        assert_eq!(shell_quote(Path::new("/a b/it's")), "'/a b/it'\\''s'");
         // A symlinked .versus.
         let elsewhere = tempfile::tempdir().unwrap();
         let q = elsewhere.path().canonicalize().unwrap();

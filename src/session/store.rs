@@ -37,7 +37,7 @@ pub enum SessionError {
     #[error("this project has no versus session yet (nothing in {})", .0.display())]
     NoSessions(PathBuf),
     /// The project's `.versus` is not this user's versus's own state.
-    #[error("refusing {}", why.describe(store))]
+    #[error("refusing {}: {}", store.display(), why.describe(store))]
     Foreign {
         /// The `.versus` path.
         store: PathBuf,
