@@ -275,8 +275,11 @@ pub enum Foreign {
     NotAFolder,
     /// `.versus` belongs to another user.
     OtherOwner {
-        /// Its owner as seen here (`None`: a user not mapped into versus's namespace).
-        uid: Option<u32>,
+        /// Its owner as seen here.
+        uid: u32,
+        /// The uid is the kernel's overflow uid: the owner may be a user not mapped into
+        /// versus's own user namespace.
+        maybe_unmapped: bool,
     },
     /// A name versus keeps its own files under is a symlink (or not what it should be).
     LinkInside {
@@ -315,11 +318,18 @@ impl Foreign {
                 "it is not a folder. Move it away (`mv {q_store} {q_store}.old`); versus makes \
                  a new folder on its next run"
             ),
-            Foreign::OtherOwner { uid } => format!(
-                "it belongs to another user ({}), not to you (uid {}): versus uses only state \
-                 it wrote as you. Run versus as that user, or move the folder away \
+            Foreign::OtherOwner {
+                uid,
+                maybe_unmapped,
+            } => format!(
+                "it belongs to another user (uid {uid}{}), not to you (uid {}): versus uses \
+                 only state it wrote as you. Run versus as that user, or move the folder away \
                  (`mv {q_store} {q_store}.other`)",
-                uid.map_or_else(|| "not mapped here".to_string(), |u| format!("uid {u}")),
+                if *maybe_unmapped {
+                    ", or a user not mapped into versus's namespace"
+                } else {
+                    ""
+                },
                 nix::unistd::geteuid()
             ),
             Foreign::LinkInside { name } => format!(
@@ -410,8 +420,11 @@ pub(crate) fn inspect(project: &Path, key: &OwnerKey) -> Result<StoreState, Sess
     if !meta.is_dir() {
         return Err(refuse(Foreign::NotAFolder));
     }
-    if let Some(uid) = other_owner(&root, &meta) {
-        return Err(refuse(Foreign::OtherOwner { uid }));
+    if other_owner(&root, &meta) {
+        return Err(refuse(Foreign::OtherOwner {
+            uid: meta.uid(),
+            maybe_unmapped: meta.uid() == overflow_uid(),
+        }));
     }
     if let Some(path) = tracked_path(project) {
         return Err(refuse(Foreign::Tracked { path }));
@@ -461,22 +474,20 @@ fn holds_no_state(root: &Path) -> bool {
     })
 }
 
-/// `Some(owner)` when `.versus` is not this user's. Inside versus's own user namespace (see
+/// Whether `.versus` is not this user's. Inside versus's own user namespace (see
 /// `workspace::cow`), a folder of a user not mapped there shows as the overflow uid, which can
 /// be this user's own uid when versus runs as `nobody`: then only the owner may change the
 /// folder's mode, and trying it (to the mode it already has) tells the two apart.
-fn other_owner(root: &Path, meta: &fs::Metadata) -> Option<Option<u32>> {
+fn other_owner(root: &Path, meta: &fs::Metadata) -> bool {
     let me = nix::unistd::geteuid().as_raw();
     if meta.uid() != me {
-        return Some((meta.uid() != overflow_uid()).then_some(meta.uid()));
+        return true;
     }
     if me != 0 && meta.uid() == overflow_uid() {
         let mode = fs::Permissions::from_mode(meta.mode() & 0o7777);
-        if fs::set_permissions(root, mode).is_err() {
-            return Some(None);
-        }
+        return fs::set_permissions(root, mode).is_err();
     }
-    None
+    false
 }
 
 /// The uid the kernel shows for users not mapped into the current user namespace.

@@ -24,6 +24,7 @@ mod changeset_compose;
 mod config_models;
 mod e2e_tui;
 mod engine;
+mod foreign_state;
 mod provider_anthropic;
 mod provider_gemini;
 mod provider_loops;
