@@ -36,8 +36,8 @@
 //! this version" is exactly what a zip download of a repository that committed `.versus/`
 //! looks like, so no test a program can run tells an upgrade from an attack. The one
 //! exception is a `.versus` with no state at all (only `config.toml`, versus's exclude
-//! marker, empty `sessions/` or `reports/`): there is nothing in it to be fooled by, so it is
-//! stamped and used.
+//! marker, the lock file, empty `sessions/` or `reports/`): there is nothing in it to be
+//! fooled by, so it is stamped and used.
 //!
 //! A session folder carries its own stamp, so a session dropped into a stamped store by other
 //! means (an archive unpacked over the project) is never listed, reopened or rewound either.
@@ -453,7 +453,8 @@ pub(crate) fn inspect(project: &Path, key: &OwnerKey) -> Result<StoreState, Sess
 }
 
 /// Whether an unstamped `.versus` holds nothing versus would read as its own state: only the
-/// shared config, the exclude marker, and empty `sessions/` or `reports/` folders.
+/// shared config, the exclude marker, the lock file (a pid at most), and empty `sessions/` or
+/// `reports/` folders.
 fn holds_no_state(root: &Path) -> bool {
     let Ok(entries) = fs::read_dir(root) else {
         return false;
@@ -465,6 +466,7 @@ fn holds_no_state(root: &Path) -> bool {
         let name = entry.file_name();
         match name.to_str() {
             Some(SHARED_CONFIG | EXCLUDED_MARKER) => true,
+            Some("lock") => entry.file_type().is_ok_and(|t| t.is_file()),
             Some("sessions" | "reports") => {
                 entry.file_type().is_ok_and(|t| t.is_dir())
                     && fs::read_dir(entry.path()).is_ok_and(|mut d| d.next().is_none())
