@@ -381,4 +381,44 @@ mod tests {
             Trust::Untrusted { .. }
         ));
     }
+
+    #[test]
+    fn a_projects_recipe_is_trusted_by_path_and_content_and_an_own_recipe_always() {
+        let state = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(state.path().join("trust.json"));
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let project = base.join("project");
+        fs::create_dir_all(project.join("sub")).unwrap();
+        let inside = project.join("sub/r.md");
+        fs::write(&inside, "x").unwrap();
+        let own = base.join("own.md");
+        fs::write(&own, "x").unwrap();
+        assert_eq!(store.recipe(&own, "h1", &[&project]), RecipeTrust::OwnFile);
+        assert_eq!(
+            store.recipe(&inside, "h1", &[&project]),
+            RecipeTrust::Untrusted { changed: false }
+        );
+        store.trust_recipe(&inside, "h1").unwrap();
+        assert_eq!(
+            store.recipe(&inside, "h1", &[&project]),
+            RecipeTrust::Trusted
+        );
+        assert_eq!(
+            store.recipe(&inside, "h2", &[&project]),
+            RecipeTrust::Untrusted { changed: true }
+        );
+        // In a git repository, even outside the projects named: it came with a repository.
+        let repo = base.join("repo");
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        fs::create_dir_all(repo.join("deep")).unwrap();
+        fs::write(repo.join("deep/r.md"), "x").unwrap();
+        assert_eq!(work_tree_of(&repo.join("deep")), Some(repo.clone()));
+        assert!(!store.recipe(&repo.join("deep/r.md"), "h", &[]).may_loosen());
+        assert!(store.revoke_recipe(&inside).unwrap());
+        assert!(!store.recipe(&inside, "h1", &[&project]).may_loosen());
+        // The folder record still reads (recipes were added to it later).
+        store.trust(&project).unwrap();
+        assert_eq!(store.check(&project).unwrap(), Trust::NothingToTrust);
+    }
 }
