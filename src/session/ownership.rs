@@ -131,7 +131,8 @@ impl OwnerKey {
             .create(parent)
             .map_err(key_err)?;
         let key = random_bytes::<32>().map_err(key_err)?;
-        let temp = parent.join(format!(".store-key.{}.tmp", std::process::id()));
+        let nonce = hex(&random_bytes::<8>().map_err(key_err)?);
+        let temp = parent.join(format!(".store-key.{}.{nonce}.tmp", std::process::id()));
         let written = (|| {
             let mut file = fs::OpenOptions::new()
                 .write(true)
@@ -202,7 +203,7 @@ impl OwnerKey {
             kind.as_str(),
             self.mac(kind, &id, inode)
         );
-        let temp = dir.join(format!(".{STAMP_FILE}.{}.tmp", std::process::id()));
+        let temp = dir.join(format!(".{STAMP_FILE}.{}.{id}.tmp", std::process::id()));
         let result = (|| {
             let mut file = fs::OpenOptions::new()
                 .write(true)
@@ -446,10 +447,16 @@ pub(crate) fn inspect(project: &Path, key: &OwnerKey) -> Result<StoreState, Sess
         return Err(refuse(Foreign::NotOurs));
     }
     if holds_no_state(&root) {
-        Ok(StoreState::Claimable)
-    } else {
-        Err(refuse(Foreign::Unstamped))
+        return Ok(StoreState::Claimable);
     }
+    // Another versus creating the store may have stamped it while this one looked.
+    if key.verify(&root, StampKind::Store) {
+        return Ok(StoreState::Owned);
+    }
+    if root.join(STAMP_FILE).symlink_metadata().is_ok() {
+        return Err(refuse(Foreign::NotOurs));
+    }
+    Err(refuse(Foreign::Unstamped))
 }
 
 /// Whether an unstamped `.versus` holds nothing versus would read as its own state: only the
@@ -466,6 +473,12 @@ fn holds_no_state(root: &Path) -> bool {
         let name = entry.file_name();
         match name.to_str() {
             Some(SHARED_CONFIG | EXCLUDED_MARKER) => true,
+            // Another versus creating the store this very moment, writing its stamp.
+            Some(name)
+                if name.starts_with(&format!(".{STAMP_FILE}.")) && name.ends_with(".tmp") =>
+            {
+                true
+            }
             Some("lock") => entry.file_type().is_ok_and(|t| t.is_file()),
             Some("sessions" | "reports") => {
                 entry.file_type().is_ok_and(|t| t.is_dir())

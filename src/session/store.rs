@@ -420,4 +420,48 @@ mod tests {
         let exclude = fs::read_to_string(dir.path().join(".git/info/exclude")).unwrap();
         assert_eq!(exclude.matches(".versus/").count(), 1, "{exclude}");
     }
+
+    #[test]
+    fn stores_opened_at_once_by_several_processes_all_succeed() {
+        let state = tempfile::tempdir().unwrap();
+        let key = OwnerKey::at(&state.path().join("store-key")).unwrap();
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let handles: Vec<_> = (0..6)
+                .map(|_| {
+                    let (path, key) = (dir.path().to_path_buf(), key.clone());
+                    std::thread::spawn(move || Store::open_with(&path, key).map(|_| ()))
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap().unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn only_sessions_this_user_wrote_are_listed_or_opened() {
+        let state = tempfile::tempdir().unwrap();
+        let key = OwnerKey::at(&state.path().join("store-key")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_with(dir.path(), key).unwrap();
+        let (mine, _) = store.new_session().unwrap();
+        let dropped = store.root().join("sessions/20000101-000000-beef");
+        fs::create_dir(&dropped).unwrap();
+        fs::copy(
+            store
+                .root()
+                .join("sessions")
+                .join(&mine)
+                .join(super::ownership::STAMP_FILE),
+            dropped.join(super::ownership::STAMP_FILE),
+        )
+        .unwrap();
+        assert_eq!(store.sessions().unwrap(), [mine.clone()]);
+        assert_eq!(store.session(None).unwrap().0, mine);
+        assert!(matches!(
+            store.session(Some("beef")),
+            Err(SessionError::ForeignSession(_))
+        ));
+    }
 }
