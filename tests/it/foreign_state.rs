@@ -62,6 +62,30 @@ impl Lab {
         c
     }
 
+    /// The interactive `versus ARGS` run by `who` in a terminal of its own (`script` gives it
+    /// one), for the paths that open a session before the interface starts; `None` when
+    /// `script` is not installed.
+    fn tui(&self, who: Who, args: &[&str]) -> Option<Output> {
+        let ok = Command::new("script").arg("--version").output();
+        if !ok.is_ok_and(|o| o.status.success()) {
+            eprintln!("skipped the interface: `script` (util-linux) is not installed");
+            return None;
+        }
+        let mut line = String::from(env!("CARGO_BIN_EXE_versus"));
+        for arg in args {
+            line.push_str(&format!(" '{arg}'"));
+        }
+        let mut c = who.command("script");
+        c.args(["-qec", &line, "/dev/null"])
+            .env("NO_COLOR", "1")
+            .env("HOME", self.path("home"))
+            .env_remove("XDG_STATE_HOME")
+            .env("XDG_CONFIG_HOME", self.path("home/.config"))
+            .env("TMPDIR", self.path("tmp"))
+            .stdin(Stdio::null());
+        Some(c.output().unwrap())
+    }
+
     /// `versus ARGS` as the attacker, in their own home (their own key).
     fn attacker(&self, dir: &Path, args: &[&str]) -> Output {
         let out = util::versus()
@@ -224,6 +248,17 @@ fn a_cloned_repositorys_versus_folder_is_never_reopened_rewound_or_counted() {
         // `ask --continue` would reopen the repository's session and run its model.
         let out = lab.versus(who, &["-C", project, "ask", "hello", "--continue"]);
         refused(&out, "ask --continue");
+        // The interface's `--continue` and `--resume` open the same way.
+        for args in [&["--continue"][..], &["--resume", "3c20"]] {
+            let mut full = vec!["-C", project];
+            full.extend_from_slice(args);
+            if let Some(out) = lab.tui(who, &full) {
+                let text = all(&out);
+                assert_eq!(out.status.code(), Some(2), "versus {args:?}: {text}");
+                assert!(text.contains("tracked by git"), "versus {args:?}: {text}");
+                assert!(!text.contains(PWNED_SAY), "{text}");
+            }
+        }
         let out = lab.versus(
             who,
             &["-C", project, "ask", "hi", "-m", "demo/scripts/mine.jsonl"],
