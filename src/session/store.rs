@@ -457,7 +457,7 @@ mod tests {
             dropped.join(super::ownership::STAMP_FILE),
         )
         .unwrap();
-        assert_eq!(store.sessions().unwrap(), [mine.clone()]);
+        assert_eq!(store.sessions().unwrap(), std::slice::from_ref(&mine));
         assert_eq!(store.session(None).unwrap().0, mine);
         assert!(matches!(
             store.session(Some("beef")),
