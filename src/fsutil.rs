@@ -285,6 +285,87 @@ pub fn open_beneath(root: &Path, rel: &str) -> io::Result<fs::File> {
     Ok(fs::File::from(fd))
 }
 
+/// Reads the whole regular file at `path`, refusing anything that could make the read
+/// unbounded or hang: a file over `cap` bytes, or something that is not a regular file (a
+/// fifo, which would block waiting for a writer; `/dev/zero` or another device, which never
+/// ends; a socket or a folder). A symlink is followed, but its target must be a regular
+/// file too.
+///
+/// Why: versus reads files a project ships (`.env`, `.versus/config.toml`, recipes) and a
+/// project is someone else's. `.env -> /dev/zero` made a plain `read_to_string` take the
+/// machine's memory. The file is opened with `O_NONBLOCK` so a fifo cannot hold the open
+/// itself, and it is checked on the open handle (`fstat`), so it cannot be swapped between
+/// the check and the read; at most `cap + 1` bytes are ever read, in case it grows meanwhile.
+/// The error's text says what was wrong and is meant to follow the file's name.
+pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a fifo (named pipe)"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_dir() {
+            "a folder"
+        } else {
+            "not a regular file"
+        };
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {what}, not a regular file; versus reads only regular files here"),
+        ));
+    }
+    if meta.len() > cap {
+        return Err(too_large(meta.len(), cap));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(bytes.len() as u64, cap));
+    }
+    Ok(bytes)
+}
+
+/// [`read_capped`] as UTF-8 text.
+pub fn read_capped_string(path: &Path, cap: u64) -> io::Result<String> {
+    String::from_utf8(read_capped(path, cap)?).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "it is not UTF-8 text; save it as UTF-8",
+        )
+    })
+}
+
+fn too_large(len: u64, cap: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "it holds {len} bytes or more, over the {} versus reads for this file; is it the \
+             right file?",
+            human_size(cap)
+        ),
+    )
+}
+
+/// `1 MiB`, `64 KiB`, `512 bytes`.
+fn human_size(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// Whether `candidate` (a file name) is one of the temporary files [`atomic_write`] makes for
 /// `file_name` in the same folder: debris when a write was killed before its rename.
 pub fn is_temp_for(file_name: &str, candidate: &str) -> bool {
@@ -312,6 +393,30 @@ fn unique_temp_path(dir: &Path, file_name: &str) -> std::path::PathBuf {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn capped_reads_refuse_devices_fifos_and_big_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small");
+        fs::write(&small, b"abc").unwrap();
+        assert_eq!(read_capped(&small, 3).unwrap(), b"abc");
+        let err = read_capped(&small, 2).unwrap_err().to_string();
+        assert!(err.contains("over the 2 bytes"), "{err}");
+        let zero = read_capped(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert!(zero.to_string().contains("a device"), "{zero}");
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        // Returns at once: no writer is waited for.
+        let err = read_capped(&fifo, 1 << 20).unwrap_err();
+        assert!(err.to_string().contains("fifo"), "{err}");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        assert!(read_capped(&link, 1 << 20).is_err());
+        std::os::unix::fs::symlink(&small, dir.path().join("ok")).unwrap();
+        assert_eq!(read_capped(&dir.path().join("ok"), 10).unwrap(), b"abc");
+        assert_eq!(human_size(1 << 20), "1 MiB");
+        assert_eq!(human_size(4 << 10), "4 KiB");
+    }
 
     #[test]
     fn temp_names_are_recognised_for_their_file_only() {

@@ -54,10 +54,9 @@ pub fn run(args: ReplayArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
         output,
     } = args.command;
     let project = super::project_dir(project)?;
-    if !project.join(".versus").is_dir() {
+    let Some(store) = Store::existing(&project)? else {
         bail!("no sessions in {}: run versus first", project.display());
-    }
-    let store = Store::open(&project)?;
+    };
     let (id, dir) = store.session(session.as_deref())?;
     let log = SessionLog::read(&dir).with_context(|| format!("read session {id}"))?;
     let messages = match turn {

@@ -49,11 +49,12 @@ pub struct RewindArgs {
 /// Runs the command.
 pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let project = super::project_dir(project)?;
-    if !project.join(".versus").is_dir() {
+    // A `.versus` this user's versus did not write (a clone's, a link) is refused here: its
+    // journals and snapshots are never rewound.
+    let Some(store) = Store::existing(&project)? else {
         eprintln!("Nothing to rewind: versus has not applied anything in this project.");
         return Ok(ExitCode::SUCCESS);
-    }
-    let store = Store::open(&project)?;
+    };
     let Some((id, engine)) = find_target(&store, args.session.as_deref())? else {
         eprintln!("Nothing to rewind: every applied change is already undone.");
         return Ok(ExitCode::SUCCESS);

@@ -16,11 +16,11 @@ use anyhow::{Context, bail};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use versus::config::{self, Config};
+use versus::config::{self, Config, TrustStore};
 use versus::headless::{
     DisplayMode, OutDir, RequestedModel, RunOutcome, RunRequest, Verdict, layout,
 };
-use versus::recipe::Recipe;
+use versus::recipe::{LooseningKind, Recipe};
 
 /// Exit code when the run was interrupted.
 const EXIT_INTERRUPTED: u8 = 130;
@@ -80,8 +80,8 @@ async fn run_recipe(
 ) -> anyhow::Result<ExitCode> {
     let (config, env) = config::load(&here, config_file.as_deref(), trust)?;
     super::print_config_notices(&config, &env);
-    let recipe = match Recipe::load_for(&args.recipe, &config) {
-        Ok(recipe) => recipe,
+    let (recipe, recipe_hash) = match Recipe::load_hashed_for(&args.recipe, &config) {
+        Ok(loaded) => loaded,
         Err(errors) => {
             for problem in &errors.problems {
                 // Quotes the recipe's own text.
@@ -101,9 +101,6 @@ async fn run_recipe(
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
     };
-    let bytes = std::fs::read(&args.recipe)
-        .with_context(|| format!("read the recipe {}", args.recipe.display()))?;
-    let recipe_hash = blake3::hash(&bytes).to_hex().to_string();
     let recipe_dir = absolute_parent(&args.recipe)?;
     let project = match recipe.project_root(&args.recipe) {
         Some(root) => root.canonicalize().with_context(|| {
@@ -114,6 +111,17 @@ async fn run_recipe(
         })?,
         None => here.clone(),
     };
+    // Before anything is created: only a trusted recipe may loosen the sandbox.
+    let recipe_may_loosen = trust
+        || TrustStore::for_user_or_none()
+            .recipe(&args.recipe, &recipe_hash, &[&project, &here])
+            .may_loosen();
+    recipe.check_loosening(
+        &config.sandbox,
+        &args.recipe,
+        recipe_may_loosen,
+        LooseningKind::ALL,
+    )?;
     let (models, from_command_line) =
         requested_models(&args, &recipe, &config, &here, &recipe_dir)?;
     let out = output_dir(&args, &recipe, &here)?;
@@ -128,6 +136,7 @@ async fn run_recipe(
         recipe_file: args.recipe.clone(),
         recipe,
         recipe_hash,
+        recipe_may_loosen,
         project,
         models,
         models_from_command_line: from_command_line,
@@ -146,6 +155,8 @@ async fn run_recipe(
         Verdict::AllPassed => ExitCode::SUCCESS,
         Verdict::SomeFailed => ExitCode::from(1),
         Verdict::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+        // Criteria that could not be checked: a broken run (a setup problem), not a failure.
+        Verdict::Broken => ExitCode::from(super::EXIT_USAGE),
     })
 }
 
@@ -191,8 +202,11 @@ fn output_dir(args: &RunArgs, recipe: &Recipe, here: &Path) -> anyhow::Result<Ou
     if let Some(dir) = &args.out {
         return Ok(OutDir::Exact(dir.clone()));
     }
-    let reports = here.join(".versus").join("reports");
     if args.resume {
+        let reports = match versus::session::Store::existing(here)? {
+            Some(store) => store.reports(),
+            None => here.join(".versus").join("reports"),
+        };
         let slug = layout::slug(&recipe.name);
         return match layout::latest_report(&reports, &slug) {
             Some(dir) => Ok(OutDir::Exact(dir)),

@@ -39,15 +39,14 @@ pub enum SessionsCommand {
 pub fn run(args: SessionsArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let project = super::project_dir(project)?;
     let mut out = sanitize::stdout();
-    if !project.join(".versus").is_dir() {
+    let Some(store) = Store::existing(&project)? else {
         if args.json {
             writeln!(out, "[]")?;
         } else {
             writeln!(out, "No sessions yet in {}.", project.display())?;
         }
         return Ok(ExitCode::SUCCESS);
-    }
-    let store = Store::open(&project)?;
+    };
     match args.command {
         None => {
             let mut rows = Vec::new();

@@ -35,6 +35,8 @@ pub fn run(args: StatsArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode
     let filter = Filter {
         recipe: args.recipe.clone(),
     };
+    // A `.versus` this user's versus did not write (a clone's, a link) is never counted.
+    versus::session::Store::existing(&project)?;
     let stats = stats::collect(&project, &filter)?;
     for why in &stats.sources.skipped {
         eprintln!("versus: {why}");

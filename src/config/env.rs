@@ -124,7 +124,7 @@ impl Env {
     /// Adds the entries of a `.env` file for names not already set. A missing file is not an
     /// error (most projects have none).
     pub fn with_dotenv_file(self, path: &Path) -> Result<Env, EnvError> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::fsutil::read_capped_string(path, super::FILE_READ_CAP) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(self),
             Err(error) => {

@@ -97,9 +97,11 @@ pub struct Layer {
 
 /// Reads and parses a config file.
 pub fn read_layer(path: &Path) -> Result<Layer, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
-        path: path.to_path_buf(),
-        error,
+    let text = crate::fsutil::read_capped_string(path, super::FILE_READ_CAP).map_err(|error| {
+        ConfigError::Read {
+            path: path.to_path_buf(),
+            error,
+        }
     })?;
     parse_layer(&text, path)
 }

@@ -117,7 +117,7 @@ impl Config {
             }
             None => {
                 if let Some(path) = user_config_path(env) {
-                    let loaded = path.is_file();
+                    let loaded = present(&path);
                     if loaded {
                         layers.push((read_layer(&path)?, FileRole::User));
                     }
@@ -131,7 +131,7 @@ impl Config {
         }
         if let Some(dir) = &options.project_dir {
             let path = dir.join(".versus").join("config.toml");
-            let loaded = path.is_file();
+            let loaded = present(&path);
             if loaded {
                 layers.push((read_layer(&path)?, FileRole::Project));
             }
@@ -285,6 +285,14 @@ impl Config {
             })
             .collect()
     }
+}
+
+/// Whether a config file is there to be read: anything at the name counts (a symlink to
+/// `/dev/zero`, a fifo), so that what is not a regular file ends in the reader's clear error
+/// instead of being skipped without a word. A name that cannot even be looked at (a home
+/// folder this user may not enter) is not there.
+fn present(path: &std::path::Path) -> bool {
+    path.symlink_metadata().is_ok()
 }
 
 #[cfg(test)]

@@ -30,6 +30,12 @@ pub mod vision;
 
 use std::path::PathBuf;
 
+/// The most versus reads of one config file or `.env` (1 MiB; real ones are a few KiB). A
+/// project is someone else's: `.env -> /dev/zero` or a multi-gigabyte file must end in a clear
+/// error naming the file, not in the machine's memory running out. See
+/// [`crate::fsutil::read_capped`], which also refuses fifos and devices.
+pub const FILE_READ_CAP: u64 = 1 << 20;
+
 pub use env::{Env, EnvError, VarSource};
 pub use file::Origin;
 pub use kind::ApiKind;
@@ -38,7 +44,7 @@ pub use prices::{ModelInfo, Price, PriceEntry, PriceTable};
 pub use providers::{BaseSource, BaseUrl, KeySource, KeyStatus, ProviderDef};
 pub use resolve::{ResolveError, ResolvedModel, resolve};
 pub use spec::{ModelSpec, SpecError};
-pub use trust::{Trust, TrustError, TrustStore};
+pub use trust::{RecipeTrust, Trust, TrustError, TrustStore};
 pub use ui::{NotifyMode, UiConfig};
 
 /// Why the configuration could not be loaded.

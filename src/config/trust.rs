@@ -98,6 +98,32 @@ struct Record {
     version: u32,
     /// Folder (canonical path) -> hash of its project files when trusted.
     folders: BTreeMap<PathBuf, String>,
+    /// Recipe file (canonical path) -> blake3 of its bytes when trusted to loosen the sandbox.
+    /// Absent in records written before recipes could be trusted.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    recipes: BTreeMap<PathBuf, String>,
+}
+
+/// Whether a recipe may loosen the sandbox (`filesystem: unrestricted`, `network: full`...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecipeTrust {
+    /// The recipe is the user's own: it lies outside the project, outside the folder versus
+    /// runs in and outside any git repository.
+    OwnFile,
+    /// The user trusted this file with exactly these bytes (`versus trust FILE`, or `--trust`).
+    Trusted,
+    /// A project's recipe nobody vouched for: it may narrow the sandbox, never loosen it.
+    Untrusted {
+        /// It was trusted before, with other contents.
+        changed: bool,
+    },
+}
+
+impl RecipeTrust {
+    /// Whether the recipe may loosen the sandbox.
+    pub fn may_loosen(&self) -> bool {
+        !matches!(self, RecipeTrust::Untrusted { .. })
+    }
 }
 
 /// The user's trust decisions.
@@ -120,6 +146,12 @@ impl TrustStore {
             })
             .ok_or(TrustError::NoStateFolder)?;
         Ok(TrustStore::at(state.join("versus").join("trust.json")))
+    }
+
+    /// [`TrustStore::for_user`], or, without a state folder, a store that trusts nothing
+    /// (nothing can have been recorded).
+    pub fn for_user_or_none() -> TrustStore {
+        TrustStore::for_user().unwrap_or_else(|_| TrustStore::at(PathBuf::new()))
     }
 
     /// A store kept in `path` (tests).
@@ -166,6 +198,51 @@ impl TrustStore {
         Ok(files)
     }
 
+    /// Decides whether the recipe at `path`, whose bytes hash to `hash` (blake3, hex), may
+    /// loosen the sandbox of a run in `projects` (the run's project, the folder versus runs
+    /// in). A recipe inside one of them, or inside any git repository, came with a project
+    /// and needs `versus trust FILE`; one elsewhere is the user's own file.
+    pub fn recipe(&self, path: &Path, hash: &str, projects: &[&Path]) -> RecipeTrust {
+        let file = canonical(path);
+        let folder = file.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let someone_elses = {
+            use std::os::unix::fs::MetadataExt;
+            fs::metadata(&file).is_ok_and(|m| m.uid() != nix::unistd::geteuid().as_raw())
+        };
+        let from_project = projects.iter().any(|p| file.starts_with(canonical(p)))
+            || work_tree_of(&folder).is_some()
+            || someone_elses;
+        if !from_project {
+            return RecipeTrust::OwnFile;
+        }
+        let record = self.read().unwrap_or_else(|err| {
+            tracing::warn!(error = %err, "trust record unreadable; trusting no recipe");
+            Record::default()
+        });
+        match record.recipes.get(&file) {
+            Some(trusted) if trusted == hash => RecipeTrust::Trusted,
+            Some(_) => RecipeTrust::Untrusted { changed: true },
+            None => RecipeTrust::Untrusted { changed: false },
+        }
+    }
+
+    /// Trusts the recipe at `path` with the bytes hashing to `hash` to loosen the sandbox.
+    pub fn trust_recipe(&self, path: &Path, hash: &str) -> Result<(), TrustError> {
+        let mut record = self.read().unwrap_or_default();
+        record.recipes.insert(canonical(path), hash.to_string());
+        self.write(&mut record)
+    }
+
+    /// Forgets the recipe at `path`; returns whether it was trusted.
+    pub fn revoke_recipe(&self, path: &Path) -> Result<bool, TrustError> {
+        let mut record = self.read().unwrap_or_default();
+        let removed = record.recipes.remove(&canonical(path)).is_some();
+        if removed {
+            self.write(&mut record)?;
+        }
+        Ok(removed)
+    }
+
     /// Forgets `project`; returns whether it was trusted.
     pub fn revoke(&self, project: &Path) -> Result<bool, TrustError> {
         let mut record = self.read().unwrap_or_default();
@@ -210,6 +287,18 @@ impl TrustStore {
     }
 }
 
+/// The work tree of the git repository `folder` lies in, if any (the nearest folder up from
+/// it holding a `.git` folder or file): where a file came from when it came with a repository
+/// (a recipe, a recipe's `project_root`). Found by looking, not by opening the repository, so
+/// a repository owned by someone else (which git refuses to open) still counts.
+pub fn work_tree_of(folder: &Path) -> Option<PathBuf> {
+    let folder = canonical(folder);
+    folder
+        .ancestors()
+        .find(|dir| dir.join(".git").symlink_metadata().is_ok())
+        .map(Path::to_path_buf)
+}
+
 fn canonical(project: &Path) -> PathBuf {
     project
         .canonicalize()
@@ -224,7 +313,7 @@ fn fingerprint(project: &Path) -> Result<(Vec<PathBuf>, String), TrustError> {
     for rel in PROJECT_FILES {
         let path = project.join(rel);
         hasher.update(rel.as_bytes());
-        match fs::read(&path) {
+        match crate::fsutil::read_capped(&path, super::FILE_READ_CAP) {
             Ok(bytes) => {
                 hasher.update(&[1]);
                 hasher.update(&(bytes.len() as u64).to_le_bytes());
@@ -291,5 +380,45 @@ mod tests {
             store.check(project.path()).unwrap(),
             Trust::Untrusted { .. }
         ));
+    }
+
+    #[test]
+    fn a_projects_recipe_is_trusted_by_path_and_content_and_an_own_recipe_always() {
+        let state = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(state.path().join("trust.json"));
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let project = base.join("project");
+        fs::create_dir_all(project.join("sub")).unwrap();
+        let inside = project.join("sub/r.md");
+        fs::write(&inside, "x").unwrap();
+        let own = base.join("own.md");
+        fs::write(&own, "x").unwrap();
+        assert_eq!(store.recipe(&own, "h1", &[&project]), RecipeTrust::OwnFile);
+        assert_eq!(
+            store.recipe(&inside, "h1", &[&project]),
+            RecipeTrust::Untrusted { changed: false }
+        );
+        store.trust_recipe(&inside, "h1").unwrap();
+        assert_eq!(
+            store.recipe(&inside, "h1", &[&project]),
+            RecipeTrust::Trusted
+        );
+        assert_eq!(
+            store.recipe(&inside, "h2", &[&project]),
+            RecipeTrust::Untrusted { changed: true }
+        );
+        // In a git repository, even outside the projects named: it came with a repository.
+        let repo = base.join("repo");
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        fs::create_dir_all(repo.join("deep")).unwrap();
+        fs::write(repo.join("deep/r.md"), "x").unwrap();
+        assert_eq!(work_tree_of(&repo.join("deep")), Some(repo.clone()));
+        assert!(!store.recipe(&repo.join("deep/r.md"), "h", &[]).may_loosen());
+        assert!(store.revoke_recipe(&inside).unwrap());
+        assert!(!store.recipe(&inside, "h1", &[&project]).may_loosen());
+        // The folder record still reads (recipes were added to it later).
+        store.trust(&project).unwrap();
+        assert_eq!(store.check(&project).unwrap(), Trust::NothingToTrust);
     }
 }

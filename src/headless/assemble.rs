@@ -75,11 +75,15 @@ pub(super) fn report(frame: Frame<'_>, finished: &BTreeMap<(String, String), Mod
         && tasks
             .iter()
             .all(|t| t.runs.iter().all(|r| r.status == RunStatus::Passed));
+    let broken = tasks
+        .iter()
+        .any(|t| t.runs.iter().any(|r| r.status == RunStatus::Error));
     Report {
         schema_version: SCHEMA_VERSION,
         run_id: frame.run_id.to_string(),
         complete,
         passed,
+        broken,
         recipe: RecipeInfo {
             name: frame.recipe.name.clone(),
             file: frame.recipe_file.to_string(),
@@ -137,6 +141,7 @@ fn summarize<'a>(
         model: model.to_string(),
         tasks_run: 0,
         tasks_passed: 0,
+        tasks_errored: 0,
         tasks_total,
         criteria_passed: 0,
         criteria_total: 0,
@@ -147,7 +152,12 @@ fn summarize<'a>(
         tokens: Tokens::default(),
     };
     for run in runs {
-        if run.status == RunStatus::NotRun {
+        // A run that never finished, or whose criteria could not be checked, says nothing
+        // about the model.
+        if matches!(run.status, RunStatus::NotRun | RunStatus::Error) {
+            if run.status == RunStatus::Error {
+                s.tasks_errored += 1;
+            }
             continue;
         }
         s.tasks_run += 1;

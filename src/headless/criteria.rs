@@ -37,6 +37,30 @@ pub struct Facts<'a> {
     /// The model's workspace root and the sandbox its commands run in (`None` when there is
     /// no workspace to run commands in).
     pub workspace: Option<(&'a Path, &'a Sandbox)>,
+    /// Why no command can run in this run at all (the sandbox cannot start), when known up
+    /// front: a `run:` criterion is then an error of the run, even without a workspace (the
+    /// setup command, refused the same way, is why there is none).
+    pub commands_unavailable: Option<&'a str>,
+}
+
+/// How one criterion came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Passed,
+    Failed,
+    /// It could not be checked (the sandbox could not start, the command was refused or could
+    /// not be spawned): a fault of the run, not of the model.
+    Error,
+}
+
+impl From<bool> for Outcome {
+    fn from(passed: bool) -> Self {
+        if passed {
+            Outcome::Passed
+        } else {
+            Outcome::Failed
+        }
+    }
 }
 
 /// The checks were stopped by cancellation (Ctrl+C): the run counts as not finished.
@@ -51,11 +75,12 @@ pub async fn check_all(
 ) -> Result<Vec<CriterionResult>, Cancelled> {
     let mut out = Vec::with_capacity(criteria.len());
     for criterion in criteria {
-        let (passed, detail) = check(criterion, facts, cancel).await?;
+        let (outcome, detail) = check(criterion, facts, cancel).await?;
         out.push(CriterionResult {
             criterion: criterion.to_string(),
             kind: criterion.name().to_string(),
-            passed,
+            passed: outcome == Outcome::Passed,
+            error: outcome == Outcome::Error,
             detail,
         });
     }
@@ -66,11 +91,12 @@ async fn check(
     criterion: &Criterion,
     facts: &Facts<'_>,
     cancel: &CancellationToken,
-) -> Result<(bool, String), Cancelled> {
+) -> Result<(Outcome, String), Cancelled> {
     if let Criterion::Run { command, timeout } = criterion {
-        return run(command, *timeout, facts.workspace, cancel).await;
+        return run(command, *timeout, facts, cancel).await;
     }
-    Ok(check_static(criterion, facts))
+    let (passed, detail) = check_static(criterion, facts);
+    Ok((passed.into(), detail))
 }
 
 /// Every criterion that needs no process.
@@ -200,16 +226,22 @@ fn protected(glob: &str, changes: &ChangeSetReport) -> (bool, String) {
     }
 }
 
+/// A `run:` criterion. A command that could not run at all (refused by the sandbox, which
+/// could not start; a spawn error) is an [`Outcome::Error`]: the model did nothing wrong, and
+/// counting it as a failure would rank models by the machine's state.
 async fn run(
     command: &str,
     timeout: std::time::Duration,
-    workspace: Option<(&Path, &Sandbox)>,
+    facts: &Facts<'_>,
     cancel: &CancellationToken,
-) -> Result<(bool, String), Cancelled> {
+) -> Result<(Outcome, String), Cancelled> {
     let limit = duration::format(timeout);
-    let Some((dir, sandbox)) = workspace else {
+    let Some((dir, sandbox)) = facts.workspace else {
+        if let Some(why) = facts.commands_unavailable {
+            return Ok((Outcome::Error, format!("not checked: {why}")));
+        }
         return Ok((
-            false,
+            Outcome::Failed,
             "not run: the model has no workspace (it could not be prepared)".to_string(),
         ));
     };
@@ -217,13 +249,14 @@ async fn run(
         Ok(out) => out,
         Err(err @ crate::exec::ExecError::Spawn(_)) => {
             return Ok((
-                false,
+                Outcome::Error,
                 format!(
-                    "could not start bash (timeout {limit}): {err}; is bash installed and on PATH?"
+                    "not checked: could not start bash (timeout {limit}): {err}; is bash \
+                     installed and on PATH?"
                 ),
             ));
         }
-        Err(refused) => return Ok((false, format!("not run: {refused}"))),
+        Err(refused) => return Ok((Outcome::Error, format!("not checked: {refused}"))),
     };
     let (passed, status) = match out.ending {
         Ending::Exited(0) => (true, format!("exit code 0 (timeout {limit})")),
@@ -241,7 +274,7 @@ async fn run(
     } else {
         format!("{status}; last {RUN_DETAIL_LINES} lines of output:\n{tail}")
     };
-    Ok((passed, detail))
+    Ok((passed.into(), detail))
 }
 
 fn plural(n: usize, noun: &str) -> String {
@@ -289,6 +322,7 @@ mod tests {
             stats,
             changes,
             workspace: None,
+            commands_unavailable: None,
         }
     }
 
@@ -399,5 +433,31 @@ mod tests {
         assert!(r.detail.ends_with("\n80"), "{}", r.detail);
         assert!(r.detail.contains("\n31\n"), "{}", r.detail);
         assert!(!r.detail.contains("\n30\n"), "{}", r.detail);
+    }
+
+    #[test]
+    fn a_criterion_that_could_not_run_is_an_error_not_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let stats = RunStats::default();
+        let ch = changes(&[], 0, 0);
+        let mut f = facts(&stats, &ch);
+        let sandbox = Sandbox::refusing("the command sandbox cannot start: no bwrap");
+        f.workspace = Some((dir.path(), &sandbox));
+        let run = Criterion::Run {
+            command: "true".into(),
+            timeout: Duration::from_secs(5),
+        };
+        let r = one(run.clone(), &f);
+        assert!(!r.passed && r.error, "{r:?}");
+        assert!(r.detail.starts_with("not checked: "), "{}", r.detail);
+        // No workspace because the sandbox could not start: an error too.
+        f.workspace = None;
+        f.commands_unavailable = Some("the command sandbox cannot start");
+        let r = one(run.clone(), &f);
+        assert!(!r.passed && r.error, "{r:?}");
+        // No workspace for another reason: the model's run failed.
+        f.commands_unavailable = None;
+        let r = one(run, &f);
+        assert!(!r.passed && !r.error, "{r:?}");
     }
 }

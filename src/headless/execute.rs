@@ -48,6 +48,13 @@ pub async fn run(
             request.recipe_file.display().to_string(),
         ));
     }
+    // Before anything is created: an untrusted recipe never loosens the sandbox.
+    recipe.check_loosening(
+        &config.sandbox,
+        &request.recipe_file,
+        request.recipe_may_loosen,
+        crate::recipe::LooseningKind::ALL,
+    )?;
     let isolation = recipe.isolation_for(&request.project);
     check_isolation(isolation, &recipe)?;
     let mut opened = open(&request, &recipe, config, env)?;
@@ -65,12 +72,18 @@ pub async fn run(
     for note in models::unapplied_settings(&recipe) {
         progress.note(&format!("versus: note: {note}"));
     }
-    let sandbox = recipe.sandbox_settings(&config.sandbox);
+    let sandbox = recipe.sandbox_settings(&config.sandbox, request.recipe_may_loosen);
     let sandbox_info = super::report::SandboxInfo::of(&sandbox);
+    let mut commands_unavailable = None;
     if let Some(warning) = sandbox.warning() {
         progress.note(&format!("versus: WARNING: {warning}"));
-    } else if let Err(err) = crate::exec::check_available(&sandbox) {
-        progress.note(&format!("versus: model commands will be refused: {err}"));
+    }
+    if let Err(err) = crate::exec::check_available(&sandbox) {
+        progress.note(&format!(
+            "versus: model commands will be refused, and `run:` criteria reported as errors \
+             of the run: {err}"
+        ));
+        commands_unavailable = Some(err.to_string());
     }
 
     let _ = cleanup_leftovers(&request.project);
@@ -113,10 +126,15 @@ pub async fn run(
         entries: std::mem::take(&mut opened.prepared.entries),
         windows: std::mem::take(&mut opened.prepared.windows),
         isolation,
-        limits: recipe.tool_limits(),
+        limits: {
+            let mut limits = recipe.tool_limits();
+            limits.allow_local_fetch = recipe.allows_local_fetch(request.recipe_may_loosen);
+            limits
+        },
         layout: opened.layout.clone(),
         cancel: run_cancel.clone(),
         sandbox,
+        commands_unavailable,
     });
     let rx = start_jobs(remaining, shared, jobs);
 
@@ -154,6 +172,8 @@ pub async fn run(
     write_report(&opened.layout, &report)?;
     let verdict = if cancel.is_cancelled() || !report.complete {
         Verdict::Interrupted
+    } else if report.broken {
+        Verdict::Broken
     } else if report.passed {
         Verdict::AllPassed
     } else {

@@ -51,6 +51,9 @@ pub(super) struct Shared {
     pub cancel: CancellationToken,
     /// How model commands, setup and criteria are confined.
     pub sandbox: crate::exec::SandboxSettings,
+    /// Why no command can run at all (the sandbox cannot start), when the start-up check
+    /// found it: `run:` criteria are then errors of the run, never failures of a model.
+    pub commands_unavailable: Option<String>,
 }
 
 /// Where a cell is, for the progress display.
@@ -352,6 +355,7 @@ async fn finish_cell(
         stats,
         changes: &change_set,
         workspace: workspace.as_ref().map(|ws| (ws.root(), &*sandbox)),
+        commands_unavailable: shared.commands_unavailable.as_deref(),
     };
     let results = criteria::check_all(shared.recipe.criteria(), &facts, &shared.cancel)
         .await
@@ -375,7 +379,9 @@ async fn finish_cell(
     let record = ModelRun {
         model: label,
         task: task_name,
-        status: if passed == total {
+        status: if results.iter().any(|r| r.error) {
+            RunStatus::Error
+        } else if passed == total {
             RunStatus::Passed
         } else {
             RunStatus::Failed

@@ -74,6 +74,11 @@ pub struct RunRequest {
     pub recipe: crate::recipe::Recipe,
     /// blake3 of the recipe file's bytes, hex.
     pub recipe_hash: String,
+    /// Whether the recipe may loosen the sandbox (the user's own file, or trusted by content;
+    /// see [`crate::config::RecipeTrust`]). When false, a recipe asking for
+    /// `filesystem: unrestricted`, `network: full`, `allow_local_fetch: true` or a
+    /// `project_root` outside its repository is refused before anything starts.
+    pub recipe_may_loosen: bool,
     /// The project folder the models work on (absolute).
     pub project: PathBuf,
     /// The models to run, in order.
@@ -100,6 +105,10 @@ pub enum Verdict {
     SomeFailed,
     /// Cancelled (Ctrl+C, SIGTERM): the report is incomplete, the checkpoint allows a resume.
     Interrupted,
+    /// Some criterion could not be checked (the command sandbox could not start, a command
+    /// could not be spawned): the run says nothing about the models. Exit code 2, as for a
+    /// setup problem, never 1 ("a model failed").
+    Broken,
 }
 
 /// What [`run`] hands back.
@@ -182,6 +191,9 @@ pub enum HeadlessError {
     /// `.versus/` could not be used.
     #[error(transparent)]
     Store(#[from] crate::session::SessionError),
+    /// An untrusted recipe asked to loosen the sandbox.
+    #[error(transparent)]
+    Loosens(#[from] crate::recipe::LooseningRefused),
 }
 
 impl HeadlessError {

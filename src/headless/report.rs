@@ -44,6 +44,10 @@ pub struct Report {
     pub complete: bool,
     /// True when every criterion of every run passed (and the run is complete).
     pub passed: bool,
+    /// True when some criterion could not be checked (see [`CriterionResult::error`]): the
+    /// results say nothing about the models. Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub broken: bool,
     /// Which recipe ran.
     pub recipe: RecipeInfo,
     /// Where and when it ran.
@@ -165,6 +169,9 @@ pub enum RunStatus {
     Failed,
     /// The run did not finish before the whole run was interrupted (incomplete reports only).
     NotRun,
+    /// Some criterion could not be checked (the command sandbox could not start, a command
+    /// could not be spawned): the run is broken, not the model; `versus stats` leaves it out.
+    Error,
 }
 
 impl RunStatus {
@@ -174,6 +181,7 @@ impl RunStatus {
             RunStatus::Passed => "passed",
             RunStatus::Failed => "failed",
             RunStatus::NotRun => "not run",
+            RunStatus::Error => "error",
         }
     }
 }
@@ -299,9 +307,25 @@ pub struct CriterionResult {
     pub kind: String,
     /// Whether it passed.
     pub passed: bool,
+    /// True when it could not be checked at all (the command sandbox could not start, the
+    /// command was refused or could not be spawned): neither a pass nor a failure of the
+    /// model, and the run's status is `error`. Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub error: bool,
     /// Why: the measured value against the limit, the matching paths, or for `run` the exit
     /// status and the last 50 lines of output.
     pub detail: String,
+}
+
+impl CriterionResult {
+    /// `passed`, `failed` or `error`, for tables.
+    pub fn label(&self) -> &'static str {
+        match (self.passed, self.error) {
+            (true, _) => "passed",
+            (false, true) => "error",
+            (false, false) => "failed",
+        }
+    }
 }
 
 /// One model's results over all tasks.
@@ -313,6 +337,10 @@ pub struct ModelSummary {
     pub tasks_run: usize,
     /// Tasks where every criterion passed.
     pub tasks_passed: usize,
+    /// Tasks whose criteria could not all be checked (status `error`): not in `tasks_run` nor
+    /// in the criteria counts. Written only when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tasks_errored: usize,
     /// Tasks in the recipe.
     pub tasks_total: usize,
     /// Criteria passed over all tasks.
@@ -329,4 +357,8 @@ pub struct ModelSummary {
     pub steps: u32,
     /// Tokens over all runs.
     pub tokens: Tokens,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

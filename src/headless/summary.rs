@@ -42,6 +42,10 @@ fn render_raw(report: &Report) -> String {
             "**Incomplete**: the run was interrupted; finish it with `versus run {} --resume`.",
             text(&report.recipe.file)
         )
+    } else if report.broken {
+        "**Broken**: some criteria could not be checked (see \"Criteria not checked\" below); \
+         these results say nothing about the models and are not counted by `versus stats`."
+            .to_string()
     } else if report.passed {
         "**Every criterion passed.**".to_string()
     } else {
@@ -104,8 +108,34 @@ fn render_raw(report: &Report) -> String {
             );
         }
         failures(&mut out, &task.runs);
+        errors(&mut out, &task.runs);
     }
     out
+}
+
+/// The criteria of the task's runs that could not be checked, each with the first line of
+/// its detail (why: the sandbox could not start, the command could not be spawned).
+fn errors(out: &mut String, runs: &[ModelRun]) {
+    let errors: Vec<(&ModelRun, &super::report::CriterionResult)> = runs
+        .iter()
+        .flat_map(|r| r.criteria.iter().filter(|c| c.error).map(move |c| (r, c)))
+        .collect();
+    if errors.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nCriteria not checked (errors of the run, not of the model):\n"
+    );
+    for (run, c) in errors {
+        let _ = writeln!(
+            out,
+            "- {}: `{}`: {}",
+            run.model,
+            c.criterion,
+            first_and_last_line(&c.detail)
+        );
+    }
 }
 
 /// The failed criteria of the task's runs, each with the first line of its detail.
@@ -113,7 +143,12 @@ fn failures(out: &mut String, runs: &[ModelRun]) {
     let failed: Vec<(&ModelRun, &super::report::CriterionResult)> = runs
         .iter()
         .filter(|r| r.status == RunStatus::Failed)
-        .flat_map(|r| r.criteria.iter().filter(|c| !c.passed).map(move |c| (r, c)))
+        .flat_map(|r| {
+            r.criteria
+                .iter()
+                .filter(|c| !c.passed && !c.error)
+                .map(move |c| (r, c))
+        })
         .collect();
     if failed.is_empty() {
         return;
@@ -219,6 +254,7 @@ mod tests {
             criterion: "run: make test".into(),
             kind: "run".into(),
             passed: false,
+            error: false,
             detail: "exit code 2 (timeout 1m); last 50 lines of output:\nboom".into(),
         };
         let good = CriterionResult {
@@ -228,6 +264,7 @@ mod tests {
         let report = Report {
             schema_version: 1,
             run_id: "demo-1".into(),
+            broken: false,
             complete: true,
             passed: false,
             recipe: RecipeInfo {
@@ -263,6 +300,7 @@ mod tests {
                 model: "demo/good".into(),
                 tasks_run: 1,
                 tasks_passed: 1,
+                tasks_errored: 0,
                 tasks_total: 1,
                 criteria_passed: 1,
                 criteria_total: 1,

@@ -44,11 +44,12 @@ use crate::config::Config;
 pub use criteria::{Criterion, CriterionError};
 pub use model::{
     Choice, CompactStrategy, Constraints, ContextSettings, FORMAT_VERSION, FilesystemAccess,
-    McpServer, McpTransport, Metadata, ModelEntry, ModelOverride, ModelParameters, NetworkAccess,
-    OutputRule, Recipe, Review, Sampling, Sandbox, SourceLine, Task, TaskMode, ToolEntry, ToolSet,
-    Truncation, WorkspaceSettings,
+    KeyLines, McpServer, McpTransport, Metadata, ModelEntry, ModelOverride, ModelParameters,
+    NetworkAccess, OutputRule, Recipe, Review, Sampling, Sandbox, SourceLine, Task, TaskMode,
+    ToolEntry, ToolSet, Truncation, WorkspaceSettings,
 };
 pub use problems::{Problem, ProblemKind, RecipeErrors};
+pub use runtime::{Loosening, LooseningKind, LooseningRefused};
 
 /// The built-in defaults, as shipped (comments explain each value).
 pub const DEFAULTS_TEXT: &str = include_str!("defaults.recipe.md");
@@ -98,17 +99,29 @@ impl Recipe {
 
     /// [`Recipe::load`] with the provider check of [`Recipe::parse_for`].
     pub fn load_for(path: &Path, config: &Config) -> Result<Recipe, RecipeErrors> {
+        Recipe::load_hashed_for(path, config).map(|(recipe, _)| recipe)
+    }
+
+    /// [`Recipe::load_for`], also returning the blake3 hash (hex) of the very bytes that were
+    /// parsed: what a report records and what trust in the recipe is keyed by, so the two can
+    /// never describe different contents of a file that changed in between.
+    pub fn load_hashed_for(path: &Path, config: &Config) -> Result<(Recipe, String), RecipeErrors> {
         let (text, origin) = read_file(path)?;
-        Recipe::parse_for(&text, &origin, config)
+        let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
+        Recipe::parse_for(&text, &origin, config).map(|recipe| (recipe, hash))
     }
 }
 
-/// The file's text and its name for problems.
+/// The most versus reads of a recipe file (1 MiB; a recipe with long task prompts is tens of
+/// KiB). A recipe may come with a cloned project: a link to `/dev/zero` or a fifo must end in a
+/// clear problem at once, not in memory running out or a hang.
+pub const RECIPE_READ_CAP: u64 = 1 << 20;
+
+/// The file's text and its name for problems (read with [`crate::fsutil::read_capped`]).
 fn read_file(path: &Path) -> Result<(String, String), RecipeErrors> {
     let origin = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| unreadable(&origin, &e.to_string()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| unreadable(&origin, "it is not UTF-8 text; save it as UTF-8"))?;
+    let text = crate::fsutil::read_capped_string(path, RECIPE_READ_CAP)
+        .map_err(|e| unreadable(&origin, &e.to_string()))?;
     Ok((text, origin))
 }
 

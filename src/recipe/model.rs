@@ -94,6 +94,31 @@ pub struct Recipe {
     pub output_processing: BTreeMap<String, OutputRule>,
     /// `## Metadata`: descriptive fields for people and reports.
     pub metadata: Metadata,
+    /// Where each `key: value` of the file was written (for messages such as the refusal of
+    /// a recipe that would loosen the sandbox; ignored by equality like [`SourceLine`]).
+    pub key_lines: KeyLines,
+}
+
+/// `(section, key)` -> the line of the file that set it, e.g. `("Sandbox", "filesystem")`.
+/// Keys the file left to the defaults are absent. Equality ignores it, as it does
+/// [`SourceLine`]: two recipes that say the same thing are equal wherever they say it.
+#[derive(Debug, Clone, Default)]
+pub struct KeyLines(pub BTreeMap<(&'static str, &'static str), usize>);
+
+impl KeyLines {
+    /// The line that set `key` of `## section`, if the file set it.
+    pub fn get(&self, section: &str, key: &str) -> Option<usize> {
+        self.0
+            .iter()
+            .find(|((s, k), _)| *s == section && *k == key)
+            .map(|(_, line)| *line)
+    }
+}
+
+impl PartialEq for KeyLines {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// One line of `## Models`.

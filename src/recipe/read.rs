@@ -96,6 +96,11 @@ pub(crate) fn read(
         }
     }
     let trace = std::mem::take(&mut ctx.trace);
+    // Only this file's lines: a key left to the base was not written here.
+    recipe.key_lines = super::model::KeyLines::default();
+    for ((section, key), line) in &trace.keys {
+        recipe.key_lines.0.insert((section.title(), key), *line);
+    }
     cross_check(&recipe, &trace, &mut ctx);
     problems.finish(recipe)
 }

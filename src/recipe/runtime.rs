@@ -116,21 +116,118 @@ impl Recipe {
     }
 
     /// The sandbox of every command the recipe runs (bash, setup, criteria, check): the
-    /// user's settings narrowed or opened by `## Sandbox`. `network: full` gives commands the
-    /// network; `filesystem` is taken as written (its default is `project_only`).
-    pub fn sandbox_settings(&self, user: &SandboxSettings) -> SandboxSettings {
+    /// user's settings narrowed by `## Sandbox`, and opened by it only when `may_loosen` (the
+    /// recipe is trusted, see [`Recipe::check_loosening`]). `network: full` gives commands the
+    /// network; `filesystem: unrestricted` the whole filesystem. An untrusted recipe that asks
+    /// for either gets the user's setting instead: the front ends refuse such a run before it
+    /// starts, and this is the floor under them, so a forgotten check can only make a run
+    /// stricter.
+    pub fn sandbox_settings(&self, user: &SandboxSettings, may_loosen: bool) -> SandboxSettings {
         let mut settings = user.clone();
         settings.filesystem = match self.sandbox.filesystem {
             FilesystemAccess::ProjectOnly => user.filesystem,
             FilesystemAccess::ReadOnly => FsAccess::ReadOnly,
-            FilesystemAccess::Unrestricted => FsAccess::Unrestricted,
+            FilesystemAccess::Unrestricted if may_loosen => FsAccess::Unrestricted,
+            FilesystemAccess::Unrestricted => user.filesystem,
         };
         settings.network = match self.sandbox.network {
-            NetworkAccess::Full => true,
+            NetworkAccess::Full => may_loosen || user.network,
             NetworkAccess::FetchOnly => user.network,
             NetworkAccess::None => false,
         };
         settings
+    }
+
+    /// Whether web_fetch may reach loopback, private and link-local addresses: only when the
+    /// recipe asks for it and may loosen the sandbox (see [`Recipe::sandbox_settings`]).
+    pub fn allows_local_fetch(&self, may_loosen: bool) -> bool {
+        self.sandbox.allow_local_fetch && may_loosen
+    }
+
+    /// Every setting of this recipe that would reach further than `user`'s own sandbox
+    /// settings allow: `filesystem: unrestricted`, `network: full`, `allow_local_fetch: true`,
+    /// and a `project_root` outside the repository (or, outside any repository, the folder)
+    /// the recipe file lies in, which would hand the models a copy of a folder of yours
+    /// (`project_root: ../.ssh`). Narrowing settings are never listed.
+    pub fn loosenings(&self, user: &SandboxSettings, recipe_file: &Path) -> Vec<Loosening> {
+        let line = |section, key| self.key_lines.get(section, key).unwrap_or(0);
+        let unconfined = user.sandbox == crate::exec::SandboxMode::Off;
+        let mut out = Vec::new();
+        if self.sandbox.filesystem == FilesystemAccess::Unrestricted
+            && user.filesystem != FsAccess::Unrestricted
+            && !unconfined
+        {
+            out.push(Loosening {
+                kind: LooseningKind::Filesystem,
+                line: line("Sandbox", "filesystem"),
+                setting: "filesystem: unrestricted".into(),
+                effect: "model commands could read and write every file you can".into(),
+            });
+        }
+        if self.sandbox.network == NetworkAccess::Full && !user.network && !unconfined {
+            out.push(Loosening {
+                kind: LooseningKind::Network,
+                line: line("Sandbox", "network"),
+                setting: "network: full".into(),
+                effect: "model commands could reach the network".into(),
+            });
+        }
+        if self.sandbox.allow_local_fetch {
+            out.push(Loosening {
+                kind: LooseningKind::LocalFetch,
+                line: line("Sandbox", "allow_local_fetch"),
+                setting: "allow_local_fetch: true".into(),
+                effect: "web_fetch could reach services on your machine and local network".into(),
+            });
+        }
+        if let (Some(text), Some(root)) = (
+            self.constraints.project_root.as_deref(),
+            self.project_root(recipe_file),
+        ) && let Some(outside) = outside_home(recipe_file, &root)
+        {
+            out.push(Loosening {
+                kind: LooseningKind::ProjectRoot,
+                line: line("Constraints", "project_root"),
+                setting: format!("project_root: {text}"),
+                effect: format!(
+                    "the models would get a copy of {}, outside {} where the recipe lies",
+                    root.display(),
+                    outside.display()
+                ),
+            });
+        }
+        out
+    }
+
+    /// Refuses a recipe that would loosen the sandbox (see [`Recipe::loosenings`]) unless
+    /// `trusted`: a recipe committed in a repository is anyone's, and only a source the user
+    /// vouches for may open the sandbox wider than the user's own config does. `file` is the
+    /// recipe as the user named it, for the message.
+    ///
+    /// `applies` says which kinds the caller would apply (the TUI uses the sandbox settings
+    /// only; `versus run` all of them), so a run is never refused for a setting it ignores.
+    pub fn check_loosening(
+        &self,
+        user: &SandboxSettings,
+        file: &Path,
+        trusted: bool,
+        applies: &[LooseningKind],
+    ) -> Result<(), LooseningRefused> {
+        if trusted {
+            return Ok(());
+        }
+        let loosenings: Vec<Loosening> = self
+            .loosenings(user, file)
+            .into_iter()
+            .filter(|l| applies.contains(&l.kind))
+            .collect();
+        if loosenings.is_empty() {
+            return Ok(());
+        }
+        Err(LooseningRefused {
+            file: file.display().to_string(),
+            loosenings,
+        })
     }
 
     /// The rule to apply to `tool`'s result text after the tool ran, when the tool cannot
@@ -246,4 +343,89 @@ impl Recipe {
     pub fn task_mode(&self) -> TaskMode {
         self.context.task_mode
     }
+}
+
+/// The ways a recipe can reach further than the user's own settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LooseningKind {
+    /// `filesystem: unrestricted`.
+    Filesystem,
+    /// `network: full`.
+    Network,
+    /// `allow_local_fetch: true`.
+    LocalFetch,
+    /// A `project_root` outside the recipe's repository.
+    ProjectRoot,
+}
+
+impl LooseningKind {
+    /// Every kind (what `versus run` applies).
+    pub const ALL: &'static [LooseningKind] = &[
+        LooseningKind::Filesystem,
+        LooseningKind::Network,
+        LooseningKind::LocalFetch,
+        LooseningKind::ProjectRoot,
+    ];
+    /// The kinds that change the command sandbox itself.
+    pub const SANDBOX: &'static [LooseningKind] =
+        &[LooseningKind::Filesystem, LooseningKind::Network];
+}
+
+/// One setting of a recipe that would open the sandbox wider than the user's own settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loosening {
+    /// Which setting.
+    pub kind: LooseningKind,
+    /// The line of the recipe file that asks for it (0 when the file does not say it, e.g. a
+    /// base recipe did).
+    pub line: usize,
+    /// The setting, as a recipe writes it (`filesystem: unrestricted`).
+    pub setting: String,
+    /// What it would let the models do.
+    pub effect: String,
+}
+
+/// An untrusted recipe asked to loosen the sandbox: the run is refused before anything
+/// starts. The text names each line and the way to vouch for the recipe.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct LooseningRefused {
+    /// The recipe file as the user named it.
+    pub file: String,
+    /// What it asked for.
+    pub loosenings: Vec<Loosening>,
+}
+
+impl std::fmt::Display for LooseningRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let file = &self.file;
+        writeln!(
+            f,
+            "{file} would loosen the sandbox, and it is a project's recipe, which anyone may \
+             have written:"
+        )?;
+        for l in &self.loosenings {
+            writeln!(f, "  {file}:{}: `{}`: {}", l.line, l.setting, l.effect)?;
+        }
+        write!(
+            f,
+            "Only a recipe you trust may loosen the sandbox. Read it, then run `versus trust \
+             {file}` (asked again whenever it changes) or pass --trust for this run; or remove \
+             the line{}.",
+            if self.loosenings.len() == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// The folder a recipe file belongs to (the work tree of the git repository it lies in, else
+/// its own folder) when `root` lies outside it; `None` when `root` is inside, or when either
+/// cannot be resolved (a missing project folder is the run's own error).
+fn outside_home(recipe_file: &Path, root: &Path) -> Option<PathBuf> {
+    let folder = match recipe_file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let folder = folder.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    let home = crate::config::trust::work_tree_of(&folder).unwrap_or(folder);
+    (!root.starts_with(&home)).then_some(home)
 }

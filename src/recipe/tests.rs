@@ -284,3 +284,85 @@ fn with_a_config_unknown_providers_are_problems_at_their_line() {
         "{err}"
     );
 }
+
+#[test]
+fn only_a_trusted_recipe_loosens_the_sandbox_and_narrowing_is_always_allowed() {
+    use crate::exec::{FsAccess, SandboxMode, SandboxSettings};
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("app")).unwrap();
+    std::fs::create_dir_all(dir.path().join("secrets")).unwrap();
+    let file = repo.join("bench.md");
+    let user = SandboxSettings::default();
+    let r = parse(
+        "# L\nversion: 1\n## Constraints\nproject_root: ../secrets\n## Sandbox\n\
+         filesystem: unrestricted\nnetwork: full\nallow_local_fetch: true\n",
+    );
+    let found: Vec<(LooseningKind, usize)> = r
+        .loosenings(&user, &file)
+        .iter()
+        .map(|l| (l.kind, l.line))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (LooseningKind::Filesystem, 6),
+            (LooseningKind::Network, 7),
+            (LooseningKind::LocalFetch, 8),
+            (LooseningKind::ProjectRoot, 4),
+        ]
+    );
+    let refused = r
+        .check_loosening(&user, &file, false, LooseningKind::ALL)
+        .unwrap_err();
+    let text = refused.to_string();
+    assert!(
+        text.contains("bench.md:6: `filesystem: unrestricted`"),
+        "{text}"
+    );
+    assert!(text.contains("versus trust"), "{text}");
+    // The TUI applies the sandbox settings only.
+    let tui = r
+        .check_loosening(&user, &file, false, LooseningKind::SANDBOX)
+        .unwrap_err();
+    assert_eq!(tui.loosenings.len(), 2);
+    assert!(
+        r.check_loosening(&user, &file, true, LooseningKind::ALL)
+            .is_ok()
+    );
+    // Untrusted, the settings never loosen even if a caller skips the check.
+    let s = r.sandbox_settings(&user, false);
+    assert_eq!((s.filesystem, s.network), (FsAccess::ProjectOnly, false));
+    assert!(!r.allows_local_fetch(false));
+    let s = r.sandbox_settings(&user, true);
+    assert_eq!((s.filesystem, s.network), (FsAccess::Unrestricted, true));
+    assert!(r.allows_local_fetch(true));
+    // What the user's own settings already allow is no loosening.
+    let open = SandboxSettings {
+        filesystem: FsAccess::Unrestricted,
+        network: true,
+        ..SandboxSettings::default()
+    };
+    let kinds: Vec<LooseningKind> = r.loosenings(&open, &file).iter().map(|l| l.kind).collect();
+    assert_eq!(
+        kinds,
+        [LooseningKind::LocalFetch, LooseningKind::ProjectRoot]
+    );
+    let off = SandboxSettings {
+        sandbox: SandboxMode::Off,
+        ..SandboxSettings::default()
+    };
+    assert_eq!(r.loosenings(&off, &file).len(), 2);
+    // Narrowing, and a project_root inside the recipe's repository, are fine.
+    let narrow = parse(
+        "# N\nversion: 1\n## Constraints\nproject_root: app\n## Sandbox\n\
+         filesystem: read_only\nnetwork: none\n",
+    );
+    assert!(narrow.loosenings(&user, &file).is_empty());
+    let s = narrow.sandbox_settings(&open, false);
+    assert_eq!((s.filesystem, s.network), (FsAccess::ReadOnly, false));
+    // Lines are this file's own: a key left to the defaults has none.
+    assert_eq!(r.key_lines.get("Sandbox", "filesystem"), Some(6));
+    assert_eq!(r.key_lines.get("Workspace", "isolation"), None);
+}

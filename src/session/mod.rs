@@ -9,6 +9,7 @@ mod blobs;
 mod clock;
 mod events;
 mod log;
+mod ownership;
 mod preferences;
 mod recorder;
 mod replay;
@@ -21,10 +22,11 @@ pub use log::{
     EVENTS_FILE, RewindScope, SCHEMA_VERSION, Session, SessionLog, SessionRecord, Source,
     TurnModel, TurnSummary, encode_record, next_turn_note,
 };
+pub use ownership::{Foreign, OwnerKey, STAMP_FILE};
 pub use preferences::{
     ChoiceRef, ModelRecord, Preference, Preferences, RewoundMark, append_preference, mark_rewound,
     read_preferences, read_preferences_reporting,
 };
 pub use recorder::Recorder;
 pub use replay::demo_script;
-pub use store::{SessionError, Store};
+pub use store::{Adopted, SessionError, Store};

@@ -53,7 +53,8 @@ pub struct ReportTask {
 pub struct ReportRun {
     /// The model's entry label (`openai/gpt-5`, `openai/gpt-5#2`).
     pub model: String,
-    /// `passed`, `failed`, or `not_run` (an interrupted run that never finished: not counted).
+    /// `passed`, `failed`, `not_run` (an interrupted run that never finished) or `error` (its
+    /// criteria could not be checked: a broken run); the last two are not counted.
     pub status: String,
     /// USD; null when the price is unknown.
     #[serde(default)]
@@ -67,9 +68,10 @@ pub struct ReportRun {
 }
 
 impl ReportRun {
-    /// Whether the run finished, so its result can be compared.
+    /// Whether the run finished with results that say something about the model, so it can
+    /// be compared: not an interrupted run, not a broken one (criteria that could not run).
     pub fn finished(&self) -> bool {
-        self.status != "not_run"
+        self.status != "not_run" && self.status != "error"
     }
 }
 

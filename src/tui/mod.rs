@@ -131,12 +131,26 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
         options.trust,
     )?;
     let http = crate::provider::http::default_client()?;
-    let recipe = match &options.recipe {
-        Some(path) => Some(
-            crate::recipe::Recipe::load_for(path, &config)
-                .map_err(|e| TuiError::Recipe(e.to_string()))?,
-        ),
-        None => None,
+    let (recipe, recipe_may_loosen) = match &options.recipe {
+        Some(path) => {
+            let (recipe, hash) = crate::recipe::Recipe::load_hashed_for(path, &config)
+                .map_err(|e| TuiError::Recipe(e.to_string()))?;
+            // Only a trusted recipe may loosen the sandbox; refused before anything starts.
+            let may_loosen = options.trust
+                || crate::config::TrustStore::for_user_or_none()
+                    .recipe(path, &hash, &[&options.project])
+                    .may_loosen();
+            recipe
+                .check_loosening(
+                    &config.sandbox,
+                    path,
+                    may_loosen,
+                    crate::recipe::LooseningKind::SANDBOX,
+                )
+                .map_err(|e| TuiError::Recipe(e.to_string()))?;
+            (Some(recipe), may_loosen)
+        }
+        None => (None, false),
     };
     let mut options = options;
     if options.models.is_empty()
@@ -198,7 +212,7 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     app.notifier = notify::resolve(config.ui.notify, term_program.as_deref());
     app.banner = banner;
     if let Some(recipe) = &recipe {
-        config.sandbox = recipe.sandbox_settings(&config.sandbox);
+        config.sandbox = recipe.sandbox_settings(&config.sandbox, recipe_may_loosen);
     }
     if let Some(notice) = config.trust.notice() {
         app.banner.insert(0, notice);

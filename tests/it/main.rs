@@ -25,6 +25,7 @@ mod changeset_compose;
 mod config_models;
 mod e2e_tui;
 mod engine;
+mod foreign_state;
 mod output_safety;
 mod provider_anthropic;
 mod provider_gemini;

@@ -781,7 +781,13 @@ fn the_report_records_the_sandbox_and_warns_when_it_is_weakened() {
     let mut body = std::fs::read_to_string(&recipe).unwrap();
     body.push_str("\n## Sandbox\nfilesystem: unrestricted\n");
     std::fs::write(&recipe, body).unwrap();
-    let out = run_in(&dir, &["run.recipe.md", "--out", "out"]);
+    // A recipe in the folder versus runs in may loosen the sandbox only when trusted
+    // (tests/it/foreign_state.rs plays the refusal); --trust trusts it for this run.
+    let out = versus()
+        .current_dir(dir.path())
+        .args(["--trust", "run", "run.recipe.md", "--out", "out"])
+        .output()
+        .unwrap();
     assert!(
         text(&out.stderr).contains("WARNING"),
         "{}",
@@ -795,4 +801,80 @@ fn the_report_records_the_sandbox_and_warns_when_it_is_weakened() {
     let md = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
     let head: String = md.lines().take(4).collect::<Vec<_>>().join("\n");
     assert!(head.contains(&format!("WARNING: {warning}")), "{head}");
+}
+
+#[test]
+fn criteria_that_could_not_run_are_errors_of_the_run_not_failures_of_the_models() {
+    // The sandbox cannot start (its program is missing): the `run:` criteria never ran, so
+    // they must not count against the models.
+    let dir = fixture();
+    dir.write(
+        "config/versus/config.toml",
+        "[sandbox]\nprogram = \"/nonexistent/bwrap\"\n",
+    );
+    let out = versus()
+        .current_dir(dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .args(["run", "run.recipe.md", "--out", "out"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        code(&out),
+        2,
+        "a broken run is not 'some failed': {}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr).contains("reported as errors"),
+        "{}",
+        text(&out.stderr)
+    );
+    let report = read_json(&dir.path().join("out/report.json"));
+    assert_eq!(report["broken"], true, "{report}");
+    assert_eq!(report["passed"], false);
+    for model in [FIXER, CHEATER, VANDAL] {
+        let run = cell(&report, "fix-add", model);
+        assert_eq!(run["status"], "error", "{model}: {run}");
+        for c in run["criteria"].as_array().unwrap() {
+            if c["kind"] == "run" {
+                assert_eq!(c["error"], true, "{c}");
+                assert_eq!(c["passed"], false, "{c}");
+                let detail = c["detail"].as_str().unwrap();
+                assert!(detail.starts_with("not checked: "), "{detail}");
+                assert!(detail.contains("sandbox cannot start"), "{detail}");
+            } else {
+                assert!(c.get("error").is_none(), "only run: criteria: {c}");
+            }
+        }
+    }
+    for s in report["summary"].as_array().unwrap() {
+        assert_eq!(s["tasks_run"], 0, "{s}");
+        assert_eq!(s["tasks_errored"], 1, "{s}");
+    }
+    let md = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(md.contains("**Broken**"), "{md}");
+    assert!(md.contains("Criteria not checked"), "{md}");
+    assert!(md.contains("| error |"), "{md}");
+    assert!(!md.contains("Failed criteria"), "{md}");
+    // `versus stats` counts nothing from it: no model won or lost anything. (The run's own
+    // `.versus` is the project's, where its session was recorded.)
+    let report_dir = dir.path().join("project/.versus/reports/copied");
+    std::fs::create_dir_all(&report_dir).unwrap();
+    std::fs::copy(
+        dir.path().join("out/report.json"),
+        report_dir.join("report.json"),
+    )
+    .unwrap();
+    let stats = versus()
+        .current_dir(dir.path().join("project"))
+        .args(["stats", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&stats), 0, "{}", text(&stats.stderr));
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(
+        stats["sources"]["reports"], 1,
+        "the report was read: {stats}"
+    );
+    assert_eq!(stats["models"], serde_json::json!([]), "{stats}");
 }

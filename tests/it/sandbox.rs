@@ -96,6 +96,8 @@ impl World {
             .args(["ask", "do it", "-m", model])
             .args(extra)
             .env("XDG_CONFIG_HOME", &self.config)
+            // versus's own state (its ownership key) outside the home folder the tests compare.
+            .env("XDG_STATE_HOME", self.config.with_file_name("state"))
             .env("HOME", &self.home)
             .env("TMPDIR", &self.workspaces)
             .env("OPENAI_API_KEY", CANARY)
@@ -111,6 +113,8 @@ impl World {
             .arg(&self.root)
             .args(["rewind", "-y"])
             .env("XDG_CONFIG_HOME", &self.config)
+            // versus's own state (its ownership key) outside the home folder the tests compare.
+            .env("XDG_STATE_HOME", self.config.with_file_name("state"))
             .env("HOME", &self.home)
             .output()
             .unwrap()
@@ -375,6 +379,7 @@ fn a_model_cannot_reach_the_shared_lower_layer_nor_another_models_workspace() {
         .arg(&w.root)
         .args(["ask", "do it", "-m", &destroyer, "-m", &reader])
         .env("XDG_CONFIG_HOME", &w.config)
+        .env("XDG_STATE_HOME", w.config.with_file_name("state"))
         .env("HOME", &w.home)
         .env("TMPDIR", &w.workspaces)
         .output()
@@ -534,6 +539,7 @@ fn commands_die_when_versus_is_killed_with_sigkill() {
         .arg(&w.root)
         .args(["ask", "x", "-m", &model])
         .env("XDG_CONFIG_HOME", &w.config)
+        .env("XDG_STATE_HOME", w.config.with_file_name("state"))
         .env("TMPDIR", &w.workspaces)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
