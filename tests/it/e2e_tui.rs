@@ -1336,6 +1336,10 @@ fn the_review_shell_runs_the_models_git_config_only_inside_its_sandbox() {
         let config = tmp.write("empty.toml", "");
         let workspaces = tmp.path().join("tmp");
         std::fs::create_dir_all(&workspaces).unwrap();
+        // A home of this user's own: versus keeps its per-user state (the key that stamps
+        // `.versus`) there.
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
         give_away(tmp.path(), who);
         let tmux = Tmux::start(
             if who == Who::Me {
@@ -1353,8 +1357,9 @@ fn the_review_shell_runs_the_models_git_config_only_inside_its_sandbox() {
         };
         tmux.type_text(&format!(
             "OPENAI_API_KEY=sk-shell-canary NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 \
-             TMPDIR={} {setpriv}{} -C {} --config {} -m demo/hostile.jsonl; echo EXIT=$?",
+             TMPDIR={} HOME={} {setpriv}{} -C {} --config {} -m demo/hostile.jsonl; echo EXIT=$?",
             workspaces.display(),
+            home.display(),
             env!("CARGO_BIN_EXE_versus"),
             proj.display(),
             config.display()
