@@ -311,6 +311,7 @@ mod tests {
                 .collect(),
             diff: String::new(),
             diff_file: String::new(),
+            notes: Vec::new(),
         }
     }
 

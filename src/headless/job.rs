@@ -437,7 +437,11 @@ async fn change_set(
     .await;
     let failed = |err: String| format!("the change set could not be built: {err}");
     match joined {
-        Ok((ws, Ok(set), writes)) => (Some(ws), Ok(report_of(&set)), writes),
+        Ok((ws, Ok(set), writes)) => {
+            let mut report = report_of(&set);
+            report.notes = ws.scan_notes().iter().map(ToString::to_string).collect();
+            (Some(ws), Ok(report), writes)
+        }
         Ok((ws, Err(err), writes)) => (Some(ws), Err(failed(err.to_string())), writes),
         Err(err) => (None, Err(failed(err.to_string())), Vec::new()),
     }
@@ -468,6 +472,7 @@ fn report_of(set: &ChangeSet) -> ChangeSetReport {
             .collect(),
         diff: set.unified_diff(),
         diff_file: String::new(),
+        notes: Vec::new(),
     }
 }
 

@@ -279,6 +279,10 @@ pub struct ChangeSetReport {
     pub diff: String,
     /// The same diff as a file, relative to the report folder (`diffs/<task>/<model>.diff`).
     pub diff_file: String,
+    /// What the change scan saw in the workspace but did not propose (a file too large, a
+    /// folder too deep, an entry it could not read), one sentence each: said, never dropped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One changed file.

@@ -109,8 +109,26 @@ fn render_raw(report: &Report) -> String {
         }
         failures(&mut out, &task.runs);
         errors(&mut out, &task.runs);
+        scan_notes(&mut out, &task.runs);
     }
     out
+}
+
+/// What the change scans saw in the task's workspaces but did not propose (too large, too
+/// deep, unreadable): a model's report must not look complete when part of its work was left
+/// out.
+fn scan_notes(out: &mut String, runs: &[ModelRun]) {
+    let notes: Vec<(&ModelRun, &String)> = runs
+        .iter()
+        .flat_map(|r| r.change_set.notes.iter().map(move |n| (r, n)))
+        .collect();
+    if notes.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nNot proposed from the workspaces:\n");
+    for (run, note) in notes {
+        let _ = writeln!(out, "- {}: {}", text(&run.model), text(note));
+    }
 }
 
 /// The criteria of the task's runs that could not be checked, each with the first line of

@@ -720,3 +720,67 @@ fn a_workspace_folder_another_user_made_first_is_never_used() {
         assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
     }
 }
+
+/// `versus run` says what a workspace's change scan left out, as `ask` does: a run whose
+/// model made a file too large to propose must not report its change set as complete.
+#[test]
+fn a_runs_report_names_what_the_change_scan_left_out() {
+    for who in Who::BOTH {
+        let w = world(who);
+        w.script(
+            "notes.jsonl",
+            &["truncate -s 20M big.bin && echo real > real.txt && echo made"],
+        );
+        // A recipe names demo scripts from its own folder.
+        let model = "demo/notes.jsonl";
+        let recipe = w.root.join("scripts/notes.recipe.md");
+        std::fs::write(
+            &recipe,
+            format!(
+                "# Notes\nversion: 1\n\n## Models\n- {model}\n\n## Constraints\ntimeout: 1m\n\n\
+                 ## Tasks\n\n### big\nMake files.\n\n## Success Criteria\n- run: test -f real.txt\n"
+            ),
+        )
+        .unwrap();
+        give_away(&recipe, who);
+        let out = w
+            .versus()
+            .arg("-C")
+            .arg(&w.root)
+            .args(["run", recipe.to_str().unwrap(), "-q"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}: {}", who.name(), text(&out));
+        let reports = w.root.join(".versus/reports");
+        let dir = std::fs::read_dir(&reports)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        assert!(
+            summary.contains("Not proposed from the workspaces") && summary.contains("big.bin"),
+            "{}: {summary}",
+            who.name()
+        );
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+        let run = &report["tasks"][0]["runs"][0];
+        let notes = run["change_set"]["notes"].as_array().unwrap();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.as_str().unwrap().contains("big.bin")),
+            "{}: {run}",
+            who.name()
+        );
+        let files: Vec<&str> = run["change_set"]["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(files, ["real.txt"], "{}", who.name());
+    }
+}

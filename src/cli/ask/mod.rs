@@ -188,7 +188,7 @@ async fn ask(
     }
     // A leftover that cannot be removed is said and skipped: it never stops this run.
     if let Err(err) = cleanup_leftovers(&project) {
-        eprintln!("versus: warning: {err}");
+        say(&format!("versus: warning: {err}"));
     }
     let mut engine = match reopened {
         Some(reopened) => reopened.engine,
