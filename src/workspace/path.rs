@@ -161,25 +161,34 @@ fn check_symlinks(root: &Path, parts: &[String]) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// A symlink at `cur` must resolve inside the project (or, dangling, point inside it).
+/// A symlink at `cur` must resolve inside the project (or, dangling, point inside it), and
+/// never into a git folder or versus's state: a cloned repository may ship `docs ->
+/// .git/hooks`, and a proposal of `docs/pre-commit` would then be written as a hook the user's
+/// next `git commit` runs.
 fn check_link(cur: &Path, root: &Path, canonical_root: &Path) -> Result<(), &'static str> {
-    match cur.canonicalize() {
-        Ok(target) if target.starts_with(canonical_root) => Ok(()),
-        Ok(_) => Err("a symlink on the path points outside the project"),
-        // A dangling link: refuse unless its literal target stays inside.
+    let landing = match cur.canonicalize() {
+        Ok(target) => target,
+        // A dangling link: judged by its literal target.
         Err(_) => {
             let target = std::fs::read_link(cur).map_err(|_| "unreadable symlink")?;
             let base = cur.parent().unwrap_or(root);
-            if lexically_inside(&base.join(target), canonical_root) {
-                Ok(())
-            } else {
-                Err("a symlink on the path points outside the project")
-            }
+            lexical(&base.join(target))
         }
+    };
+    let Ok(inside) = landing.strip_prefix(canonical_root) else {
+        return Err("a symlink on the path points outside the project");
+    };
+    if inside
+        .components()
+        .any(|c| matches!(c.as_os_str().to_str(), Some(".git" | ".versus")))
+    {
+        return Err("a symlink on the path leads into .git/ or .versus/");
     }
+    Ok(())
 }
 
-fn lexically_inside(path: &Path, root: &Path) -> bool {
+/// `path` with `.` and `..` folded away, without touching the disk.
+fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for comp in path.components() {
         match comp {
@@ -190,7 +199,7 @@ fn lexically_inside(path: &Path, root: &Path) -> bool {
             other => out.push(other.as_os_str()),
         }
     }
-    out.starts_with(root)
+    out
 }
 
 #[cfg(test)]
@@ -253,6 +262,21 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), r.join("link")).unwrap();
         let e = ProjectPath::resolve(&r, "link/secret").unwrap_err();
         assert!(e.to_string().contains("symlink"), "{e}");
+    }
+
+    #[test]
+    fn refuses_a_symlink_into_git_or_versus_state() {
+        let (_t, r) = root();
+        std::fs::create_dir_all(r.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(r.join("sub/.versus")).unwrap();
+        std::os::unix::fs::symlink(".git/hooks", r.join("docs")).unwrap();
+        std::os::unix::fs::symlink("sub/.versus", r.join("state")).unwrap();
+        // Dangling, into a git folder that does not exist yet.
+        std::os::unix::fs::symlink("vendor/.git/x", r.join("later")).unwrap();
+        for raw in ["docs/pre-commit", "state/config.toml", "later/y"] {
+            let e = ProjectPath::resolve(&r, raw).unwrap_err();
+            assert!(e.to_string().contains(".git/ or .versus/"), "{raw}: {e}");
+        }
     }
 
     #[test]

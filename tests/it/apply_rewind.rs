@@ -559,6 +559,33 @@ fn symlink_escapes_are_refused_before_anything_is_written() {
     assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
 }
 
+/// Issue 21: a cloned repository ships `docs -> .git/hooks`; a plan writing `docs/pre-commit`
+/// (a file pick without the link's deletion, or any path through the link) would install a
+/// hook the user's next `git commit` runs. Paths through a link into `.git/` or `.versus/`
+/// are refused before anything is written.
+#[test]
+fn a_path_through_a_link_into_git_or_versus_state_is_refused() {
+    let s = Setup::plain();
+    fs::create_dir_all(s.root.join(".git/hooks")).unwrap();
+    fs::create_dir_all(s.root.join(".versus")).unwrap();
+    std::os::unix::fs::symlink(".git/hooks", s.root.join("docs")).unwrap();
+    std::os::unix::fs::symlink(".versus", s.root.join("notes")).unwrap();
+    s.write("a.txt", "a\n");
+    let before = s.tree();
+    for evil in ["docs/pre-commit", "notes/config.toml"] {
+        let p = plan(vec![
+            change("a.txt", Some("a\n"), Some("A\n")),
+            change(evil, None, Some("#!/bin/sh\necho pwned\n")),
+        ]);
+        let err = s.engine().apply(&p, &no_resolutions()).unwrap_err();
+        assert!(matches!(err, ApplyError::Path(_)), "{evil}: {err}");
+        assert!(err.to_string().contains(".git/ or .versus/"), "{err}");
+        assert_eq!(s.tree(), before, "{evil}");
+    }
+    assert!(!s.root.join(".git/hooks/pre-commit").exists());
+    assert!(!s.root.join(".versus/config.toml").exists());
+}
+
 #[test]
 fn crlf_file_with_user_edit_merges_keeping_line_endings() {
     let s = Setup::plain();
