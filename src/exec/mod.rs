@@ -7,8 +7,11 @@
 //!
 //! Why bubblewrap: it is the mechanism the anchors use on Linux (Claude Code, codex's Linux
 //! sandbox, Flatpak), it sets up user, mount, PID, network and IPC namespaces in one exec of a
-//! small audited program, and it needs no `unsafe` in versus (the crate forbids it, and an
-//! in-process `unshare` + `pivot_root` would need `pre_exec`). See docs/sandbox.md.
+//! small audited program, and it needs no `unsafe` in versus (the crate denies it; an
+//! in-process `unshare` + `pivot_root` would need `pre_exec`). The only two exceptions are
+//! single system calls with no wrapper in nix or std, each with its SAFETY note: marking
+//! inherited descriptors close-on-exec (`descriptors`) and leaving the session keyring
+//! versus was started with (`keyring`). See docs/sandbox.md.
 
 mod bwrap;
 mod command;
