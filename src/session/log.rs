@@ -805,10 +805,16 @@ pub fn next_turn_note(
 mod tests {
     use super::*;
 
+    /// An ownership key of the test's own, beside its project: unit tests never write the
+    /// key of whoever runs them.
+    fn test_key(dir: &tempfile::TempDir) -> crate::session::OwnerKey {
+        crate::session::OwnerKey::at(&dir.path().join(".test-state/store-key")).unwrap()
+    }
+
     #[test]
     fn turns_and_conversations_survive_a_torn_log_and_rewinds() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open_with(dir.path(), test_key(&dir)).unwrap();
         let mut session = Session::create(&store).unwrap();
         let models = vec!["demo/a".to_string(), "demo/b".to_string()];
         for (n, prompt) in ["first", "second"].iter().enumerate() {

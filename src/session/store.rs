@@ -381,10 +381,16 @@ fn exclude_from_git(project: &Path) -> bool {
 mod tests {
     use super::*;
 
+    /// An ownership key of the test's own, beside its project: unit tests never write the
+    /// key of whoever runs them.
+    fn test_key(dir: &tempfile::TempDir) -> crate::session::OwnerKey {
+        crate::session::OwnerKey::at(&dir.path().join(".test-state/store-key")).unwrap()
+    }
+
     #[test]
     fn sessions_are_created_found_by_prefix_and_latest() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open_with(dir.path(), test_key(&dir)).unwrap();
         assert!(matches!(
             store.session(None),
             Err(SessionError::NoSessions(_))
@@ -414,9 +420,9 @@ mod tests {
     fn versus_folder_is_excluded_from_git_once() {
         let dir = tempfile::tempdir().unwrap();
         git2::Repository::init(dir.path()).unwrap();
-        Store::open(dir.path()).unwrap();
+        Store::open_with(dir.path(), test_key(&dir)).unwrap();
         fs::remove_dir_all(dir.path().join(".versus")).unwrap();
-        Store::open(dir.path()).unwrap();
+        Store::open_with(dir.path(), test_key(&dir)).unwrap();
         let exclude = fs::read_to_string(dir.path().join(".git/info/exclude")).unwrap();
         assert_eq!(exclude.matches(".versus/").count(), 1, "{exclude}");
     }

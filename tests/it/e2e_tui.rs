@@ -175,9 +175,16 @@ fn events(project: &Path) -> Vec<serde_json::Value> {
 }
 
 /// Starts versus in the pane with `args` (after the common flags); `; echo EXIT=$?` follows.
+/// Its per-user state goes to the tests' own state folder.
 fn launch(tmux: &Tmux, proj: &Path, config: &Path, args: &str) {
+    launch_in(tmux, proj, config, &util::state_home(), args);
+}
+
+/// [`launch`] with `state` as versus's state folder.
+fn launch_in(tmux: &Tmux, proj: &Path, config: &Path, state: &Path, args: &str) {
     let command = format!(
-        "NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 {} -C {} --config {} {args}; echo EXIT=$?",
+        "NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 XDG_STATE_HOME={} {} -C {} --config {} {args}; echo EXIT=$?",
+        state.display(),
         env!("CARGO_BIN_EXE_versus"),
         proj.display(),
         config.display()
@@ -836,8 +843,9 @@ fn stop_by_signal(signal: &str, name: &'static str, marker: &str) {
     std::fs::create_dir_all(&scratch).unwrap();
     let tmux = Tmux::start(name, 120, 32);
     let command = format!(
-        "TMPDIR={} NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 {} -C {} --config {} -m demo/hang.jsonl; echo \"EXIT\"\"=$?\"",
+        "TMPDIR={} XDG_STATE_HOME={} NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 {} -C {} --config {} -m demo/hang.jsonl; echo \"EXIT\"\"=$?\"",
         scratch.display(),
+        util::state_home().display(),
         env!("CARGO_BIN_EXE_versus"),
         proj.display(),
         config.display()
@@ -900,8 +908,8 @@ fn sighup_stops_the_interface_and_everything_it_started() {
 
 /// Starts versus in the pane with its own state folder (where trust is recorded).
 fn launch_with_state(tmux: &Tmux, proj: &Path, config: &Path, state: &Path, args: &str) {
-    tmux.type_text(&format!("clear; XDG_STATE_HOME={} ", state.display()));
-    launch(tmux, proj, config, args);
+    tmux.type_text("clear; ");
+    launch_in(tmux, proj, config, state, args);
 }
 
 #[test]

@@ -28,6 +28,12 @@ fn project() -> (tempfile::TempDir, PathBuf) {
     (tmp, root)
 }
 
+/// The ownership key of a test project, beside it: library tests never write the key of
+/// whoever runs them.
+fn test_key(root: &Path) -> versus::session::OwnerKey {
+    versus::session::OwnerKey::at(&root.parent().unwrap().join("state/store-key")).unwrap()
+}
+
 /// A demo model answering every turn with the same step: `say`, and a write when given.
 fn target(label: &str, say: &str, write: Option<(&str, &str)>, turns: usize) -> TurnTarget {
     let tools = Arc::new(ToolRegistry::builtin());
@@ -102,7 +108,7 @@ async fn turn(
 async fn a_continued_session_keeps_every_model_after_a_turn_for_some_of_them() {
     let (tmp, root) = project();
     let (a, b) = ("demo/a", "demo/b");
-    let store = Store::open(&root).unwrap();
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
     let mut engine =
         SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap();
     turn(
@@ -148,7 +154,7 @@ async fn a_continued_session_keeps_every_model_after_a_turn_for_some_of_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_turn_records_only_the_messages_it_added() {
     let (tmp, root) = project();
-    let store = Store::open(&root).unwrap();
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
     let label = "demo/a";
     let mut engine = SessionEngine::create(store.clone(), Source::Ask, vec![label.into()]).unwrap();
     let turns = 6;
@@ -199,7 +205,7 @@ async fn each_turn_records_only_the_messages_it_added() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rewound_choice_is_left_out_of_the_statistics() {
     let (tmp, root) = project();
-    let store = Store::open(&root).unwrap();
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
     let label = "demo/a";
     let mut engine = SessionEngine::create(store.clone(), Source::Tui, vec![label.into()]).unwrap();
     let number = turn(

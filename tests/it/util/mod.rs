@@ -61,11 +61,19 @@ impl Dir {
     }
 }
 
-/// The binary under test.
+/// The binary under test. Its per-user state (trust records, the key that stamps `.versus`)
+/// goes to [`state_home`], never to the real home of whoever runs the tests; a test that needs
+/// a state folder of its own sets `XDG_STATE_HOME` after this.
 pub fn versus() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_versus"));
-    c.env("NO_COLOR", "1");
+    c.env("NO_COLOR", "1").env("XDG_STATE_HOME", state_home());
     c
+}
+
+/// The state folder of the tests' versus runs: under cargo's temp folder for integration
+/// tests (`target/tmp`), so a test run leaves nothing in the user's home.
+pub fn state_home() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("versus-state")
 }
 
 /// What one `versus tool` run printed and returned.
