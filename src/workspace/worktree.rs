@@ -33,7 +33,7 @@ use std::process::{Command, Stdio};
 use git2::{Repository, RepositoryInitOptions, StatusOptions};
 
 use super::base::Base;
-use super::copy::copy_paths;
+use super::copy::{copy_paths, make_real_folder, remove_file_beneath};
 use super::error::WorkspaceError;
 
 /// Prefix of the worktrees (and temporary branches) older versions of versus registered in the
@@ -357,16 +357,16 @@ fn fill(repo: &Repository, base: &Base, tree: &Path, prefix: &Path) -> Result<()
         }
     }
     let project_root = tree.join(prefix);
+    // Deletions first, then copies, and neither through a link: the checkout is HEAD, which
+    // the repository wrote. A path the user replaced (a committed link `a` that is a folder
+    // `a/` in their tree) is a deletion of the link and copies into a real folder; a deleted
+    // `a/b` below a committed link `a` is outside the checkout and stays untouched.
+    make_real_folder(tree, &prefix_str)?;
+    for rel in to_delete {
+        remove_file_beneath(&project_root, &rel)?;
+    }
     let refs: Vec<&str> = to_copy.iter().map(String::as_str).collect();
     copy_paths(base, base.root(), &project_root, &refs)?;
-    for rel in to_delete {
-        let path = project_root.join(&rel);
-        match fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(WorkspaceError::io("delete", path, e)),
-        }
-    }
     Ok(())
 }
 

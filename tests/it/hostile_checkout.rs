@@ -1,0 +1,141 @@
+//! A hostile repository against what versus does on the host, outside the sandbox (issue 21,
+//! third red team): building a workspace lays the user's uncommitted state over a checkout of
+//! HEAD, and HEAD is whatever the repository committed. A committed link `a -> ~/.ssh` while
+//! the user's tree holds a real folder `a/` (a type change, or a repository unpacked from an
+//! archive with its `.git`) made versus write `a/authorized_keys` into the folder the link
+//! names, on the host, before any model ran; a deleted `b/victim` in the index below a
+//! committed link `b` deleted the file the link leads to. Both are played through the real
+//! binary, as the test user and as an unprivileged one, with full checkouts and copy-on-write.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::util;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use util::git;
+use util::users::{Who, give_away};
+
+/// The bytes the repository wants on the host.
+const PAYLOAD: &str = "ssh-ed25519 AAAA attacker\n";
+
+struct Lab {
+    _tmp: tempfile::TempDir,
+    base: PathBuf,
+}
+
+impl Lab {
+    fn path(&self, rel: &str) -> PathBuf {
+        self.base.join(rel)
+    }
+}
+
+/// A repository whose HEAD holds the links `a` and `b` to a folder outside it (the user's
+/// `~/.ssh`, here `outside/`), a working tree where `a` is a real folder holding
+/// `a/authorized_keys`, and an index (as an archive ships it) listing `b/victim` while the
+/// tree has no `b`: git status calls `a` deleted, `a/authorized_keys` untracked and
+/// `b/victim` deleted.
+fn lab() -> Lab {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    for dir in ["home", "tmp", "outside", "project/scripts"] {
+        std::fs::create_dir_all(base.join(dir)).unwrap();
+    }
+    let project = base.join("project");
+    let outside = base.join("outside");
+    std::fs::write(outside.join("victim"), "the user's own\n").unwrap();
+    std::fs::write(project.join("README"), "hi\n").unwrap();
+    std::fs::write(project.join(".gitignore"), "scripts/\n").unwrap();
+    std::fs::write(project.join("scripts/m"), "{\"say\": \"done\"}\n").unwrap();
+    std::os::unix::fs::symlink(&outside, project.join("a")).unwrap();
+    std::os::unix::fs::symlink(&outside, project.join("b")).unwrap();
+    git(&project, &["init", "-q"]);
+    git(&project, &["add", "."]);
+    git(&project, &["commit", "-qm", "init"]);
+    std::fs::remove_file(project.join("a")).unwrap();
+    std::fs::create_dir(project.join("a")).unwrap();
+    std::fs::write(project.join("a/authorized_keys"), PAYLOAD).unwrap();
+    git(&project, &["rm", "-q", "--cached", "b"]);
+    std::fs::remove_file(project.join("b")).unwrap();
+    let blob = Command::new("git")
+        .args(["hash-object", "-w", "--stdin"])
+        .current_dir(&project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(b"x\n")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let blob = String::from_utf8(blob.stdout).unwrap();
+    git(
+        &project,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{},b/victim", blob.trim()),
+        ],
+    );
+    Lab { _tmp: tmp, base }
+}
+
+fn ask(lab: &Lab, who: Who, copy_on_write: &str) -> Output {
+    who.versus()
+        .arg("-C")
+        .arg(lab.path("project"))
+        .args(["ask", "hi", "-m", "demo/scripts/m"])
+        .env("HOME", lab.path("home"))
+        .env("XDG_CONFIG_HOME", lab.path("home/.config"))
+        .env("XDG_STATE_HOME", lab.path("home/.state"))
+        .env("TMPDIR", lab.path("tmp"))
+        .env("VERSUS_COPY_ON_WRITE", copy_on_write)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn listing(dir: &Path) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            (e.file_name().to_string_lossy().into_owned(), text)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_committed_link_never_lets_the_workspace_checkout_write_or_delete_outside() {
+    for who in Who::BOTH {
+        for copy_on_write in ["auto", "off"] {
+            let lab = lab();
+            give_away(&lab.base, who);
+            let out = ask(&lab, who, copy_on_write);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let case = format!("{} (copy-on-write {copy_on_write})", who.name());
+            assert!(out.status.success(), "{case}: {stdout}\n{stderr}");
+            assert_eq!(
+                listing(&lab.path("outside")),
+                vec![("victim".to_string(), "the user's own\n".to_string())],
+                "{case}: the folder a committed link names was written or emptied"
+            );
+            // The workspace is the user's tree: nothing of theirs shows up as a change.
+            assert!(
+                stdout.contains("(no changes)"),
+                "{case}: {stdout}\n{stderr}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(lab.path("project/a/authorized_keys")).unwrap(),
+                PAYLOAD,
+                "{case}"
+            );
+        }
+    }
+}
