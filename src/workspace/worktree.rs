@@ -40,6 +40,9 @@ use super::error::WorkspaceError;
 /// user's repository; only used to prune their leftovers.
 pub(crate) const NAME_PREFIX: &str = "versus-ws-";
 
+/// The most of the user's `info/exclude` copied into a workspace repository.
+const EXCLUDE_CAP: u64 = 1 << 20;
+
 /// How deep git itself follows alternates of alternates; the same bound here.
 const ALTERNATES_DEPTH: usize = 5;
 
@@ -102,8 +105,16 @@ pub(crate) fn create_checkout(
         &private_git.join("HEAD"),
         format!("{}\n", head.id()).as_bytes(),
     )?;
-    if let Ok(exclude) = fs::read(git_dir.join("info/exclude")) {
-        write_file(&private_git.join("info/exclude"), &exclude)?;
+    // Read as a file of the repository's own, never through a link: an archive's
+    // `.git/info/exclude -> ~/.ssh/id_ed25519` would put the key where the model reads it.
+    match crate::fsutil::read_capped_beneath(&git_dir, "info/exclude", EXCLUDE_CAP) {
+        Ok(exclude) => write_file(&private_git.join("info/exclude"), &exclude)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => tracing::warn!(
+            git_dir = %git_dir.display(),
+            error = %e,
+            "info/exclude not copied to the workspace repository"
+        ),
     }
     checkout(tree)?;
     fill(&repo, base, tree, prefix)?;

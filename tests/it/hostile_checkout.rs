@@ -139,3 +139,74 @@ fn a_committed_link_never_lets_the_workspace_checkout_write_or_delete_outside() 
         }
     }
 }
+
+/// A repository unpacked from an archive carries its `.git` whole: `.git/info/exclude ->
+/// ~/.ssh/id_ed25519`. versus copied that file into the workspace's private repository, where
+/// the model read the key with `cat .git/info/exclude` (and sent it on), and rewrote the
+/// project's exclude with the key's text in it when it added `.versus/`. Now both read the
+/// repository's own file only, never through a link: the model sees no key, the link is left
+/// as it was. Played as the test user and as an unprivileged one.
+#[test]
+fn a_linked_exclude_file_in_an_archived_git_folder_never_reaches_the_model() {
+    const KEY: &str = "PRIVATE-KEY-EXCLUDE-CANARY";
+    for who in Who::BOTH {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let lab = Lab {
+            _tmp: tmp,
+            base: base.clone(),
+        };
+        let project = lab.path("project");
+        for dir in ["home/.ssh", "tmp", "project/scripts"] {
+            std::fs::create_dir_all(lab.path(dir)).unwrap();
+        }
+        let key = lab.path("home/.ssh/id_ed25519");
+        std::fs::write(&key, format!("{KEY}\n")).unwrap();
+        std::fs::write(project.join("README"), "hi\n").unwrap();
+        std::fs::write(project.join(".gitignore"), "scripts/\n").unwrap();
+        let step = serde_json::json!({"tools": [{"name": "bash",
+            "args": {"command": "cat .git/info/exclude; echo READ-DONE"}}]});
+        std::fs::write(
+            project.join("scripts/m"),
+            format!("{step}\n{{\"say\": \"done\"}}\n"),
+        )
+        .unwrap();
+        git(&project, &["init", "-q"]);
+        git(&project, &["add", "."]);
+        git(&project, &["commit", "-qm", "init"]);
+        let exclude = project.join(".git/info/exclude");
+        let _ = std::fs::remove_file(&exclude);
+        std::os::unix::fs::symlink(&key, &exclude).unwrap();
+        give_away(&base, who);
+        let out = ask(&lab, who, "auto");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {stdout}\n{stderr}", who.name());
+        let sessions = project.join(".versus/sessions");
+        let session = std::fs::read_dir(&sessions)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let events = std::fs::read_to_string(session.join("events.jsonl")).unwrap();
+        assert!(events.contains("READ-DONE"), "{}: {events}", who.name());
+        assert!(
+            !events.contains(KEY),
+            "{}: the model read the key through .git/info/exclude",
+            who.name()
+        );
+        assert_eq!(
+            std::fs::read_link(&exclude).unwrap(),
+            key,
+            "{}: the linked exclude was replaced",
+            who.name()
+        );
+        assert_eq!(
+            std::fs::read_to_string(&key).unwrap(),
+            format!("{KEY}\n"),
+            "{}",
+            who.name()
+        );
+    }
+}
