@@ -85,6 +85,14 @@ pub(crate) fn create_checkout(
     if super::base::ignored_by_repository(project, &workdir) {
         return Ok(None);
     }
+    // A checkout holds the whole repository: right for a project that is a folder of it,
+    // wrong for a folder the repository merely surrounds. Run in `~/Downloads/x` under a
+    // dotfiles repository at home (`status.showUntrackedFiles=no`, nothing ignored), the
+    // model's workspace held that repository's checkout, `../../.netrc` included. A project
+    // folder HEAD does not hold is not that repository's: it gets a copy of its own files.
+    if !prefix.as_os_str().is_empty() && !holds_folder(&head, prefix) {
+        return Ok(None);
+    }
     let git_dir = repo.commondir().to_path_buf();
     let objects = borrowed_objects(&git_dir.join("objects"))?;
 
@@ -124,6 +132,15 @@ pub(crate) fn create_checkout(
         user_git_dir: git_dir,
         objects,
     }))
+}
+
+/// Whether the tree of `commit` has a folder at `prefix` (the project's place in it).
+fn holds_folder(commit: &git2::Commit<'_>, prefix: &Path) -> bool {
+    commit
+        .tree()
+        .ok()
+        .and_then(|tree| tree.get_path(prefix).ok())
+        .is_some_and(|entry| entry.kind() == Some(git2::ObjectType::Tree))
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WorkspaceError> {

@@ -210,3 +210,68 @@ fn a_linked_exclude_file_in_an_archived_git_folder_never_reaches_the_model() {
         );
     }
 }
+
+/// A folder a repository merely surrounds is not that repository's: `versus ask` in
+/// `~/Downloads/x` under a dotfiles repository at home (untracked files hidden with
+/// `status.showUntrackedFiles=no`, nothing ignored) gave the model a checkout of the whole
+/// dotfiles repository, and `cat ../../.netrc` read the password committed there. Now a
+/// project folder HEAD does not hold gets a copy of its own files. Played as the test user and
+/// as an unprivileged one.
+#[test]
+fn a_repository_around_an_untracked_project_never_reaches_the_workspace() {
+    const NETRC: &str = "machine example.com password NETRC-CANARY";
+    for who in Who::BOTH {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let lab = Lab {
+            _tmp: tmp,
+            base: base.clone(),
+        };
+        let home = lab.path("home");
+        let project = home.join("Downloads/x");
+        std::fs::create_dir_all(project.join("scripts")).unwrap();
+        std::fs::create_dir_all(lab.path("tmp")).unwrap();
+        std::fs::write(home.join(".netrc"), format!("{NETRC}\n")).unwrap();
+        git(&home, &["init", "-q"]);
+        git(&home, &["add", ".netrc"]);
+        git(&home, &["commit", "-qm", "dotfiles"]);
+        git(&home, &["config", "status.showUntrackedFiles", "no"]);
+        std::fs::write(project.join("README"), "hi\n").unwrap();
+        let step = serde_json::json!({"tools": [{"name": "bash",
+            "args": {"command": "cat ../../.netrc; git show HEAD:.netrc; echo READ-DONE"}}]});
+        std::fs::write(
+            project.join("scripts/m"),
+            format!("{step}\n{{\"say\": \"done\"}}\n"),
+        )
+        .unwrap();
+        give_away(&base, who);
+        let out = who
+            .versus()
+            .arg("-C")
+            .arg(&project)
+            .args(["ask", "hi", "-m", "demo/scripts/m"])
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_STATE_HOME", home.join(".state"))
+            .env("TMPDIR", lab.path("tmp"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {stdout}\n{stderr}", who.name());
+        let session = std::fs::read_dir(project.join(".versus/sessions"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let events = std::fs::read_to_string(session.join("events.jsonl")).unwrap();
+        assert!(events.contains("READ-DONE"), "{}: {events}", who.name());
+        assert!(
+            !events.contains("NETRC-CANARY"),
+            "{}: the model read the surrounding repository",
+            who.name()
+        );
+    }
+}
