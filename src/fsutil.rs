@@ -298,12 +298,45 @@ pub fn open_beneath(root: &Path, rel: &str) -> io::Result<fs::File> {
 /// the check and the read; at most `cap + 1` bytes are ever read, in case it grows meanwhile.
 /// The error's text says what was wrong and is meant to follow the file's name.
 pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let file = fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
         .open(path)?;
+    read_open_capped(file, cap)
+}
+
+/// [`read_capped`] of `rel` inside `root`, following no link at all: every folder on the way
+/// and the file itself are opened without following (as [`open_beneath`]); a link anywhere
+/// is an error, never a read of what it names.
+///
+/// Why: versus copies and rewrites files of a repository's own git folder (`info/exclude`),
+/// and a repository unpacked from an archive carries its `.git` whole. `.git/info/exclude ->
+/// ~/.ssh/id_ed25519` was read on the host and copied into the workspace's private
+/// repository, where the model read the key with `cat .git/info/exclude`.
+pub fn read_capped_beneath(root: &Path, rel: &str, cap: u64) -> io::Result<Vec<u8>> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    let (dir, name) = walk_beneath(root, rel, false)?;
+    let flags = OFlag::O_RDONLY
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_NONBLOCK
+        | OFlag::O_NOCTTY
+        | OFlag::O_CLOEXEC;
+    let fd = openat(&dir, name, flags, Mode::empty()).map_err(|e| match e {
+        nix::errno::Errno::ELOOP => io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{rel}` is a symlink: refused"),
+        ),
+        e => e.into(),
+    })?;
+    read_open_capped(fs::File::from(fd), cap)
+}
+
+/// The checks and the bounded read of [`read_capped`] on a file already open.
+fn read_open_capped(file: fs::File, cap: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
     let meta = file.metadata()?;
     let kind = meta.file_type();
     if !kind.is_file() {
@@ -496,5 +529,27 @@ mod tests {
         let p = dir.path().join("a/b/c.txt");
         atomic_write(&p, b"x").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"x");
+    }
+
+    #[test]
+    fn read_capped_beneath_follows_no_link_and_stays_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("info")).unwrap();
+        fs::write(root.join("secret"), "key").unwrap();
+        fs::write(root.join("info/exclude"), "target/\n").unwrap();
+        assert_eq!(
+            read_capped_beneath(root, "info/exclude", 64).unwrap(),
+            b"target/\n"
+        );
+        assert!(read_capped_beneath(root, "info/exclude", 4).is_err());
+        std::os::unix::fs::symlink(root.join("secret"), root.join("info/linked")).unwrap();
+        assert!(read_capped_beneath(root, "info/linked", 64).is_err());
+        std::os::unix::fs::symlink("/dev/zero", root.join("info/zero")).unwrap();
+        assert!(read_capped_beneath(root, "info/zero", 64).is_err());
+        std::os::unix::fs::symlink(root.join("info"), root.join("via")).unwrap();
+        assert!(read_capped_beneath(root, "via/exclude", 64).is_err());
+        nix::unistd::mkfifo(&root.join("info/fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(read_capped_beneath(root, "info/fifo", 64).is_err());
     }
 }

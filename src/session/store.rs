@@ -351,6 +351,12 @@ impl Store {
     }
 }
 
+/// The repository's exclude file, relative to its common git folder.
+const EXCLUDE: &str = "info/exclude";
+
+/// The most of an exclude file versus reads to add `.versus/` to it.
+const EXCLUDE_CAP: u64 = 1 << 20;
+
 /// File in `.versus/` saying the exclude is in place (in the repository's common folder).
 const EXCLUDED_MARKER: &str = ".git-excluded";
 
@@ -361,19 +367,30 @@ fn exclude_from_git(project: &Path) -> bool {
     let Ok(repo) = git2::Repository::discover(project) else {
         return false;
     };
-    let info = repo.commondir().join("info");
-    let exclude = info.join("exclude");
-    let current = fs::read_to_string(&exclude).unwrap_or_default();
-    if current.lines().any(|l| l.trim() == ".versus/") {
+    // The repository's own file only, read and replaced relative to its git folder without
+    // following a link: an archive's `.git/info/exclude -> ~/.ssh/id_ed25519` (or `.git/info
+    // -> elsewhere`) must neither be copied into the project nor written through. Such an
+    // exclude is left alone.
+    let git_dir = repo.commondir().to_path_buf();
+    let current = match crate::fsutil::read_capped_beneath(&git_dir, EXCLUDE, EXCLUDE_CAP) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(_) => return false,
+    };
+    if current
+        .split(|b| *b == b'\n')
+        .any(|l| l.trim_ascii() == b".versus/")
+    {
         return true;
     }
+    // Bytes, not text: whatever else the file holds stays exactly as it was.
     let mut text = current;
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
+    if !text.is_empty() && !text.ends_with(b"\n") {
+        text.push(b'\n');
     }
-    text.push_str(".versus/\n");
-    let _ = fs::create_dir_all(&info);
-    crate::fsutil::atomic_write(&exclude, text.as_bytes()).is_ok()
+    text.extend_from_slice(b".versus/\n");
+    crate::fsutil::write_beneath(&git_dir, EXCLUDE, &text, crate::fsutil::Durability::Synced)
+        .is_ok()
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ pub(crate) fn copy_paths(
             scope.spawn(move || {
                 for rel in part {
                     let is_link = base.get(rel).map(|e| e.kind) == Some(BaseKind::Symlink);
-                    if let Err(err) = copy_one(&src.join(rel), &dst.join(rel), is_link) {
+                    if let Err(err) = copy_one(src, dst, rel, is_link) {
                         if let Ok(mut slot) = failure.lock() {
                             slot.get_or_insert(err);
                         }
@@ -66,37 +66,165 @@ pub(crate) fn copy_tree(base: &Base, src: &Path, dst: &Path) -> Result<(), Works
     copy_paths(base, src, dst, &paths)
 }
 
-/// Copies one file or symlink, creating parents and replacing an existing destination.
-fn copy_one(from: &Path, to: &Path, is_link: bool) -> Result<(), WorkspaceError> {
-    if let Some(parent) = to.parent() {
-        fs::create_dir_all(parent).map_err(|e| WorkspaceError::io("create folder", parent, e))?;
-    }
-    match fs::symlink_metadata(to) {
-        Ok(meta) if meta.is_dir() => super::remove::remove_tree(to)
-            .map_err(|e| WorkspaceError::io("replace folder", to, e))?,
-        Ok(_) => fs::remove_file(to).map_err(|e| WorkspaceError::io("replace file", to, e))?,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(WorkspaceError::io("inspect", to, e)),
+/// Copies one file or symlink to `dst/rel`, creating parents and replacing an existing
+/// destination, without ever writing through a link.
+///
+/// The destination tree is not the project: in worktree mode it is a checkout of HEAD, and
+/// HEAD is whatever the repository committed. A committed `a -> ~/.ssh` while the user's tree
+/// holds a real folder `a/` (a type change, or a repository unpacked from an archive with
+/// its `.git`) made a plain `create_dir_all` + `copy` of `a/authorized_keys` write into
+/// `~/.ssh` on the host. So every folder on the way is opened from the one before with
+/// `O_NOFOLLOW`, and one that is a link or a file in the checkout is replaced by a real folder
+/// (the base says the user has a folder there); the file itself is created `O_EXCL |
+/// O_NOFOLLOW` relative to that folder's handle. The source is opened without following a
+/// link or blocking on a fifo, and must be a regular file.
+fn copy_one(src: &Path, dst: &Path, rel: &str, is_link: bool) -> Result<(), WorkspaceError> {
+    use nix::fcntl::{AtFlags, OFlag, openat};
+    use nix::sys::stat::{Mode, fstatat};
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let from = src.join(rel);
+    let to = dst.join(rel);
+    let io_err = |op: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |e: io::Error| WorkspaceError::io(op, path, e)
+    };
+    let (dir, name) = real_folders(dst, rel, true)
+        .map_err(io_err("create folder", &to))?
+        .ok_or_else(|| WorkspaceError::io("create folder", &to, io::Error::other("no folder")))?;
+    match fstatat(&dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(st) if (st.st_mode & nix::libc::S_IFMT) == nix::libc::S_IFDIR => {
+            // Every folder above is a real one just checked: the path names no link.
+            super::remove::remove_tree(&to).map_err(io_err("replace folder", &to))?;
+        }
+        Ok(_) => unlink(&dir, name).map_err(io_err("replace file", &to))?,
+        Err(nix::errno::Errno::ENOENT) => {}
+        Err(e) => return Err(WorkspaceError::io("inspect", &to, e.into())),
     }
     if is_link {
-        let target = fs::read_link(from).map_err(|e| WorkspaceError::io("read link", from, e))?;
-        make_symlink(&target, to).map_err(|e| WorkspaceError::io("create link", to, e))?;
-    } else {
-        fs::copy(from, to).map_err(|e| WorkspaceError::io("copy", from, e))?;
+        let target = fs::read_link(&from).map_err(io_err("read link", &from))?;
+        nix::unistd::symlinkat(&target, &dir, name)
+            .map_err(|e| WorkspaceError::io("create link", &to, e.into()))?;
+        return Ok(());
     }
+    let mut source = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(&from)
+        .map_err(io_err("copy", &from))?;
+    let meta = source.metadata().map_err(io_err("copy", &from))?;
+    if !meta.is_file() {
+        return Err(WorkspaceError::io(
+            "copy",
+            &from,
+            io::Error::other("not a regular file"),
+        ));
+    }
+    let fd = openat(
+        &dir,
+        name,
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(0o600),
+    )
+    .map_err(|e| WorkspaceError::io("copy to", &to, e.into()))?;
+    let mut target = fs::File::from(fd);
+    // File to file: `copy_file_range`, so a reflink where the filesystem has them.
+    io::copy(&mut source, &mut target).map_err(io_err("copy", &from))?;
+    target
+        .set_permissions(fs::Permissions::from_mode(
+            meta.permissions().mode() & 0o7777,
+        ))
+        .map_err(io_err("copy to", &to))?;
     Ok(())
 }
 
-#[cfg(unix)]
-fn make_symlink(target: &Path, link: &Path) -> io::Result<()> {
-    std::os::unix::fs::symlink(target, link)
+/// Deletes the file `rel` of the checkout at `root` (a path the user deleted), never through
+/// a link: when a folder on the way is a link or a file (HEAD has one there), nothing of the
+/// checkout lies at that path and nothing is deleted; a folder at the name is left alone.
+pub(crate) fn remove_file_beneath(root: &Path, rel: &str) -> Result<(), WorkspaceError> {
+    let path = root.join(rel);
+    let Some((dir, name)) =
+        real_folders(root, rel, false).map_err(|e| WorkspaceError::io("delete", &path, e))?
+    else {
+        return Ok(());
+    };
+    match unlink(&dir, name) {
+        Ok(()) => Ok(()),
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound
+                || e.raw_os_error() == Some(nix::libc::EISDIR) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(WorkspaceError::io("delete", path, e)),
+    }
 }
 
-#[cfg(not(unix))]
-fn make_symlink(target: &Path, link: &Path) -> io::Result<()> {
-    // Without unix symlinks, keep the content the link pointed at.
-    let resolved = link.parent().map(|p| p.join(target)).unwrap_or_default();
-    fs::copy(resolved, link).map(|_| ())
+/// Makes `rel` below `root` a chain of real folders (see [`real_folders`]): where a project
+/// lies in a subfolder of its repository, HEAD may hold a link on the way to it.
+pub(crate) fn make_real_folder(root: &Path, rel: &str) -> Result<(), WorkspaceError> {
+    if rel.split('/').all(str::is_empty) {
+        return Ok(());
+    }
+    let path = root.join(rel);
+    let inner = format!("{rel}/-");
+    real_folders(root, &inner, true)
+        .map_err(|e| WorkspaceError::io("create folder", &path, e))
+        .map(|_| ())
+}
+
+fn unlink(dir: &std::os::fd::OwnedFd, name: &str) -> io::Result<()> {
+    nix::unistd::unlinkat(dir, name, nix::unistd::UnlinkatFlags::NoRemoveDir).map_err(Into::into)
+}
+
+/// Opens the folders of `rel` below `root` one at a time, each from the one before with
+/// `O_NOFOLLOW`, and returns the last one's handle and the final name. With `make`, a missing
+/// folder is created and a link or file in the way is replaced by a real folder; without, a
+/// missing one or one that is not a real folder gives `None` (nothing lies below it).
+fn real_folders<'r>(
+    root: &Path,
+    rel: &'r str,
+    make: bool,
+) -> io::Result<Option<(std::os::fd::OwnedFd, &'r str)>> {
+    use nix::errno::Errno;
+    use nix::fcntl::{OFlag, open, openat};
+    use nix::sys::stat::{Mode, mkdirat};
+    let flags = OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC;
+    let mut parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+    let Some(name) = parts.pop() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty path"));
+    };
+    if parts.iter().chain([&name]).any(|p| *p == "." || *p == "..") {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "`.` and `..` are not allowed here",
+        ));
+    }
+    let mut dir = open(root, flags, Mode::empty())?;
+    for part in parts {
+        let opened = match openat(&dir, part, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT | Errno::ELOOP | Errno::ENOTDIR) if !make => return Ok(None),
+            Err(first @ (Errno::ENOENT | Errno::ELOOP | Errno::ENOTDIR)) => {
+                if first != Errno::ENOENT {
+                    // A link or file of the checkout where the user has a folder. Another
+                    // thread may have replaced it already: a folder is never unlinked here.
+                    match nix::unistd::unlinkat(&dir, part, nix::unistd::UnlinkatFlags::NoRemoveDir)
+                    {
+                        Ok(()) | Err(Errno::ENOENT | Errno::EISDIR) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                match mkdirat(&dir, part, Mode::from_bits_truncate(0o777)) {
+                    Ok(()) | Err(Errno::EEXIST) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                openat(&dir, part, flags, Mode::empty())?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        dir = opened;
+    }
+    Ok(Some((dir, name)))
 }
 
 #[cfg(test)]

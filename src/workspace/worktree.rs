@@ -33,12 +33,15 @@ use std::process::{Command, Stdio};
 use git2::{Repository, RepositoryInitOptions, StatusOptions};
 
 use super::base::Base;
-use super::copy::copy_paths;
+use super::copy::{copy_paths, make_real_folder, remove_file_beneath};
 use super::error::WorkspaceError;
 
 /// Prefix of the worktrees (and temporary branches) older versions of versus registered in the
 /// user's repository; only used to prune their leftovers.
 pub(crate) const NAME_PREFIX: &str = "versus-ws-";
+
+/// The most of the user's `info/exclude` copied into a workspace repository.
+const EXCLUDE_CAP: u64 = 1 << 20;
 
 /// How deep git itself follows alternates of alternates; the same bound here.
 const ALTERNATES_DEPTH: usize = 5;
@@ -82,6 +85,14 @@ pub(crate) fn create_checkout(
     if super::base::ignored_by_repository(project, &workdir) {
         return Ok(None);
     }
+    // A checkout holds the whole repository: right for a project that is a folder of it,
+    // wrong for a folder the repository merely surrounds. Run in `~/Downloads/x` under a
+    // dotfiles repository at home (`status.showUntrackedFiles=no`, nothing ignored), the
+    // model's workspace held that repository's checkout, `../../.netrc` included. A project
+    // folder HEAD does not hold is not that repository's: it gets a copy of its own files.
+    if !prefix.as_os_str().is_empty() && !holds_folder(&head, prefix) {
+        return Ok(None);
+    }
     let git_dir = repo.commondir().to_path_buf();
     let objects = borrowed_objects(&git_dir.join("objects"))?;
 
@@ -102,8 +113,16 @@ pub(crate) fn create_checkout(
         &private_git.join("HEAD"),
         format!("{}\n", head.id()).as_bytes(),
     )?;
-    if let Ok(exclude) = fs::read(git_dir.join("info/exclude")) {
-        write_file(&private_git.join("info/exclude"), &exclude)?;
+    // Read as a file of the repository's own, never through a link: an archive's
+    // `.git/info/exclude -> ~/.ssh/id_ed25519` would put the key where the model reads it.
+    match crate::fsutil::read_capped_beneath(&git_dir, "info/exclude", EXCLUDE_CAP) {
+        Ok(exclude) => write_file(&private_git.join("info/exclude"), &exclude)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => tracing::warn!(
+            git_dir = %git_dir.display(),
+            error = %e,
+            "info/exclude not copied to the workspace repository"
+        ),
     }
     checkout(tree)?;
     fill(&repo, base, tree, prefix)?;
@@ -113,6 +132,15 @@ pub(crate) fn create_checkout(
         user_git_dir: git_dir,
         objects,
     }))
+}
+
+/// Whether the tree of `commit` has a folder at `prefix` (the project's place in it).
+fn holds_folder(commit: &git2::Commit<'_>, prefix: &Path) -> bool {
+    commit
+        .tree()
+        .ok()
+        .and_then(|tree| tree.get_path(prefix).ok())
+        .is_some_and(|entry| entry.kind() == Some(git2::ObjectType::Tree))
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WorkspaceError> {
@@ -357,16 +385,16 @@ fn fill(repo: &Repository, base: &Base, tree: &Path, prefix: &Path) -> Result<()
         }
     }
     let project_root = tree.join(prefix);
+    // Deletions first, then copies, and neither through a link: the checkout is HEAD, which
+    // the repository wrote. A path the user replaced (a committed link `a` that is a folder
+    // `a/` in their tree) is a deletion of the link and copies into a real folder; a deleted
+    // `a/b` below a committed link `a` is outside the checkout and stays untouched.
+    make_real_folder(tree, &prefix_str)?;
+    for rel in to_delete {
+        remove_file_beneath(&project_root, &rel)?;
+    }
     let refs: Vec<&str> = to_copy.iter().map(String::as_str).collect();
     copy_paths(base, base.root(), &project_root, &refs)?;
-    for rel in to_delete {
-        let path = project_root.join(&rel);
-        match fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(WorkspaceError::io("delete", path, e)),
-        }
-    }
     Ok(())
 }
 

@@ -1413,3 +1413,93 @@ fn the_review_shell_runs_the_models_git_config_only_inside_its_sandbox() {
         drop(tmux);
     }
 }
+
+/// A cloned repository ships links as easily as files: `CONTRIBUTING.md -> ~/.ssh/id_ed25519`
+/// and `ENV.md -> /proc/self/environ` (versus's own environment, every key it holds). Attached
+/// with `@` like any project file, both used to be read on the host and sent to every model of
+/// the turn. Now an attachment is a project file by the rule the models' own tools follow (a
+/// link must resolve inside the project): those two stay plain text, the real file attaches.
+/// Played as the test user and as an unprivileged one.
+#[test]
+fn an_attachment_never_follows_a_link_out_of_the_project() {
+    use util::users::{Who, give_away};
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    for who in Who::BOTH {
+        let tmp = util::Dir::new();
+        let proj = tmp.path().join("project");
+        project(&proj);
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE-KEY-CANARY\n").unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh/id_ed25519"), proj.join("CONTRIBUTING.md"))
+            .unwrap();
+        std::os::unix::fs::symlink("/proc/self/environ", proj.join("ENV.md")).unwrap();
+        let config = tmp.write("empty.toml", "");
+        let workspaces = tmp.path().join("tmp");
+        std::fs::create_dir_all(&workspaces).unwrap();
+        give_away(tmp.path(), who);
+        let tmux = Tmux::start(
+            if who == Who::Me {
+                "attach-me"
+            } else {
+                "attach-nobody"
+            },
+            130,
+            40,
+        );
+        let setpriv = if who.drops() {
+            "setpriv --reuid=65534 --regid=65534 --clear-groups -- "
+        } else {
+            ""
+        };
+        tmux.type_text(&format!(
+            "OPENAI_API_KEY=sk-attach-canary NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 \
+             TMPDIR={} HOME={} {setpriv}{} -C {} --config {} -m demo/quick.jsonl; echo EXIT=$?",
+            workspaces.display(),
+            home.display(),
+            env!("CARGO_BIN_EXE_versus"),
+            proj.display(),
+            config.display()
+        ));
+        tmux.press("Enter");
+        tmux.wait_for(&["turn 0"]);
+        tmux.type_text("read @CONTRIBUTING.md @ENV.md @notes.txt ");
+        tmux.press("Enter");
+        tmux.wait_for(&["QUICK-DONE"]);
+        let sessions = proj.join(".versus/sessions");
+        let dir = std::fs::read_dir(&sessions)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let read = versus::session::SessionLog::read(&dir).unwrap();
+        let conversation = &read.conversations()["demo/quick.jsonl"];
+        let sent: String = conversation
+            .iter()
+            .filter(|m| m.role == versus::model::Role::User)
+            .map(|m| m.text())
+            .collect();
+        assert!(
+            sent.contains("Attached file `notes.txt`"),
+            "{}: {sent}",
+            who.name()
+        );
+        for secret in [
+            "PRIVATE-KEY-CANARY",
+            "sk-attach-canary",
+            "Attached file `ENV.md`",
+        ] {
+            assert!(
+                !sent.contains(secret),
+                "{}: {secret} reached the model: {sent}",
+                who.name()
+            );
+        }
+        // Dropping the tmux server ends versus (SIGHUP) before the folders go.
+        drop(tmux);
+    }
+}

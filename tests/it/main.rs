@@ -26,6 +26,7 @@ mod config_models;
 mod e2e_tui;
 mod engine;
 mod foreign_state;
+mod hostile_checkout;
 mod output_safety;
 mod provider_anthropic;
 mod provider_gemini;

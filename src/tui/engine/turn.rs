@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use crate::agent::{AgentSettings, system_prompt};
 use crate::engine::{HistoryPolicy, TurnEvent, TurnRequest as EngineTurn, TurnTarget};
+use crate::fsutil::read_capped;
 use crate::runner::{RunOptions, entry_for};
 use crate::session::{EventLog, now};
 use crate::tools::{ToolLimits, ToolRegistry};
-use crate::workspace::{Base, Isolation};
+use crate::workspace::{Base, Isolation, ProjectPath};
 
 use super::super::action::{CheckState, EngineMsg, Target, TurnRequest};
 use super::super::panel::RunSummary;
@@ -308,6 +309,13 @@ fn plain_note(turn: u32, plain: &[String]) -> String {
 /// annotation, `@types/node`, a user handle): only an existing file inside the project
 /// attaches, so a word that merely starts with `@` never blocks sending. A path that leaves
 /// the project (absolute, or through `..`) is text too: attachments are project files only.
+///
+/// "Inside" is decided by the rule the models' own file tools follow ([`ProjectPath`]): a link
+/// on the way or at the end must resolve inside the project and never into `.git/`. A cloned
+/// repository ships links as easily as files: `CONTRIBUTING.md -> ~/.ssh/id_ed25519` or `->
+/// /proc/self/environ` (versus's own environment, every API key) was read and sent to every
+/// model of the turn when the user attached what looked like a project file. The read itself
+/// is bounded and of a regular file only ([`read_capped`]), whatever the file became since.
 fn read_attachments(project: &Path, paths: &[String]) -> Result<(String, Vec<String>), String> {
     let mut out = String::new();
     let mut plain = Vec::new();
@@ -318,9 +326,15 @@ fn read_attachments(project: &Path, paths: &[String]) -> Result<(String, Vec<Str
                 std::path::Component::Normal(_) | std::path::Component::CurDir
             )
         });
-        let path = project.join(rel);
-        let meta = match std::fs::metadata(&path) {
-            Ok(meta) if inside && meta.is_file() => meta,
+        let resolved = match ProjectPath::resolve(project, rel) {
+            Ok(resolved) if inside => resolved,
+            _ => {
+                plain.push(rel.clone());
+                continue;
+            }
+        };
+        let meta = match std::fs::metadata(resolved.abs()) {
+            Ok(meta) if meta.is_file() => meta,
             _ => {
                 plain.push(rel.clone());
                 continue;
@@ -333,7 +347,8 @@ fn read_attachments(project: &Path, paths: &[String]) -> Result<(String, Vec<Str
                 MAX_ATTACHMENT / 1024
             ));
         }
-        let bytes = std::fs::read(&path).map_err(|e| format!("could not read @{rel}: {e}"))?;
+        let bytes = read_capped(resolved.abs(), MAX_ATTACHMENT)
+            .map_err(|e| format!("could not read @{rel}: {e}"))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| format!("@{rel} is not a text file (UTF-8); only text can be attached"))?;
         out.push_str(&format!("\n\nAttached file `{rel}`:\n```\n{text}"));
