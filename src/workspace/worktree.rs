@@ -93,6 +93,23 @@ pub(crate) fn create_checkout(
     if !prefix.as_os_str().is_empty() && !holds_folder(&head, prefix) {
         return Ok(None);
     }
+    // A git folder outside the project must name it back, or the repository is not the
+    // project's: an archive can ship `.git` as a file `gitdir: ~/private/.git`, or a `.git`
+    // folder whose `commondir` is another repository, and its checkout would be that other
+    // repository's files.
+    let own = if project.starts_with(&workdir) {
+        repository_is_its_own(&repo, &workdir)
+    } else {
+        Err("its working folder is elsewhere")
+    };
+    if let Err(why) = own {
+        tracing::warn!(
+            project = %project.display(),
+            reason = why,
+            "the project's git folder is not its own: the workspace is a copy"
+        );
+        return Ok(None);
+    }
     let git_dir = repo.commondir().to_path_buf();
     let objects = borrowed_objects(&git_dir.join("objects"))?;
 
@@ -132,6 +149,50 @@ pub(crate) fn create_checkout(
         user_git_dir: git_dir,
         objects,
     }))
+}
+
+/// `Ok` when the repository libgit2 found for `workdir` is that folder's own: its git folder
+/// is `workdir/.git`; or it lies in the `.git/modules` of a folder above (a submodule's
+/// `.git/modules/NAME`); or it is a linked worktree's (`COMMON/worktrees/NAME`) whose `gitdir`
+/// file names `workdir/.git` back, as `git worktree add` writes it. Anything else is a git
+/// folder the project only points at (a `.git` file or a `commondir` shipped in an archive),
+/// and a checkout of it would hold another repository's files.
+fn repository_is_its_own(repo: &Repository, workdir: &Path) -> Result<(), &'static str> {
+    let canonical = |p: &Path| p.canonicalize().ok();
+    let git_dir = canonical(repo.path()).ok_or("its git folder cannot be resolved")?;
+    let common = canonical(repo.commondir()).ok_or("its common folder cannot be resolved")?;
+    let dot_git = workdir.join(".git");
+    let inside_a_dot_git_above = |dir: &Path| {
+        workdir
+            .ancestors()
+            .skip(1)
+            .any(|above| dir.starts_with(above.join(".git").join("modules")))
+    };
+    if git_dir == common {
+        // `workdir/.git` itself, or a submodule's folder in the `.git` of a folder above.
+        return if git_dir == dot_git || inside_a_dot_git_above(&git_dir) {
+            Ok(())
+        } else {
+            Err("its git folder lies elsewhere and is not a submodule's")
+        };
+    }
+    // A linked worktree: its folder must be one of the common folder's worktrees, and name
+    // this project's `.git` back.
+    if git_dir.parent() != Some(common.join("worktrees").as_path()) {
+        return Err("its common folder does not list it as a worktree");
+    }
+    let named = read_small(&git_dir.join("gitdir")).map_err(|_| "its worktree has no gitdir")?;
+    let named = Path::new(named.trim_end_matches(['\n', '\r']));
+    let named = if named.is_absolute() {
+        named.to_path_buf()
+    } else {
+        git_dir.join(named)
+    };
+    if canonical(&named).as_deref() == Some(dot_git.as_path()) {
+        Ok(())
+    } else {
+        Err("its worktree does not name this project back")
+    }
 }
 
 /// Whether the tree of `commit` has a folder at `prefix` (the project's place in it).

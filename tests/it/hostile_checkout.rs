@@ -275,3 +275,155 @@ fn a_repository_around_an_untracked_project_never_reaches_the_workspace() {
         );
     }
 }
+
+/// The session log of the first session in `project`.
+fn session_events(project: &Path) -> String {
+    let session = std::fs::read_dir(project.join(".versus/sessions"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::read_to_string(session.join("events.jsonl")).unwrap()
+}
+
+/// `versus ask` in `project` with a demo model running `command`, as `who`.
+fn ask_running(lab: &Lab, project: &Path, who: Who, command: &str) -> Output {
+    let step = serde_json::json!({"tools": [{"name": "bash", "args": {"command": command}}]});
+    std::fs::create_dir_all(project.join("scripts")).unwrap();
+    std::fs::write(
+        project.join("scripts/m"),
+        format!("{step}\n{{\"say\": \"done\"}}\n"),
+    )
+    .unwrap();
+    give_away(&lab.base, who);
+    who.versus()
+        .arg("-C")
+        .arg(project)
+        .args(["ask", "hi", "-m", "demo/scripts/m"])
+        .env("HOME", lab.path("home"))
+        .env("XDG_CONFIG_HOME", lab.path("home/.config"))
+        .env("XDG_STATE_HOME", lab.path("home/.state"))
+        .env("TMPDIR", lab.path("tmp"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn fresh_lab() -> Lab {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    for dir in ["home", "tmp"] {
+        std::fs::create_dir_all(base.join(dir)).unwrap();
+    }
+    Lab { _tmp: tmp, base }
+}
+
+/// An archive can ship its `.git` as a file naming another repository (`gitdir:
+/// ~/private/.git`), as a link to one, or as a folder whose `commondir` is one: libgit2 then
+/// opens that other repository for the project, and the workspace used to be a checkout of
+/// its files. A git folder that does not name the project back is not the project's: the
+/// workspace is a copy of the project's own files.
+#[test]
+fn a_git_folder_that_is_another_repositorys_never_brings_it_into_the_workspace() {
+    const SECRET: &str = "PRIVATE-REPO-CANARY";
+    for who in Who::BOTH {
+        for shape in ["gitdir file", "symlink", "commondir"] {
+            let lab = fresh_lab();
+            let private = lab.path("private");
+            std::fs::create_dir_all(&private).unwrap();
+            std::fs::write(private.join("secret.txt"), format!("{SECRET}\n")).unwrap();
+            git(&private, &["init", "-q"]);
+            git(&private, &["add", "."]);
+            git(&private, &["commit", "-qm", "private"]);
+            let project = lab.path("project");
+            std::fs::create_dir_all(&project).unwrap();
+            std::fs::write(project.join("README"), "hi\n").unwrap();
+            let dot_git = project.join(".git");
+            match shape {
+                "gitdir file" => std::fs::write(
+                    &dot_git,
+                    format!("gitdir: {}\n", private.join(".git").display()),
+                )
+                .unwrap(),
+                "symlink" => std::os::unix::fs::symlink(private.join(".git"), &dot_git).unwrap(),
+                _ => {
+                    std::fs::create_dir_all(&dot_git).unwrap();
+                    std::fs::write(
+                        dot_git.join("commondir"),
+                        format!("{}\n", private.join(".git").display()),
+                    )
+                    .unwrap();
+                    std::fs::write(dot_git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+                    std::fs::write(dot_git.join("gitdir"), format!("{}\n", dot_git.display()))
+                        .unwrap();
+                }
+            }
+            let out = ask_running(
+                &lab,
+                &project,
+                who,
+                "cat secret.txt; git show HEAD:secret.txt; ls; echo READ-DONE",
+            );
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(out.status.success(), "{} {shape}: {said}", who.name());
+            let events = session_events(&project);
+            assert!(
+                events.contains("READ-DONE"),
+                "{} {shape}: {events}",
+                who.name()
+            );
+            assert!(
+                !events.contains(SECRET) && !said.contains(SECRET),
+                "{} {shape}: the model read another repository",
+                who.name()
+            );
+        }
+    }
+}
+
+/// A real linked worktree (`git worktree add`) names the project back: its workspace is still
+/// a private repository with the history, not a copy.
+#[test]
+fn a_real_linked_worktree_still_gets_its_history() {
+    for who in Who::BOTH {
+        let lab = fresh_lab();
+        let main = lab.path("main");
+        std::fs::create_dir_all(&main).unwrap();
+        std::fs::write(main.join("README"), "hi\n").unwrap();
+        std::fs::write(main.join(".gitignore"), "scripts/\n").unwrap();
+        git(&main, &["init", "-q"]);
+        git(&main, &["add", "."]);
+        git(&main, &["commit", "-qm", "the-first-commit"]);
+        let linked = lab.path("linked");
+        git(
+            &main,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                linked.to_str().unwrap(),
+                "-b",
+                "feature",
+            ],
+        );
+        let out = ask_running(
+            &lab,
+            &linked,
+            who,
+            "git -c safe.directory='*' log --format=%s; echo LOG-DONE",
+        );
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{}: {said}", who.name());
+        let events = session_events(&linked);
+        assert!(
+            events.contains("the-first-commit") && events.contains("LOG-DONE"),
+            "{}: {events}",
+            who.name()
+        );
+    }
+}
