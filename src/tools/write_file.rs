@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::registry::{Handler, Tool, typed};
 use super::text;
+use super::whole_file::read_whole;
 use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
 use crate::workspace::{EntryKind, WriteOrigin};
 
@@ -64,10 +65,7 @@ impl Handler for WriteFile {
                     "{path} is a directory; give a file path inside it"
                 )));
             }
-            Ok(_) => Some(
-                view.read(&path)
-                    .map_err(|e| ToolError::io("reading", path.display(), e))?,
-            ),
+            Ok(_) => Some(read_whole(view.as_ref(), &path, "write_file")?),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(ToolError::io("reading", path.display(), e)),
         };
