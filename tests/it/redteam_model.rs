@@ -309,3 +309,43 @@ fn session_log(world: &World) -> String {
     }
     all
 }
+
+#[test]
+fn an_edit_that_repeats_one_line_costs_linear_time_not_hours() {
+    for who in Who::BOTH {
+        let world = world(who);
+        let repeated = |line: &str| {
+            let mut old = format!("{line}\n").repeat(20_000);
+            old.push_str("missing");
+            old
+        };
+        let edit = |old: String| {
+            serde_json::json!({"tools": [{"name": "edit_file",
+                "args": {"path": "many.txt", "old_string": old, "new_string": "x"}}]})
+        };
+        let model = world.script(
+            who,
+            "repeat.jsonl",
+            &[
+                // 4 million equal lines, and an old_string of 20,000 of them that is not
+                // there: finding the closest region cast 8e10 votes (hours of CPU, past the
+                // run's timeout, on the host).
+                serde_json::json!({"tools": [{"name": "bash",
+                    "args": {"command": "yes a | head -n 4000000 > many.txt"}}]}),
+                edit(repeated("a")),
+                edit(repeated("    a")),
+            ],
+        );
+        let out = world.ask(who, &model, &[]);
+        let text = all_output(&out);
+        let log = session_log(&world);
+        assert_eq!(
+            log.matches("\"summary\":\"old_string was not found in many.txt")
+                .count(),
+            2,
+            "{}: {}",
+            who.name(),
+            &text[..text.len().min(4000)]
+        );
+    }
+}
