@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::registry::{Handler, Tool, typed};
+use super::registry::{Handler, Tool, run_blocking, typed};
 use super::text;
 use super::whole_file::read_whole;
 use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
@@ -52,6 +52,14 @@ impl Handler for WriteFile {
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        // On the blocking pool, under the tools' time limit: reading and writing a file of the
+        // model's making is blocking I/O, which used to run on (and stall) a runtime thread.
+        run_blocking("write_file", args, ctx, write).await
+    }
+}
+
+fn write(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    {
         let view = &ctx.view;
         let path = view.resolve(&args.path)?;
         if path.rel().is_empty() {
