@@ -349,3 +349,43 @@ fn an_edit_that_repeats_one_line_costs_linear_time_not_hours() {
         );
     }
 }
+
+#[test]
+fn saved_outputs_of_many_flooding_commands_stay_within_the_spill_budget() {
+    for who in Who::BOTH {
+        let world = world(who);
+        // Each call's whole output is saved next to the project, outside the sandbox (64 MiB
+        // at most per call); six calls of 95 MiB wrote 384 MiB, a thousand would write 64 GB.
+        let flood = serde_json::json!({"tools": [{"name": "bash",
+            "args": {"command": "head -c 100000000 /dev/zero | tr '\\0' a"}}]});
+        let steps = vec![flood; 6];
+        let model = world.script(who, "flood.jsonl", &steps);
+        let out = world.ask(who, &model, &[]);
+        let text = all_output(&out);
+        let spilled = spill_bytes(&world.root.join(".versus"));
+        assert!(
+            spilled > 0 && spilled <= 256 * MIB as u64 + 64 * 1024,
+            "{}: {spilled} bytes of saved output:\n{}",
+            who.name(),
+            &text[..text.len().min(4000)]
+        );
+    }
+}
+
+/// Bytes of every file in a `spill` folder under `dir`.
+fn spill_bytes(dir: &std::path::Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else if dir.file_name().is_some_and(|n| n == "spill") {
+                total += meta.len();
+            }
+        }
+    }
+    total
+}
