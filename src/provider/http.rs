@@ -216,6 +216,46 @@ fn jitter(delay: Duration) -> Duration {
     delay.mul_f64(factor)
 }
 
+/// The most bytes versus reads of one model response (64 MiB). A model's answer is bounded by
+/// its output tokens: 128k tokens streamed one event each, with every API's per-event framing,
+/// are about 25 MB. A server that sends more (one line without an end, arguments without end,
+/// events without end) is cut off here with an error, so what the parser, the decoder and the
+/// agent keep of a response stays bounded whatever the server sends: before this, one endless
+/// `data:` line took 3 GB of the host's memory in 15 seconds.
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The most bytes of an error response versus reads (64 KiB): enough for any error message,
+/// and an endless error body cannot take the host's memory (it is read again on each retry).
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// The error for a response longer than [`MAX_RESPONSE_BYTES`]: not retried (the same server
+/// would send the same again).
+fn too_long(provider: &str) -> ProviderError {
+    ProviderError::Decode {
+        provider: provider.to_string(),
+        message: format!(
+            "the response passed {} MiB, far more than any model answer; versus stopped \
+             reading it (the server is not behaving like a model API)",
+            MAX_RESPONSE_BYTES / (1024 * 1024)
+        ),
+    }
+}
+
+/// At most `limit` bytes of `response`'s body, as text (invalid UTF-8 replaced); the rest is
+/// never read. A body that fails mid-way gives what arrived.
+async fn bounded_text(response: reqwest::Response, limit: usize) -> String {
+    let mut body = response.bytes_stream();
+    let mut bytes = Vec::new();
+    while let Some(Ok(chunk)) = body.next().await {
+        let room = limit.saturating_sub(bytes.len());
+        bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if bytes.len() >= limit {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// The error for a response that redirects the request (never followed, see
 /// [`default_client`]): where it pointed, and what to do if that is the right address.
 fn redirected(provider: &str, status: u16, location: &str) -> ProviderError {
@@ -435,7 +475,7 @@ impl HttpModel {
         }
         if !(200..300).contains(&status) {
             let retry_after = retry_after(response.headers());
-            let body = response.text().await.unwrap_or_default();
+            let body = bounded_text(response, MAX_ERROR_BODY_BYTES).await;
             return Err(self
                 .wire
                 .classify(status, retry_after, &redactor.scrub(&body)));
@@ -446,6 +486,7 @@ impl HttpModel {
         let mut events = Vec::new();
         let mut body = response.bytes_stream();
         let scrub = |err: ProviderError| scrub_error(err, redactor);
+        let mut received: usize = 0;
         'read: loop {
             let chunk = match body.next().await {
                 Some(chunk) => chunk.map_err(network)?,
@@ -460,6 +501,10 @@ impl HttpModel {
                     break 'read;
                 }
             };
+            received = received.saturating_add(chunk.len());
+            if received > MAX_RESPONSE_BYTES {
+                return Err(too_long(&provider));
+            }
             parser.feed(&chunk, &mut frames);
             for frame in frames.drain(..) {
                 let flow = decoder.event(&frame, &mut events).map_err(scrub)?;

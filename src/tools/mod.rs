@@ -14,6 +14,7 @@ mod spec;
 mod suggest;
 pub mod text;
 mod walk;
+mod whole_file;
 
 mod apply_patch;
 mod bash;

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::registry::{Handler, Tool, typed};
+use super::registry::{Handler, Tool, run_blocking, typed};
 use super::text;
+use super::whole_file::read_whole;
 use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
 use crate::workspace::{EntryKind, WriteOrigin};
 
@@ -51,6 +52,14 @@ impl Handler for WriteFile {
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        // On the blocking pool, under the tools' time limit: reading and writing a file of the
+        // model's making is blocking I/O, which used to run on (and stall) a runtime thread.
+        run_blocking("write_file", args, ctx, write).await
+    }
+}
+
+fn write(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    {
         let view = &ctx.view;
         let path = view.resolve(&args.path)?;
         if path.rel().is_empty() {
@@ -64,10 +73,7 @@ impl Handler for WriteFile {
                     "{path} is a directory; give a file path inside it"
                 )));
             }
-            Ok(_) => Some(
-                view.read(&path)
-                    .map_err(|e| ToolError::io("reading", path.display(), e))?,
-            ),
+            Ok(_) => Some(read_whole(view.as_ref(), &path, "write_file")?),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(ToolError::io("reading", path.display(), e)),
         };

@@ -34,6 +34,7 @@ mod provider_loops;
 mod provider_openai_chat;
 mod provider_openai_responses;
 mod recipe;
+mod redteam_model;
 mod run_recipe;
 mod sandbox;
 mod sandbox_boundary;

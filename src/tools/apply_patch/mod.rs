@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::registry::{Handler, Tool, typed};
+use super::registry::{Handler, Tool, run_blocking, typed};
 use super::{EditOutcome, ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
 use crate::workspace::WriteOrigin;
 use locate::Strategy;
@@ -90,12 +90,19 @@ impl Handler for ApplyPatch {
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        // Every failure is an edit that did not happen: count it as such.
-        Ok(match apply(&args.patch, ctx) {
-            Ok(output) => output,
-            Err(message) => ToolOutput::error(message).with_edit(EditOutcome::Failed),
-        })
+        // On the blocking pool, under the tools' time limit (it reads and writes files of the
+        // model's making). Every failure is an edit that did not happen: count it as such.
+        Ok(
+            match run_blocking("apply_patch", args, ctx, apply_args).await {
+                Ok(output) => output,
+                Err(err) => ToolOutput::error(err.to_string()).with_edit(EditOutcome::Failed),
+            },
+        )
     }
+}
+
+fn apply_args(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    apply(&args.patch, ctx).map_err(ToolError::failed)
 }
 
 /// Parses, plans and commits; the error text is what the model reads.

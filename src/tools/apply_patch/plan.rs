@@ -11,6 +11,7 @@ use super::document::{Document, NotText};
 use super::locate::Strategy;
 use super::parser::{FileOp, Patch};
 use super::update::apply_hunks;
+use crate::tools::whole_file::read_whole;
 use crate::tools::{ToolError, suggest, text};
 use crate::workspace::{EntryKind, FileView, ProjectPath};
 
@@ -95,11 +96,7 @@ impl Files<'_> {
             Ok(meta) => match meta.kind {
                 EntryKind::Dir => return Ok(Slot::Dir),
                 EntryKind::Other => return Ok(Slot::Other),
-                EntryKind::File => Some(
-                    self.view
-                        .read(path)
-                        .map_err(|e| ToolError::io("reading", path.display(), e))?,
-                ),
+                EntryKind::File => Some(read_whole(self.view, path, "apply_patch")?),
             },
             // A parent that is a file shows up as NotADirectory; `check_parents` explains it.
             Err(e)

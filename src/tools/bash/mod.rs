@@ -25,6 +25,28 @@ use super::{ToolClass, ToolContext, ToolError, ToolLimits, ToolOutput, ToolSpec}
 use crate::exec::{CommandSpec, Ending, ExecError, Finished};
 use output::{Budget, Collector, Rendered, SpillPlace};
 
+/// The most bytes of saved outputs one spill folder (a session's, or a task's) holds (256 MiB).
+/// The folder is on the host, next to the user's project, outside any sandbox: each call may
+/// save 64 MiB, and a model calling `yes` a thousand times would otherwise write 64 GB there.
+/// Past it, a call saves only the first and last few hundred bytes (its output to the model is
+/// cut as always).
+const SPILL_FOLDER_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// What is left of [`SPILL_FOLDER_MAX_BYTES`] in `dir` (a flat folder of spill files).
+fn spill_room(dir: &std::path::Path) -> u64 {
+    let used: u64 = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|entry| entry.metadata().ok())
+                .filter(std::fs::Metadata::is_file)
+                .map(|meta| meta.len())
+                .fold(0, u64::saturating_add)
+        })
+        .unwrap_or(0);
+    SPILL_FOLDER_MAX_BYTES.saturating_sub(used)
+}
+
 /// The bash tool, for the registry.
 pub(crate) fn tool() -> Arc<dyn Tool> {
     typed(
@@ -94,7 +116,10 @@ impl Handler for Bash {
             SpillPlace {
                 dir: ctx.spill_dir.clone(),
                 call_id: ctx.call_id.clone(),
-                max_bytes: ctx.limits.bash_spill_max_bytes,
+                max_bytes: ctx
+                    .limits
+                    .bash_spill_max_bytes
+                    .min(spill_room(&ctx.spill_dir)),
             },
         );
         let job = CommandSpec {

@@ -16,6 +16,9 @@ const MAX_SHOWN: usize = 10;
 const MAX_LINE_CHARS: usize = 200;
 /// Longest words of `old_string`'s first line searched for in the fallback.
 const PROBE_WORDS: usize = 4;
+/// Positions in `old_string` one distinct line votes for at most, so voting stays linear in
+/// the file whatever `old_string` repeats.
+const MAX_POSITIONS_PER_LINE: usize = 16;
 /// Occurrences of one word scored at most in the fallback.
 const MAX_WORD_HITS: usize = 5000;
 
@@ -70,7 +73,14 @@ fn best_start(body: &[u8], lines: &Lines<'_>, old: &[&str]) -> Option<usize> {
     let mut wanted: FastMap<&[u8], Vec<usize>> = FastMap::default();
     for (j, k) in keys.iter().enumerate() {
         if !k.is_empty() && (telling(k) || !any_telling) {
-            wanted.entry(k.as_slice()).or_default().push(j);
+            let at = wanted.entry(k.as_slice()).or_default();
+            // Each file line casts one vote per position of its key, so a key repeated
+            // throughout `old_string` (20,000 lines of `a` against a file of 4 million)
+            // made this quadratic: hours of the host's CPU in one tool call, past the run's
+            // timeout. The first few positions of a key place the region as well.
+            if at.len() < MAX_POSITIONS_PER_LINE {
+                at.push(j);
+            }
         }
     }
     let min_len = wanted.keys().map(|k| k.len()).min().unwrap_or(usize::MAX);

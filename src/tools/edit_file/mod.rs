@@ -27,6 +27,7 @@ use serde_json::json;
 use super::registry::{Handler, Tool, run_blocking, typed};
 use super::suggest::did_you_mean;
 use super::text::{self, LineEnding};
+use super::whole_file::read_whole;
 use super::{EditOutcome, ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
 use crate::workspace::{EntryKind, WriteOrigin};
 use matcher::{Miss, Plan, Strategy};
@@ -126,9 +127,7 @@ fn edit(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         }
         Err(e) => return Err(ToolError::io("reading", path.display(), e)),
     }
-    let bytes = view
-        .read(&path)
-        .map_err(|e| ToolError::io("reading", path.display(), e))?;
+    let bytes = read_whole(view.as_ref(), &path, "edit_file")?;
     if text::is_binary(path.rel(), &bytes) {
         return Err(ToolError::failed(format!(
             "{path} is a binary file ({} bytes); edit_file only edits text files",
