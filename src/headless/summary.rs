@@ -70,7 +70,10 @@ fn render_raw(report: &Report) -> String {
             s.criteria_total,
             cost(s.cost_usd),
             seconds(s.mean_latency_ms),
-            s.tokens.input + s.tokens.cache_read + s.tokens.cache_write,
+            s.tokens
+                .input
+                .saturating_add(s.tokens.cache_read)
+                .saturating_add(s.tokens.cache_write),
             s.tokens.output,
             s.steps,
         );

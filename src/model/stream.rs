@@ -21,18 +21,22 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Adds another step's usage.
+    /// Adds another step's usage. Saturating: the numbers come from a provider's stream, and a
+    /// hostile one sending `u64::MAX` must neither panic the loop nor wrap a count (and the
+    /// cost limit computed from it) back to small.
     pub fn add(&mut self, other: &Usage) {
-        self.input += other.input;
-        self.output += other.output;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-        self.reasoning += other.reasoning;
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.reasoning = self.reasoning.saturating_add(other.reasoning);
     }
 
     /// All input tokens, cached or not (what fills the context window).
     pub fn total_input(&self) -> u64 {
-        self.input + self.cache_read + self.cache_write
+        self.input
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write)
     }
 }
 
@@ -105,4 +109,25 @@ pub enum StreamEvent {
     },
     /// The response is complete.
     Completed(Completion),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_from_a_hostile_stream_saturates_instead_of_wrapping() {
+        let huge = Usage {
+            input: u64::MAX,
+            output: u64::MAX,
+            cache_read: 1,
+            cache_write: 1,
+            reasoning: u64::MAX,
+        };
+        let mut total = huge;
+        total.add(&huge);
+        assert_eq!(total.input, u64::MAX);
+        assert_eq!(total.output, u64::MAX);
+        assert_eq!(total.total_input(), u64::MAX);
+    }
 }

@@ -315,7 +315,7 @@ impl Panel {
             &format!(
                 " · {} step(s) · {} tokens · {}",
                 self.step,
-                tokens(self.usage.input + self.usage.output),
+                tokens(self.usage.input.saturating_add(self.usage.output)),
                 duration_ms(summary.elapsed_ms)
             ),
             theme.dim(),

@@ -66,7 +66,7 @@ pub fn render(
             format!(
                 " · step {} · {} tok · {} · {} ",
                 panel.step,
-                tokens(panel.usage.input + panel.usage.output),
+                tokens(panel.usage.input.saturating_add(panel.usage.output)),
                 cost(panel.cost),
                 clock(panel.elapsed(app.now_ms)),
             ),

@@ -116,7 +116,7 @@ fn row(
     };
     let (tok, money, time, calls, failed) = match panel {
         Some(p) => (
-            tokens(p.usage.input + p.usage.output),
+            tokens(p.usage.input.saturating_add(p.usage.output)),
             cost(p.cost),
             clock(p.elapsed(app.now_ms)),
             p.tool_calls.to_string(),
