@@ -100,6 +100,33 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The screen with the lines the terminal wrapped joined back (`capture-pane -J`): for
+    /// text printed on the normal screen, whose wrapping depends on how long the temp folder's
+    /// path is.
+    fn screen_joined(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-J", "-t", self.target])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// [`Tmux::wait_for`] on [`Tmux::screen_joined`].
+    fn wait_for_joined(&self, needles: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let screen = self.screen_joined();
+            if needles.iter().all(|n| screen.contains(n)) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("waited for {needles:?}; the screen is:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn alternate_on(&self) -> String {
         let out = self
             .cmd()
@@ -136,8 +163,20 @@ impl Tmux {
 }
 
 impl Drop for Tmux {
+    /// Kills the server, then removes its socket file, which tmux leaves behind in
+    /// `$TMUX_TMPDIR/tmux-UID/` (a full test run left hundreds there).
     fn drop(&mut self) {
+        let socket = self
+            .cmd()
+            .args(["display-message", "-p", "#{socket_path}"])
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .filter(|p| p.ends_with(&self.socket));
         let _ = self.cmd().arg("kill-server").status();
+        if let Some(socket) = socket {
+            let _ = std::fs::remove_file(socket);
+        }
     }
 }
 
@@ -936,7 +975,7 @@ fn the_interface_asks_before_a_projects_own_settings_count() {
     // Asked first, shown what the files say (a key's value never), trusted with `y`: the
     // project's model is the session's model.
     launch_with_state(&tmux, &proj, &config, &state, "");
-    let screen = tmux.wait_for(&["Trust them? [y/N]"]);
+    let screen = tmux.wait_for_joined(&["Trust them? [y/N]"]);
     assert!(
         screen.contains("| models = [\"demo/quick.jsonl\"]"),
         "{screen}"
@@ -967,7 +1006,7 @@ fn the_interface_asks_before_a_projects_own_settings_count() {
     )
     .unwrap();
     launch_with_state(&tmux, &proj, &config, &state, "-m demo/quick.jsonl");
-    let screen = tmux.wait_for(&["Trust them? [y/N]"]);
+    let screen = tmux.wait_for_joined(&["Trust them? [y/N]"]);
     assert!(
         screen.contains("they changed since you trusted"),
         "{screen}"
