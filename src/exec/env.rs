@@ -69,12 +69,54 @@ pub(crate) fn command_env(
             env.push((name.into(), dir.into_os_string()));
         }
     }
+    for (name, value) in git_identity() {
+        if !env.iter().any(|(n, _)| n == name) {
+            env.push((name.into(), value.into()));
+        }
+    }
     env.push(("HOME".into(), home.as_os_str().to_owned()));
     env.push(("TMPDIR".into(), tmp.as_os_str().to_owned()));
     if !env.iter().any(|(n, _)| n == "TERM") {
         env.push(("TERM".into(), "dumb".into()));
     }
     env
+}
+
+/// Variables that carry the user's git identity into a command.
+const IDENTITY: [(&str, [&str; 2]); 2] = [
+    ("user.name", ["GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"]),
+    ("user.email", ["GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"]),
+];
+
+/// The user's git identity, name and email only, from their own git config (global, XDG and
+/// system files; never a project's, which a clone could not ship anyway): the sandbox's home is
+/// private, so without it every `git commit` a model ran failed with "Author identity
+/// unknown". Read once per process; a value with a control character or over 256 bytes is
+/// left out.
+fn git_identity() -> &'static [(&'static str, String)] {
+    static FOUND: std::sync::OnceLock<Vec<(&'static str, String)>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        let Ok(config) = git2::Config::open_default() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (key, names) in IDENTITY {
+            let Some(value) = config.get_string(key).ok().and_then(|v| identity_value(&v)) else {
+                continue;
+            };
+            for name in names {
+                out.push((name, value.clone()));
+            }
+        }
+        out
+    })
+}
+
+/// `raw` trimmed, when it is a plausible name or address.
+fn identity_value(raw: &str) -> Option<String> {
+    let value = raw.trim();
+    (!value.is_empty() && value.len() <= 256 && !value.chars().any(char::is_control))
+        .then(|| value.to_string())
 }
 
 /// The user's real home folder, from versus's environment.
@@ -99,7 +141,13 @@ mod tests {
         let env = command_env(&[], Path::new("/ws/home"), Path::new("/ws/tmp"), None);
         for (name, value) in std::env::vars_os() {
             let name = name.to_string_lossy().into_owned();
-            if !PASSED.contains(&name.as_str()) && !["PATH", "HOME", "TMPDIR"].contains(&&*name) {
+            let identity = IDENTITY
+                .iter()
+                .any(|(_, names)| names.contains(&name.as_str()));
+            if !PASSED.contains(&name.as_str())
+                && !identity
+                && !["PATH", "HOME", "TMPDIR"].contains(&&*name)
+            {
                 assert!(!names(&env).contains(&name), "{name} leaked ({value:?})");
             }
         }
@@ -107,6 +155,18 @@ mod tests {
         assert_eq!(home, Some(&OsString::from("/ws/home")));
         let tmp = env.iter().find(|(n, _)| n == "TMPDIR").map(|(_, v)| v);
         assert_eq!(tmp, Some(&OsString::from("/ws/tmp")));
+    }
+
+    #[test]
+    fn an_identity_value_is_one_plain_line() {
+        assert_eq!(
+            identity_value("  Ada Lovelace "),
+            Some("Ada Lovelace".into())
+        );
+        assert_eq!(identity_value("a\nb"), None);
+        assert_eq!(identity_value("\u{1b}]0;x\u{7}"), None);
+        assert_eq!(identity_value(""), None);
+        assert_eq!(identity_value(&"x".repeat(300)), None);
     }
 
     #[test]

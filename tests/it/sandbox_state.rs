@@ -784,3 +784,49 @@ fn a_runs_report_names_what_the_change_scan_left_out() {
         assert_eq!(files, ["real.txt"], "{}", who.name());
     }
 }
+
+/// Issue 22 item 6: the sandbox's home is private, so a model's `git commit` failed in every
+/// workspace ("Author identity unknown"). The user's git identity, name and email only, is
+/// passed from their own git config; nothing else of that config is.
+#[test]
+fn a_models_git_commit_carries_the_users_identity_and_nothing_else_of_their_config() {
+    for who in Who::BOTH {
+        let w = world(who);
+        std::fs::write(
+            w.home.join(".gitconfig"),
+            "[user]\n\tname = Ada Lovelace\n\temail = ada@example.com\n\
+             [alias]\n\tsecret = !echo ALIAS-FROM-HOST\n",
+        )
+        .unwrap();
+        give_away(&w.home, who);
+        let model = w.script(
+            "identity.jsonl",
+            &[
+                "git -c commit.gpgsign=false commit -q --allow-empty -m mine 2>&1; \
+               git log -1 --format='AUTHOR=%an <%ae> COMMITTER=%cn <%ce>'; \
+               git secret 2>&1 | head -1; echo IDENTITY-DONE",
+            ],
+        );
+        let out = w.ask(&model, &[], &[]);
+        assert!(out.status.success(), "{}: {}", who.name(), text(&out));
+        let session = std::fs::read_to_string(session_dir(&w).join("events.jsonl")).unwrap();
+        assert!(
+            session.contains("IDENTITY-DONE"),
+            "{}: {session}",
+            who.name()
+        );
+        assert!(
+            session.contains(
+                "AUTHOR=Ada Lovelace <ada@example.com> COMMITTER=Ada Lovelace <ada@example.com>"
+            ),
+            "{}: {session}",
+            who.name()
+        );
+        assert!(!session.contains("Author identity unknown"), "{session}");
+        assert!(
+            !session.contains("ALIAS-FROM-HOST"),
+            "{}: more of the user's git config than the identity reached the sandbox",
+            who.name()
+        );
+    }
+}
