@@ -8,7 +8,7 @@
 
 use std::fs;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Whether a write must reach the disk before it is renamed into place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -365,6 +365,21 @@ fn read_open_capped(file: fs::File, cap: u64) -> io::Result<Vec<u8>> {
         return Err(too_large(bytes.len() as u64, cap));
     }
     Ok(bytes)
+}
+
+/// The user's state folder (`$XDG_STATE_HOME`, else `~/.local/state`), found from the process
+/// environment only, so a project file never decides where versus keeps what it trusts and
+/// the key that tells its own `.versus` from copies. `None` without an absolute one.
+pub fn user_state_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|home| home.join(".local").join("state"))
+        })
 }
 
 /// [`read_capped`] as UTF-8 text.

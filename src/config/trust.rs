@@ -135,16 +135,7 @@ pub struct TrustStore {
 impl TrustStore {
     /// The store in the user's state folder, located from the process environment only.
     pub fn for_user() -> Result<TrustStore, TrustError> {
-        let state = std::env::var_os("XDG_STATE_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .map(PathBuf::from)
-                    .filter(|p| p.is_absolute())
-                    .map(|home| home.join(".local").join("state"))
-            })
-            .ok_or(TrustError::NoStateFolder)?;
+        let state = crate::fsutil::user_state_dir().ok_or(TrustError::NoStateFolder)?;
         Ok(TrustStore::at(state.join("versus").join("trust.json")))
     }
 

@@ -98,16 +98,7 @@ impl OwnerKey {
     /// This user's key, from the state folder found in the process environment only (a
     /// project file never decides where it is looked up), created on first use.
     pub fn for_user() -> Result<OwnerKey, SessionError> {
-        let state = std::env::var_os("XDG_STATE_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .map(PathBuf::from)
-                    .filter(|p| p.is_absolute())
-                    .map(|home| home.join(".local").join("state"))
-            })
-            .ok_or(SessionError::NoStateFolder)?;
+        let state = crate::fsutil::user_state_dir().ok_or(SessionError::NoStateFolder)?;
         OwnerKey::at(&state.join("versus").join("store-key"))
     }
 

@@ -317,17 +317,10 @@ fn borrowed_objects(objects: &Path) -> Result<Vec<PathBuf>, WorkspaceError> {
     Ok(out)
 }
 
-/// Reads an alternates file, refusing one larger than any real one (a list of paths).
+/// Reads a small file of a repository's git folder (an alternates list, a worktree's
+/// `gitdir`): a regular file of at most 64 KiB, never a fifo or device.
 fn read_small(path: &Path) -> io::Result<String> {
-    use std::io::Read;
-    const LIMIT: u64 = 64 * 1024;
-    let file = fs::File::open(path)?;
-    let mut text = String::new();
-    file.take(LIMIT + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > LIMIT {
-        return Err(io::Error::other("alternates file too large"));
-    }
-    Ok(text)
+    crate::fsutil::read_capped_string(path, 64 * 1024)
 }
 
 /// A real folder named `objects` whose parent holds a `HEAD`, as every git folder does.

@@ -232,6 +232,28 @@ fn launch_in(tmux: &Tmux, proj: &Path, config: &Path, state: &Path, args: &str) 
     tmux.press("Enter");
 }
 
+/// Starts versus in the pane as `who` (through `setpriv` for the unprivileged user) with a
+/// canary key in its environment, its own temp and home folders, and `args`; `; echo EXIT=$?`
+/// follows. For the attacks played as both users.
+fn launch_as(tmux: &Tmux, who: util::users::Who, key: &str, dirs: [&Path; 4], args: &str) {
+    let [workspaces, home, proj, config] = dirs;
+    let setpriv = if who.drops() {
+        "setpriv --reuid=65534 --regid=65534 --clear-groups -- "
+    } else {
+        ""
+    };
+    tmux.type_text(&format!(
+        "OPENAI_API_KEY={key} NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 \
+         TMPDIR={} HOME={} {setpriv}{} -C {} --config {} {args}; echo EXIT=$?",
+        workspaces.display(),
+        home.display(),
+        env!("CARGO_BIN_EXE_versus"),
+        proj.display(),
+        config.display()
+    ));
+    tmux.press("Enter");
+}
+
 const MODELS: &str = "-m demo/quick.jsonl -m demo/broken.jsonl";
 
 #[test]
@@ -1397,21 +1419,13 @@ fn the_review_shell_runs_the_models_git_config_only_inside_its_sandbox() {
             130,
             40,
         );
-        let setpriv = if who.drops() {
-            "setpriv --reuid=65534 --regid=65534 --clear-groups -- "
-        } else {
-            ""
-        };
-        tmux.type_text(&format!(
-            "OPENAI_API_KEY=sk-shell-canary NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 \
-             TMPDIR={} HOME={} {setpriv}{} -C {} --config {} -m demo/hostile.jsonl; echo EXIT=$?",
-            workspaces.display(),
-            home.display(),
-            env!("CARGO_BIN_EXE_versus"),
-            proj.display(),
-            config.display()
-        ));
-        tmux.press("Enter");
+        launch_as(
+            &tmux,
+            who,
+            "sk-shell-canary",
+            [&workspaces, &home, &proj, &config],
+            "-m demo/hostile.jsonl",
+        );
         tmux.wait_for(&["turn 0"]);
         tmux.type_text("configure your git");
         tmux.press("Enter");
@@ -1489,21 +1503,13 @@ fn an_attachment_never_follows_a_link_out_of_the_project() {
             130,
             40,
         );
-        let setpriv = if who.drops() {
-            "setpriv --reuid=65534 --regid=65534 --clear-groups -- "
-        } else {
-            ""
-        };
-        tmux.type_text(&format!(
-            "OPENAI_API_KEY=sk-attach-canary NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 \
-             TMPDIR={} HOME={} {setpriv}{} -C {} --config {} -m demo/quick.jsonl; echo EXIT=$?",
-            workspaces.display(),
-            home.display(),
-            env!("CARGO_BIN_EXE_versus"),
-            proj.display(),
-            config.display()
-        ));
-        tmux.press("Enter");
+        launch_as(
+            &tmux,
+            who,
+            "sk-attach-canary",
+            [&workspaces, &home, &proj, &config],
+            "-m demo/quick.jsonl",
+        );
         tmux.wait_for(&["turn 0"]);
         tmux.type_text("read @CONTRIBUTING.md @ENV.md @notes.txt ");
         tmux.press("Enter");

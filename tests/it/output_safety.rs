@@ -287,13 +287,7 @@ fn run_progress_summary_and_report_never_carry_escapes_raw() {
         );
         assert_inert("run stdout", &out.stdout);
         assert_inert("run stderr", &out.stderr);
-        let reports = p.root.join(".versus/reports");
-        let dir = std::fs::read_dir(&reports)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
+        let dir = util::only_report_dir(&p.root);
         let summary = std::fs::read(dir.join("summary.md")).unwrap();
         assert_inert("summary.md", &summary);
         let summary = String::from_utf8(summary).unwrap();

@@ -751,13 +751,7 @@ fn a_runs_report_names_what_the_change_scan_left_out() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}: {}", who.name(), text(&out));
-        let reports = w.root.join(".versus/reports");
-        let dir = std::fs::read_dir(&reports)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
+        let dir = util::only_report_dir(&w.root);
         let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
         assert!(
             summary.contains("Not proposed from the workspaces") && summary.contains("big.bin"),

@@ -203,3 +203,13 @@ pub fn screen_rows(buffer: &ratatui::buffer::Buffer) -> Vec<String> {
         })
         .collect()
 }
+
+/// The one report folder `versus run` wrote in `project` (`.versus/reports/<run>`).
+pub fn only_report_dir(project: &Path) -> PathBuf {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(project.join(".versus/reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    runs.remove(0)
+}
