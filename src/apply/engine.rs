@@ -7,17 +7,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use super::durable::{parent_of, sync_dirs};
 use super::journal::{self, Record};
-use super::merge3::{ConflictRegion, LineSpan, MergeOutcome, line_delta, merge3, split_lines};
+use super::merge3::{MergeOutcome, line_delta, merge3};
+use super::outcome::{
+    AppliedAs, ApplyReport, ConflictReason, EditorSave, FileOutcome, FilePreview, FileStatus,
+    Preview, RegionText, span_text,
+};
+use super::place::{applied_mode, put_in_place, umask};
 use super::recover::{self, PendingApply, RecoveryReport};
 use super::rewind::{self, RewindPreview, RewindReport};
 use super::snapshot::{self, FileIdentity, PendingChange};
 use super::{ApplyError, ApplyPlan, PlannedWrite, Resolution, Result, now_secs};
-use crate::fsutil::atomic_write;
 use crate::workspace::ProjectPath;
 use crate::workspace::changeset::shown_mode;
 
@@ -32,182 +35,6 @@ pub struct ApplyEngine {
     pause_after_writes: Option<(usize, PathBuf)>,
     save_during_apply: Option<(usize, String, Vec<u8>, EditorSave)>,
     lock_wait: super::LockWait,
-}
-
-/// How the test hook [`ApplyEngine::save_during_apply`] changes a path mid-apply.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EditorSave {
-    /// Written in place (same inode).
-    InPlace,
-    /// A new file renamed over the path.
-    ByRename,
-    /// The link at the path re-pointed to another target.
-    Repoint,
-}
-
-/// How a path will be (or was) handled, before resolutions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileStatus {
-    /// The user's file is still as at base: the proposal is written as is.
-    Clean,
-    /// The user changed the file since base and the three-way merge is clean.
-    Merged,
-    /// The user's changes and the proposal overlap; nothing is written without a resolution.
-    Conflict {
-        /// Why it conflicts.
-        reason: ConflictReason,
-        /// Conflicting regions (line numbers), empty for whole-file conflicts.
-        regions: Vec<ConflictRegion>,
-        /// Whether [`Resolution::Markers`] can be honoured (not for binary files or deletions).
-        markers_available: bool,
-    },
-    /// The file already holds what the proposal wants: nothing to write.
-    AlreadyApplied,
-    /// The proposal is a symlink that cannot be applied (its target leaves the project, or
-    /// the path is not free for it); nothing is written there, whatever the resolution. The
-    /// rest of the apply goes on.
-    Refused {
-        /// Why, naming the path and the target, for the user.
-        why: String,
-    },
-}
-
-/// Why a path conflicts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConflictReason {
-    /// Both sides changed the same lines differently.
-    Lines,
-    /// Both sides changed a binary file.
-    Binary,
-    /// The user deleted the file the model changed.
-    DeletedByYou,
-    /// The model deletes a file the user changed.
-    DeletedByModel,
-}
-
-/// Preview of one path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FilePreview {
-    /// Relative path.
-    pub path: String,
-    /// What apply will do with it.
-    pub status: FileStatus,
-    /// Lines added to the user's current file (for a conflict: if overwritten).
-    pub added: usize,
-    /// Lines removed from the user's current file (for a conflict: if overwritten).
-    pub removed: usize,
-    /// For a line conflict, what each side wrote in each conflicting region (in region
-    /// order), so the question can show the texts and not only line numbers; empty otherwise.
-    pub texts: Vec<RegionText>,
-}
-
-/// The text both sides wrote in one conflicting region, lines without their terminators, as
-/// shown: bytes that are not UTF-8 as `\xNN`, controls, bidi and invisible characters escaped
-/// ([`crate::sanitize`]; it is for showing, never written).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegionText {
-    /// Where the region sits in base, the user's file and the proposal.
-    pub region: ConflictRegion,
-    /// The user's lines (what skip keeps).
-    pub ours: Vec<String>,
-    /// The model's lines (what overwrite writes).
-    pub theirs: Vec<String>,
-}
-
-/// The lines of `span` in `text`, for showing; a span past the end yields what exists.
-fn span_text(text: &[u8], span: LineSpan) -> Vec<String> {
-    split_lines(text)
-        .into_iter()
-        .skip(span.start.saturating_sub(1))
-        .take(span.len)
-        .map(|l| {
-            let text = crate::sanitize::lossless(l);
-            let text = text.trim_end_matches(['\n', '\r']);
-            crate::sanitize::escape(text, crate::sanitize::Layout::Line).into_owned()
-        })
-        .collect()
-}
-
-/// What apply would do, path by path, in plan order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Preview {
-    /// One entry per planned path.
-    pub files: Vec<FilePreview>,
-}
-
-impl Preview {
-    /// Paths that need a [`Resolution`] before apply writes them.
-    pub fn conflicts(&self) -> Vec<&str> {
-        self.files
-            .iter()
-            .filter(|f| matches!(f.status, FileStatus::Conflict { .. }))
-            .map(|f| f.path.as_str())
-            .collect()
-    }
-}
-
-/// What apply did with one path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AppliedAs {
-    /// Written as proposed (unchanged since base).
-    Written,
-    /// Deleted as proposed.
-    Deleted,
-    /// The clean three-way merge was written.
-    Merged,
-    /// Conflict resolved with [`Resolution::Overwrite`].
-    Overwritten,
-    /// Conflict resolved with [`Resolution::Markers`]: the file now holds conflict markers.
-    MarkersWritten,
-    /// Already as proposed; nothing written.
-    AlreadyApplied,
-    /// Conflict the user chose to skip; nothing written.
-    Skipped,
-    /// Conflict with no resolution given; nothing written.
-    Unresolved,
-    /// Markers were asked for but cannot be written (binary or deletion); nothing written.
-    MarkersUnavailable,
-    /// A symlink proposal refused (see [`FileStatus::Refused`]); nothing written.
-    Refused,
-}
-
-/// Outcome of one path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileOutcome {
-    /// Relative path.
-    pub path: String,
-    /// What happened.
-    pub applied_as: AppliedAs,
-}
-
-/// Result of an apply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApplyReport {
-    /// Journal id of the apply; `None` when nothing needed writing (no journal entry made).
-    pub apply_id: Option<String>,
-    /// One outcome per planned path, in plan order.
-    pub files: Vec<FileOutcome>,
-}
-
-impl ApplyReport {
-    /// Paths whose content changed on disk.
-    pub fn written(&self) -> Vec<&str> {
-        self.files
-            .iter()
-            .filter(|f| {
-                matches!(
-                    f.applied_as,
-                    AppliedAs::Written
-                        | AppliedAs::Deleted
-                        | AppliedAs::Merged
-                        | AppliedAs::Overwritten
-                        | AppliedAs::MarkersWritten
-                )
-            })
-            .map(|f| f.path.as_str())
-            .collect()
-    }
 }
 
 /// New content of a path, or its deletion.
@@ -928,77 +755,6 @@ fn final_mode(d: &Decision) -> Option<u32> {
         _ if d.current_link => Some(shown_mode(d.mode.unwrap_or(0o644)) & !umask()),
         _ => d.mode.map(|m| shown_mode(m) & !umask()),
     }
-}
-
-/// The mode of an existing file of mode `current` after applying a plan's mode `shown` (see
-/// [`final_mode`]).
-fn applied_mode(current: u32, shown: Option<u32>) -> u32 {
-    let Some(shown) = shown else {
-        return current;
-    };
-    let exec = shown & 0o111 != 0;
-    if exec == (current & 0o111 != 0) {
-        return current;
-    }
-    let rw = current & 0o666;
-    if exec {
-        rw | ((current & 0o444) >> 2)
-    } else {
-        rw
-    }
-}
-
-/// The process's umask, from `/proc/self/status` (reading it with `umask(2)` would change it
-/// for every thread for a moment); `0o022` where it cannot be read.
-fn umask() -> u32 {
-    fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("Umask:"))
-                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-        })
-        .unwrap_or(0o022)
-        & 0o777
-}
-
-/// Puts one user file's new content in place, or deletes it. Staged content (already durable,
-/// with its final mode) is renamed over the target; without it (session on another
-/// filesystem) the file is written beside its target with temp + fsync + rename and given
-/// `mode` if given. The caller flushes the folder afterwards.
-fn put_in_place(
-    path: &ProjectPath,
-    staged: Option<&Path>,
-    target: Option<&[u8]>,
-    mode: Option<u32>,
-) -> Result<()> {
-    let abs = path.abs();
-    match target {
-        Some(bytes) => {
-            if let Some(staged) = staged {
-                let parent = parent_of(abs);
-                fs::create_dir_all(&parent).map_err(|e| ApplyError::io("create", &parent, e))?;
-                match fs::rename(staged, abs) {
-                    Ok(()) => return Ok(()),
-                    // Another filesystem after all (a mount inside the project): write it.
-                    Err(e) if e.raw_os_error() == Some(nix::libc::EXDEV) => {}
-                    Err(e) => return Err(ApplyError::io("write", abs, e)),
-                }
-            }
-            atomic_write(abs, bytes).map_err(|e| ApplyError::io("write", abs, e))?;
-            if let Some(m) = mode {
-                fs::set_permissions(abs, fs::Permissions::from_mode(m & 0o7777))
-                    .map_err(|e| ApplyError::io("set the mode of", abs, e))?;
-            }
-        }
-        None => match fs::remove_file(abs) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(ApplyError::io("remove", abs, e)),
-        },
-    }
-    Ok(())
 }
 
 /// A sortable, unique id: milliseconds, process id and a counter.

@@ -24,6 +24,8 @@ pub mod journal;
 pub mod links;
 pub mod lock;
 pub mod merge3;
+mod outcome;
+mod place;
 pub mod recover;
 pub mod rewind;
 pub mod snapshot;
@@ -32,12 +34,13 @@ use std::io;
 use std::path::PathBuf;
 
 pub use compose::{ComposeError, Conflict, ConflictSide, Pick, Selection, compose};
-pub use engine::{
-    AppliedAs, ApplyEngine, ApplyReport, ConflictReason, EditorSave, FileOutcome, FilePreview,
-    FileStatus, Preview, RegionText,
-};
+pub use engine::ApplyEngine;
 pub use lock::{LockWait, ProjectLock};
 pub use merge3::{ConflictRegion, LineSpan, MergeOutcome, merge3};
+pub use outcome::{
+    AppliedAs, ApplyReport, ConflictReason, EditorSave, FileOutcome, FilePreview, FileStatus,
+    Preview, RegionText,
+};
 pub use recover::{PendingApply, RecoveryReport};
 pub use rewind::{RewindAction, RewindFile, RewindPreview, RewindReport};
 
