@@ -464,6 +464,7 @@ impl Run<'_> {
                 tool = %name,
                 call_id = %id,
                 is_error = output.is_error,
+                outcome = ?output.outcome,
                 ms = started.elapsed().as_millis() as u64,
                 "tool call"
             );
@@ -484,6 +485,8 @@ impl Run<'_> {
                 summary: first_line(&output.text),
                 duration_ms: millis(started.elapsed()),
                 failed_edit,
+                outcome: Some(output.outcome),
+                output: output.text.clone(),
             });
             // The picture travels with the result; each wire sends it to models that see
             // images and a text note to the others.

@@ -11,8 +11,9 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
+use versus::model::{ToolOutcome, call_target, output_tail};
 use versus::sanitize::{self, line};
-use versus::session::{SessionLog, Store, TurnSummary};
+use versus::session::{SessionLog, Store, ToolCallSummary, TurnSummary};
 
 /// Arguments of `versus sessions`.
 #[derive(Debug, Args)]
@@ -141,6 +142,9 @@ fn show_turn(out: &mut impl Write, turn: &TurnSummary) -> std::io::Result<()> {
             line(&model.model),
             model.writes
         )?;
+        for call in &model.tools {
+            show_call(out, call)?;
+        }
         if !model.final_text.trim().is_empty() {
             writeln!(out, "    {}", line(&one_line(&model.final_text, 100)))?;
         }
@@ -149,6 +153,36 @@ fn show_turn(out: &mut impl Write, turn: &TurnSummary) -> std::io::Result<()> {
         Some(chosen) if chosen.is_empty() => writeln!(out, "  chosen: none of them")?,
         Some(chosen) => writeln!(out, "  chosen: {}", line(&chosen.join(", ")))?,
         None => {}
+    }
+    Ok(())
+}
+
+/// Lines of a call's output `sessions show` prints under it (`--json` has the whole text).
+const TAIL_LINES: usize = 5;
+
+/// One tool call: its mark (`✓`, `✗ exit 3`, `⊘ refused`...), tool and argument, then the
+/// last lines of what it returned for a command or a call that did not succeed.
+fn show_call(out: &mut impl Write, call: &ToolCallSummary) -> std::io::Result<()> {
+    let mark = call
+        .outcome
+        .map_or_else(|| "… not finished".to_string(), ToolOutcome::mark);
+    let target = call_target(&call.arguments, 80);
+    writeln!(
+        out,
+        "    {mark} {} {} ({} ms)",
+        line(&call.name),
+        line(&target),
+        call.duration_ms
+    )?;
+    let failed = call.outcome.is_some_and(|o| !o.is_ok());
+    if call.name == "bash" || failed {
+        let (tail, skipped) = output_tail(&call.output, TAIL_LINES);
+        if skipped > 0 {
+            writeln!(out, "      │ … {skipped} earlier line(s)")?;
+        }
+        for text in tail {
+            writeln!(out, "      │ {}", line(&one_line(text, 200)))?;
+        }
     }
     Ok(())
 }

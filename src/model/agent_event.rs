@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::stream::{StopReason, Usage};
+use super::tool_outcome::ToolOutcome;
 
 /// Why a model's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,6 +98,14 @@ pub enum AgentEvent {
         duration_ms: u64,
         /// For edit tools: whether the edit failed.
         failed_edit: bool,
+        /// How the call ended, decided where it ran (`None` in logs written before it was
+        /// recorded: [`ToolOutcome::or_legacy`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<ToolOutcome>,
+        /// The text the model received (already cut to the tool's output limits), so the
+        /// result can be shown, exported and reported. Empty in older logs.
+        #[serde(default)]
+        output: String,
     },
     /// Token usage after a step.
     Usage {

@@ -5,9 +5,11 @@
 pub mod agent_event;
 pub mod message;
 pub mod stream;
+pub mod tool_outcome;
 
 pub use agent_event::{AgentEvent, RunStats, RunStop};
 pub use message::{
     Conversation, Image, Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef, replay_tag,
 };
 pub use stream::{Completion, StopReason, StreamEvent, Usage};
+pub use tool_outcome::{ToolOutcome, call_target, output_tail};

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::clock::now;
 use super::events::{EventLog, SkippedLine};
 use super::store::{SessionError, Store};
-use crate::model::{AgentEvent, Message, RunStats, RunStop};
+use crate::model::{AgentEvent, Message, RunStats, RunStop, ToolOutcome};
 use crate::workspace::{BaseEntry, FileWrite, Isolation};
 
 /// File name of the log inside a session folder.
@@ -433,6 +433,25 @@ pub struct TurnModel {
     pub stats: Option<RunStats>,
     /// Proposals it recorded.
     pub writes: usize,
+    /// Its tool calls in order, each with how it ended and the text the model received.
+    pub tools: Vec<ToolCallSummary>,
+}
+
+/// One tool call of a turn, as read back from the log's agent events.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallSummary {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// The full argument text.
+    pub arguments: String,
+    /// How it ended (`None`: no result was recorded, the run stopped first).
+    pub outcome: Option<ToolOutcome>,
+    /// Run time.
+    pub duration_ms: u64,
+    /// The text the model received (empty in logs written before it was recorded).
+    pub output: String,
 }
 
 /// One turn, as read back.
@@ -452,6 +471,55 @@ pub struct TurnSummary {
     pub chosen: Option<Vec<String>>,
     /// It was rewound afterwards.
     pub rewound: bool,
+}
+
+/// Adds what `event` says about a tool call to `tools`: a call ready to run, or its result.
+fn note_tool_event(tools: &mut Vec<ToolCallSummary>, event: &AgentEvent) {
+    match event {
+        AgentEvent::ToolCallReady {
+            id,
+            name,
+            arguments,
+        } => tools.push(ToolCallSummary {
+            id: id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone(),
+            outcome: None,
+            duration_ms: 0,
+            output: String::new(),
+        }),
+        AgentEvent::ToolResult {
+            id,
+            name,
+            is_error,
+            duration_ms,
+            outcome,
+            output,
+            ..
+        } => {
+            let outcome = Some(ToolOutcome::or_legacy(*outcome, *is_error));
+            match tools
+                .iter_mut()
+                .rev()
+                .find(|t| t.id == *id && t.outcome.is_none())
+            {
+                Some(call) => {
+                    call.outcome = outcome;
+                    call.duration_ms = *duration_ms;
+                    call.output = output.clone();
+                }
+                None => tools.push(ToolCallSummary {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: String::new(),
+                    outcome,
+                    duration_ms: *duration_ms,
+                    output: output.clone(),
+                }),
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Everything read back from one session's log.
@@ -575,6 +643,7 @@ impl SessionLog {
                                     final_text: String::new(),
                                     stats: None,
                                     writes: 0,
+                                    tools: Vec::new(),
                                 })
                                 .collect(),
                             complete: false,
@@ -603,6 +672,14 @@ impl SessionLog {
                 SessionRecord::Choice { turn, chosen, .. } => {
                     if let Some(t) = turns.get_mut(turn) {
                         t.chosen = Some(chosen.clone());
+                    }
+                }
+                SessionRecord::Agent {
+                    turn, entry, event, ..
+                } => {
+                    if let Some(model) = turns.get_mut(turn).and_then(|t| t.models.get_mut(*entry))
+                    {
+                        note_tool_event(&mut model.tools, event);
                     }
                 }
                 _ => {}

@@ -1,5 +1,9 @@
 //! What a tool call gives back to the model (and to the run's statistics).
 
+use crate::model::ToolOutcome;
+
+use super::ToolError;
+
 /// An image part for providers that accept images in tool results.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImagePart {
@@ -32,6 +36,9 @@ pub struct ToolOutput {
     pub image: Option<ImagePart>,
     /// Set by edit tools.
     pub edit: Option<EditOutcome>,
+    /// How the call ended, decided here where the tool ran (a command's exit code, a refusal),
+    /// for the people judging the run; `is_error` stays what the provider is told.
+    pub outcome: ToolOutcome,
 }
 
 impl ToolOutput {
@@ -42,6 +49,7 @@ impl ToolOutput {
             is_error: false,
             image: None,
             edit: None,
+            outcome: ToolOutcome::Ok,
         }
     }
 
@@ -52,7 +60,20 @@ impl ToolOutput {
             is_error: true,
             image: None,
             edit: None,
+            outcome: ToolOutcome::Error,
         }
+    }
+
+    /// The error result of a failed call: its text, and the outcome its kind means (a refused
+    /// path is `Refused`, a tool stopped at its time limit `TimedOut`...).
+    pub fn from_error(error: &ToolError) -> Self {
+        Self::error(error.to_string()).with_outcome(error.outcome())
+    }
+
+    /// Sets how the call ended.
+    pub fn with_outcome(mut self, outcome: ToolOutcome) -> Self {
+        self.outcome = outcome;
+        self
     }
 
     /// Attaches how an edit matched.

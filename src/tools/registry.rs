@@ -63,7 +63,7 @@ impl<H: Handler> Tool for Typed<H> {
             };
             match self.handler.run(parsed, ctx).await {
                 Ok(out) => out,
-                Err(e) => ToolOutput::error(e.to_string()),
+                Err(e) => ToolOutput::from_error(&e),
             }
         })
     }
@@ -105,7 +105,7 @@ pub(crate) async fn run_blocking<A: Send + 'static>(
         }
         () = tokio::time::sleep(limit) => {
             stop.cancel();
-            Err(ToolError::failed(format!(
+            Err(ToolError::TimedOut(format!(
                 "{tool} timed out after {} s and was stopped; narrow the request (a smaller \
                  path, a more specific pattern) and try again",
                 limit.as_secs_f64()
@@ -113,7 +113,7 @@ pub(crate) async fn run_blocking<A: Send + 'static>(
         }
         () = outer.cancelled() => {
             stop.cancel();
-            Err(ToolError::failed(format!("{tool} was cancelled")))
+            Err(ToolError::Cancelled(format!("{tool} was cancelled")))
         }
     }
 }

@@ -16,6 +16,10 @@ pub fn markdown(app: &App) -> String {
         out.push_str(&format!("\n## {}\n\n", panel.label));
         let mut in_fence = false;
         for line in panel.transcript.lines() {
+            // The compact view's tail of a tool's output: the export has the whole output.
+            if line.compact_only {
+                continue;
+            }
             let text = line.text();
             if text.starts_with("┄┄┄") {
                 in_fence = !in_fence;

@@ -6,7 +6,7 @@
 //! index and replaced in place; everything else is append-only, which keeps the wrap cache
 //! (see [`super::transcript`]) almost always warm.
 
-use crate::model::{AgentEvent, RunStop, Usage};
+use crate::model::{AgentEvent, RunStop, ToolOutcome, Usage, output_tail};
 
 use super::format::{bytes, duration_ms, one_line, tokens};
 use super::markdown::render_line;
@@ -72,6 +72,26 @@ struct ToolEntry {
     line: usize,
 }
 
+/// Lines of a tool's output shown under its call (the whole result is one key away).
+pub const TAIL_LINES: usize = 3;
+
+/// One finished tool call as the "whole result" overlay shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallResult {
+    /// The turn it belongs to.
+    pub turn: u32,
+    /// Tool name.
+    pub name: String,
+    /// Its most telling argument ([`arg_summary`]).
+    pub target: String,
+    /// How it ended.
+    pub outcome: ToolOutcome,
+    /// Run time.
+    pub duration_ms: u64,
+    /// The text the model received.
+    pub output: String,
+}
+
 /// One model's panel.
 #[derive(Debug)]
 pub struct Panel {
@@ -101,6 +121,11 @@ pub struct Panel {
     pub transcript: Transcript,
     /// Rows scrolled up from the bottom (0 follows the output).
     pub scroll: usize,
+    /// Every finished tool call of the session, in order, with the text the model received
+    /// (what the "whole result" key shows).
+    pub results: Vec<CallResult>,
+    /// The turn being shown.
+    turn: u32,
     open: Option<OpenLine>,
     in_code: bool,
     tools: Vec<ToolEntry>,
@@ -124,6 +149,8 @@ impl Panel {
             failed_edits: 0,
             transcript: Transcript::new(),
             scroll: 0,
+            results: Vec::new(),
+            turn: 0,
             open: None,
             in_code: false,
             tools: Vec::new(),
@@ -156,6 +183,7 @@ impl Panel {
         line.push(&one_line(prompt, 200), self.theme.bold());
         self.transcript.push(line);
         self.status = PanelStatus::Preparing;
+        self.turn = turn;
         self.step = 0;
         self.usage = Usage::default();
         self.cost = Some(0.0);
@@ -239,12 +267,14 @@ impl Panel {
             }
             AgentEvent::ToolResult {
                 id,
+                name,
                 is_error,
                 bytes,
                 summary,
                 duration_ms,
                 failed_edit,
-                ..
+                outcome,
+                output,
             } => {
                 self.tool_calls += 1;
                 if *is_error {
@@ -253,16 +283,32 @@ impl Panel {
                 if *failed_edit {
                     self.failed_edits += 1;
                 }
-                if let Some(index) = self.tools.iter().position(|t| t.id == *id) {
+                let outcome = ToolOutcome::or_legacy(*outcome, *is_error);
+                let index = self.tools.iter().position(|t| t.id == *id);
+                let target = index
+                    .and_then(|i| self.tools.get(i))
+                    .map(|t| arg_summary(&t.args))
+                    .unwrap_or_default();
+                self.results.push(CallResult {
+                    turn: self.turn,
+                    name: name.clone(),
+                    target,
+                    outcome,
+                    duration_ms: *duration_ms,
+                    output: output.clone(),
+                });
+                if let Some(index) = index {
                     self.redraw_tool(
                         index,
                         Some(ToolDone {
                             is_error: *is_error,
+                            outcome,
                             bytes: *bytes,
                             summary,
                             duration_ms: *duration_ms,
                         }),
                     );
+                    self.show_output(index, outcome, *is_error, output);
                 }
             }
             AgentEvent::Usage { total, cost, .. } => {
@@ -406,16 +452,19 @@ impl Panel {
                 line.push(" …", theme.dim());
             }
             Some(done) => {
-                let style = if done.is_error {
-                    theme.error()
-                } else {
-                    theme.ok()
-                };
-                let icon = if done.is_error { "✗" } else { "✓" };
-                line.push(&format!("{icon} {}", tool.name), style);
+                let style = outcome_style(done.outcome, theme);
+                line.push(&format!("{} {}", done.outcome.icon(), tool.name), style);
                 if !target.is_empty() {
-                    let target_style = if done.is_error { style } else { theme.text() };
+                    let target_style = if done.outcome.is_ok() {
+                        theme.text()
+                    } else {
+                        style
+                    };
                     line.push(&format!(" {target}"), target_style);
+                }
+                // `error` is said by the summary that follows; the other outcomes by a word.
+                if !matches!(done.outcome, ToolOutcome::Ok | ToolOutcome::Error) {
+                    line.push(&format!(" · {}", done.outcome.label()), style);
                 }
                 line.push(
                     &format!(
@@ -425,7 +474,7 @@ impl Panel {
                     ),
                     theme.dim(),
                 );
-                if done.is_error {
+                if done.is_error && !shows_tail(&tool.name, done.outcome) {
                     line.push(&format!(" · {}", one_line(done.summary, 300)), style);
                 }
             }
@@ -435,8 +484,131 @@ impl Panel {
     }
 }
 
+impl Panel {
+    /// Under a finished call: the last lines of its output (for a command, or a failure the
+    /// first line does not say whole), dimmed and cut with `…`, shown in the compact view; the
+    /// whole output in the verbose view (and so in `/export`). Inserted right after the call's
+    /// lines, since later calls of the same step are already below it.
+    fn show_output(&mut self, index: usize, outcome: ToolOutcome, is_error: bool, output: &str) {
+        let theme = self.theme;
+        let Some(tool) = self.tools.get(index) else {
+            return;
+        };
+        let at = tool.line + 2;
+        let mut lines = Vec::new();
+        let tail =
+            shows_tail(&tool.name, outcome) || (is_error && output.trim().lines().nth(1).is_some());
+        if tail {
+            let (shown, skipped) = output_tail(output, TAIL_LINES);
+            if skipped > 0 {
+                let key = super::keymap::key_name(
+                    super::keymap::Context::Prompt,
+                    super::keymap::KeyAction::ToolOutput,
+                );
+                lines.push(
+                    TLine::styled(
+                        &format!("    … +{skipped} line(s) above ({key}: the whole result)"),
+                        theme.dim(),
+                    )
+                    .compact(),
+                );
+            }
+            for text in shown {
+                let mut line = TLine::styled("    ", theme.dim());
+                line.push(&cut(text, TAIL_WIDTH), theme.dim());
+                lines.push(line.compact());
+            }
+        }
+        if !output.is_empty() {
+            for text in output.lines() {
+                let mut line = TLine::styled("    │ ", theme.dim());
+                line.push(
+                    &crate::sanitize::escape(text, crate::sanitize::Layout::Line),
+                    theme.dim(),
+                );
+                lines.push(line.verbose());
+            }
+        }
+        let added = lines.len();
+        if added == 0 {
+            return;
+        }
+        self.transcript.insert(at, lines);
+        for later in self.tools.iter_mut().filter(|t| t.line >= at) {
+            later.line += added;
+        }
+        if let Some(open) = self.open.as_mut().filter(|o| o.index >= at) {
+            open.index += added;
+        }
+    }
+}
+
+impl Panel {
+    /// The text of the "whole result" overlay: each finished call's heading (turn, mark, tool,
+    /// argument, time) and the whole text the model received, escaped for the terminal; and
+    /// the index of the last call's heading, which the overlay opens on. `None` before any
+    /// call finished.
+    pub fn results_text(&self) -> Option<(Vec<String>, usize)> {
+        let mut lines = Vec::new();
+        let mut last = 0;
+        for call in &self.results {
+            if !lines.is_empty() {
+                lines.push(String::new());
+            }
+            last = lines.len();
+            let mut head = format!("turn {} · {} {}", call.turn, call.outcome.mark(), call.name);
+            if !call.target.is_empty() {
+                head.push(' ');
+                head.push_str(&call.target);
+            }
+            head.push_str(&format!(" · {}", duration_ms(call.duration_ms)));
+            lines.push(crate::sanitize::escape(&head, crate::sanitize::Layout::Line).into_owned());
+            if call.output.is_empty() {
+                lines.push("  (no output recorded)".to_string());
+            }
+            for text in call.output.lines() {
+                lines.push(format!(
+                    "  {}",
+                    crate::sanitize::escape(text, crate::sanitize::Layout::Line)
+                ));
+            }
+        }
+        (!self.results.is_empty()).then_some((lines, last))
+    }
+}
+
+/// Columns of one tail line before it is cut with `…`.
+const TAIL_WIDTH: usize = 200;
+
+/// `text` escaped for one line and cut to `max` characters with `…`.
+fn cut(text: &str, max: usize) -> String {
+    let escaped = crate::sanitize::escape(text, crate::sanitize::Layout::Line);
+    let mut out: String = escaped.chars().take(max).collect();
+    if out.len() < escaped.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// Whether a call's output tail is shown under it: always for a command (its output is what
+/// it did), else for an outcome the call line's word does not explain.
+fn shows_tail(tool: &str, outcome: ToolOutcome) -> bool {
+    tool == "bash" || matches!(outcome, ToolOutcome::TimedOut | ToolOutcome::Cancelled)
+}
+
+/// The colour of an outcome's mark: success, failure, or stopped (refused, timed out,
+/// cancelled).
+pub fn outcome_style(outcome: ToolOutcome, theme: Theme) -> ratatui::style::Style {
+    match outcome {
+        ToolOutcome::Ok => theme.ok(),
+        ToolOutcome::Exit { .. } | ToolOutcome::Signal { .. } | ToolOutcome::Error => theme.error(),
+        ToolOutcome::Refused | ToolOutcome::TimedOut | ToolOutcome::Cancelled => theme.warn(),
+    }
+}
+
 struct ToolDone<'a> {
     is_error: bool,
+    outcome: ToolOutcome,
     bytes: usize,
     summary: &'a str,
     duration_ms: u64,
@@ -562,6 +734,8 @@ mod tests {
                 summary: "old_string not found".into(),
                 duration_ms: 3,
                 failed_edit: true,
+                outcome: None,
+                output: String::new(),
             },
             5,
         );
@@ -570,6 +744,122 @@ mod tests {
             "✗ edit_file src/lib.rs · 3 ms · 40 B · old_string not found"
         );
         assert_eq!(p.tool_errors, 1);
+    }
+
+    fn bash_call(p: &mut Panel, id: &str, command: &str) {
+        p.apply(
+            &AgentEvent::ToolCallStarted {
+                id: id.into(),
+                name: "bash".into(),
+            },
+            0,
+        );
+        p.apply(
+            &AgentEvent::ToolCallReady {
+                id: id.into(),
+                name: "bash".into(),
+                arguments: serde_json::json!({ "command": command }).to_string(),
+            },
+            0,
+        );
+    }
+
+    fn bash_result(p: &mut Panel, id: &str, outcome: ToolOutcome, output: &str) {
+        p.apply(
+            &AgentEvent::ToolResult {
+                id: id.into(),
+                name: "bash".into(),
+                is_error: matches!(outcome, ToolOutcome::TimedOut),
+                bytes: output.len(),
+                summary: output.lines().next().unwrap_or_default().into(),
+                duration_ms: 7,
+                failed_edit: false,
+                outcome: Some(outcome),
+                output: output.into(),
+            },
+            5,
+        );
+    }
+
+    #[test]
+    fn a_command_that_exits_3_is_marked_failed_with_its_output_under_it() {
+        let mut p = Panel::new("m", Theme::COLOR);
+        p.begin_turn(1, "x", 0);
+        // Two calls of one step: the first one's output goes under it, above the second.
+        bash_call(&mut p, "c1", "make test");
+        bash_call(&mut p, "c2", "echo fine");
+        let out = "one\ntwo\nthree\nFAILED: 2 tests\n[exit code: 3]";
+        bash_result(&mut p, "c1", ToolOutcome::Exit { code: 3 }, out);
+        bash_result(&mut p, "c2", ToolOutcome::Ok, "fine\n[exit code: 0]");
+        assert_eq!(
+            text_of(&p)[1..],
+            [
+                "✗ bash make test · exit 3 · 7 ms · 44 B",
+                "    … +1 line(s) above (Ctrl+T: the whole result)",
+                "    two",
+                "    three",
+                "    FAILED: 2 tests",
+                "✓ bash echo fine · 7 ms · 19 B",
+                "    fine",
+            ]
+        );
+        assert_eq!(
+            p.transcript.lines()[1].style_at(0),
+            Theme::COLOR.error(),
+            "the mark is the failure colour"
+        );
+        // The verbose view has the whole output instead of the tail.
+        let verbose: Vec<&str> = p
+            .transcript
+            .lines()
+            .iter()
+            .filter(|l| l.shown(true))
+            .map(|l| l.text())
+            .collect();
+        assert!(verbose.contains(&"    │ one"), "{verbose:?}");
+        assert!(verbose.contains(&"    │ [exit code: 3]"), "{verbose:?}");
+        assert!(!verbose.contains(&"    two"), "{verbose:?}");
+        // The overlay's text: both calls, whole, opening on the last.
+        let (lines, last) = p.results_text().unwrap();
+        assert_eq!(lines[0], "turn 1 · ✗ exit 3 bash make test · 7 ms");
+        assert_eq!(lines[last], "turn 1 · ✓ bash echo fine · 7 ms");
+        assert!(lines.contains(&"  one".to_string()), "{lines:?}");
+    }
+
+    #[test]
+    fn escape_sequences_in_tool_output_reach_the_panel_escaped() {
+        let mut p = Panel::new("m", Theme::COLOR);
+        p.begin_turn(1, "x", 0);
+        bash_call(&mut p, "c1", "cat evil");
+        let out = "\x1b]0;pwned\x07title\n\x1b[2Jcleared\n[exit code: 0]";
+        bash_result(&mut p, "c1", ToolOutcome::Ok, out);
+        let all: Vec<&str> = p.transcript.lines().iter().map(|l| l.text()).collect();
+        assert!(all.contains(&"    \\x1b]0;pwned\\x07title"), "{all:?}");
+        assert!(all.contains(&"    \\x1b[2Jcleared"), "{all:?}");
+        assert!(all.iter().all(|l| !l.contains('\x1b')), "{all:?}");
+        let (lines, _) = p.results_text().unwrap();
+        assert!(lines.iter().all(|l| !l.contains('\x1b')), "{lines:?}");
+        assert!(
+            lines.contains(&"  \\x1b[2Jcleared".to_string()),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_timed_out_command_is_marked_timed_out() {
+        let mut p = Panel::new("m", Theme::COLOR);
+        p.begin_turn(1, "x", 0);
+        bash_call(&mut p, "c1", "sleep 99");
+        let out = "started\n[the command did not finish in time]\n[killed: timed out after 1 s]";
+        bash_result(&mut p, "c1", ToolOutcome::TimedOut, out);
+        assert_eq!(
+            text_of(&p)[1..3],
+            [
+                format!("⏱ bash sleep 99 · timed out · 7 ms · {} B", out.len()),
+                "    started".to_string(),
+            ]
+        );
+        assert_eq!(p.transcript.lines()[1].style_at(0), Theme::COLOR.warn());
     }
 
     #[test]

@@ -213,3 +213,6 @@ pub const VERSIONS_COMPARING: &str =
 pub const VERSIONS_HINT: &str = " ↑↓ PgUp/PgDn scroll · Esc or V back to the diff ";
 /// `<` / `>` while long lines wrap.
 pub const HSCROLL_WRAPPING: &str = "long lines wrap (w cuts them again, then </> scroll sideways)";
+
+/// The status line when the whole-result key is pressed on a panel with no finished tool call.
+pub const NO_TOOL_RESULTS: &str = "no tool call has finished in this panel yet";

@@ -17,8 +17,11 @@ pub struct TLine {
     text: String,
     /// `(start byte, style)`, sorted, the first at 0 when the line is not empty.
     runs: Vec<(u32, Style)>,
-    /// Shown only in verbose mode (thinking, full tool arguments).
+    /// Shown only in verbose mode (thinking, full tool arguments, a tool's whole output).
     pub verbose_only: bool,
+    /// Shown only outside verbose mode (the tail of a tool's output, which the verbose view
+    /// shows whole).
+    pub compact_only: bool,
 }
 
 impl TLine {
@@ -38,6 +41,21 @@ impl TLine {
     pub fn verbose(mut self) -> TLine {
         self.verbose_only = true;
         self
+    }
+
+    /// Marks the line as shown only outside verbose mode.
+    pub fn compact(mut self) -> TLine {
+        self.compact_only = true;
+        self
+    }
+
+    /// Whether the line is shown in the view `verbose` says.
+    pub fn shown(&self, verbose: bool) -> bool {
+        if verbose {
+            !self.compact_only
+        } else {
+            !self.verbose_only
+        }
     }
 
     /// Appends text in a style (tabs become four spaces, other control characters are
@@ -181,6 +199,14 @@ impl Transcript {
         &self.lines
     }
 
+    /// Inserts `lines` before the line at `index` (at the end when past it); rows from it on
+    /// are re-wrapped.
+    pub fn insert(&mut self, index: usize, lines: Vec<TLine>) {
+        let index = index.min(self.lines.len());
+        self.lines.splice(index..index, lines);
+        self.invalidate_from(index);
+    }
+
     /// Replaces the line at `index` (ignored when out of range); rows from it on are re-wrapped.
     pub fn set(&mut self, index: usize, line: TLine) {
         if let Some(slot) = self.lines.get_mut(index) {
@@ -227,7 +253,7 @@ impl Transcript {
         for (index, line) in self.lines.iter().enumerate().skip(from) {
             let first = u32::try_from(self.cache.rows.len()).unwrap_or(u32::MAX);
             self.cache.line_row.push(first);
-            if line.verbose_only && !verbose {
+            if !line.shown(verbose) {
                 continue;
             }
             let line_no = u32::try_from(index).unwrap_or(u32::MAX);

@@ -115,6 +115,8 @@ pub(crate) fn result(
             summary: error.unwrap_or("ok").into(),
             duration_ms: 4,
             failed_edit: error.is_some() && name == "edit_file",
+            outcome: None,
+            output: String::new(),
         },
     );
 }

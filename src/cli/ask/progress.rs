@@ -3,8 +3,11 @@
 
 use std::io::Write;
 
-use versus::model::{AgentEvent, RunStop};
+use versus::model::{AgentEvent, RunStop, ToolOutcome, output_tail};
 use versus::sanitize::{self, line};
+
+/// Lines of a failed call's output printed under it.
+const TAIL_LINES: usize = 3;
 
 /// Prints progress for a run with these entry labels.
 pub struct Progress {
@@ -57,11 +60,36 @@ impl Progress {
                 name, arguments, ..
             } => self.line(entry, &format!("{name} {}", brief_args(arguments))),
             AgentEvent::ToolResult {
-                is_error: true,
+                is_error,
                 summary,
                 name,
+                outcome,
+                output,
                 ..
-            } => self.line(entry, &format!("  {name} failed: {summary}")),
+            } => {
+                let outcome = ToolOutcome::or_legacy(*outcome, *is_error);
+                if outcome.is_ok() {
+                    return;
+                }
+                // A command says what it printed; another tool's first line says why.
+                let (tail, skipped) = output_tail(output, TAIL_LINES);
+                if name == "bash" || summary.is_empty() || tail.len() > 1 {
+                    self.line(entry, &format!("  {} {name} failed", outcome.mark()));
+                    if skipped > 0 {
+                        self.line(entry, &format!("    │ … {skipped} earlier line(s)"));
+                    }
+                    for text in tail {
+                        let cut: String = text.chars().take(200).collect();
+                        let more = if cut.len() < text.len() { "…" } else { "" };
+                        self.line(entry, &format!("    │ {cut}{more}"));
+                    }
+                } else {
+                    self.line(
+                        entry,
+                        &format!("  {} {name} failed: {summary}", outcome.mark()),
+                    );
+                }
+            }
             AgentEvent::Retrying {
                 attempt,
                 delay_ms,

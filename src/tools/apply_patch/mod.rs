@@ -95,7 +95,7 @@ impl Handler for ApplyPatch {
         Ok(
             match run_blocking("apply_patch", args, ctx, apply_args).await {
                 Ok(output) => output,
-                Err(err) => ToolOutput::error(err.to_string()).with_edit(EditOutcome::Failed),
+                Err(err) => ToolOutput::from_error(&err).with_edit(EditOutcome::Failed),
             },
         )
     }

@@ -8,7 +8,8 @@
 //! Result kinds: a command that ran to its end is a normal result whatever its exit code or
 //! signal (a failing test is information for the model, not a tool failure). A refused line, a
 //! shell that could not start, a timeout and a cancellation are error results; the last two still
-//! carry the output captured so far.
+//! carry the output captured so far. The [`ToolOutcome`] of each says what really happened (exit
+//! code, signal, refused, timed out, cancelled) for the people judging the run.
 
 mod allowlist;
 mod output;
@@ -23,6 +24,7 @@ use serde_json::json;
 use super::registry::{Handler, Tool, typed};
 use super::{ToolClass, ToolContext, ToolError, ToolLimits, ToolOutput, ToolSpec};
 use crate::exec::{CommandSpec, Ending, ExecError, Finished};
+use crate::model::ToolOutcome;
 use output::{Budget, Collector, Rendered, SpillPlace};
 
 /// The most bytes of saved outputs one spill folder (a session's, or a task's) holds (256 MiB).
@@ -100,11 +102,11 @@ impl Handler for Bash {
         }
         if let Some(allowed) = &ctx.limits.bash_allowlist {
             allowlist::check(&args.command, allowed)
-                .map_err(|refusal| ToolError::failed(refusal.to_string()))?;
+                .map_err(|refusal| ToolError::Refused(refusal.to_string()))?;
         }
         if ctx.cancel.is_cancelled() {
-            return Err(ToolError::failed(
-                "bash was not run: the call was cancelled before it started",
+            return Err(ToolError::Cancelled(
+                "bash was not run: the call was cancelled before it started".to_string(),
             ));
         }
         let timeout = effective_timeout(args.timeout_secs, &ctx.limits);
@@ -136,7 +138,7 @@ impl Handler for Bash {
                     "could not run bash: {e}; check that bash is installed and on PATH and that \
                      the project folder exists"
                 )),
-                refused => ToolError::failed(format!("bash was not run: {refused}")),
+                refused => ToolError::Refused(format!("bash was not run: {refused}")),
             })?;
         let text = compose(
             &collector.finish(),
@@ -145,8 +147,13 @@ impl Handler for Bash {
             ctx.limits.bash_max_timeout,
         );
         Ok(match finished.ending {
-            Ending::TimedOut | Ending::Cancelled => ToolOutput::error(text),
-            Ending::Exited(_) | Ending::Signaled(_) => ToolOutput::ok(text),
+            Ending::TimedOut => ToolOutput::error(text).with_outcome(ToolOutcome::TimedOut),
+            Ending::Cancelled => ToolOutput::error(text).with_outcome(ToolOutcome::Cancelled),
+            Ending::Exited(0) => ToolOutput::ok(text),
+            Ending::Exited(code) => ToolOutput::ok(text).with_outcome(ToolOutcome::Exit { code }),
+            Ending::Signaled(signal) => {
+                ToolOutput::ok(text).with_outcome(ToolOutcome::Signal { signal })
+            }
         })
     }
 }
@@ -274,6 +281,7 @@ mod tests {
         canceller.await.unwrap();
         assert!(out.is_error, "{out:?}");
         assert_eq!(out.text, "begun\n[killed: cancelled]");
+        assert_eq!(out.outcome, ToolOutcome::Cancelled);
     }
 
     #[tokio::test]
@@ -284,6 +292,43 @@ mod tests {
             .await;
         assert!(!out.is_error);
         assert_eq!(out.text, "(no output)\n[exit code: 1]");
+        assert_eq!(out.outcome, ToolOutcome::Exit { code: 1 });
+    }
+
+    #[tokio::test]
+    async fn the_outcome_carries_the_real_exit_status() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let ok = tool().call(&json!({"command": "echo fine"}), &ctx).await;
+        assert_eq!(ok.outcome, ToolOutcome::Ok);
+        let three = tool()
+            .call(&json!({"command": "echo broken; exit 3"}), &ctx)
+            .await;
+        assert_eq!(three.outcome, ToolOutcome::Exit { code: 3 });
+        assert_eq!(three.text, "broken\n[exit code: 3]");
+    }
+
+    #[tokio::test]
+    async fn a_command_past_its_time_limit_is_timed_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = context(dir.path());
+        ctx.limits.bash_max_timeout = Duration::from_millis(300);
+        let out = tool()
+            .call(&json!({"command": "echo started; sleep 30"}), &ctx)
+            .await;
+        assert!(out.is_error);
+        assert_eq!(out.outcome, ToolOutcome::TimedOut);
+        assert!(out.text.starts_with("started\n"), "{}", out.text);
+    }
+
+    #[tokio::test]
+    async fn a_line_the_recipe_does_not_allow_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = context(dir.path());
+        ctx.limits.bash_allowlist = Some(vec!["cargo test".to_string()]);
+        let out = tool().call(&json!({"command": "rm -rf src"}), &ctx).await;
+        assert!(out.is_error);
+        assert_eq!(out.outcome, ToolOutcome::Refused);
     }
 
     #[tokio::test]

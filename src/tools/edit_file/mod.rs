@@ -86,8 +86,7 @@ impl Handler for EditFile {
     async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let result = run_blocking("edit_file", args, ctx, edit).await;
         // Every refusal is a failed edit in the run's statistics.
-        Ok(result
-            .unwrap_or_else(|e| ToolOutput::error(e.to_string()).with_edit(EditOutcome::Failed)))
+        Ok(result.unwrap_or_else(|e| ToolOutput::from_error(&e).with_edit(EditOutcome::Failed)))
     }
 }
 

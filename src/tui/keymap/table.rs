@@ -69,6 +69,9 @@ actions! {
     Quit,
     /// Ctrl+R: search the prompt history.
     HistorySearch,
+    /// Ctrl+T: the focused panel's tool calls with their whole results, the latest first on
+    /// screen.
+    ToolOutput,
     /// Up in the prompt, or the previous prompt of the history on its first line.
     CursorUp,
     /// Down in the prompt, or the next prompt of the history on its last line.
@@ -382,6 +385,12 @@ const PROMPT: &[Binding] = &[
         &[ctrl('r')],
         HIDDEN,
         "search the prompt history (again: older match)",
+    ),
+    b(
+        A::ToolOutput,
+        &[ctrl('t')],
+        HIDDEN,
+        "the focused panel's tool results, whole (scroll up for earlier calls)",
     ),
     b(A::CursorUp, &[k(KeyCode::Up)], HIDDEN, PROMPT_MOVE),
     b(A::CursorDown, &[k(KeyCode::Down)], HIDDEN, PROMPT_MOVE),

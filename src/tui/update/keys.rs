@@ -9,7 +9,7 @@ use super::super::action::Effect;
 use super::super::complete::ItemKind;
 use super::super::keymap::{self, Context, KeyAction};
 use super::super::layout::panel_height;
-use super::super::state::{App, CONFIRM_MS, Confirm, ConfirmKey, Screen};
+use super::super::state::{App, CONFIRM_MS, Confirm, ConfirmKey, Overlay, Screen};
 use super::super::strings;
 use super::command::submit;
 use super::{dialog, refresh_completion, review};
@@ -115,6 +115,10 @@ fn prompt_action(app: &mut App, action: KeyAction, armed: Option<Confirm>) -> Ve
             }
             return Vec::new();
         }
+        KeyAction::ToolOutput => {
+            open_results(app);
+            return Vec::new();
+        }
         KeyAction::HistorySearch => {
             app.completion = None;
             app.prompt.search_back(&app.history);
@@ -186,6 +190,30 @@ fn overlay_key(app: &mut App, key: KeyEvent) {
             app.overlay_scroll = 0;
         }
     }
+}
+
+/// Opens the focused panel's tool results, whole, in the overlay, scrolled to the latest call
+/// (earlier ones are above it); a status line says so when it has none yet.
+fn open_results(app: &mut App) {
+    let Some(panel) = app.panels.get(app.focus) else {
+        app.dirty = false;
+        return;
+    };
+    let Some((lines, last)) = panel.results_text() else {
+        app.status = Some(super::super::state::Status {
+            text: strings::NO_TOOL_RESULTS.to_string(),
+            error: false,
+        });
+        return;
+    };
+    app.overlay = Some(Overlay::Info {
+        title: format!("tool results · {}", app.shown(app.focus)),
+        lines,
+    });
+    let screen = ratatui::layout::Rect::new(0, 0, app.size.0, app.size.1);
+    let panels = super::super::layout::areas(app, screen).panels;
+    let end = super::super::view::overlay::max_scroll(app, panels);
+    app.overlay_scroll = super::super::view::overlay::rows_before(app, panels, last).min(end);
 }
 
 /// Scrolls the overlay down `rows`, no further than its end at the terminal's size, so a key

@@ -163,6 +163,20 @@ pub fn max_scroll(app: &App, area: Rect) -> usize {
         .saturating_sub(usize::from(area.height.saturating_sub(2)))
 }
 
+/// The rows the open text overlay draws in `area` before its logical line `line` (where to
+/// scroll to show that line first).
+pub fn rows_before(app: &App, area: Rect, line: usize) -> usize {
+    let Some(Overlay::Info { lines, .. }) = &app.overlay else {
+        return 0;
+    };
+    let inner = usize::from(area.width.min(WIDTH).saturating_sub(2)).max(1);
+    lines
+        .iter()
+        .take(line)
+        .map(|l| wrap::indented(l, inner).len())
+        .sum()
+}
+
 /// Draws the open overlay, if any.
 pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let Some(overlay) = &app.overlay else { return };
