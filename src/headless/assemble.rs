@@ -117,6 +117,7 @@ fn not_run(task: &str, model: &str, layout: &Layout, t: usize, m: usize) -> Mode
         tool_calls_by_name: BTreeMap::new(),
         tool_errors: 0,
         edit_failures: 0,
+        tool_results: Vec::new(),
         retries: 0,
         change_set: ChangeSetReport {
             diff_file: layout.diff_rel(t, m),

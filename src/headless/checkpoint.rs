@@ -254,6 +254,7 @@ mod tests {
             tool_calls_by_name: BTreeMap::new(),
             tool_errors: 0,
             edit_failures: 0,
+            tool_results: Vec::new(),
             retries: 0,
             change_set: ChangeSetReport::default(),
             criteria: vec![],

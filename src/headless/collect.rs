@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::engine::{Finish, SessionEngine};
-use crate::model::AgentEvent;
+use crate::model::{AgentEvent, ToolOutcome, call_target};
 use crate::workspace::Base;
 
 use super::HeadlessError;
@@ -24,6 +24,7 @@ use super::job::JobEvent;
 use super::layout::Layout;
 use super::plan::Cell;
 use super::progress::Progress;
+use super::report::ToolCallReport;
 
 /// The one writer of the output folder while jobs run.
 pub(super) struct Collector<'a> {
@@ -42,6 +43,15 @@ pub(super) struct Collector<'a> {
     pub progress: &'a mut Progress,
     /// The first write that failed; the run is cancelled when it happens.
     pub failure: Option<HeadlessError>,
+    /// The tool calls of each running cell so far, for its report.
+    calls: BTreeMap<Cell, Vec<OpenCall>>,
+}
+
+/// A tool call seen in a cell's events: its id and target until its result arrives.
+struct OpenCall {
+    id: String,
+    target: String,
+    report: Option<ToolCallReport>,
 }
 
 impl<'a> Collector<'a> {
@@ -73,6 +83,7 @@ impl<'a> Collector<'a> {
             open_cells,
             progress,
             failure: None,
+            calls: BTreeMap::new(),
         }
     }
 
@@ -125,6 +136,7 @@ impl<'a> Collector<'a> {
                     .record_workspace(turn_of(cell.0), cell.1, &root, mode);
             }
             JobEvent::Agent { cell, event } => {
+                self.note_call(cell, &event);
                 self.progress.event(cell, &event);
                 let label = self.key(cell).1;
                 self.session
@@ -136,7 +148,18 @@ impl<'a> Collector<'a> {
                         .append(&Record::Step { task, model, step })?;
                 }
             }
-            JobEvent::Finished { cell, run, output } => {
+            JobEvent::Finished {
+                cell,
+                mut run,
+                output,
+            } => {
+                run.tool_results = self
+                    .calls
+                    .remove(&cell)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|c| c.report)
+                    .collect();
                 self.close_events(cell)?;
                 let label = self.key(cell).1;
                 let base = Arc::clone(&self.base);
@@ -161,12 +184,51 @@ impl<'a> Collector<'a> {
                 self.progress.finished(cell, &run);
             }
             JobEvent::Interrupted { cell } => {
+                self.calls.remove(&cell);
                 self.close_events(cell)?;
                 self.cell_ended(cell.0);
                 self.progress.interrupted(cell);
             }
         }
         Ok(())
+    }
+
+    /// Keeps what a cell's event says about its tool calls, for the cell's report.
+    fn note_call(&mut self, cell: Cell, event: &AgentEvent) {
+        let calls = self.calls.entry(cell).or_default();
+        match event {
+            AgentEvent::ToolCallReady { id, arguments, .. } => calls.push(OpenCall {
+                id: id.clone(),
+                target: call_target(arguments, 200),
+                report: None,
+            }),
+            AgentEvent::ToolResult {
+                id,
+                name,
+                is_error,
+                duration_ms,
+                outcome,
+                output,
+                ..
+            } => {
+                let outcome = ToolOutcome::or_legacy(*outcome, *is_error);
+                let open = calls
+                    .iter_mut()
+                    .rev()
+                    .find(|c| c.id == *id && c.report.is_none());
+                let target = open.as_ref().map(|c| c.target.clone()).unwrap_or_default();
+                let report = ToolCallReport::new(name, target, outcome, *duration_ms, output);
+                match open {
+                    Some(call) => call.report = Some(report),
+                    None => calls.push(OpenCall {
+                        id: id.clone(),
+                        target: String::new(),
+                        report: Some(report),
+                    }),
+                }
+            }
+            _ => {}
+        }
     }
 
     fn log_event(&mut self, cell: Cell, event: &AgentEvent) -> Result<(), HeadlessError> {

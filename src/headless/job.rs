@@ -404,6 +404,7 @@ async fn finish_cell(
         tool_calls_by_name: stats.tools.clone(),
         tool_errors: stats.tool_errors,
         edit_failures: stats.failed_edits,
+        tool_results: Vec::new(),
         retries: stats.retries,
         change_set,
         criteria: results,

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::RunStop;
+use crate::model::{RunStop, ToolOutcome};
 
 /// Version of the report schema. Readers should refuse versions they do not know.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -159,6 +159,51 @@ pub struct TaskReport {
     pub runs: Vec<ModelRun>,
 }
 
+/// The most bytes of a tool call's output a report keeps (its end: a command's summary and
+/// error are usually there); the whole text is in the run's raw event log.
+pub const TOOL_OUTPUT_MAX: usize = 4096;
+
+/// One tool call of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallReport {
+    /// Tool name.
+    pub name: String,
+    /// Its most telling argument (path, command, pattern...), on one line.
+    pub target: String,
+    /// How it ended (`{"kind": "exit", "code": 3}`, `{"kind": "ok"}`...).
+    pub outcome: ToolOutcome,
+    /// Run time in milliseconds.
+    pub duration_ms: u64,
+    /// The last [`TOOL_OUTPUT_MAX`] bytes of the text the model received.
+    pub output: String,
+    /// The size of that whole text in bytes (more than `output` holds when it was cut).
+    pub output_bytes: usize,
+}
+
+impl ToolCallReport {
+    /// The report of a call with the whole `output` the model received.
+    pub fn new(
+        name: &str,
+        target: String,
+        outcome: ToolOutcome,
+        duration_ms: u64,
+        output: &str,
+    ) -> Self {
+        let mut start = output.len().saturating_sub(TOOL_OUTPUT_MAX);
+        while !output.is_char_boundary(start) {
+            start += 1;
+        }
+        Self {
+            name: name.to_string(),
+            target,
+            outcome,
+            duration_ms,
+            output: output[start..].to_string(),
+            output_bytes: output.len(),
+        }
+    }
+}
+
 /// The verdict on one model's run of one task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -220,6 +265,10 @@ pub struct ModelRun {
     pub tool_errors: u32,
     /// Edit calls (edit_file, apply_patch) that did not apply.
     pub edit_failures: u32,
+    /// Every tool call in order: how it ended and the end of what it returned (absent in
+    /// reports written before it was recorded).
+    #[serde(default)]
+    pub tool_results: Vec<ToolCallReport>,
     /// Requests the provider layer retried.
     pub retries: u32,
     /// What the model changed, against the project as it was at the start.

@@ -111,6 +111,7 @@ fn render_raw(report: &Report) -> String {
             );
         }
         failures(&mut out, &task.runs);
+        failed_calls(&mut out, &task.runs);
         errors(&mut out, &task.runs);
         scan_notes(&mut out, &task.runs);
     }
@@ -186,6 +187,54 @@ fn failures(out: &mut String, runs: &[ModelRun]) {
     }
 }
 
+/// Failed tool calls listed per run before the rest are counted.
+const FAILED_CALLS_SHOWN: usize = 10;
+
+/// The tool calls of the task's runs that did not succeed (a command's exit code, a refusal,
+/// a timeout...), each with the last line of what it returned: whether a model's tests passed
+/// is read here, not guessed from a check mark.
+fn failed_calls(out: &mut String, runs: &[ModelRun]) {
+    let failed: Vec<(&ModelRun, Vec<&super::report::ToolCallReport>)> = runs
+        .iter()
+        .map(|r| {
+            let calls = r
+                .tool_results
+                .iter()
+                .filter(|c| !c.outcome.is_ok())
+                .collect();
+            (r, calls)
+        })
+        .filter(|(_, calls): &(_, Vec<_>)| !calls.is_empty())
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nTool calls that did not succeed:\n");
+    for (run, calls) in failed {
+        for call in calls.iter().take(FAILED_CALLS_SHOWN) {
+            let (tail, _) = crate::model::output_tail(&call.output, 1);
+            let _ = writeln!(
+                out,
+                "- {}: {} `{} {}`: {}",
+                text(&run.model),
+                call.outcome.mark(),
+                cell(&call.name),
+                cut(&call.target).replace('`', "'"),
+                tail.first()
+                    .map_or_else(|| "(no output)".to_string(), |l| cut(l.trim()))
+            );
+        }
+        if calls.len() > FAILED_CALLS_SHOWN {
+            let _ = writeln!(
+                out,
+                "- {}: and {} more (see report.json)",
+                text(&run.model),
+                calls.len() - FAILED_CALLS_SHOWN
+            );
+        }
+    }
+}
+
 /// The first line of a detail, and its last non-empty line when there are more (for a
 /// command, the status and the line that usually says what went wrong).
 fn first_and_last_line(text: &str) -> String {
@@ -258,6 +307,7 @@ mod tests {
             tool_calls_by_name: Default::default(),
             tool_errors: 0,
             edit_failures: 0,
+            tool_results: Vec::new(),
             retries: 0,
             change_set: ChangeSetReport::default(),
             criteria_passed: criteria.iter().filter(|c| c.passed).count(),
@@ -282,7 +332,7 @@ mod tests {
             passed: true,
             ..bad.clone()
         };
-        let report = Report {
+        let mut report = Report {
             schema_version: 1,
             run_id: "demo-1".into(),
             broken: false,
@@ -332,7 +382,20 @@ mod tests {
                 tokens: Tokens::default(),
             }],
         };
+        report.tasks[0].runs[1]
+            .tool_results
+            .push(super::super::report::ToolCallReport::new(
+                "bash",
+                "make test".into(),
+                crate::model::ToolOutcome::Exit { code: 3 },
+                12,
+                "boom\nFAILED 2 \x1b[2J\n[exit code: 3]",
+            ));
         let md = render(&report);
+        assert!(
+            md.contains("- demo/bad|x: ✗ exit 3 `bash make test`: FAILED 2 \\x1b[2J"),
+            "{md}"
+        );
         assert!(md.contains("**Some criteria failed.**"), "{md}");
         assert!(
             md.contains("| demo/good | 1/1 | 1/1 | $0.5000 | 1.5 s |"),

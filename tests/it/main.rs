@@ -45,6 +45,7 @@ mod tool_apply_patch;
 mod tool_bash;
 mod tool_edit_file;
 mod tool_read_file;
+mod tool_results;
 mod tool_search;
 mod tool_web_fetch;
 mod tool_write_file;
