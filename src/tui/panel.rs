@@ -510,13 +510,14 @@ impl Panel {
                         &format!("    … +{skipped} line(s) above ({key}: the whole result)"),
                         theme.dim(),
                     )
-                    .compact(),
+                    .compact()
+                    .clipped(),
                 );
             }
             for text in shown {
                 let mut line = TLine::styled("    ", theme.dim());
                 line.push(&cut(text, TAIL_WIDTH), theme.dim());
-                lines.push(line.compact());
+                lines.push(line.compact().clipped());
             }
         }
         if !output.is_empty() {

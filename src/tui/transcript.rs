@@ -22,6 +22,9 @@ pub struct TLine {
     /// Shown only outside verbose mode (the tail of a tool's output, which the verbose view
     /// shows whole).
     pub compact_only: bool,
+    /// Drawn on one row, cut with `…` where it is wider than the panel (a tail of output stays
+    /// as short as it was meant to be).
+    pub clip: bool,
 }
 
 impl TLine {
@@ -40,6 +43,12 @@ impl TLine {
     /// Marks the line as verbose-only.
     pub fn verbose(mut self) -> TLine {
         self.verbose_only = true;
+        self
+    }
+
+    /// Marks the line as drawn on one row, cut with `…`.
+    pub fn clipped(mut self) -> TLine {
+        self.clip = true;
         self
     }
 
@@ -149,6 +158,8 @@ struct Row {
     line: u32,
     start: u32,
     end: u32,
+    /// The line goes on past this row but is clipped: `…` is drawn after it.
+    cut: bool,
 }
 
 #[derive(Debug, Default)]
@@ -258,12 +269,24 @@ impl Transcript {
             }
             let line_no = u32::try_from(index).unwrap_or(u32::MAX);
             let rows = &mut self.cache.rows;
-            wrap(&line.text, usize::from(width), |start, end| {
-                rows.push(Row {
-                    line: line_no,
-                    start: u32::try_from(start).unwrap_or(u32::MAX),
-                    end: u32::try_from(end).unwrap_or(u32::MAX),
+            let row = |start: usize, end: usize, cut: bool| Row {
+                line: line_no,
+                start: u32::try_from(start).unwrap_or(u32::MAX),
+                end: u32::try_from(end).unwrap_or(u32::MAX),
+                cut,
+            };
+            if line.clip {
+                // The first row of the wrapped line, less one column for the `…`.
+                let mut first = None;
+                wrap(&line.text, usize::from(width).saturating_sub(1), |s, e| {
+                    first.get_or_insert((s, e));
                 });
+                let (start, end) = first.unwrap_or((0, line.text.len()));
+                rows.push(row(start, end, end < line.text.trim_end().len()));
+                continue;
+            }
+            wrap(&line.text, usize::from(width), |start, end| {
+                rows.push(row(start, end, false));
             });
         }
         self.cache.rows.len()
@@ -281,7 +304,14 @@ impl Transcript {
         self.cache.rows[start..end]
             .iter()
             .map(|row| match self.lines.get(row.line as usize) {
-                Some(line) => Line::from(line.spans(row.start as usize, row.end as usize)),
+                Some(line) => {
+                    let mut spans = line.spans(row.start as usize, row.end as usize);
+                    if row.cut {
+                        let style = spans.last().map(|s| s.style).unwrap_or_default();
+                        spans.push(Span::styled("…", style));
+                    }
+                    Line::from(spans)
+                }
                 None => Line::default(),
             })
             .collect()
@@ -387,6 +417,23 @@ mod tests {
         t.push(TLine::styled("thinking", Style::new()).verbose());
         assert_eq!(t.ensure(20, false), 1);
         assert_eq!(t.ensure(20, true), 2);
+    }
+
+    #[test]
+    fn clipped_lines_take_one_row_cut_with_an_ellipsis_and_compact_ones_leave_verbose() {
+        let mut t = Transcript::new();
+        t.push(TLine::styled("a tail line far too long", Style::new()).clipped());
+        t.push(TLine::styled("short", Style::new()).clipped());
+        t.push(TLine::styled("tail", Style::new()).compact());
+        t.insert(0, vec![TLine::styled("first", Style::new())]);
+        assert_eq!(t.ensure(12, false), 4);
+        let rows: Vec<String> = t.visible(0, 4).iter().map(|l| l.to_string()).collect();
+        assert_eq!(rows, ["first", "a tail line…", "short", "tail"]);
+        assert_eq!(
+            t.ensure(12, true),
+            3,
+            "the compact line is left out of verbose"
+        );
     }
 
     #[test]

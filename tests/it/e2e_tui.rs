@@ -1548,3 +1548,71 @@ fn an_attachment_never_follows_a_link_out_of_the_project() {
         drop(tmux);
     }
 }
+
+/// A model whose bash call prints a known line (built by printf, so the command line does not
+/// hold it) and exits 3, then answers.
+const EXIT3_SCRIPT: &str = r#"{"say": "Running the tests.", "tools": [{"name": "bash", "args": {"command": "printf 'first\\nKNOWN-%s\\n' OUTPUT-7731; exit 3"}}]}
+{"say": "EXIT3-DONE: the tests fail."}
+"#;
+
+#[test]
+fn a_command_that_exits_3_is_shown_failed_with_its_output_in_a_real_terminal() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    versus::example::write_project(&proj).unwrap();
+    std::fs::write(proj.join("exit3.jsonl"), EXIT3_SCRIPT).unwrap();
+    let config = tmp.write("empty.toml", "");
+    let tmux = Tmux::start("toolfail", 110, 30);
+    launch(&tmux, &proj, &config, "-m demo/exit3.jsonl");
+    tmux.wait_for(&["turn 0", "demo/exit3.jsonl"]);
+
+    tmux.type_text("run the tests");
+    tmux.press("Enter");
+    // The panel: the failure mark with the exit code, and the output's tail under the call.
+    let screen = tmux.wait_for(&["EXIT3-DONE", "turn 1 finished"]);
+    assert!(screen.contains("✗ bash printf"), "{screen}");
+    assert!(screen.contains("· exit 3 ·"), "{screen}");
+    assert!(screen.contains("    KNOWN-OUTPUT-7731"), "{screen}");
+    assert!(
+        !screen.contains("✓ bash"),
+        "a failed call is never ✓: {screen}"
+    );
+
+    // Ctrl+T: the whole result in the overlay; any key closes it.
+    tmux.press("C-t");
+    let screen = tmux.wait_for(&["tool results", "turn 1 · ✗ exit 3 bash printf"]);
+    assert!(screen.contains("  first"), "{screen}");
+    assert!(screen.contains("  [exit code: 3]"), "{screen}");
+    tmux.press_and_see("Escape");
+
+    // /verbose: the whole output under the call, in the transcript.
+    tmux.type_text("/verbose");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["│ KNOWN-OUTPUT-7731", "│ [exit code: 3]"]);
+    assert!(screen.contains("│ first"), "{screen}");
+
+    let export = tmp.path().join("export.md");
+    tmux.type_text(&format!("/export {}", export.display()));
+    tmux.press("Enter");
+    tmux.wait_for_joined(&["exported to"]);
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+
+    let md = std::fs::read_to_string(&export).unwrap();
+    assert!(md.contains("✗ bash printf"), "{md}");
+    assert!(md.contains("│ KNOWN-OUTPUT-7731"), "{md}");
+    let show = util::versus()
+        .arg("-C")
+        .arg(&proj)
+        .args(["sessions", "show"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(shown.contains("✗ exit 3 bash printf"), "{shown}");
+    assert!(shown.contains("│ KNOWN-OUTPUT-7731"), "{shown}");
+}

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use versus::model::{AgentEvent, RunStop};
+use versus::model::{AgentEvent, RunStop, ToolOutcome};
 use versus::tui::action::{Effect, EngineMsg, Msg, Settings, Target};
 use versus::tui::panel::{PanelStatus, RunSummary};
 use versus::tui::state::{App, Overlay, SessionInfo};
@@ -523,5 +523,129 @@ fn the_compaction_notice_names_no_model_in_blind_mode() {
     assert!(
         text.contains("compacted 1 model(s)") && !text.contains("demo/"),
         "{text}"
+    );
+}
+
+/// One finished bash call on `panel`: `command`, its outcome and the text the model received.
+fn bash_call(
+    app: &mut App,
+    panel: usize,
+    id: &str,
+    command: &str,
+    outcome: ToolOutcome,
+    output: &str,
+) {
+    let arguments = serde_json::json!({ "command": command }).to_string();
+    for event in [
+        AgentEvent::ToolCallStarted {
+            id: id.into(),
+            name: "bash".into(),
+        },
+        AgentEvent::ToolCallReady {
+            id: id.into(),
+            name: "bash".into(),
+            arguments,
+        },
+        AgentEvent::ToolResult {
+            id: id.into(),
+            name: "bash".into(),
+            is_error: false,
+            bytes: output.len(),
+            summary: output.lines().next().unwrap_or_default().into(),
+            duration_ms: 20,
+            failed_edit: false,
+            outcome: Some(outcome),
+            output: output.into(),
+        },
+    ] {
+        engine(app, EngineMsg::Agent { panel, event });
+    }
+}
+
+#[test]
+fn ctrl_t_opens_the_focused_panels_tool_results_whole_on_the_latest_call() {
+    let mut a = app();
+    a.size = (100, 30);
+    // Before any call: a status line says so, no overlay.
+    press(&mut a, KeyCode::Char('t'), KeyModifiers::CONTROL);
+    assert_eq!(a.overlay, None);
+    assert!(a.status.clone().unwrap().text.contains("no tool call"));
+
+    typed(&mut a, "go");
+    key(&mut a, KeyCode::Enter);
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    let long: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    bash_call(
+        &mut a,
+        0,
+        "c1",
+        "make",
+        ToolOutcome::Exit { code: 3 },
+        &format!("{long}[exit code: 3]"),
+    );
+    bash_call(
+        &mut a,
+        0,
+        "c2",
+        "echo b",
+        ToolOutcome::Ok,
+        "b\n[exit code: 0]",
+    );
+    bash_call(
+        &mut a,
+        1,
+        "d1",
+        "echo other",
+        ToolOutcome::Ok,
+        "other\n[exit code: 0]",
+    );
+
+    let effects = press(&mut a, KeyCode::Char('t'), KeyModifiers::CONTROL);
+    assert!(effects.is_empty(), "{effects:?}");
+    let Some(Overlay::Info { title, lines }) = a.overlay.clone() else {
+        panic!("no overlay: {:?}", a.overlay);
+    };
+    assert_eq!(title, "tool results · demo/good");
+    assert_eq!(lines[0], "turn 1 · ✗ exit 3 bash make · 20 ms");
+    assert!(
+        lines.contains(&"  line 1".to_string()),
+        "the whole output: {lines:?}"
+    );
+    assert!(lines.contains(&"  line 40".to_string()), "{lines:?}");
+    assert!(
+        !lines.iter().any(|l| l.contains("other")),
+        "only the focused panel: {lines:?}"
+    );
+    // It opens on the latest call, the earlier ones above it.
+    let last = lines
+        .iter()
+        .position(|l| l.contains("bash echo b"))
+        .unwrap();
+    let panels = versus::tui::layout::areas(&a, ratatui::layout::Rect::new(0, 0, 100, 30)).panels;
+    let end = versus::tui::view::overlay::max_scroll(&a, panels);
+    assert!(end > 0 && end < last, "the text is longer than the screen");
+    assert_eq!(
+        a.overlay_scroll, end,
+        "scrolled as far towards the latest call as it goes"
+    );
+    // Any other key closes it; the panel's prompt is untouched.
+    key(&mut a, KeyCode::Char('x'));
+    assert_eq!(a.overlay, None);
+    assert!(a.prompt.is_empty());
+
+    // Tab to the other panel: its own results.
+    key(&mut a, KeyCode::Tab);
+    press(&mut a, KeyCode::Char('t'), KeyModifiers::CONTROL);
+    let Some(Overlay::Info { title, lines }) = a.overlay.clone() else {
+        panic!("no overlay");
+    };
+    assert_eq!(title, "tool results · demo/sloppy");
+    assert_eq!(
+        lines,
+        [
+            "turn 1 · ✓ bash echo other · 20 ms",
+            "  other",
+            "  [exit code: 0]"
+        ]
     );
 }

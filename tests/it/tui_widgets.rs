@@ -881,3 +881,77 @@ fn blind_review_components_name_no_model() {
         );
     }
 }
+
+/// A model whose tests failed: its bash call marked `✗ … exit 3` with the end of its output
+/// under it, and a passing call after it.
+fn failed_command() -> App {
+    let mut a = app(&["demo/good"]);
+    start_turn(&mut a, "Run the tests");
+    agent(&mut a, 0, AgentEvent::StepStarted { step: 1 });
+    let calls = [
+        (
+            "c1",
+            "cargo test --quiet",
+            versus::model::ToolOutcome::Exit { code: 3 },
+            "running 12 tests\n..........F.\nfailures:\n    pricing::bulk_discount\ntest result: FAILED. 11 passed; 1 failed\n[exit code: 3]",
+        ),
+        (
+            "c2",
+            "echo \"a line long enough to be cut at the end of a narrow panel, and then some\"",
+            versus::model::ToolOutcome::Ok,
+            "a line long enough to be cut at the end of a narrow panel, and then some\n[exit code: 0]",
+        ),
+    ];
+    for (id, command, outcome, output) in calls {
+        let args = serde_json::json!({ "command": command }).to_string();
+        tool(&mut a, 0, id, "bash", &args);
+        agent(
+            &mut a,
+            0,
+            AgentEvent::ToolResult {
+                id: id.into(),
+                name: "bash".into(),
+                is_error: false,
+                bytes: output.len(),
+                summary: String::new(),
+                duration_ms: 1234,
+                failed_edit: false,
+                outcome: Some(outcome),
+                output: output.into(),
+            },
+        );
+    }
+    say(&mut a, 0, "One test fails.");
+    a
+}
+
+#[test]
+fn panel_failed_command_with_its_output() {
+    let mut a = failed_command();
+    let ts = widget("panel_failed_command", &mut a, first_panel);
+    for t in &ts {
+        let rows = screen_rows(t.backend().buffer());
+        assert!(rows.iter().any(|r| r.contains("✗ bash")), "{rows:?}");
+        assert!(!rows.iter().any(|r| r.contains("✓ bash cargo")), "{rows:?}");
+    }
+    // Wide enough for the whole call line: the exit code, and the output's last lines.
+    let wide = screen_rows(ts[0].backend().buffer()).join("\n");
+    assert!(wide.contains("· exit 3 ·"), "{wide}");
+    assert!(
+        wide.contains("test result: FAILED. 11 passed; 1 failed"),
+        "{wide}"
+    );
+}
+
+#[test]
+fn overlay_tool_results() {
+    let mut a = failed_command();
+    ctrl(&mut a, 't');
+    let ts = widget("overlay_tool_results", &mut a, overlay::render);
+    let wide = screen_rows(ts[0].backend().buffer()).join("\n");
+    assert!(
+        wide.contains("turn 1 · ✗ exit 3 bash cargo test --quiet"),
+        "{wide}"
+    );
+    assert!(wide.contains("pricing::bulk_discount"), "{wide}");
+}
