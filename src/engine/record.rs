@@ -88,12 +88,8 @@ impl SessionEngine {
 
     /// Records one event of a model's agent.
     pub fn record_agent(&mut self, turn: u32, entry: usize, label: &str, event: &AgentEvent) {
-        self.recorder.record(&SessionRecord::Agent {
-            turn,
-            entry,
-            model: label.to_string(),
-            event: event.clone(),
-        });
+        self.recorder
+            .record(&SessionRecord::agent(turn, entry, label, event.clone()));
     }
 
     /// Records a model's end: its proposals (with the base entries they change), how it ended

@@ -143,6 +143,16 @@ pub enum SessionRecord {
         model: String,
         /// The event.
         event: AgentEvent,
+        /// A tool result's output longer than [`crate::workspace::content::INLINE_MAX`],
+        /// moved out of `event` so the line names it by hash in `blobs/` (the same bytes as
+        /// the conversation's copy, stored once); put back into the event when the log is
+        /// read. Absent otherwise and in older logs.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            with = "crate::workspace::content"
+        )]
+        output: Option<std::sync::Arc<Vec<u8>>>,
     },
     /// What a finished model proposed: every write in order and the base entry of each path it
     /// touched, so its change set can be rebuilt after a crash (`--continue`) without its
@@ -420,6 +430,40 @@ pub(crate) fn encode_record_with_blobs(
     })
 }
 
+impl SessionRecord {
+    /// The record of one agent event: a tool result's long output goes apart, to be stored
+    /// by reference ([`SessionRecord::Agent::output`]).
+    pub fn agent(turn: u32, entry: usize, model: &str, mut event: AgentEvent) -> SessionRecord {
+        let mut apart = None;
+        if let AgentEvent::ToolResult { output, .. } = &mut event
+            && output.len() > crate::workspace::content::INLINE_MAX
+        {
+            apart = Some(std::sync::Arc::new(std::mem::take(output).into_bytes()));
+        }
+        SessionRecord::Agent {
+            turn,
+            entry,
+            model: model.to_string(),
+            event,
+            output: apart,
+        }
+    }
+
+    /// A record as read: a tool result's output stored apart is back in its event.
+    fn joined(mut self) -> SessionRecord {
+        if let SessionRecord::Agent {
+            event: AgentEvent::ToolResult { output, .. },
+            output: apart,
+            ..
+        } = &mut self
+            && let Some(bytes) = apart.take()
+        {
+            *output = String::from_utf8_lossy(&bytes).into_owned();
+        }
+        self
+    }
+}
+
 /// One model's part of a turn, as read back.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TurnModel {
@@ -568,7 +612,7 @@ impl SessionLog {
                     "written by a newer versus (session log schema {}, this one reads up to {SCHEMA_VERSION})",
                     read.v
                 ))),
-                Ok(read) => log.records.push(read.record),
+                Ok(read) => log.records.push(read.record.joined()),
                 Err(err) => match serde_json::from_slice::<LegacyRecord>(line) {
                     // Version 1 markers the interface wrote untyped: read into their typed
                     // successors (a rewind of the conversation was also written typed: the

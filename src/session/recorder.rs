@@ -63,6 +63,7 @@ impl Delta {
             entry,
             model,
             event,
+            ..
         } = record
         else {
             return None;
@@ -96,6 +97,7 @@ impl Delta {
             entry: self.entry,
             model: self.model,
             event,
+            output: None,
         }
     }
 }
@@ -291,12 +293,81 @@ mod tests {
         assert!(log.skipped.is_empty());
     }
 
+    fn tool_result(output: &str) -> AgentEvent {
+        AgentEvent::ToolResult {
+            id: "c1".into(),
+            name: "bash".into(),
+            is_error: false,
+            bytes: output.len(),
+            summary: String::new(),
+            duration_ms: 5,
+            failed_edit: false,
+            outcome: Some(crate::model::ToolOutcome::Exit { code: 3 }),
+            output: output.into(),
+        }
+    }
+
+    #[test]
+    fn a_long_tool_output_goes_to_a_blob_and_reads_back_whole_and_old_results_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let long = "a line of a long build log\n".repeat(200);
+        let mut r = Recorder::start(&path).unwrap();
+        r.record(&SessionRecord::agent(1, 0, "demo/m", tool_result(&long)));
+        r.record(&SessionRecord::agent(
+            1,
+            0,
+            "demo/m",
+            tool_result("short\n"),
+        ));
+        r.finish();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].len() < 1000,
+            "the long output is not inline: {}",
+            lines[0]
+        );
+        assert!(lines[0].contains(r#""output":{"blob":"#), "{}", lines[0]);
+        assert!(lines[1].contains(r#""output":"short\n""#), "{}", lines[1]);
+        // A result written before outcomes and outputs were recorded.
+        let old = r#"{"v":3,"type":"agent","turn":1,"entry":0,"model":"demo/m","event":{"type":"tool_result","id":"c0","name":"read_file","is_error":true,"bytes":9,"summary":"not found","duration_ms":1,"failed_edit":false}}"#;
+        std::fs::write(&path, format!("{text}{old}\n")).unwrap();
+        let log = super::super::SessionLog::read(dir.path()).unwrap();
+        assert!(log.skipped.is_empty(), "{:?}", log.skipped);
+        let events: Vec<&AgentEvent> = log
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                SessionRecord::Agent { event, .. } => Some(event),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(events[0], &tool_result(&long));
+        assert_eq!(events[1], &tool_result("short\n"));
+        let AgentEvent::ToolResult {
+            outcome,
+            output,
+            is_error,
+            ..
+        } = events[2]
+        else {
+            panic!("{:?}", events[2]);
+        };
+        assert_eq!((outcome, output.as_str()), (&None, ""));
+        assert_eq!(
+            crate::model::ToolOutcome::or_legacy(*outcome, *is_error),
+            crate::model::ToolOutcome::Error
+        );
+    }
+
     fn agent(entry: usize, event: AgentEvent) -> SessionRecord {
         SessionRecord::Agent {
             turn: 1,
             entry,
             model: format!("demo/m{entry}"),
             event,
+            output: None,
         }
     }
 

@@ -243,6 +243,7 @@ mod tests {
             entry,
             model: String::new(),
             event: AgentEvent::TextDelta { text: text.into() },
+            output: None,
         }
     }
 

@@ -108,7 +108,9 @@ enum Wire {
     },
 }
 
-pub(super) fn serialize<S: Serializer>(
+/// Writes content as the module comment says (`#[serde(with = "workspace::content")]` on an
+/// `Option<Arc<Vec<u8>>>`): inline when small text, else by reference while collecting.
+pub fn serialize<S: Serializer>(
     content: &Option<Arc<Vec<u8>>>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
@@ -147,7 +149,9 @@ pub(super) fn serialize<S: Serializer>(
     }
 }
 
-pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+/// Reads content in any of the shapes it was ever written in, a reference from the folder
+/// being resolved.
+pub fn deserialize<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Arc<Vec<u8>>>, D::Error> {
     use serde::de::Error;
