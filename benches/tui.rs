@@ -138,6 +138,8 @@ fn fill(app: &mut App, lines: usize) {
                     summary: "ok".into(),
                     duration_ms: 3,
                     failed_edit: false,
+                    outcome: Some(versus::model::ToolOutcome::Ok),
+                    output: String::new(),
                 },
             );
             written += 1;
