@@ -267,6 +267,8 @@ fn without_volatile(value: &mut Value) {
         "workspace_ms",
         "mean_latency_ms",
         "total_latency_ms",
+        // A tool call's run time (`tool_results`).
+        "duration_ms",
     ];
     match value {
         Value::Object(map) => {
