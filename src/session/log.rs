@@ -144,9 +144,9 @@ pub enum SessionRecord {
         /// The event.
         event: AgentEvent,
         /// A tool result's output longer than [`crate::workspace::content::INLINE_MAX`],
-        /// moved out of `event` so the line names it by hash in `blobs/` (the same bytes as
-        /// the conversation's copy, stored once); put back into the event when the log is
-        /// read. Absent otherwise and in older logs.
+        /// moved out of `event` so the line names it by hash in `blobs/` (each distinct
+        /// output stored once) and stays short to read; put back into the event when the log
+        /// is read. Absent otherwise and in older logs.
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",

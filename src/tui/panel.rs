@@ -70,6 +70,8 @@ struct ToolEntry {
     name: String,
     args: String,
     line: usize,
+    /// Its result arrived.
+    done: bool,
 }
 
 /// Lines of a tool's output shown under its call (the whole result is one key away).
@@ -234,6 +236,7 @@ impl Panel {
                     name: name.clone(),
                     args: String::new(),
                     line,
+                    done: false,
                 });
                 self.redraw_tool(self.tools.len() - 1, None);
             }
@@ -254,6 +257,7 @@ impl Panel {
                             name: name.clone(),
                             args: String::new(),
                             line,
+                            done: false,
                         });
                         self.tools.len() - 1
                     }
@@ -298,6 +302,7 @@ impl Panel {
                     output: output.clone(),
                 });
                 if let Some(index) = index {
+                    self.tools[index].done = true;
                     self.redraw_tool(
                         index,
                         Some(ToolDone {
@@ -335,6 +340,7 @@ impl Panel {
             }
             AgentEvent::Finished { stop } => {
                 self.close_open();
+                self.mark_not_run();
                 self.status = PanelStatus::Done(*stop);
                 self.elapsed_ms = Some(now_ms.saturating_sub(self.started_ms));
             }
@@ -485,6 +491,22 @@ impl Panel {
 }
 
 impl Panel {
+    /// Once the run ended: the calls that never got a result (the run was stopped before
+    /// them) say so instead of looking still running.
+    fn mark_not_run(&mut self) {
+        let theme = self.theme;
+        for tool in self.tools.iter_mut().filter(|t| !t.done) {
+            tool.done = true;
+            let mut line = TLine::styled(&format!("⊘ {}", tool.name), theme.warn());
+            let target = arg_summary(&tool.args);
+            if !target.is_empty() {
+                line.push(&format!(" {target}"), theme.warn());
+            }
+            line.push(" · not run", theme.warn());
+            self.transcript.set(tool.line, line);
+        }
+    }
+
     /// Under a finished call: the last lines of its output (for a command, or a failure the
     /// first line does not say whole), dimmed and cut with `…`, shown in the compact view; the
     /// whole output in the verbose view (and so in `/export`). Inserted right after the call's
@@ -844,6 +866,20 @@ mod tests {
             lines.contains(&"  \\x1b[2Jcleared".to_string()),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn a_call_the_run_stopped_before_is_marked_not_run() {
+        let mut p = Panel::new("m", Theme::COLOR);
+        p.begin_turn(1, "x", 0);
+        bash_call(&mut p, "c1", "make");
+        p.apply(
+            &AgentEvent::Finished {
+                stop: RunStop::Cancelled,
+            },
+            9,
+        );
+        assert_eq!(text_of(&p)[1], "⊘ bash make · not run");
     }
 
     #[test]
