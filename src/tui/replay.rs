@@ -12,6 +12,7 @@ use crate::model::RunStop;
 use crate::review::BlindNames;
 use crate::session::{SessionLog, SessionRecord};
 
+use super::action::CheckState;
 use super::panel::{PanelStatus, RunSummary};
 use super::review::ReviewState;
 use super::state::App;
@@ -41,12 +42,14 @@ pub fn restore_review(app: &mut App, restored: &RestoredTurn, session: &str) {
         .filter_map(|panel| targets.iter().position(|(p, _)| p == panel))
         .collect();
     app.turn = restored.turn;
-    app.review = Some(ReviewState::new(
-        restored.turn,
-        &restored.prompt,
-        &targets,
-        order,
-    ));
+    let mut review = ReviewState::new(restored.turn, &restored.prompt, &targets, order);
+    // The checks ran in workspaces that are gone: their recorded results come back.
+    for model in &mut review.models {
+        if let Some(result) = restored.checks.get(&model.label) {
+            model.check = Some(CheckState::Done(result.clone()));
+        }
+    }
+    app.review = Some(review);
     let finished: Vec<String> = targets.iter().map(|(_, l)| app.shown_label(l)).collect();
     let unfinished: Vec<String> = restored
         .unfinished
@@ -169,6 +172,11 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
                         deleted,
                         error: error.clone(),
                     });
+                }
+            }
+            SessionRecord::Check { model, result, .. } => {
+                if let Some(panel) = app.panel_of(model).and_then(|i| app.panels.get_mut(i)) {
+                    super::update::check_notes(panel, result);
                 }
             }
             SessionRecord::Choice { turn, .. } => chosen.push(*turn),

@@ -1076,6 +1076,7 @@ fn checks_show_in_the_table_and_the_transcript() {
             turn: 1,
             label: GOOD.into(),
             state: CheckState::Done(CheckResult {
+                command: "cargo test".into(),
                 passed: false,
                 ending: "failed (exit 101)".into(),
                 elapsed_ms: 3_400,

@@ -1,6 +1,7 @@
 //! The table of the turn's models: status, files, +/- lines, tokens, cost, time, tool calls,
-//! failed edits, check result and rating, one row per model in the order shown (shuffled in
-//! blind mode), the selected one marked; under it the selected model's check output.
+//! failed edits, whether it edited test files (`⚠ edit`), check result and rating, one row per
+//! model in the order shown (shuffled in blind mode), the selected one marked; under it the
+//! selected model's check output and, when a change set touches test files, a note about it.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -32,8 +33,10 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
     let mut lines = vec![Line::styled(layout.header(), t.dim())];
     // Rows for the models: as many as fit, scrolled so the selected one is always on screen.
     let check = check_line(app, review);
+    let tests = tests_line(app, review);
     let room = usize::from(area.height.saturating_sub(3))
         .saturating_sub(usize::from(check.is_some()))
+        .saturating_sub(usize::from(tests.is_some()))
         .max(1);
     let at = review
         .order
@@ -48,6 +51,9 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
         lines.push(row(app, review, model, name, &layout, i == review.selected));
     }
     if let Some(line) = check {
+        lines.push(line);
+    }
+    if let Some(line) = tests {
         lines.push(line);
     }
     let finished = review
@@ -160,6 +166,11 @@ fn row(
     }
     numbers.push_str("  ");
     spans.push(Span::styled(numbers, t.dim()));
+    let edited = !review.test_files(&model.label).is_empty();
+    spans.push(Span::styled(
+        format!("{:<7}", if edited { "⚠ edit" } else { "" }),
+        t.warn(),
+    ));
     spans.push(Span::styled(format!("{check:<12}"), check_style));
     spans.push(Span::styled(format!(" {rating}"), t.hint()));
     if selected {
@@ -191,8 +202,8 @@ struct Columns {
 impl Columns {
     /// The narrowest a name column gets before columns are dropped.
     const MIN_NAME: usize = 12;
-    /// Marker, files, cost, check and rating: always shown.
-    const FIXED: usize = 2 + 1 + 7 + 9 + 2 + 12 + 7;
+    /// Marker, files, cost, tests, check and rating: always shown.
+    const FIXED: usize = 2 + 1 + 7 + 9 + 2 + 7 + 12 + 7;
     /// How many columns can give way, in [`Columns::drop`]'s order.
     const DROPS: usize = 6;
 
@@ -280,7 +291,7 @@ impl Columns {
         if self.failed {
             text.push_str(&format!(" {:>6}", "failed"));
         }
-        text.push_str(&format!("  {:<12} rating", "check"));
+        text.push_str(&format!("  {:<7}{:<12} rating", "tests", "check"));
         text
     }
 }
@@ -314,6 +325,43 @@ fn check_cell(app: &App, model: &ReviewModel) -> (String, Style) {
     }
 }
 
+/// The note under the table when a change set touches test files (marked `⚠ edit` in its
+/// row): about the selected model when it is one of them, else naming them. Editing the test
+/// is how a model makes a failing test pass without fixing anything, so its passing check
+/// proves nothing until the test change is read.
+fn tests_line(app: &App, review: &ReviewState) -> Option<Line<'static>> {
+    let t = app.theme;
+    let selected = review.model()?;
+    let own = review.test_files(&selected.label);
+    let text = if let Some(first) = own.first() {
+        let more = match own.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        format!(
+            "  ⚠ {} changed the test file {}{more}: a test edited to pass proves nothing; read that change first",
+            app.shown_label(&selected.label),
+            crate::sanitize::name(first)
+        )
+    } else {
+        let flagged: Vec<String> = review
+            .order
+            .iter()
+            .filter_map(|&i| review.models.get(i))
+            .filter(|m| !review.test_files(&m.label).is_empty())
+            .map(|m| app.shown_label(&m.label))
+            .collect();
+        if flagged.is_empty() {
+            return None;
+        }
+        format!(
+            "  ⚠ {} changed test files (⚠ edit): a test edited to pass proves nothing",
+            flagged.join(", ")
+        )
+    };
+    Some(Line::styled(one_line(&text, 400), t.warn()))
+}
+
 /// The selected model's check: how it ended and the last line of its output.
 fn check_line(app: &App, review: &ReviewState) -> Option<Line<'static>> {
     let t = app.theme;
@@ -322,6 +370,7 @@ fn check_line(app: &App, review: &ReviewState) -> Option<Line<'static>> {
     let who = app.shown_label(&model.label);
     match &model.check {
         Some(CheckState::Done(r)) => {
+            let command = r.command.as_str();
             let last = r
                 .tail
                 .iter()
