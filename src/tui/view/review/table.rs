@@ -1,7 +1,8 @@
 //! The table of the turn's models: status, files, +/- lines, tokens, cost, time, tool calls,
-//! failed edits, whether it edited test files (`⚠ edit`), check result and rating, one row per
-//! model in the order shown (shuffled in blind mode), the selected one marked; under it the
-//! selected model's check output and, when a change set touches test files, a note about it.
+//! failed edits, check result and rating, one row per model in the order shown (shuffled in
+//! blind mode), the selected one marked, `⚠` before the file count of a change set that
+//! touches test files; under it the selected model's check output and, when a change set
+//! touches test files, a note about it.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -14,6 +15,7 @@ use super::super::super::action::CheckState;
 use super::super::super::format::{clock, cost, duration_ms, one_line, tokens};
 use super::super::super::review::{ReviewModel, ReviewState, SetState};
 use super::super::super::state::App;
+use super::super::super::wrap::fit as fit_cut;
 use super::super::panel::status_mark;
 
 /// Draws the table.
@@ -33,7 +35,7 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
     let mut lines = vec![Line::styled(layout.header(), t.dim())];
     // Rows for the models: as many as fit, scrolled so the selected one is always on screen.
     let check = check_line(app, review);
-    let tests = tests_line(app, review);
+    let tests = tests_line(app, review, usize::from(area.width.saturating_sub(4)));
     let room = usize::from(area.height.saturating_sub(3))
         .saturating_sub(usize::from(check.is_some()))
         .saturating_sub(usize::from(tests.is_some()))
@@ -145,8 +147,20 @@ fn row(
             if selected { t.accent() } else { t.bold() },
         ),
         Span::styled(layout.status_cell(icon, word), status_style),
-        Span::raw(format!(" {files:>5} ")),
     ];
+    // A change set that touches test files: `⚠` before its file count (the note under the
+    // table says why).
+    if review.test_files(&model.label).is_empty() {
+        spans.push(Span::raw(format!(" {files:>5} ")));
+    } else {
+        spans.push(Span::raw(format!(
+            " {:>width$}",
+            "",
+            width = 3usize.saturating_sub(files.width())
+        )));
+        spans.push(Span::styled("⚠ ", t.warn()));
+        spans.push(Span::raw(format!("{files} ")));
+    }
     if layout.lines {
         spans.push(Span::styled(format!("{lines:>11}"), t.text()));
     }
@@ -166,11 +180,6 @@ fn row(
     }
     numbers.push_str("  ");
     spans.push(Span::styled(numbers, t.dim()));
-    let edited = !review.test_files(&model.label).is_empty();
-    spans.push(Span::styled(
-        format!("{:<7}", if edited { "⚠ edit" } else { "" }),
-        t.warn(),
-    ));
     spans.push(Span::styled(format!("{check:<12}"), check_style));
     spans.push(Span::styled(format!(" {rating}"), t.hint()));
     if selected {
@@ -202,8 +211,8 @@ struct Columns {
 impl Columns {
     /// The narrowest a name column gets before columns are dropped.
     const MIN_NAME: usize = 12;
-    /// Marker, files, cost, tests, check and rating: always shown.
-    const FIXED: usize = 2 + 1 + 7 + 9 + 2 + 7 + 12 + 7;
+    /// Marker, files, cost, check and rating: always shown.
+    const FIXED: usize = 2 + 1 + 7 + 9 + 2 + 12 + 7;
     /// How many columns can give way, in [`Columns::drop`]'s order.
     const DROPS: usize = 6;
 
@@ -291,7 +300,7 @@ impl Columns {
         if self.failed {
             text.push_str(&format!(" {:>6}", "failed"));
         }
-        text.push_str(&format!("  {:<7}{:<12} rating", "tests", "check"));
+        text.push_str(&format!("  {:<12} rating", "check"));
         text
     }
 }
@@ -325,11 +334,10 @@ fn check_cell(app: &App, model: &ReviewModel) -> (String, Style) {
     }
 }
 
-/// The note under the table when a change set touches test files (marked `⚠ edit` in its
-/// row): about the selected model when it is one of them, else naming them. Editing the test
+/// The note under the table when a change set touches test files (`⚠` before its file count): about the selected model when it is one of them, else naming them. Editing the test
 /// is how a model makes a failing test pass without fixing anything, so its passing check
 /// proves nothing until the test change is read.
-fn tests_line(app: &App, review: &ReviewState) -> Option<Line<'static>> {
+fn tests_line(app: &App, review: &ReviewState, width: usize) -> Option<Line<'static>> {
     let t = app.theme;
     let selected = review.model()?;
     let own = review.test_files(&selected.label);
@@ -339,7 +347,7 @@ fn tests_line(app: &App, review: &ReviewState) -> Option<Line<'static>> {
             n => format!(" and {} more", n - 1),
         };
         format!(
-            "  ⚠ {} changed the test file {}{more}: a test edited to pass proves nothing; read that change first",
+            "⚠ {} changed the test file {}{more}: a test edited to pass proves nothing; read that change first",
             app.shown_label(&selected.label),
             crate::sanitize::name(first)
         )
@@ -355,11 +363,14 @@ fn tests_line(app: &App, review: &ReviewState) -> Option<Line<'static>> {
             return None;
         }
         format!(
-            "  ⚠ {} changed test files (⚠ edit): a test edited to pass proves nothing",
+            "⚠ {} changed test files: a test edited to pass proves nothing",
             flagged.join(", ")
         )
     };
-    Some(Line::styled(one_line(&text, 400), t.warn()))
+    Some(Line::from(vec![
+        Span::raw("  "),
+        Span::styled(fit_cut(&one_line(&text, 400), width), t.warn()),
+    ]))
 }
 
 /// The selected model's check: how it ended and the last line of its output.
