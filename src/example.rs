@@ -44,7 +44,7 @@ pub const FILES: &[(&str, &str)] = &[
 ];
 
 /// The example project's own versus settings (`recipes/demo/config.toml`): a review check
-/// (`[check] command = "cargo test --quiet"`), so the demo's review shows by itself which model
+/// (`[check] command = "cargo test --quiet --all-targets"`), so the demo's review shows by itself which model
 /// broke the build and which one passes, without the user typing `/config check`.
 pub const SETTINGS: &str = include_str!("../recipes/demo/config.toml");
 

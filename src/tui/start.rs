@@ -231,7 +231,10 @@ mod tests {
         assert_eq!(models.len(), 3);
         // Its own settings turn the review check on.
         let (demo, _) = demo_config(&project, None).unwrap();
-        assert_eq!(demo.check.as_deref(), Some("cargo test --quiet"));
+        assert_eq!(
+            demo.check.as_deref(),
+            Some("cargo test --quiet --all-targets")
+        );
         assert!(banner[0].contains("no model is configured"), "{banner:?}");
         // The banner says the user's folder is untouched and where the demo runs, and its
         // advice works: `-m` in the user's folder, not `/models add` into the demo session.

@@ -245,7 +245,8 @@ fn quit(app: &mut App, key: ConfirmKey, armed: Option<Confirm>) -> Vec<Effect> {
         } else {
             "Ctrl+C"
         };
-        ask(app, key, strings::confirm_quit(name, turn));
+        let demo = app.session.demo.then(|| app.session.project.clone());
+        ask(app, key, strings::confirm_quit(name, turn, demo.as_deref()));
         return Vec::new();
     }
     app.quit = true;
