@@ -62,6 +62,10 @@ pub fn run(args: DemoArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode>
             versus::example::PROMPT
         );
         eprintln!("  versus -C {} rewind --yes", dir.display());
+        eprintln!(
+            "Or in the interface, where each change is checked with cargo test as it finishes:"
+        );
+        eprintln!("  versus -C {}", dir.display());
     }
     Ok(code)
 }
