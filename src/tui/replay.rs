@@ -308,6 +308,74 @@ mod tests {
         assert_eq!(app.panels[1].status, PanelStatus::Done(RunStop::Cancelled));
     }
 
+    /// Issue 22 item 4: a reopened session's recorded checks come back in the transcript (as
+    /// live) and in the restored review's check column.
+    #[test]
+    fn recorded_checks_come_back_in_the_transcript_and_the_review() {
+        let result = crate::engine::CheckResult {
+            command: "cargo test".into(),
+            passed: false,
+            ending: "failed (exit 101)".into(),
+            elapsed_ms: 900,
+            tail: vec!["error: could not compile".into()],
+        };
+        let log = SessionLog {
+            records: vec![
+                turn(1, "fix"),
+                finished(1, 0),
+                finished(1, 1),
+                SessionRecord::Check {
+                    turn: 1,
+                    model: "demo/b".into(),
+                    result: result.clone(),
+                },
+            ],
+            skipped: Vec::new(),
+        };
+        let mut app = App::new(
+            SessionInfo::default(),
+            vec!["demo/a".into(), "demo/b".into()],
+            Settings::default(),
+            Theme::PLAIN,
+        );
+        replay(&mut app, &log);
+        let b: Vec<&str> = app.panels[1]
+            .transcript
+            .lines()
+            .iter()
+            .map(|l| l.text())
+            .collect();
+        assert!(
+            b.iter()
+                .any(|l| l.starts_with("✗ check `cargo test`: failed (exit 101)")),
+            "{b:?}"
+        );
+        assert!(b.contains(&"  error: could not compile"), "{b:?}");
+        let model = |label: &str| crate::engine::FinishedModel {
+            entry: 0,
+            label: label.into(),
+            stop: RunStop::Completed,
+            stats: crate::model::RunStats::default(),
+            error: None,
+            final_text: String::new(),
+            writes: 0,
+            files: Vec::new(),
+            deleted: Vec::new(),
+        };
+        let restored = RestoredTurn {
+            turn: 1,
+            prompt: "fix".into(),
+            finished: vec![model("demo/a"), model("demo/b")],
+            unfinished: Vec::new(),
+            checks: [("demo/b".to_string(), result.clone())].into(),
+        };
+        restore_review(&mut app, &restored, "s");
+        let review = app.review.as_ref().unwrap();
+        let checks: Vec<Option<CheckState>> =
+            review.models.iter().map(|m| m.check.clone()).collect();
+        assert_eq!(checks, [None, Some(CheckState::Done(result))]);
+    }
+
     /// Bug (issue 14, 2): a rewind of a reopened session's turn put its prompt back without the
     /// `@model` it was sent to.
     #[test]
