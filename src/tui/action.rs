@@ -237,6 +237,9 @@ pub enum CheckState {
     Running,
     /// Ended.
     Done(CheckResult),
+    /// Never ended, and never will: a reopened turn whose check had not ended when versus
+    /// stopped (its workspace is gone, so it cannot run again).
+    Missed,
 }
 
 /// How a review check ended (the engine's record of it, restored with the session).

@@ -43,11 +43,15 @@ pub fn restore_review(app: &mut App, restored: &RestoredTurn, session: &str) {
         .collect();
     app.turn = restored.turn;
     let mut review = ReviewState::new(restored.turn, &restored.prompt, &targets, order);
-    // The checks ran in workspaces that are gone: their recorded results come back.
+    // The checks ran in workspaces that are gone: their recorded results come back, and a
+    // check that had not ended (with one configured now) is said to be missed, not waited for.
+    let checking = app.settings.check.is_some();
     for model in &mut review.models {
-        if let Some(result) = restored.checks.get(&model.label) {
-            model.check = Some(CheckState::Done(result.clone()));
-        }
+        model.check = match restored.checks.get(&model.label) {
+            Some(result) => Some(CheckState::Done(result.clone())),
+            None if checking => Some(CheckState::Missed),
+            None => None,
+        };
     }
     app.review = Some(review);
     let finished: Vec<String> = targets.iter().map(|(_, l)| app.shown_label(l)).collect();
@@ -373,7 +377,17 @@ mod tests {
         let review = app.review.as_ref().unwrap();
         let checks: Vec<Option<CheckState>> =
             review.models.iter().map(|m| m.check.clone()).collect();
-        assert_eq!(checks, [None, Some(CheckState::Done(result))]);
+        assert_eq!(checks, [None, Some(CheckState::Done(result.clone()))]);
+        // With a check configured now, one that never ended is missed, not waited for.
+        app.settings.check = Some("cargo test".into());
+        restore_review(&mut app, &restored, "s");
+        let review = app.review.as_ref().unwrap();
+        let checks: Vec<Option<CheckState>> =
+            review.models.iter().map(|m| m.check.clone()).collect();
+        assert_eq!(
+            checks,
+            [Some(CheckState::Missed), Some(CheckState::Done(result))]
+        );
     }
 
     /// Bug (issue 14, 2): a rewind of a reopened session's turn put its prompt back without the

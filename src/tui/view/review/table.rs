@@ -327,6 +327,7 @@ fn check_cell(app: &App, model: &ReviewModel) -> (String, Style) {
         None if app.settings.check.is_some() => ("waiting".to_string(), t.dim()),
         None => ("-".to_string(), t.dim()),
         Some(CheckState::Running) => ("… running".to_string(), t.running()),
+        Some(CheckState::Missed) => ("- not run".to_string(), t.dim()),
         Some(CheckState::Done(r)) if r.passed => {
             (format!("✓ {}", duration_ms(r.elapsed_ms)), t.ok())
         }
@@ -334,9 +335,10 @@ fn check_cell(app: &App, model: &ReviewModel) -> (String, Style) {
     }
 }
 
-/// The note under the table when a change set touches test files (`⚠` before its file count): about the selected model when it is one of them, else naming them. Editing the test
-/// is how a model makes a failing test pass without fixing anything, so its passing check
-/// proves nothing until the test change is read.
+/// The note under the table when a change set touches test files (`⚠` before its file
+/// count): about the selected model when it is one of them, else naming them. Editing the
+/// test is how a model makes a failing test pass without fixing anything, so its passing
+/// check proves nothing until the test change is read.
 fn tests_line(app: &App, review: &ReviewState, width: usize) -> Option<Line<'static>> {
     let t = app.theme;
     let selected = review.model()?;
@@ -400,6 +402,10 @@ fn check_line(app: &App, review: &ReviewState) -> Option<Line<'static>> {
         }
         Some(CheckState::Running) => Some(Line::styled(
             format!("  {who}: `{command}` running…"),
+            t.dim(),
+        )),
+        Some(CheckState::Missed) => Some(Line::styled(
+            format!("  {who}: no check result (versus stopped before its check ended)"),
             t.dim(),
         )),
         None if app.settings.check.is_some() => Some(Line::styled(
