@@ -37,12 +37,24 @@ pub const FILES: &[(&str, &str)] = &[
         "src/main.rs",
         include_str!("../recipes/demo/project/src/main.rs"),
     ),
+    (
+        "tests/pricing.rs",
+        include_str!("../recipes/demo/project/tests/pricing.rs"),
+    ),
 ];
+
+/// The example project's own versus settings (`recipes/demo/config.toml`): a review check
+/// (`[check] command = "cargo test --quiet --all-targets"`), so the demo's review shows by itself which model
+/// broke the build and which one passes, without the user typing `/config check`.
+pub const SETTINGS: &str = include_str!("../recipes/demo/config.toml");
+
+/// Where [`write_settings`] puts [`SETTINGS`] (a project's own config file).
+pub const SETTINGS_FILE: &str = ".versus/config.toml";
 
 /// The prompt the demo uses.
 pub const PROMPT: &str = "The test ten_items_get_the_bulk_discount fails. Find the bug and fix it.";
 
-/// The demo models: one fixes the bug well, one badly, one breaks another file.
+/// The demo models: one fixes the bug well, one edits the test instead, one breaks the build.
 pub const MODELS: &[&str] = &["demo/good", "demo/sloppy", "demo/reckless"];
 
 /// Writes the project into `dir` (which must be empty or missing) and commits it in a new git
@@ -65,6 +77,18 @@ pub fn write_project(dir: &Path) -> io::Result<()> {
         crate::fsutil::atomic_write(&path, content.as_bytes())?;
     }
     commit_all(dir).map_err(|e| io::Error::other(format!("git: {}", e.message())))
+}
+
+/// Writes the example project's own settings ([`SETTINGS`]) to `dir/.versus/config.toml`. Kept
+/// apart from [`write_project`], which other tools use as a plain project: a project's config
+/// counts only once trusted, so the front ends that write it (the demos) also trust the folder
+/// they just wrote. Not committed: `.versus/` is versus's own folder.
+pub fn write_settings(dir: &Path) -> io::Result<()> {
+    let path = dir.join(SETTINGS_FILE);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    crate::fsutil::atomic_write(&path, SETTINGS.as_bytes())
 }
 
 fn commit_all(dir: &Path) -> Result<(), git2::Error> {
@@ -102,5 +126,10 @@ mod tests {
         let statuses = repo.statuses(None).unwrap();
         assert_eq!(statuses.len(), 0, "everything is committed");
         assert!(write_project(&target).is_err());
+        // The settings go beside it, uncommitted, and are a valid project config.
+        write_settings(&target).unwrap();
+        let layer = crate::fsutil::read_capped_string(&target.join(SETTINGS_FILE), 4096).unwrap();
+        assert!(layer.contains("[check]"), "{layer}");
+        assert!(target.join("tests/pricing.rs").is_file());
     }
 }

@@ -24,8 +24,10 @@ pub struct DemoArgs {
 pub fn run(args: DemoArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let parent = super::project_dir(project)?;
     let dir = parent.join(args.dir.unwrap_or_else(|| PathBuf::from("versus-demo")));
-    versus::example::write_project(&dir)
+    // The project, its own settings (the review check the interface runs) and trust for them.
+    versus::tui::start::write_demo(&dir)
         .with_context(|| format!("write the example project to {}", dir.display()))?;
+    versus::tui::start::trust_demo(&dir, versus::config::TrustStore::for_user());
     eprintln!(
         "versus: example project written to {} (a small Rust crate whose test fails)",
         dir.display()
@@ -60,6 +62,10 @@ pub fn run(args: DemoArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode>
             versus::example::PROMPT
         );
         eprintln!("  versus -C {} rewind --yes", dir.display());
+        eprintln!(
+            "Or in the interface, where each change is checked with cargo test as it finishes:"
+        );
+        eprintln!("  versus -C {}", dir.display());
     }
     Ok(code)
 }

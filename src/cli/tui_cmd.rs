@@ -75,18 +75,47 @@ pub fn run(
     }))?;
     // Workspaces are removed on drop; do not let a runtime shutdown timeout cut that short.
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
-    eprintln!(
-        "versus: session {} is in {}",
-        outcome.session_id,
-        outcome.session_dir.display()
-    );
-    if let Some(dir) = outcome.demo_project {
-        eprintln!(
-            "versus: the demo ran on the example project in {} (delete it when you are done)",
-            dir.display()
-        );
-    }
+    print_quit_hint(&outcome)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the user reads after quitting: where the session is and the command that continues
+/// it. A demo ran in its own folder under the temp folder, so a bare `versus --continue` in
+/// the user's folder would not find it: the command names the folder (shell-quoted, and
+/// escaped like every project-controlled text that reaches the terminal).
+fn print_quit_hint(outcome: &versus::tui::TuiOutcome) -> std::io::Result<()> {
+    use std::io::Write;
+    use versus::sanitize::{line, shell_word};
+    let mut err = versus::sanitize::stderr();
+    let dir = outcome.session_dir.display().to_string();
+    writeln!(
+        err,
+        "versus: session {} is in {}",
+        line(&outcome.session_id),
+        line(&dir)
+    )?;
+    let here = std::env::current_dir().and_then(|d| d.canonicalize()).ok();
+    let project = outcome
+        .project
+        .canonicalize()
+        .unwrap_or_else(|_| outcome.project.clone());
+    let continue_with = match &outcome.demo_project {
+        Some(project) => {
+            let folder = project.display().to_string();
+            writeln!(
+                err,
+                "versus: the demo ran on the example project in {} (delete it when you are done)",
+                line(&folder)
+            )?;
+            format!("versus -C {} --continue", shell_word(&folder))
+        }
+        None if here.as_deref() == Some(project.as_path()) => "versus --continue".to_string(),
+        None => format!(
+            "versus -C {} --continue",
+            shell_word(&outcome.project.display().to_string())
+        ),
+    };
+    writeln!(err, "versus: continue it with: {continue_with}")
 }
 
 /// Lines of a project config shown before the user decides.

@@ -54,6 +54,17 @@ struct RawFile {
     prices: BTreeMap<String, Spanned<PriceEntry>>,
     ui: Option<Spanned<toml::Table>>,
     sandbox: Option<Spanned<toml::Table>>,
+    check: Option<Spanned<CheckBlock>>,
+}
+
+/// `[check]`: the review check, a command run in each model's workspace as soon as that model
+/// finishes, so the review can say which change builds and passes (and open on the best one).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckBlock {
+    /// The shell command (`cargo test`, `npm test`); empty: no check (a later layer can turn
+    /// off an earlier one's).
+    pub command: String,
 }
 
 /// One `[providers.NAME]` block as written.
@@ -93,6 +104,8 @@ pub struct Layer {
     pub ui: Option<(toml::Table, Origin)>,
     /// `[sandbox]`, unchecked.
     pub sandbox: Option<(toml::Table, Origin)>,
+    /// `[check]`.
+    pub check: Option<(CheckBlock, Origin)>,
 }
 
 /// Reads and parses a config file.
@@ -158,6 +171,10 @@ pub fn parse_layer(text: &str, path: &Path) -> Result<Layer, ConfigError> {
         sandbox: raw.sandbox.map(|table| {
             let origin = at(table.span().start);
             (table.into_inner(), origin)
+        }),
+        check: raw.check.map(|block| {
+            let origin = at(block.span().start);
+            (block.into_inner(), origin)
         }),
     })
 }

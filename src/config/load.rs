@@ -75,6 +75,9 @@ pub struct Config {
     pub files: Vec<ConfigFileInfo>,
     /// Whether the project's own files were trusted (and so read); see [`super::trust`].
     pub trust: super::trust::Trust,
+    /// `[check] command`: the review check run in each model's workspace when it finishes
+    /// (the last layer that sets it wins; an empty command turns it off).
+    pub check: Option<String>,
     providers: Vec<ProviderDef>,
 }
 
@@ -156,12 +159,19 @@ impl Config {
             sandbox: crate::exec::SandboxSettings::default(),
             files: Vec::new(),
             trust: super::trust::Trust::NothingToTrust,
+            check: None,
             providers,
         };
         config.apply_models(layers)?;
         merge_prices(layers, &config.providers, &mut config.prices)?;
         config.ui = merge_ui(layers)?;
         config.sandbox = merge_sandbox(layers)?;
+        config.check = layers
+            .iter()
+            .rev()
+            .find_map(|(l, _)| l.check.as_ref())
+            .map(|(block, _)| block.command.trim().to_string())
+            .filter(|command| !command.is_empty());
         Ok(config)
     }
 
@@ -346,6 +356,32 @@ pub(crate) mod tests {
             ]
         );
         assert!(c.default_models.is_empty());
+    }
+
+    /// `[check] command`: the project's wins over the user's, an empty one turns it off, and
+    /// a misspelt key is an error that names the accepted one.
+    #[test]
+    fn the_check_command_is_layered_and_can_be_turned_off() {
+        assert_eq!(Config::builtin().unwrap().check, None);
+        let c = ok(&[
+            ("[check]\ncommand = \"make test\"\n", USER),
+            ("[check]\ncommand = \" cargo test --quiet \"\n", PROJECT),
+        ]);
+        assert_eq!(c.check.as_deref(), Some("cargo test --quiet"));
+        let c = ok(&[("[check]\ncommand = \"make test\"\n", USER), ("", PROJECT)]);
+        assert_eq!(c.check.as_deref(), Some("make test"));
+        let c = ok(&[
+            ("[check]\ncommand = \"make test\"\n", USER),
+            ("[check]\ncommand = \"\"\n", PROJECT),
+        ]);
+        assert_eq!(c.check, None);
+        let e = parse_layer("[check]\ncomand = \"x\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown key `comand`") && e.contains("command"),
+            "{e}"
+        );
     }
 
     #[test]

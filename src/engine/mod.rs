@@ -37,7 +37,7 @@ pub use turn::{
     TurnTarget,
 };
 
-pub use crate::session::RewindScope;
+pub use crate::session::{CheckResult, RewindScope};
 
 /// What the engine refuses, in words a user can act on.
 #[derive(Debug, thiserror::Error)]

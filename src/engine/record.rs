@@ -10,7 +10,7 @@ use super::SessionEngine;
 use super::turn::FinishedModel;
 use crate::agent::AgentOutcome;
 use crate::model::{AgentEvent, RunStats, RunStop};
-use crate::session::{SessionRecord, now};
+use crate::session::{CheckResult, SessionRecord, now};
 use crate::workspace::{Base, BaseEntry, FileWrite, Isolation};
 
 /// What a model's run left, for its records.
@@ -155,6 +155,16 @@ impl SessionEngine {
             files,
             deleted: crate::workspace::FileWrite::deleted_paths(finish.writes),
         }
+    }
+
+    /// Records how a model's review check ended, so a reopened session shows it again (the
+    /// workspace it ran in is gone by then).
+    pub fn record_check(&mut self, turn: u32, label: &str, result: &CheckResult) {
+        self.recorder.record(&SessionRecord::Check {
+            turn,
+            model: label.to_string(),
+            result: result.clone(),
+        });
     }
 
     /// Records that every model of the turn has ended.

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::SessionEngine;
 use super::turn::{FinishedModel, Slot, TurnState};
 use crate::model::{RunStats, RunStop};
-use crate::session::{SessionLog, SessionRecord};
+use crate::session::{CheckResult, SessionLog, SessionRecord};
 use crate::workspace::Base;
 
 /// The last turn of a reopened session, brought back for review.
@@ -26,6 +26,8 @@ pub struct RestoredTurn {
     pub finished: Vec<FinishedModel>,
     /// Models that never finished (the process ended first): the ones to run again.
     pub unfinished: Vec<String>,
+    /// The review check of each finished model that had one, by label (the latest recorded).
+    pub checks: BTreeMap<String, CheckResult>,
 }
 
 impl SessionEngine {
@@ -40,6 +42,7 @@ impl SessionEngine {
         let mut finished: BTreeMap<usize, FinishedModel> = BTreeMap::new();
         let mut proposals = BTreeMap::new();
         let mut base = BTreeMap::new();
+        let mut checks = BTreeMap::new();
         for record in log.records.iter().filter(|r| r.turn() == turn) {
             match record {
                 SessionRecord::Turn {
@@ -49,6 +52,9 @@ impl SessionEngine {
                     labels = models.clone();
                 }
                 SessionRecord::Choice { .. } | SessionRecord::Rewound { .. } => return None,
+                SessionRecord::Check { model, result, .. } => {
+                    checks.insert(model.clone(), result.clone());
+                }
                 SessionRecord::Proposals {
                     entry,
                     writes,
@@ -124,11 +130,18 @@ impl SessionEngine {
                 cancel: CancellationToken::new(),
             });
         }
+        // Only the checks of models brought back for review (a model run again gets its own).
+        checks.retain(|label, _| {
+            slots
+                .iter()
+                .any(|s| &s.label == label && s.finished.is_some())
+        });
         let restored = RestoredTurn {
             turn,
             prompt: prompt.clone(),
             finished: slots.iter().filter_map(|s| s.finished.clone()).collect(),
             unfinished,
+            checks,
         };
         self.turn = Some(TurnState {
             turn,

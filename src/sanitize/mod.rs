@@ -25,6 +25,7 @@
 pub mod chars;
 pub mod json;
 mod quote;
+mod shell;
 mod writer;
 
 use std::borrow::Cow;
@@ -32,6 +33,7 @@ use std::fmt;
 
 pub use chars::Layout;
 pub use quote::{quote_name, quote_prefixed};
+pub use shell::shell_word;
 pub use writer::{Control, SafeWriter, stderr, stdout};
 
 /// `text` with every character [`chars::needs_escape`] flags in `layout` replaced by its

@@ -25,7 +25,9 @@ pub const EVENTS_FILE: &str = "events.jsonl";
 /// records had the same shapes minus the fields marked `#[serde(default)]`. Version 3 writes
 /// large or binary file content by reference (`{"blob": HASH, "size": N}`, bytes in the
 /// session's `blobs/` folder) and streamed text as `text_chunk` records; versions 1 and 2
-/// (content inline, one `agent` record per text delta) still read.
+/// (content inline, one `agent` record per text delta) still read. The `check` record (a
+/// review check's result) is newer than the first version 3 logs; a reader that does not know
+/// it reports that one line as unreadable and reads the rest.
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// Which front end wrote a session (the engine is the same under each).
@@ -212,6 +214,17 @@ pub enum SessionRecord {
         /// The messages that follow them.
         messages: Vec<Message>,
     },
+    /// A model's review check ended (the project's or recipe's check command, run in its
+    /// workspace when it finished): a reopened session shows it again, since the workspace
+    /// it ran in is gone.
+    Check {
+        /// Turn.
+        turn: u32,
+        /// Entry label.
+        model: String,
+        /// How it ended.
+        result: CheckResult,
+    },
     /// Every model of the turn has ended.
     TurnEnded {
         /// Turn.
@@ -289,6 +302,7 @@ impl SessionRecord {
             | SessionRecord::Finished { turn, .. }
             | SessionRecord::Conversation { turn, .. }
             | SessionRecord::ConversationTail { turn, .. }
+            | SessionRecord::Check { turn, .. }
             | SessionRecord::TurnEnded { turn, .. }
             | SessionRecord::Choice { turn, .. }
             | SessionRecord::Rewound { turn, .. }
@@ -308,6 +322,25 @@ impl SessionRecord {
             kept: Vec::new(),
         }
     }
+}
+
+/// How a review check ended: the command, whether it passed, in words, how long it took and
+/// the end of its output. Kept in the session log ([`SessionRecord::Check`]) so the review of a
+/// reopened session still says which model's change builds and passes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckResult {
+    /// The command that ran (the check column names it).
+    pub command: String,
+    /// Exit code 0.
+    pub passed: bool,
+    /// How it ended in words (`passed (exit 0)`, `failed (exit 101)`, `timed out after 600 s
+    /// and was stopped`, `cancelled`).
+    pub ending: String,
+    /// Wall time.
+    pub elapsed_ms: u64,
+    /// The last lines of its merged stdout and stderr.
+    #[serde(default)]
+    pub tail: Vec<String>,
 }
 
 /// One line as written: the record with the schema version.

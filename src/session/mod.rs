@@ -19,8 +19,8 @@ pub use blobs::BLOBS_DIR;
 pub use clock::{Timestamp, now};
 pub use events::{EventLog, SkippedLine};
 pub use log::{
-    EVENTS_FILE, RewindScope, SCHEMA_VERSION, Session, SessionLog, SessionRecord, Source,
-    ToolCallSummary, TurnModel, TurnSummary, encode_record, next_turn_note,
+    CheckResult, EVENTS_FILE, RewindScope, SCHEMA_VERSION, Session, SessionLog, SessionRecord,
+    Source, ToolCallSummary, TurnModel, TurnSummary, encode_record, next_turn_note,
 };
 pub use ownership::{Foreign, OwnerKey, STAMP_FILE};
 pub use preferences::{

@@ -34,7 +34,7 @@ pub enum SessionError {
         matches: String,
     },
     /// The project has no session yet.
-    #[error("this project has no versus session yet (nothing in {})", .0.display())]
+    #[error("this project has no versus session yet (nothing in {}); the demo of the interface keeps its session in the demo's own folder: `versus -C FOLDER --continue`, as printed when you quit it", .0.display())]
     NoSessions(PathBuf),
     /// The project's `.versus` is not this user's versus's own state.
     #[error("refusing {}: {}", store.display(), why.describe(store))]

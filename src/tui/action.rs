@@ -237,20 +237,13 @@ pub enum CheckState {
     Running,
     /// Ended.
     Done(CheckResult),
+    /// Never ended, and never will: a reopened turn whose check had not ended when versus
+    /// stopped (its workspace is gone, so it cannot run again).
+    Missed,
 }
 
-/// How a review check ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckResult {
-    /// Exit code 0.
-    pub passed: bool,
-    /// How it ended in words (`exit 0`, `exit 101`, `timed out after 600 s`, `cancelled`).
-    pub ending: String,
-    /// Wall time.
-    pub elapsed_ms: u64,
-    /// The last lines of its merged stdout and stderr.
-    pub tail: Vec<String>,
-}
+/// How a review check ended (the engine's record of it, restored with the session).
+pub use crate::engine::CheckResult;
 
 pub use crate::engine::{RewindDone, RewindPlan, RewindScope};
 

@@ -152,13 +152,14 @@ pub struct ReviewAreas {
     pub diff: Rect,
 }
 
-/// Splits the panel area for the review: the table on top (one row per model, and a line for
-/// the selected model's check), then the files and the basket on the left and the diff on the
+/// Splits the panel area for the review: the table on top (one row per model, a line for the
+/// selected model's check, and one when a change set touches test files), then the files and the basket on the left and the diff on the
 /// right; on narrow terminals the diff alone under the table.
 pub fn review_areas(app: &App, area: Rect) -> ReviewAreas {
     let models = app.review.as_ref().map_or(0, |r| r.models.len());
     let check_line = u16::from(app.settings.check.is_some() || has_checks(app));
-    let wanted = u16::try_from(models).unwrap_or(u16::MAX) + 3 + check_line;
+    let tests_line = u16::from(has_test_edits(app));
+    let wanted = u16::try_from(models).unwrap_or(u16::MAX) + 3 + check_line + tests_line;
     let table_height = wanted.min(area.height / 2).max(3.min(area.height));
     let [table, rest] =
         Layout::vertical([Constraint::Length(table_height), Constraint::Min(0)]).areas(area);
@@ -212,6 +213,13 @@ fn has_checks(app: &App) -> bool {
     app.review
         .as_ref()
         .is_some_and(|r| r.models.iter().any(|m| m.check.is_some()))
+}
+
+/// Whether a change set of the review touches test files (the table adds a note about it).
+fn has_test_edits(app: &App) -> bool {
+    app.review
+        .as_ref()
+        .is_some_and(|r| r.models.iter().any(|m| !r.test_files(&m.label).is_empty()))
 }
 
 /// Rows of diff text on screen at the app's current size (for paging in the review).

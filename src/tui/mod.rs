@@ -91,6 +91,8 @@ pub struct TuiOutcome {
     pub session_id: String,
     /// Session folder (events.jsonl).
     pub session_dir: PathBuf,
+    /// The project the session belongs to (the example project's folder in demo mode).
+    pub project: PathBuf,
     /// The example project, in demo mode.
     pub demo_project: Option<PathBuf>,
 }
@@ -178,7 +180,13 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
                 project,
                 models,
                 banner,
-            } => (project, models, banner, Vec::new(), true),
+            } => {
+                // The example project's own settings (its review check) count in its session,
+                // and when it is continued.
+                start::trust_demo(&project, crate::config::TrustStore::for_user());
+                (config, _) = start::demo_config(&project, options.config_file.as_deref())?;
+                (project, models, banner, Vec::new(), true)
+            }
         },
     };
     let labels: Vec<String> = models.iter().map(|(l, _)| l.clone()).collect();
@@ -198,8 +206,13 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
         project: project.display().to_string(),
         demo,
     };
+    // The review check: the recipe's, else the config's `[check]` (the project's own, once
+    // trusted, or the user's); `/config check` changes it for the session.
     let settings = Settings {
-        check: recipe.as_ref().and_then(|r| r.review.check.clone()),
+        check: recipe
+            .as_ref()
+            .and_then(|r| r.review.check.clone())
+            .or_else(|| config.check.clone()),
         ..Settings::default()
     };
     let mut app = App::new(session, labels, settings, Theme::from_env());
@@ -291,6 +304,7 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     Ok(TuiOutcome {
         session_id,
         session_dir,
+        project: project.clone(),
         demo_project: demo.then_some(project),
     })
 }

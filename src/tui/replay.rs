@@ -12,6 +12,7 @@ use crate::model::RunStop;
 use crate::review::BlindNames;
 use crate::session::{SessionLog, SessionRecord};
 
+use super::action::CheckState;
 use super::panel::{PanelStatus, RunSummary};
 use super::review::ReviewState;
 use super::state::App;
@@ -41,12 +42,18 @@ pub fn restore_review(app: &mut App, restored: &RestoredTurn, session: &str) {
         .filter_map(|panel| targets.iter().position(|(p, _)| p == panel))
         .collect();
     app.turn = restored.turn;
-    app.review = Some(ReviewState::new(
-        restored.turn,
-        &restored.prompt,
-        &targets,
-        order,
-    ));
+    let mut review = ReviewState::new(restored.turn, &restored.prompt, &targets, order);
+    // The checks ran in workspaces that are gone: their recorded results come back, and a
+    // check that had not ended (with one configured now) is said to be missed, not waited for.
+    let checking = app.settings.check.is_some();
+    for model in &mut review.models {
+        model.check = match restored.checks.get(&model.label) {
+            Some(result) => Some(CheckState::Done(result.clone())),
+            None if checking => Some(CheckState::Missed),
+            None => None,
+        };
+    }
+    app.review = Some(review);
     let finished: Vec<String> = targets.iter().map(|(_, l)| app.shown_label(l)).collect();
     let unfinished: Vec<String> = restored
         .unfinished
@@ -169,6 +176,11 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
                         deleted,
                         error: error.clone(),
                     });
+                }
+            }
+            SessionRecord::Check { model, result, .. } => {
+                if let Some(panel) = app.panel_of(model).and_then(|i| app.panels.get_mut(i)) {
+                    super::update::check_notes(panel, result);
                 }
             }
             SessionRecord::Choice { turn, .. } => chosen.push(*turn),
@@ -299,6 +311,84 @@ mod tests {
             Some("(interrupted: versus stopped before this model finished)")
         );
         assert_eq!(app.panels[1].status, PanelStatus::Done(RunStop::Cancelled));
+    }
+
+    /// Issue 22 item 4: a reopened session's recorded checks come back in the transcript (as
+    /// live) and in the restored review's check column.
+    #[test]
+    fn recorded_checks_come_back_in_the_transcript_and_the_review() {
+        let result = crate::engine::CheckResult {
+            command: "cargo test".into(),
+            passed: false,
+            ending: "failed (exit 101)".into(),
+            elapsed_ms: 900,
+            tail: vec!["error: could not compile".into()],
+        };
+        let log = SessionLog {
+            records: vec![
+                turn(1, "fix"),
+                finished(1, 0),
+                finished(1, 1),
+                SessionRecord::Check {
+                    turn: 1,
+                    model: "demo/b".into(),
+                    result: result.clone(),
+                },
+            ],
+            skipped: Vec::new(),
+        };
+        let mut app = App::new(
+            SessionInfo::default(),
+            vec!["demo/a".into(), "demo/b".into()],
+            Settings::default(),
+            Theme::PLAIN,
+        );
+        replay(&mut app, &log);
+        let b: Vec<&str> = app.panels[1]
+            .transcript
+            .lines()
+            .iter()
+            .map(|l| l.text())
+            .collect();
+        assert!(
+            b.iter()
+                .any(|l| l.starts_with("✗ check `cargo test`: failed (exit 101)")),
+            "{b:?}"
+        );
+        assert!(b.contains(&"  error: could not compile"), "{b:?}");
+        let model = |label: &str| crate::engine::FinishedModel {
+            entry: 0,
+            label: label.into(),
+            stop: RunStop::Completed,
+            stats: crate::model::RunStats::default(),
+            error: None,
+            final_text: String::new(),
+            writes: 0,
+            files: Vec::new(),
+            deleted: Vec::new(),
+        };
+        let restored = RestoredTurn {
+            turn: 1,
+            prompt: "fix".into(),
+            finished: vec![model("demo/a"), model("demo/b")],
+            unfinished: Vec::new(),
+            checks: [("demo/b".to_string(), result.clone())].into(),
+        };
+        restore_review(&mut app, &restored, "s");
+        let review = app.review.as_ref().unwrap();
+        let checks: Vec<Option<CheckState>> =
+            review.models.iter().map(|m| m.check.clone()).collect();
+        assert_eq!(checks, [None, Some(CheckState::Done(result.clone()))]);
+        // With a check configured now, one that never ended is missed, not waited for.
+        app.settings.check = Some("cargo test".into());
+        restore_review(&mut app, &restored, "s");
+        let review = app.review.as_ref().unwrap();
+        let checks: Vec<Option<CheckState>> =
+            review.models.iter().map(|m| m.check.clone()).collect();
+        assert_eq!(
+            checks,
+            [Some(CheckState::Missed), Some(CheckState::Done(result))]
+        );
     }
 
     /// Bug (issue 14, 2): a rewind of a reopened session's turn put its prompt back without the

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, Env};
+use crate::config::{Config, ConfigError, Env, TrustStore};
 use crate::example;
 use crate::session::now;
 
@@ -101,7 +101,7 @@ pub fn choose(
         )
     };
     let dir = demo_dir();
-    example::write_project(&dir).map_err(|source| StartError::Demo {
+    write_demo(&dir).map_err(|source| StartError::Demo {
         path: dir.clone(),
         source,
     })?;
@@ -152,6 +152,29 @@ pub fn choose_for_session(
         }));
     }
     Ok((models, errors))
+}
+
+/// Writes the example project and its own settings (the review check) into `dir`.
+pub fn write_demo(dir: &Path) -> std::io::Result<()> {
+    example::write_project(dir)?;
+    example::write_settings(dir)
+}
+
+/// Trusts the demo folder `dir` in `store`: versus wrote every byte of it ([`write_demo`]),
+/// and without trust its settings would not count when the user continues the demo there
+/// (`versus -C DIR --continue`, as the quit line says). Best effort: when the user's state
+/// folder cannot be used, continuing asks first; the demo session itself reads the settings
+/// either way ([`demo_config`]).
+pub fn trust_demo(dir: &Path, store: Result<TrustStore, crate::config::TrustError>) {
+    if let Err(err) = store.and_then(|store| store.trust(dir)) {
+        tracing::warn!(error = %err, "could not record trust for the demo folder");
+    }
+}
+
+/// The config of a demo session: the user's (or `--config`) with the example project's own
+/// settings over it, read as trusted since versus wrote them ([`write_demo`]).
+pub fn demo_config(dir: &Path, config_file: Option<&Path>) -> Result<(Config, Env), ConfigError> {
+    crate::config::load(dir, config_file, true)
 }
 
 /// A new folder for the example project: `<temp>/versus-demo-<time>-<pid>`.
@@ -206,6 +229,12 @@ mod tests {
         };
         assert!(project.join("src/pricing.rs").is_file());
         assert_eq!(models.len(), 3);
+        // Its own settings turn the review check on.
+        let (demo, _) = demo_config(&project, None).unwrap();
+        assert_eq!(
+            demo.check.as_deref(),
+            Some("cargo test --quiet --all-targets")
+        );
         assert!(banner[0].contains("no model is configured"), "{banner:?}");
         // The banner says the user's folder is untouched and where the demo runs, and its
         // advice works: `-m` in the user's folder, not `/models add` into the demo session.

@@ -84,11 +84,18 @@ pub fn confirm_drop_comments(count: usize) -> String {
     )
 }
 
-/// The question Ctrl+C / Ctrl+D asks while a turn waits for its choice.
-pub fn confirm_quit(key: &str, turn: u32) -> String {
-    format!(
-        "press {key} again to quit: turn {turn} is not chosen yet (versus --continue brings it back)"
-    )
+/// The question Ctrl+C / Ctrl+D asks while a turn waits for its choice. `demo`: the example
+/// project's folder in demo mode, which the command must name (the session lives there, not
+/// in the folder the user started from).
+pub fn confirm_quit(key: &str, turn: u32, demo: Option<&str>) -> String {
+    let command = match demo {
+        Some(folder) => format!(
+            "versus -C {} --continue",
+            crate::sanitize::shell_word(folder)
+        ),
+        None => "versus --continue".to_string(),
+    };
+    format!("press {key} again to quit: turn {turn} is not chosen yet ({command} brings it back)")
 }
 
 /// Notification: every model of a turn has ended.

@@ -381,7 +381,7 @@ fn demo_writes_the_example_project_and_runs_the_demo_models() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("+        assert_eq!(order_total(&items), 1000);"),
+        stdout.contains("+    assert_eq!(order_total(&items), 1000);"),
         "{stdout}"
     );
     assert!(stdout.contains("format_receipt"), "{stdout}");

@@ -146,7 +146,12 @@ impl Tmux {
     /// captures in a row: a capture can catch a frame half drawn, with later rows still
     /// blank), or fails after a generous deadline.
     fn wait_for(&self, needles: &[&str]) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        self.wait_for_within(needles, Duration::from_secs(60))
+    }
+
+    /// [`Tmux::wait_for`] with its own deadline (for work that compiles, on a loaded machine).
+    fn wait_for_within(&self, needles: &[&str], within: Duration) -> String {
+        let deadline = Instant::now() + within;
         let mut last = String::new();
         loop {
             let screen = self.screen();
@@ -229,6 +234,21 @@ fn launch_in(tmux: &Tmux, proj: &Path, config: &Path, state: &Path, args: &str) 
         config.display()
     );
     tmux.type_text(&command);
+    tmux.press("Enter");
+}
+
+/// Starts versus in the pane in `here` with no model configured (demo mode), with `temp` as
+/// its temp folder (the demo's project and its workspaces go there, so the test's folder
+/// takes them away) and the tests' state folder; `; echo EXIT=$?` follows.
+fn launch_demo(tmux: &Tmux, here: &Path, temp: &Path, config: &Path) {
+    tmux.type_text(&format!(
+        "cd {} && NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 TMPDIR={} XDG_STATE_HOME={} {} --config {}; echo EXIT=$?",
+        here.display(),
+        temp.display(),
+        util::state_home().display(),
+        env!("CARGO_BIN_EXE_versus"),
+        config.display()
+    ));
     tmux.press("Enter");
 }
 
@@ -1615,4 +1635,125 @@ fn a_command_that_exits_3_is_shown_failed_with_its_output_in_a_real_terminal() {
     let shown = String::from_utf8_lossy(&show.stdout);
     assert!(shown.contains("✗ exit 3 bash printf"), "{shown}");
     assert!(shown.contains("│ KNOWN-OUTPUT-7731"), "{shown}");
+}
+
+/// The row of the review table that names `label` (empty when none does).
+fn table_row(screen: &str, label: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.contains(&format!(" {label} ")) && l.contains("done"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Issue 22 items 4 and 5 in the real binary: the demo tells its story with no command typed.
+/// Enter, and the review opens by itself once every model's check (the example project's own
+/// `[check]`: cargo test) has ended, on demo/good (passed, tests left alone), with the check
+/// column filled for every model (reckless broke the build: ✗) and demo/sloppy marked for
+/// editing the test. Quitting prints the command that continues it (the session is in the
+/// demo's own folder, not the one the user is in); run as printed, the session comes back
+/// with the same check results.
+#[test]
+fn the_demo_review_opens_on_the_best_model_with_its_checks_and_continues_as_printed() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let here = tmp.path().join("here");
+    let temp = tmp.path().join("temp");
+    std::fs::create_dir_all(&here).unwrap();
+    std::fs::create_dir_all(&temp).unwrap();
+    let config = tmp.write("empty.toml", "");
+    let tmux = Tmux::start("demo-story", 160, 45);
+    launch_demo(&tmux, &here, &temp, &config);
+    tmux.wait_for(&[
+        "Demo mode",
+        "The test ten_items_get_the_bulk_discount fails",
+    ]);
+    tmux.press("Enter");
+    let within = Duration::from_secs(300);
+    let screen = tmux.wait_for_within(&["review · turn 1 · 3/3 finished", "▸ demo/good"], within);
+    let assert_story = |screen: &str| {
+        let (good, sloppy, reckless) = (
+            table_row(screen, "demo/good"),
+            table_row(screen, "demo/sloppy"),
+            table_row(screen, "demo/reckless"),
+        );
+        assert!(good.contains("▸ demo/good"), "{screen}");
+        assert!(good.contains(" ✓ ") && !good.contains('⚠'), "{screen}");
+        assert!(sloppy.contains("⚠ 1") && sloppy.contains(" ✓ "), "{screen}");
+        assert!(
+            reckless.contains(" ✗ ") && !reckless.contains('⚠'),
+            "{screen}"
+        );
+        assert!(
+            screen
+                .contains("⚠ demo/sloppy changed test files: a test edited to pass proves nothing"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("demo/good: `cargo test --quiet --all-targets` passed (exit 0)"),
+            "{screen}"
+        );
+    };
+    assert_story(&screen);
+    // The diff on screen is demo/good's fix.
+    assert!(screen.contains("files · demo/good (1)"), "{screen}");
+    assert!(screen.contains("if count >= BULK_MIN_ITEMS {"), "{screen}");
+
+    // Quit; the question and the last line name the command that continues it.
+    tmux.press("C-c");
+    let question = tmux.wait_for(&["again to quit: turn 1 is not chosen yet"]);
+    let demo_dir = std::fs::read_dir(&temp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("versus-demo-")
+        })
+        .expect("the demo's folder, in the temp folder");
+    assert!(
+        std::fs::read_dir(&here).unwrap().next().is_none(),
+        "the user's folder is untouched"
+    );
+    let command = format!("versus -C {} --continue", demo_dir.display());
+    assert!(
+        question.contains(&format!("({command} brings it back)")),
+        "{question}"
+    );
+    tmux.press("C-c");
+    let after = tmux.wait_for_joined(&["EXIT=0"]);
+    let printed = after
+        .lines()
+        .find_map(|l| l.strip_prefix("versus: continue it with: "))
+        .unwrap_or_else(|| panic!("no continue line:\n{after}"))
+        .trim()
+        .to_string();
+    assert_eq!(printed, command);
+
+    // Continue exactly as printed (from the user's folder), with the tests' own settings.
+    tmux.type_text("clear");
+    tmux.press("Enter");
+    tmux.type_text(&format!(
+        "NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 TMPDIR={} XDG_STATE_HOME={} {}{} --config {}; echo EXIT=$?",
+        temp.display(),
+        util::state_home().display(),
+        env!("CARGO_BIN_EXE_versus"),
+        printed.strip_prefix("versus").unwrap(),
+        config.display()
+    ));
+    tmux.press("Enter");
+    // No trust question (versus wrote the demo's settings and trusted them), and the
+    // reopened turn's review comes back with its recorded checks (the workspaces are gone).
+    let screen = tmux.wait_for_within(&["review · turn 1 · 3/3 finished", "▸ demo/good"], within);
+    assert!(!screen.contains("Trust them?"), "{screen}");
+    assert_story(&screen);
+    tmux.press("C-c");
+    tmux.wait_for(&["again to quit"]);
+    tmux.press("C-c");
+    tmux.wait_for_joined(&["EXIT=0\n"]);
 }

@@ -265,3 +265,84 @@ async fn a_rewound_choice_is_left_out_of_the_statistics() {
         "the turn left the conversation"
     );
 }
+
+/// Issue 22 item 4: a turn's review checks are recorded through the engine and come back with
+/// the turn when the session is reopened (their workspaces are gone by then); a check of a
+/// turn already chosen does not, and a log written before checks were recorded still reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_results_are_recorded_and_come_back_with_the_reopened_turn() {
+    use versus::engine::CheckResult;
+    let (tmp, root) = project();
+    let (a, b) = ("demo/a", "demo/b");
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
+    let mut engine =
+        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap();
+    let t = turn(
+        &mut engine,
+        "fix it",
+        vec![
+            target(a, "A", Some(("notes.txt", "from a")), 1),
+            target(b, "B", Some(("tests/notes_test.rs", "from b")), 1),
+        ],
+        tmp.path(),
+    )
+    .await;
+    let passed = CheckResult {
+        command: "cargo test --quiet".into(),
+        passed: true,
+        ending: "passed (exit 0)".into(),
+        elapsed_ms: 1200,
+        tail: vec!["test result: ok. 3 passed".into()],
+    };
+    let failed = CheckResult {
+        passed: false,
+        ending: "failed (exit 101)".into(),
+        tail: vec!["error[E0425]: cannot find function `format_receipt`".into()],
+        ..passed.clone()
+    };
+    engine.record_check(t, a, &failed);
+    // The latest result of a model counts (a check run again).
+    engine.record_check(t, a, &passed);
+    engine.record_check(t, b, &failed);
+    engine.finish();
+    drop(engine);
+
+    let reopened = SessionEngine::open(store.clone(), None, Source::Tui, None).unwrap();
+    let restored = reopened.restored.expect("the unchosen turn comes back");
+    assert_eq!(restored.checks.len(), 2, "{:?}", restored.checks);
+    assert_eq!(restored.checks[a], passed);
+    assert_eq!(restored.checks[b], failed);
+    // The records themselves, typed, in the log.
+    let checks: Vec<_> = reopened
+        .log
+        .records
+        .iter()
+        .filter(|r| matches!(r, versus::session::SessionRecord::Check { .. }))
+        .collect();
+    assert_eq!(checks.len(), 3);
+    let mut engine = reopened.engine;
+    engine.finish();
+    drop(engine);
+
+    // The same log without its check lines (as written before they existed) reads whole,
+    // and the turn comes back without checks.
+    let dir = store.session(None).unwrap().1;
+    let log = dir.join(versus::session::EVENTS_FILE);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let old: String = text
+        .lines()
+        .filter(|l| !l.contains("\"type\":\"check\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(old, text);
+    std::fs::write(&log, old).unwrap();
+    let reopened = SessionEngine::open(store, None, Source::Tui, None).unwrap();
+    assert!(
+        reopened.log.skipped.is_empty(),
+        "{:?}",
+        reopened.log.skipped
+    );
+    let restored = reopened.restored.expect("the unchosen turn comes back");
+    assert!(restored.checks.is_empty());
+    assert_eq!(restored.finished.len(), 2);
+}

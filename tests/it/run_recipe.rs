@@ -693,7 +693,7 @@ fn the_shipped_demo_recipe_scores_the_demo_models_as_documented() {
     let sloppy = failed(cell(&report, task, "demo/sloppy"));
     assert_eq!(
         sloppy,
-        ["run: grep -qF 'assert_eq!(order_total(&items), 900);' src/pricing.rs"],
+        ["run: grep -qF 'assert_eq!(order_total(&items), 900);' tests/pricing.rs"],
         "demo/sloppy changed the test's expectation"
     );
     let reckless = failed(cell(&report, task, "demo/reckless"));

@@ -1076,6 +1076,7 @@ fn checks_show_in_the_table_and_the_transcript() {
             turn: 1,
             label: GOOD.into(),
             state: CheckState::Done(CheckResult {
+                command: "cargo test".into(),
                 passed: false,
                 ending: "failed (exit 101)".into(),
                 elapsed_ms: 3_400,
@@ -2195,4 +2196,117 @@ fn the_status_line_hints_are_the_key_tables_on_the_review_and_in_questions() {
         );
         key(&mut a, KeyCode::Esc);
     }
+}
+
+/// Issue 22 item 5: with a check configured, the review waits until every model's change set
+/// is built and every check has ended, then opens by itself on the best model (its check
+/// passed and it left the tests alone), not on the first to finish; the model that edited a
+/// test is marked in the table with a note under it.
+#[test]
+fn with_a_check_the_review_opens_on_the_best_model_once_every_check_ended() {
+    const RECKLESS: &str = "demo/reckless";
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = app(&[RECKLESS, SLOPPY, GOOD]);
+    a.settings.check = Some("cargo test".into());
+    typed(&mut a, "Fix it.");
+    key(&mut a, KeyCode::Enter);
+    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    let (good, sloppy) = sets(&base);
+    let reckless = change_set(
+        &base,
+        RECKLESS,
+        &[write(
+            0,
+            "src/main.rs",
+            "fn main() { receipt() }\n",
+            "write_file",
+        )],
+    );
+    let result = |passed: bool| CheckResult {
+        command: "cargo test".into(),
+        passed,
+        ending: if passed {
+            "passed (exit 0)"
+        } else {
+            "failed (exit 101)"
+        }
+        .into(),
+        elapsed_ms: 1_500,
+        tail: vec![
+            if passed {
+                "test result: ok"
+            } else {
+                "error[E0425]"
+            }
+            .into(),
+        ],
+    };
+    // The order they finish in: reckless (build broken), sloppy (edited the test), good.
+    for (panel, set, passed) in [(0, reckless, false), (1, sloppy, true), (2, good, true)] {
+        let label = set.model.clone();
+        finish(&mut a, panel, &["x"]);
+        let running = CheckState::Running;
+        send(
+            &mut a,
+            EngineMsg::Check {
+                turn: 1,
+                label: label.clone(),
+                state: running,
+            },
+        );
+        send(
+            &mut a,
+            EngineMsg::ChangeSet {
+                turn: 1,
+                label: label.clone(),
+                set: Ok(set),
+            },
+        );
+        assert_eq!(a.screen, Screen::Panels, "{label}: its check still runs");
+        send(
+            &mut a,
+            EngineMsg::Check {
+                turn: 1,
+                label: label.clone(),
+                state: CheckState::Done(result(passed)),
+            },
+        );
+        if label != GOOD {
+            assert_eq!(a.screen, Screen::Panels, "{label}: a model still runs");
+        }
+    }
+    assert_eq!(
+        a.screen,
+        Screen::Review,
+        "every check ended: the review opens"
+    );
+    let review = a.review.as_ref().unwrap();
+    assert_eq!(review.model().unwrap().label, GOOD);
+    assert_eq!(review.test_files(SLOPPY), ["tests/discount.rs"]);
+    assert!(review.test_files(GOOD).is_empty() && review.test_files(RECKLESS).is_empty());
+    let screen = crate::util::screen_rows(render(&mut a, 120, 40).backend().buffer()).join("\n");
+    let row = |label: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(&format!(" {label} ")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        row(GOOD).contains("▸ demo/good") && row(GOOD).contains("✓ 1.5 s"),
+        "{screen}"
+    );
+    assert!(
+        row(SLOPPY).contains("⚠ 2") && row(SLOPPY).contains("✓ 1.5 s"),
+        "{screen}"
+    );
+    assert!(
+        row(RECKLESS).contains("✗ 1.5 s") && !row(RECKLESS).contains('⚠'),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("⚠ demo/sloppy changed test files: a test edited to pass proves nothing"),
+        "{screen}"
+    );
 }

@@ -53,6 +53,7 @@ pub async fn run_check(
         },
     };
     CheckResult {
+        command: command.to_string(),
         passed,
         ending,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),

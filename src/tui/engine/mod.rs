@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::{Config, Env};
-use crate::engine::{ChoiceOutcome, RewindDone, SessionEngine};
+use crate::engine::{CheckResult, ChoiceOutcome, RewindDone, SessionEngine};
 use crate::runner::RunEvent;
 use crate::session::Store;
 
@@ -70,6 +70,15 @@ pub enum LoopMsg {
         label: String,
         /// The change set, or why not.
         set: Result<crate::workspace::changeset::ChangeSet, String>,
+    },
+    /// A review check ended: the engine records it, then the app shows it.
+    Checked {
+        /// Turn number.
+        turn: u32,
+        /// The model.
+        label: String,
+        /// How it ended.
+        result: CheckResult,
     },
     /// A choice was carried out off the loop's thread: the engine records it.
     Chosen(ChoiceOutcome),

@@ -169,6 +169,18 @@ impl Engine {
                 }
                 vec![EngineMsg::ChangeSet { turn, label, set }]
             }
+            LoopMsg::Checked {
+                turn,
+                label,
+                result,
+            } => {
+                self.core.record_check(turn, &label, &result);
+                vec![EngineMsg::Check {
+                    turn,
+                    label,
+                    state: CheckState::Done(result),
+                }]
+            }
             LoopMsg::Chosen(outcome) => self.chosen(outcome),
             LoopMsg::Rewound(done) => self.rewound(done),
         }
@@ -276,11 +288,11 @@ impl Engine {
         };
         tokio::spawn(async move {
             let result = run_check(&command, &dir, &sandbox, CHECK_TIMEOUT, &token).await;
-            let _ = tx.send(LoopMsg::App(EngineMsg::Check {
+            let _ = tx.send(LoopMsg::Checked {
                 turn,
                 label,
-                state: CheckState::Done(result),
-            }));
+                result,
+            });
         });
         Some(answer)
     }

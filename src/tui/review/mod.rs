@@ -319,6 +319,62 @@ impl ReviewState {
         self.models.iter().all(|m| m.set != SetState::Pending)
     }
 
+    /// Every change set is built (or failed) and no check is still running: the review knows
+    /// all it will know about the turn.
+    pub fn settled(&self) -> bool {
+        self.all_built()
+            && !self
+                .models
+                .iter()
+                .any(|m| m.check == Some(CheckState::Running))
+    }
+
+    /// The test files `label`'s change set touches, in its order (none before it is built):
+    /// the review marks them, since editing a test is how a model makes it pass without a fix.
+    pub fn test_files(&self, label: &str) -> Vec<String> {
+        self.set_of(label)
+            .map(|set| {
+                crate::review::test_files(set.files.iter().map(|f| f.path.as_str()))
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The model the review opens on ([`crate::review::best`] over the models in the order
+    /// shown); `ended_well` says whether a model's run ended normally.
+    pub fn best(&self, ended_well: impl Fn(&str) -> bool) -> Option<usize> {
+        let standings: Vec<crate::review::Standing> = self
+            .order
+            .iter()
+            .filter_map(|&i| self.models.get(i))
+            .map(|m| crate::review::Standing {
+                check: match &m.check {
+                    Some(CheckState::Done(r)) if r.passed => crate::review::CheckVerdict::Passed,
+                    Some(CheckState::Done(_)) => crate::review::CheckVerdict::Failed,
+                    _ => crate::review::CheckVerdict::NotRun,
+                },
+                test_files: self.test_files(&m.label).len(),
+                ended_well: ended_well(&m.label),
+                changed: self.set_of(&m.label).is_some_and(|s| !s.is_empty()),
+            })
+            .collect();
+        let at = crate::review::best(&standings)?;
+        self.order.get(at).copied()
+    }
+
+    /// Shows model `index` from its first file's top.
+    pub fn open_on(&mut self, index: usize) {
+        if index < self.models.len() {
+            self.selected = index;
+            self.file = 0;
+            self.scroll = 0;
+            self.doc = None;
+            self.line = None;
+        }
+    }
+
     /// Recomposes the basket over the change sets.
     pub fn recompute_basket(&mut self) {
         self.basket_state = self.basket.state(&self.sets, &self.prompt);

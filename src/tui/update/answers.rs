@@ -2,17 +2,20 @@
 //! apply preview, the recorded choice, and rewinds.
 
 use crate::apply::{AppliedAs, FileStatus};
+use crate::model::RunStop;
 use crate::workspace::changeset::ChangeSet;
 
 use super::super::action::{
-    CheckState, ChoiceDone, ChoiceRequest, Effect, ReviewOpening, RewindDone, RewindPlan,
+    CheckResult, CheckState, ChoiceDone, ChoiceRequest, Effect, ReviewOpening, RewindDone,
+    RewindPlan,
 };
 use super::super::format::duration_ms;
+use super::super::panel::{Panel, PanelStatus};
 use super::super::review::{Decided, SetState};
 use super::super::state::{App, ApplyDialog, Dialog, Screen};
 
-/// A finished model's change set: into the review; the screen opens by itself on the first
-/// change of the turn (unless the user is typing a prompt).
+/// A finished model's change set: into the review, which may open by itself
+/// ([`open_when_ready`]).
 pub fn change_set(app: &mut App, turn: u32, label: &str, set: Result<ChangeSet, String>) {
     let Some(review) = app.review.as_mut().filter(|r| r.turn == turn) else {
         return;
@@ -21,32 +24,8 @@ pub fn change_set(app: &mut App, turn: u32, label: &str, set: Result<ChangeSet, 
         Ok(set) => {
             let changed = !set.is_empty();
             review.add_set(set);
-            if changed && !review.opened {
-                if app.settings.review == ReviewOpening::Auto
-                    && app.screen == Screen::Panels
-                    && app.prompt.is_empty()
-                    && app.overlay.is_none()
-                    && app.dialog.is_none()
-                    && app.prompt.search.is_none()
-                {
-                    review.opened = true;
-                    if let Some(i) = review.models.iter().position(|m| m.label == label) {
-                        review.selected = i;
-                        review.file = 0;
-                        review.scroll = 0;
-                    }
-                    review.ensure_doc();
-                    app.screen = Screen::Review;
-                    app.zoom = false;
-                } else {
-                    let who = app.shown_label(label);
-                    app.info(format!(
-                        "{who}'s changes are ready to review: Ctrl+O opens the review"
-                    ));
-                }
-            } else {
-                review.ensure_doc();
-            }
+            review.ensure_doc();
+            open_when_ready(app, turn, changed.then_some(label));
         }
         Err(error) => {
             if let Some(m) = review.models.iter_mut().find(|m| m.label == label) {
@@ -54,8 +33,72 @@ pub fn change_set(app: &mut App, turn: u32, label: &str, set: Result<ChangeSet, 
             }
             let who = app.shown_label(label);
             app.error(format!("the changes of {who} cannot be reviewed: {error}"));
+            open_when_ready(app, turn, None);
         }
     }
+}
+
+/// Whether `label`'s run ended normally (not an error, a limit, a timeout or a cancel).
+pub fn ended_well(app: &App, label: &str) -> bool {
+    app.panel_of(label)
+        .and_then(|i| app.panels.get(i))
+        .is_some_and(|p| p.status == PanelStatus::Done(RunStop::Completed))
+}
+
+/// Opens the review by itself once, when it has something to show (unless the user is typing
+/// a prompt or has a dialog open; then the status line says it is ready). Without a check it
+/// opens on the first change (`changed`: the model whose non-empty change set just came);
+/// with a check it waits until every change set is built and every check has ended, and opens
+/// on the best model ([`crate::review::best`]: check passed, tests left alone, ended well,
+/// changed something), so the first screen already says which change builds and passes.
+fn open_when_ready(app: &mut App, turn: u32, changed: Option<&str>) {
+    let checking = app.settings.check.is_some();
+    let Some(review) = app.review.as_ref().filter(|r| r.turn == turn) else {
+        return;
+    };
+    let checking = checking || review.models.iter().any(|m| m.check.is_some());
+    if review.opened || !review.sets.iter().any(|s| !s.is_empty()) {
+        return;
+    }
+    let target = if checking {
+        if !review.settled() {
+            return;
+        }
+        review.best(|label| ended_well(app, label))
+    } else {
+        match changed {
+            Some(label) => review.models.iter().position(|m| m.label == label),
+            None => return,
+        }
+    };
+    let Some(target) = target else {
+        return;
+    };
+    let Some(label) = review.models.get(target).map(|m| m.label.clone()) else {
+        return;
+    };
+    let free = app.settings.review == ReviewOpening::Auto
+        && app.screen == Screen::Panels
+        && app.prompt.is_empty()
+        && app.overlay.is_none()
+        && app.dialog.is_none()
+        && app.prompt.search.is_none();
+    let who = app.shown_label(&label);
+    if !free {
+        app.info(if checking {
+            format!("every check has ended: Ctrl+O opens the review on {who}")
+        } else {
+            format!("{who}'s changes are ready to review: Ctrl+O opens the review")
+        });
+        return;
+    }
+    if let Some(review) = app.review.as_mut() {
+        review.opened = true;
+        review.open_on(target);
+        review.ensure_doc();
+    }
+    app.screen = Screen::Review;
+    app.zoom = false;
 }
 
 /// A check started or ended: into the table, and its output into the model's transcript.
@@ -69,17 +112,24 @@ pub fn check(app: &mut App, turn: u32, label: &str, state: CheckState) {
     let CheckState::Done(result) = state else {
         return;
     };
-    let command = app.settings.check.clone().unwrap_or_default();
     if let Some(panel) = app.panel_of(label).and_then(|i| app.panels.get_mut(i)) {
-        let mark = if result.passed { "✓" } else { "✗" };
-        panel.note(&format!(
-            "{mark} check `{command}`: {} · {}",
-            result.ending,
-            duration_ms(result.elapsed_ms)
-        ));
-        for line in &result.tail {
-            panel.note(&format!("  {line}"));
-        }
+        check_notes(panel, &result);
+    }
+    open_when_ready(app, turn, None);
+}
+
+/// A check's result in its model's transcript: how it ended, then its last lines (live, and
+/// again when a session is reopened).
+pub fn check_notes(panel: &mut Panel, result: &CheckResult) {
+    let mark = if result.passed { "✓" } else { "✗" };
+    panel.note(&format!(
+        "{mark} check `{}`: {} · {}",
+        result.command,
+        result.ending,
+        duration_ms(result.elapsed_ms)
+    ));
+    for line in &result.tail {
+        panel.note(&format!("  {line}"));
     }
 }
 

@@ -273,7 +273,8 @@ fn quit(app: &mut App, key: ConfirmKey, armed: Option<Confirm>) -> Vec<Effect> {
         } else {
             "Ctrl+C"
         };
-        ask(app, key, strings::confirm_quit(name, turn));
+        let demo = app.session.demo.then(|| app.session.project.clone());
+        ask(app, key, strings::confirm_quit(name, turn, demo.as_deref()));
         return Vec::new();
     }
     app.quit = true;
@@ -350,12 +351,21 @@ pub fn toggle_review(app: &mut App) {
     }
 }
 
-/// Opens the review of the last turn (`/review`).
+/// Opens the review of the last turn (`/review`); the first time, on the best model so far
+/// ([`crate::review::best`]).
 pub fn toggle_review_open(app: &mut App) {
+    let best = app
+        .review
+        .as_ref()
+        .filter(|r| !r.opened)
+        .and_then(|r| r.best(|label| super::answers::ended_well(app, label)));
     match app.screen {
         Screen::Review => {}
         Screen::Panels => match app.review.as_mut() {
             Some(review) => {
+                if let Some(best) = best {
+                    review.open_on(best);
+                }
                 review.opened = true;
                 review.ensure_doc();
                 app.screen = Screen::Review;

@@ -20,6 +20,8 @@ mod mouse;
 mod pick;
 mod review;
 
+pub use answers::check_notes;
+
 use super::action::{Effect, Msg};
 use super::complete;
 use super::state::App;

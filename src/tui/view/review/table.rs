@@ -1,6 +1,8 @@
 //! The table of the turn's models: status, files, +/- lines, tokens, cost, time, tool calls,
 //! failed edits, check result and rating, one row per model in the order shown (shuffled in
-//! blind mode), the selected one marked; under it the selected model's check output.
+//! blind mode), the selected one marked, `⚠` before the file count of a change set that
+//! touches test files; under it the selected model's check output and, when a change set
+//! touches test files, a note about it.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -13,6 +15,7 @@ use super::super::super::action::CheckState;
 use super::super::super::format::{clock, cost, duration_ms, one_line, tokens};
 use super::super::super::review::{ReviewModel, ReviewState, SetState};
 use super::super::super::state::App;
+use super::super::super::wrap::fit as fit_cut;
 use super::super::panel::status_mark;
 
 /// Draws the table.
@@ -32,8 +35,10 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
     let mut lines = vec![Line::styled(layout.header(), t.dim())];
     // Rows for the models: as many as fit, scrolled so the selected one is always on screen.
     let check = check_line(app, review);
+    let tests = tests_line(app, review, usize::from(area.width.saturating_sub(4)));
     let room = usize::from(area.height.saturating_sub(3))
         .saturating_sub(usize::from(check.is_some()))
+        .saturating_sub(usize::from(tests.is_some()))
         .max(1);
     let at = review
         .order
@@ -48,6 +53,9 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
         lines.push(row(app, review, model, name, &layout, i == review.selected));
     }
     if let Some(line) = check {
+        lines.push(line);
+    }
+    if let Some(line) = tests {
         lines.push(line);
     }
     let finished = review
@@ -139,8 +147,20 @@ fn row(
             if selected { t.accent() } else { t.bold() },
         ),
         Span::styled(layout.status_cell(icon, word), status_style),
-        Span::raw(format!(" {files:>5} ")),
     ];
+    // A change set that touches test files: `⚠` before its file count (the note under the
+    // table says why).
+    if review.test_files(&model.label).is_empty() {
+        spans.push(Span::raw(format!(" {files:>5} ")));
+    } else {
+        spans.push(Span::raw(format!(
+            " {:>width$}",
+            "",
+            width = 3usize.saturating_sub(files.width())
+        )));
+        spans.push(Span::styled("⚠ ", t.warn()));
+        spans.push(Span::raw(format!("{files} ")));
+    }
     if layout.lines {
         spans.push(Span::styled(format!("{lines:>11}"), t.text()));
     }
@@ -307,11 +327,52 @@ fn check_cell(app: &App, model: &ReviewModel) -> (String, Style) {
         None if app.settings.check.is_some() => ("waiting".to_string(), t.dim()),
         None => ("-".to_string(), t.dim()),
         Some(CheckState::Running) => ("… running".to_string(), t.running()),
+        Some(CheckState::Missed) => ("- not run".to_string(), t.dim()),
         Some(CheckState::Done(r)) if r.passed => {
             (format!("✓ {}", duration_ms(r.elapsed_ms)), t.ok())
         }
         Some(CheckState::Done(r)) => (format!("✗ {}", duration_ms(r.elapsed_ms)), t.error()),
     }
+}
+
+/// The note under the table when a change set touches test files (`⚠` before its file
+/// count): about the selected model when it is one of them, else naming them. Editing the
+/// test is how a model makes a failing test pass without fixing anything, so its passing
+/// check proves nothing until the test change is read.
+fn tests_line(app: &App, review: &ReviewState, width: usize) -> Option<Line<'static>> {
+    let t = app.theme;
+    let selected = review.model()?;
+    let own = review.test_files(&selected.label);
+    let text = if let Some(first) = own.first() {
+        let more = match own.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        format!(
+            "⚠ {} changed the test file {}{more}: a test edited to pass proves nothing; read that change first",
+            app.shown_label(&selected.label),
+            crate::sanitize::name(first)
+        )
+    } else {
+        let flagged: Vec<String> = review
+            .order
+            .iter()
+            .filter_map(|&i| review.models.get(i))
+            .filter(|m| !review.test_files(&m.label).is_empty())
+            .map(|m| app.shown_label(&m.label))
+            .collect();
+        if flagged.is_empty() {
+            return None;
+        }
+        format!(
+            "⚠ {} changed test files: a test edited to pass proves nothing",
+            flagged.join(", ")
+        )
+    };
+    Some(Line::from(vec![
+        Span::raw("  "),
+        Span::styled(fit_cut(&one_line(&text, 400), width), t.warn()),
+    ]))
 }
 
 /// The selected model's check: how it ended and the last line of its output.
@@ -322,6 +383,7 @@ fn check_line(app: &App, review: &ReviewState) -> Option<Line<'static>> {
     let who = app.shown_label(&model.label);
     match &model.check {
         Some(CheckState::Done(r)) => {
+            let command = r.command.as_str();
             let last = r
                 .tail
                 .iter()
@@ -340,6 +402,10 @@ fn check_line(app: &App, review: &ReviewState) -> Option<Line<'static>> {
         }
         Some(CheckState::Running) => Some(Line::styled(
             format!("  {who}: `{command}` running…"),
+            t.dim(),
+        )),
+        Some(CheckState::Missed) => Some(Line::styled(
+            format!("  {who}: no check result (versus stopped before its check ended)"),
             t.dim(),
         )),
         None if app.settings.check.is_some() => Some(Line::styled(
