@@ -7,6 +7,7 @@
 //! same way a resume reads it, so the two paths cannot drift apart.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,9 +67,6 @@ pub async fn run(
         .collect();
 
     let mut progress = Progress::new(request.display, &opened.tasks, &labels);
-    for skipped in &opened.prepared.skipped {
-        progress.note(&format!("versus: skipping {}", skipped.reason));
-    }
     for note in models::unapplied_settings(&recipe) {
         progress.note(&format!("versus: note: {note}"));
     }
@@ -230,7 +228,12 @@ fn open(
         Some(state) if !request.models_from_command_line => header_models(state)?,
         _ => request.models.clone(),
     };
-    let prepared = models::prepare(recipe, &requested, config, env)?;
+    // Said at once, as `versus ask` says them, even with --quiet: before the error when no
+    // model can run, and above the live table otherwise.
+    let prepared = models::prepare(recipe, &requested, config, env, &mut |skipped| {
+        let mut err = crate::sanitize::stderr();
+        let _ = writeln!(err, "versus: {}", crate::sanitize::line(&skipped.warning()));
+    })?;
     let labels: Vec<String> = prepared.entries.iter().map(|e| e.label.clone()).collect();
 
     let dir: PathBuf = match &request.out {

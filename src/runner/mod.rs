@@ -6,6 +6,7 @@
 //! position, so the TUI, `versus ask` and headless reports consume the same stream.
 
 mod entries;
+mod models;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use entries::{client_for, entry_for};
+pub use models::{ModelRequest, Roster, RosterError, RosterModel, SkippedModel, resolve_models};
 
 use crate::agent::{Agent, AgentOutcome, EventSink, ToolEnv};
 use crate::exec::SandboxSettings;

@@ -27,16 +27,13 @@ use serde_json::json;
 use versus::agent::{AgentSettings, system_prompt};
 use versus::apply::compose::{Selection, compose};
 use versus::apply::{AppliedAs, ApplyEngine, Resolution};
-use versus::config::{ResolveError, resolve};
 use versus::engine::{
     ChoiceOutcome, ChoiceRequest, FinishedModel, HistoryPolicy, SessionEngine, TurnEvent,
     TurnRequest, TurnTarget,
 };
-use versus::provider::RetryPolicy;
-use versus::provider::http::default_client;
-use versus::runner::{RunOptions, client_for, entry_for};
+use versus::runner::{ModelRequest, RunOptions, resolve_models};
 use versus::sanitize::{self, block, line, name};
-use versus::session::{EventLog, Source, Store, now};
+use versus::session::{EventLog, SessionError, Source, Store, now};
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::changeset::ChangeSet;
 use versus::workspace::{Isolation, cleanup_leftovers};
@@ -157,15 +154,21 @@ async fn ask(
 ) -> anyhow::Result<ExitCode> {
     let (config, env) = versus::config::load(&project, config_file.as_deref(), trust)?;
     super::print_config_notices(&config, &env);
-    let store = Store::open(&project)?;
+    // Nothing is created (no `.versus/`, no line in git's exclude file) before the turn can
+    // start: the models are resolved and --pick checked first.
     let reopened = match (&args.session, args.continue_session) {
         (Some(id), _) => Some(SessionEngine::open(
-            store.clone(),
+            store_to_continue(&project)?,
             Some(id),
             Source::Ask,
             None,
         )?),
-        (None, true) => Some(SessionEngine::open(store.clone(), None, Source::Ask, None)?),
+        (None, true) => Some(SessionEngine::open(
+            store_to_continue(&project)?,
+            None,
+            Source::Ask,
+            None,
+        )?),
         (None, false) => None,
     };
     for skipped in reopened.iter().flat_map(|r| &r.log.skipped) {
@@ -183,6 +186,10 @@ async fn ask(
             labels.join(", ")
         );
     }
+    let store = match &reopened {
+        Some(reopened) => reopened.engine.store().clone(),
+        None => Store::open(&project)?,
+    };
     if args.pick.as_deref().is_some_and(|p| p != "none") {
         refuse_if_interrupted(&store)?;
     }
@@ -315,29 +322,30 @@ fn targets(
         system: system_prompt(&tools.guidance(), None),
         ..AgentSettings::default()
     };
-    let http = default_client()?;
-    let mut targets: Vec<TurnTarget> = Vec::new();
-    for spec in &specs {
-        let resolved = match resolve(spec, config, env) {
-            Ok(resolved) => resolved,
-            Err(err @ ResolveError::MissingKey { .. }) => {
-                say(&format!("versus: skipping {spec}: {err}"));
-                continue;
-            }
-            Err(err) => return Err(err.into()),
-        };
-        let client = client_for(&resolved, project, &http, RetryPolicy::default())?;
-        let entry = entry_for(&resolved, client, Arc::clone(&tools), settings.clone());
-        targets.push(TurnTarget {
-            label: entry.label,
-            agent: entry.agent,
-            window: resolved.context_window,
-        });
-    }
-    if targets.is_empty() {
-        bail!("no model can run: every model given was skipped (see the warnings above)");
-    }
-    Ok(targets)
+    let requests: Vec<ModelRequest> = specs
+        .into_iter()
+        .map(|spec| ModelRequest {
+            spec,
+            script_base: project.to_path_buf(),
+        })
+        .collect();
+    let roster = resolve_models(
+        &requests,
+        config,
+        env,
+        &tools,
+        |_| settings.clone(),
+        &mut |skipped| say(&format!("versus: {}", skipped.warning())),
+    )?;
+    Ok(roster
+        .models
+        .into_iter()
+        .map(|m| TurnTarget {
+            label: m.entry.label,
+            agent: m.entry.agent,
+            window: m.window,
+        })
+        .collect())
 }
 
 /// What `versus ask` says before the models start: the sandbox's state, overlay's limits, the
@@ -400,6 +408,20 @@ fn choice(
         request.chosen = vec![pick.to_string()];
     }
     Ok(request)
+}
+
+/// The project's store for `--continue` / `--session`: there is nothing to continue where
+/// versus never ran, and that is said without creating `.versus/`.
+fn store_to_continue(project: &std::path::Path) -> anyhow::Result<Store> {
+    if let Some(store) = Store::existing(project)? {
+        return Ok(store);
+    }
+    let root = project.join(".versus");
+    if std::fs::symlink_metadata(&root).is_err() {
+        return Err(SessionError::NoSessions(root.join("sessions")).into());
+    }
+    // A `.versus` this user's versus did not stamp: opening it says what to do.
+    Ok(Store::open(project)?)
 }
 
 /// An interrupted apply must be rolled back before a new one (its snapshots would be stale).
