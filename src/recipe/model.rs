@@ -337,6 +337,9 @@ pub struct Sandbox {
     pub network: NetworkAccess,
     /// Let web_fetch reach loopback, private and link-local addresses.
     pub allow_local_fetch: bool,
+    /// Give the setup command (`## Workspace setup:`) the network even when other commands
+    /// have none: installs download, a model's bash does not need to.
+    pub setup_network: bool,
 }
 
 /// `filesystem`: what the models' tools and commands may touch.

@@ -334,7 +334,8 @@ pub async fn prepare_workspace(
         workspace
             .run_setup(
                 command,
-                &workspace.sandbox(sandbox),
+                // Setup alone may get the network (`setup_network`): installs download.
+                &workspace.sandbox(&sandbox.for_setup()),
                 crate::workspace::SETUP_TIMEOUT,
                 cancel,
             )

@@ -448,6 +448,7 @@ impl Workspace {
                 command: command.to_string(),
                 dir: self.root.clone(),
                 status: format!("did not run: {e}"),
+                hint: String::new(),
                 output: String::new(),
             })?;
         let text = output.text();
@@ -461,10 +462,18 @@ impl Workspace {
             ),
             Ending::Cancelled => "cancelled".to_string(),
         };
+        let hint = if sandbox.without_network() {
+            crate::exec::network_hint(crate::exec::CommandRole::Setup, &text)
+                .map(|hint| format!("; {hint}"))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
         Err(WorkspaceError::Setup {
             command: command.to_string(),
             dir: self.root.clone(),
             status,
+            hint,
             output: tail(&text, SETUP_OUTPUT_TAIL),
         })
     }

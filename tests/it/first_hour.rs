@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::util::{git, versus_without_keys};
+use crate::util::{self, git, versus_without_keys};
 
 fn text(out: &Output) -> (String, String) {
     (
@@ -141,4 +141,158 @@ fn an_ask_that_cannot_start_creates_nothing_in_the_project() {
     assert_eq!(ok.status.code(), Some(0), "{:?}", text(&ok));
     assert!(root.join(".versus").is_dir());
     assert!(String::from_utf8_lossy(&exclude()).contains(".versus/"));
+}
+
+/// A listener on the host's loopback: bwrap's own network namespace has a loopback of its
+/// own, so only a command with the host's network reaches it.
+fn host_listener() -> (std::net::TcpListener, u16) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    (listener, port)
+}
+
+/// How many connections reached `listener` (the kernel queues them until accepted).
+fn connections(listener: &std::net::TcpListener) -> usize {
+    let mut n = 0;
+    while listener.accept().is_ok() {
+        n += 1;
+    }
+    n
+}
+
+/// A project whose demo model tries the host's loopback from its bash and writes down whether
+/// it got there.
+fn network_project(port: u16) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let (tmp, root, home) = repository();
+    std::fs::write(root.join(".gitignore"), "scripts/\n").unwrap();
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    let command = format!(
+        "if (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; then echo reached; else echo no-network; fi > net.txt"
+    );
+    let script = format!(
+        "{}\n{{\"say\": \"done\"}}\n",
+        serde_json::json!({"tools": [{"name": "bash", "args": {"command": command}}]})
+    );
+    std::fs::write(root.join("scripts/net.jsonl"), script).unwrap();
+    (tmp, root, home)
+}
+
+fn ask_with_setup(root: &Path, home: &Path, setup: &str, extra: &[&str]) -> Output {
+    versus_without_keys(home)
+        .arg("-C")
+        .arg(root)
+        .args(["ask", "x", "-m", "demo/scripts/net.jsonl", "--setup", setup])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn setup_network_gives_the_setup_command_the_hosts_network_and_the_model_none() {
+    let (listener, port) = host_listener();
+    let (_tmp, root, home) = network_project(port);
+    let setup = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo hello >&3");
+
+    let closed = ask_with_setup(&root, &home, &setup, &[]);
+    let (stdout, stderr) = text(&closed);
+    assert!(
+        stdout.contains("the setup command") && stdout.contains("failed"),
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(connections(&listener), 0, "no network without the switch");
+
+    let open = ask_with_setup(&root, &home, &setup, &["--setup-network"]);
+    let (stdout, stderr) = text(&open);
+    assert_eq!(open.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        connections(&listener),
+        1,
+        "the setup command (and only it) reached the host: {stdout}"
+    );
+    assert!(
+        stdout.contains("+no-network"),
+        "the model's bash had none: {stdout}"
+    );
+}
+
+#[test]
+fn a_network_failure_without_the_network_names_the_switch() {
+    let (_tmp, root, home) = network_project(9);
+    let out = ask_with_setup(&root, &home, "exec 3<>/dev/tcp/versus-test.invalid/80", &[]);
+    let (stdout, stderr) = text(&out);
+    assert!(
+        stdout.contains("looks like a network failure") && stdout.contains("--setup-network"),
+        "{stdout}\n{stderr}"
+    );
+    // Any other failure of a setup command says nothing of the network.
+    let other = ask_with_setup(&root, &home, "echo broken >&2; exit 3", &[]);
+    let (stdout, _) = text(&other);
+    assert!(stdout.contains("exit code 3"), "{stdout}");
+    assert!(!stdout.contains("network"), "{stdout}");
+
+    // A model's bash is told too, above its exit status.
+    let tool = util::versus()
+        .args(["tool", "bash", "--dir"])
+        .arg(&root)
+        .arg("--args")
+        .arg(r#"{"command": "exec 3<>/dev/tcp/versus-test.invalid/80"}"#)
+        .output()
+        .unwrap();
+    let (stdout, _) = text(&tool);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines.last().unwrap().starts_with("[exit code: "),
+        "{stdout}"
+    );
+    assert!(
+        lines[lines.len() - 2].contains("model commands run without the network"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_recipe_gives_its_setup_the_network_only_once_trusted_and_run_has_the_flag_too() {
+    let (listener, port) = host_listener();
+    let (_tmp, root, home) = network_project(port);
+    let recipe = |sandbox: &str| {
+        format!(
+            "# Net\nversion: 1\n\n## Models\n- demo/scripts/net.jsonl\n\n## Workspace\n\
+             setup: exec 3<>/dev/tcp/127.0.0.1/{port}\n\n## Sandbox\n{sandbox}\n\n## Tasks\n- go\n\n\
+             ## Success Criteria\n- run: grep -qx no-network net.txt\n"
+        )
+    };
+    std::fs::write(root.join("loose.recipe.md"), recipe("setup_network: true")).unwrap();
+    std::fs::write(root.join("plain.recipe.md"), recipe("network: fetch_only")).unwrap();
+    let run = |args: &[&str]| {
+        versus_without_keys(&home)
+            .current_dir(&root)
+            .arg("run")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+
+    let refused = run(&["loose.recipe.md", "--out", "refused"]);
+    let (_, stderr) = text(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`setup_network: true`") && stderr.contains("versus trust"),
+        "{stderr}"
+    );
+    assert!(!root.join("refused").exists());
+
+    let trusted = run(&["--trust", "loose.recipe.md", "--out", "trusted"]);
+    let (stdout, stderr) = text(&trusted);
+    assert_eq!(trusted.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(connections(&listener), 1, "{stdout}");
+
+    let flag = run(&["plain.recipe.md", "--out", "flag", "--setup-network"]);
+    let (stdout, stderr) = text(&flag);
+    assert_eq!(flag.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(connections(&listener), 1, "{stdout}");
+
+    let closed = run(&["plain.recipe.md", "--out", "closed"]);
+    assert_ne!(closed.status.code(), Some(0), "{:?}", text(&closed));
+    assert_eq!(connections(&listener), 0);
 }

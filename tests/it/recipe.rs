@@ -198,6 +198,7 @@ fn every_section_and_key_is_read() {
             filesystem: FilesystemAccess::ProjectOnly,
             network: NetworkAccess::Full,
             allow_local_fetch: true,
+            setup_network: false,
         }
     );
     assert_eq!(

@@ -104,6 +104,11 @@ pub struct AskArgs {
     #[arg(long, value_name = "COMMAND")]
     pub setup: Option<String>,
 
+    /// Give the setup command the network (to download dependencies); the models' own
+    /// commands still run without it.
+    #[arg(long, requires = "setup")]
+    pub setup_network: bool,
+
     /// Keep the workspaces on disk afterwards (their paths are printed).
     #[arg(long)]
     pub keep_workspaces: bool,
@@ -227,7 +232,11 @@ async fn ask(
             workspace_parent: None,
             spill_dir: engine.dir().join("spill"),
             output_filter: None,
-            sandbox: config.sandbox.clone(),
+            sandbox: {
+                let mut sandbox = config.sandbox.clone();
+                sandbox.setup_network |= args.setup_network;
+                sandbox
+            },
         },
         policy: HistoryPolicy::default(),
     })?;
