@@ -296,3 +296,161 @@ fn a_recipe_gives_its_setup_the_network_only_once_trusted_and_run_has_the_flag_t
     assert_ne!(closed.status.code(), Some(0), "{:?}", text(&closed));
     assert_eq!(connections(&listener), 0);
 }
+
+#[test]
+fn ask_exits_1_when_every_model_failed_and_0_when_one_did_its_work() {
+    let (_tmp, root, home) = repository();
+    std::fs::write(root.join(".gitignore"), "scripts/\n").unwrap();
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    std::fs::write(
+        root.join("scripts/broken.jsonl"),
+        "{\"error\": \"the provider is down\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("scripts/fine.jsonl"),
+        "{\"say\": \"All good.\"}\n",
+    )
+    .unwrap();
+    let ask = |models: &[&str]| {
+        let mut c = versus_without_keys(&home);
+        c.arg("-C").arg(&root).args(["ask", "x"]);
+        for m in models {
+            c.args(["-m", m]);
+        }
+        c.output().unwrap()
+    };
+    let failed = ask(&["demo/scripts/broken.jsonl", "demo/scripts/broken.jsonl#2"]);
+    let (stdout, stderr) = text(&failed);
+    assert_eq!(failed.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("every model failed"), "{stderr}");
+    assert!(stdout.contains("the provider is down"), "{stdout}");
+
+    let one_fine = ask(&["demo/scripts/broken.jsonl", "demo/scripts/fine.jsonl"]);
+    let (stdout, stderr) = text(&one_fine);
+    assert_eq!(one_fine.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("every model failed"), "{stderr}");
+}
+
+/// A repository with demo scripts: `writer` adds a file, `fine` only answers.
+fn scripted_repository() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let (tmp, root, home) = repository();
+    std::fs::write(root.join(".gitignore"), "scripts/\n").unwrap();
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    std::fs::write(
+        root.join("scripts/writer.jsonl"),
+        "{\"tools\": [{\"name\": \"write_file\", \"args\": {\"path\": \"new.txt\", \"content\": \"new\\n\"}}]}\n{\"say\": \"Added.\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("scripts/fine.jsonl"),
+        "{\"say\": \"All good.\"}\n",
+    )
+    .unwrap();
+    (tmp, root, home)
+}
+
+#[test]
+fn rewind_says_nothing_was_ever_applied_apart_from_already_undone() {
+    let (_tmp, root, home) = scripted_repository();
+    let versus = |args: &[&str]| {
+        versus_without_keys(&home)
+            .arg("-C")
+            .arg(&root)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let asked = versus(&["ask", "x", "-m", "demo/scripts/writer.jsonl"]);
+    assert_eq!(asked.status.code(), Some(0), "{:?}", text(&asked));
+    let never = versus(&["rewind", "--yes"]);
+    let (stdout, stderr) = text(&never);
+    assert_eq!(never.status.code(), Some(0));
+    assert!(
+        stderr.contains("versus has not applied anything in this project"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("already undone"), "{stderr}");
+    let session = std::fs::read_dir(root.join(".versus/sessions"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    let named = versus(&["rewind", "--yes", "--session", &session]);
+    assert!(
+        text(&named)
+            .1
+            .contains(&format!("nothing was ever applied in session {session}")),
+        "{:?}",
+        text(&named)
+    );
+
+    let picked = versus(&[
+        "ask",
+        "x",
+        "-m",
+        "demo/scripts/writer.jsonl",
+        "--pick",
+        "demo/scripts/writer.jsonl",
+    ]);
+    assert_eq!(picked.status.code(), Some(0), "{:?}", text(&picked));
+    assert!(root.join("new.txt").exists());
+    let undone = versus(&["rewind", "--yes"]);
+    assert_eq!(undone.status.code(), Some(0), "{:?}", text(&undone));
+    assert!(!root.join("new.txt").exists());
+    let again = versus(&["rewind", "--yes"]);
+    let (_, stderr) = text(&again);
+    assert!(stderr.contains("already undone"), "{stderr}");
+    assert!(!stderr.contains("not applied anything"), "{stderr}");
+}
+
+#[test]
+fn stats_counts_what_its_footer_says_in_sentences_without_holes() {
+    let (_tmp, root, home) = scripted_repository();
+    std::fs::write(
+        root.join("one.recipe.md"),
+        "# One\nversion: 1\n\n## Models\n- demo/scripts/fine.jsonl\n\n## Tasks\n- go\n\n## Success Criteria\n- no_errors\n",
+    )
+    .unwrap();
+    let ran = versus_without_keys(&home)
+        .current_dir(&root)
+        .args(["run", "one.recipe.md", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(ran.status.code(), Some(0), "{:?}", text(&ran));
+    let stats = versus_without_keys(&home)
+        .current_dir(&root)
+        .arg("stats")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&stats);
+    assert_eq!(stats.status.code(), Some(0), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("model") && lines[0].contains("compared"),
+        "{stdout}"
+    );
+    assert!(!lines[0].contains("choices"), "{stdout}");
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("demo/scripts/fine.jsonl"))
+        .expect(&stdout);
+    let compared: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(compared[1], "1", "{row}");
+    assert!(
+        stdout.contains("From 0 interactive choices and 1 headless task in 1 report; `compared` counts those a model took part in."),
+        "{stdout}"
+    );
+    // Every sentence under the table (up to the recipes' tables) is whole: no run of spaces.
+    let prose = lines
+        .iter()
+        .skip_while(|l| !l.is_empty())
+        .skip(1)
+        .take_while(|l| !l.is_empty());
+    for line in prose {
+        assert!(!line.trim().contains("  "), "{line:?}\n{stdout}");
+    }
+}

@@ -29,7 +29,7 @@ use versus::apply::compose::{Selection, compose};
 use versus::apply::{AppliedAs, ApplyEngine, Resolution};
 use versus::engine::{
     ChoiceOutcome, ChoiceRequest, FinishedModel, HistoryPolicy, SessionEngine, TurnEvent,
-    TurnRequest, TurnTarget,
+    TurnOutcome, TurnRequest, TurnTarget,
 };
 use versus::runner::{ModelRequest, RunOptions, resolve_models};
 use versus::sanitize::{self, block, line, name};
@@ -43,6 +43,10 @@ use report::{ChangedFile, Row};
 
 /// Exit code when the user interrupted the run.
 const EXIT_INTERRUPTED: u8 = 130;
+
+/// Exit code when the turn gave nothing usable (every model failed) or --pick left
+/// conflicting files unwritten.
+const EXIT_FAILED: u8 = 1;
 
 /// Isolation mode names on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -255,6 +259,7 @@ async fn ask(
         })
         .await
         .map_err(anyhow::Error::msg)?;
+    let outcome = driven.outcome();
     let mut sets = Vec::new();
     let mut rows = Vec::new();
     for (model, set) in driven.models {
@@ -264,13 +269,16 @@ async fn ask(
         rows.push(row(&model, &set));
         sets.push(set);
     }
-    if driven.interrupted {
+    if outcome == TurnOutcome::Interrupted {
         print_results(&args, &rows, &session_id, None)?;
         engine.finish();
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
 
     let mut exit = ExitCode::SUCCESS;
+    if outcome == TurnOutcome::EveryModelFailed {
+        exit = ExitCode::from(EXIT_FAILED);
+    }
     let mut pick_report = None;
     if let Some(pick) = &args.pick {
         let request = choice(&sets, pick, &args, driven.turn)?;
@@ -282,7 +290,7 @@ async fn ask(
         if pick != "none" {
             let (report, conflicts) = pick_report_of(pick, &outcome);
             if conflicts > 0 {
-                exit = ExitCode::from(1);
+                exit = ExitCode::from(EXIT_FAILED);
             }
             pick_report = Some(report);
         }
@@ -292,6 +300,9 @@ async fn ask(
         for (label, root) in engine.keep_workspaces() {
             say(&format!("kept workspace of {label}: {}", root.display()));
         }
+    }
+    if outcome == TurnOutcome::EveryModelFailed {
+        say("versus: every model failed (each one's error is under its name above)");
     }
     engine.finish();
     Ok(exit)
