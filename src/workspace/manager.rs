@@ -54,7 +54,9 @@ pub enum Isolation {
     Worktree,
     /// An ignore-aware copy of the tree (default outside git; fallback without commits).
     Copy,
-    /// No copy: changes in memory over the real tree (bash then runs in the real tree).
+    /// No copy: changes in memory over the real tree, commands refused. Called `in-memory`
+    /// (`in_memory` in recipes) wherever users see it, since users call the default
+    /// copy-on-write workspaces overlays.
     Overlay,
 }
 
@@ -351,7 +353,7 @@ impl Workspace {
     pub fn sandbox(&self, settings: &SandboxSettings) -> Sandbox {
         let Some(folder) = self.owned.folder.as_deref() else {
             return Sandbox::refusing(
-                "overlay isolation keeps the model's changes in memory over your real project, \
+                "in-memory isolation keeps the model's changes in memory over your real project, \
                  so a command would run in (and could change) your own files; use worktree or \
                  copy isolation (`--isolation worktree|copy`, or `isolation:` in the recipe) to \
                  let models run commands",

@@ -454,3 +454,62 @@ fn stats_counts_what_its_footer_says_in_sentences_without_holes() {
         assert!(!line.trim().contains("  "), "{line:?}\n{stdout}");
     }
 }
+
+#[test]
+fn the_mode_without_a_copy_is_called_in_memory_and_overlay_still_works_with_a_note() {
+    let (_tmp, root, home) = scripted_repository();
+    let help = versus_without_keys(&home)
+        .args(["ask", "--help"])
+        .output()
+        .unwrap();
+    let (help, _) = text(&help);
+    assert!(help.contains("in-memory"), "{help}");
+    assert!(help.contains("copy-on-write"), "{help}");
+    assert!(!help.contains("overlay"), "{help}");
+
+    let ask = |mode: &str| {
+        versus_without_keys(&home)
+            .arg("-C")
+            .arg(&root)
+            .args([
+                "ask",
+                "x",
+                "-m",
+                "demo/scripts/fine.jsonl",
+                "--isolation",
+                mode,
+            ])
+            .output()
+            .unwrap()
+    };
+    let in_memory = ask("in-memory");
+    let (stdout, stderr) = text(&in_memory);
+    assert_eq!(in_memory.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("in-memory isolation: model commands"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("overlay"), "{stderr}");
+    let old = ask("overlay");
+    let (stdout, stderr) = text(&old);
+    assert_eq!(old.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("`--isolation overlay` is now called `--isolation in-memory`"),
+        "{stderr}"
+    );
+
+    // A recipe says `in_memory`, and one written with the old name still reads.
+    std::fs::write(
+        root.join("old.recipe.md"),
+        "# Old\nversion: 1\n\n## Workspace\nisolation: overlay\nsetup: true\n\n## Tasks\n- go\n",
+    )
+    .unwrap();
+    let run = versus_without_keys(&home)
+        .current_dir(&root)
+        .args(["run", "old.recipe.md", "-m", "demo/scripts/fine.jsonl"])
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&run);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`isolation: in_memory` keeps"), "{stderr}");
+}

@@ -55,7 +55,10 @@ pub enum IsolationArg {
     Worktree,
     /// A gitignore-aware copy of the project (default outside git).
     Copy,
-    /// No copy: changes live in memory over your real tree; bash is refused.
+    /// No copy: changes live in memory over your real tree; bash and setup are refused.
+    InMemory,
+    /// The old name of `in-memory` (the default workspaces are copy-on-write overlays).
+    #[value(hide = true)]
     Overlay,
 }
 
@@ -88,7 +91,8 @@ pub struct AskArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Workspace isolation.
+    /// Workspace isolation (default: worktree in a git repository, else copy; both are
+    /// copy-on-write where Linux allows it).
     #[arg(long, value_enum)]
     pub isolation: Option<IsolationArg>,
 
@@ -219,7 +223,15 @@ async fn ask(
     let isolation = match args.isolation {
         Some(IsolationArg::Worktree) => Isolation::Worktree,
         Some(IsolationArg::Copy) => Isolation::Copy,
-        Some(IsolationArg::Overlay) => Isolation::Overlay,
+        Some(IsolationArg::InMemory) => Isolation::Overlay,
+        Some(IsolationArg::Overlay) => {
+            progress.note(
+                "versus: note: `--isolation overlay` is now called `--isolation in-memory` \
+                 (changes in memory, commands refused); the default workspaces are the \
+                 copy-on-write ones",
+            );
+            Isolation::Overlay
+        }
         None => Isolation::default_for(&project),
     };
     for note in notes(&config, isolation, labels.len(), &args.prompt) {
@@ -384,7 +396,7 @@ fn notes(
     }
     if isolation == Isolation::Overlay {
         notes.push(
-            "versus: overlay isolation: model commands (bash, setup) are refused, since they \
+            "versus: in-memory isolation: model commands (bash, setup) are refused, since they \
              would run in your real project"
                 .to_string(),
         );
