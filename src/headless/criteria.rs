@@ -320,6 +320,7 @@ mod tests {
             diff: String::new(),
             diff_file: String::new(),
             notes: Vec::new(),
+            build_output: Vec::new(),
         }
     }
 

@@ -288,6 +288,10 @@ pub struct ChangeSetReport {
     /// folder too deep, an entry it could not read), one sentence each: said, never dropped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Build output proposed only because the project does not ignore its folder (`target/`,
+    /// `node_modules/`...), one sentence per folder name with the fix; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub build_output: Vec<String>,
 }
 
 /// One changed file.

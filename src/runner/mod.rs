@@ -275,14 +275,20 @@ async fn run_entry(
             ))
         }
     }
-    // What the scan left out (too large, too deep, unreadable) is said, never dropped.
-    if let Some(notes) = workspace
+    // What the scan left out (too large, too deep, unreadable) is said, never dropped; and
+    // a build's output proposed only because the project does not ignore it, with the fix.
+    let mut paths: Vec<&str> = writes.iter().map(|w| w.path.as_str()).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let notes = workspace
         .as_ref()
         .and_then(|w| crate::workspace::ScanNote::summary(&w.scan_notes()))
-    {
+        .into_iter()
+        .chain(crate::workspace::build_output_notes(paths));
+    for note in notes {
         error = Some(match error {
-            Some(error) => format!("{error}; {notes}"),
-            None => notes,
+            Some(error) => format!("{error}; {note}"),
+            None => note,
         });
     }
     ModelResult {

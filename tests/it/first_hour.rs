@@ -513,3 +513,73 @@ fn the_mode_without_a_copy_is_called_in_memory_and_overlay_still_works_with_a_no
     assert_eq!(run.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("`isolation: in_memory` keeps"), "{stderr}");
 }
+
+#[test]
+fn build_output_in_a_project_that_does_not_ignore_it_is_named_once_with_the_fix() {
+    let (_tmp, root, home) = repository();
+    // The scripts are ignored through git's own exclude file: the project has no .gitignore.
+    std::fs::write(root.join(".git/info/exclude"), "scripts/\n").unwrap();
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    let build = "mkdir -p target/debug && for i in $(seq 1 15); do echo $i > target/debug/f$i.o; done && echo 'fn main() {}' > main.rs";
+    std::fs::write(
+        root.join("scripts/builder.jsonl"),
+        format!(
+            "{}\n{{\"say\": \"Built.\"}}\n",
+            serde_json::json!({"tools": [{"name": "bash", "args": {"command": build}}]})
+        ),
+    )
+    .unwrap();
+    let ask = || {
+        versus_without_keys(&home)
+            .arg("-C")
+            .arg(&root)
+            .args(["ask", "x", "-m", "demo/scripts/builder.jsonl"])
+            .output()
+            .unwrap()
+    };
+    let out = ask();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let hint = "15 of the changed files are under `target/`, build output the project does not ignore: add `target/` to .gitignore";
+    assert_eq!(stdout.matches(hint).count(), 1, "{stdout}");
+
+    // The same run from a recipe says it in the report and its summary.
+    std::fs::write(
+        root.join("scripts/build.recipe.md"),
+        "# Build\nversion: 1\n\n## Models\n- demo/builder.jsonl\n\n## Tasks\n- go\n",
+    )
+    .unwrap();
+    let run = versus_without_keys(&home)
+        .current_dir(&root)
+        .args([
+            "run",
+            "scripts/build.recipe.md",
+            "--out",
+            "scripts/out",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0), "{:?}", text(&run));
+    let summary = std::fs::read_to_string(root.join("scripts/out/summary.md")).unwrap();
+    assert!(
+        summary.contains("Build output proposed") && summary.contains(hint),
+        "{summary}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("scripts/out/report.json")).unwrap())
+            .unwrap();
+    let said = report["tasks"][0]["runs"][0]["change_set"]["build_output"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(said.starts_with("15 of the changed files"), "{report:#}");
+
+    // Once the project ignores it, it is neither proposed nor mentioned.
+    std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    let ignored = ask();
+    let (stdout, _) = text(&ignored);
+    assert!(!stdout.contains("build output"), "{stdout}");
+    assert!(!stdout.contains("target/debug"), "{stdout}");
+    assert!(stdout.contains("main.rs"), "{stdout}");
+}
