@@ -583,3 +583,27 @@ fn build_output_in_a_project_that_does_not_ignore_it_is_named_once_with_the_fix(
     assert!(!stdout.contains("target/debug"), "{stdout}");
     assert!(stdout.contains("main.rs"), "{stdout}");
 }
+
+#[test]
+fn the_readme_says_how_long_the_first_build_takes_where_it_gives_the_command() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let at = readme
+        .find("cargo run --release")
+        .expect("the README gives the build command");
+    let after: String = readme[at..].lines().take(8).collect::<Vec<_>>().join(" ");
+    assert!(
+        after.contains("about ten minutes on a 2-core machine"),
+        "{after}"
+    );
+    // The README's own examples are what the binary accepts.
+    for flag in ["--setup-network", "in-memory"] {
+        assert!(readme.contains(flag), "{flag}");
+    }
+    let help = util::versus().args(["ask", "--help"]).output().unwrap();
+    let (help, _) = text(&help);
+    assert!(
+        help.contains("--setup-network") && help.contains("in-memory"),
+        "{help}"
+    );
+}
