@@ -717,7 +717,7 @@ fn key_errors_name_the_accepted_values() {
         (
             "## Workspace\nisolation: docker\n",
             ProblemKind::BadValue,
-            "`auto`, `worktree`, `copy` or `overlay`",
+            "`auto`, `worktree`, `copy` or `in_memory`",
         ),
         (
             "## Workspace\nkeep: yes\n",
