@@ -224,8 +224,8 @@ fn output_dir(args: &RunArgs, recipe: &Recipe, here: &Path) -> anyhow::Result<Ou
             ),
         };
     }
-    let store = versus::session::Store::open(here)?;
-    Ok(OutDir::NewUnder(store.reports()))
+    // Opened by the run once it can start (nothing is created before).
+    Ok(OutDir::NewInStore(here.to_path_buf()))
 }
 
 /// The folder of `file`, made absolute.

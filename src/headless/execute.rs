@@ -213,6 +213,12 @@ fn open(
     let tasks: Vec<String> = recipe.tasks().iter().map(|t| t.name.clone()).collect();
     let resumed = match (&request.out, request.resume) {
         (OutDir::Exact(dir), true) => Some(load_resume(dir, request)?),
+        (OutDir::NewInStore(folder), true) => {
+            return Err(HeadlessError::NothingToResume {
+                path: folder.join(".versus").join("reports"),
+                why: "no report folder of this recipe was found".to_string(),
+            });
+        }
         (OutDir::NewUnder(reports), true) => {
             return Err(HeadlessError::NothingToResume {
                 path: reports.clone(),
@@ -241,6 +247,11 @@ fn open(
             std::fs::create_dir_all(dir)
                 .map_err(|e| HeadlessError::io("create the output folder", dir, e))?;
             dir.clone()
+        }
+        OutDir::NewInStore(folder) => {
+            let reports = Store::open(folder)?.reports();
+            layout::create_report_dir(&reports, &layout::slug(&recipe.name), &now().compact())
+                .map_err(|e| HeadlessError::io("create a report folder in", &reports, e))?
         }
         OutDir::NewUnder(reports) => {
             layout::create_report_dir(reports, &layout::slug(&recipe.name), &now().compact())

@@ -57,6 +57,10 @@ pub enum OutDir {
     Exact(PathBuf),
     /// A new `<recipe>-<time>` folder under this one (`.versus/reports/`).
     NewUnder(PathBuf),
+    /// A new `<recipe>-<time>` folder under the reports of this folder's `.versus/` store,
+    /// which is opened (made, stamped, hidden from git) only once the run can start: a run
+    /// refused for its models or its recipe leaves nothing behind.
+    NewInStore(PathBuf),
 }
 
 /// Everything a run needs, decided by the caller.

@@ -50,6 +50,10 @@ fn run_on_a_shipped_recipe_without_keys_says_which_key_each_model_needs_as_ask_d
         .unwrap();
     let (_, stderr) = text(&run);
     assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        !root.join(".versus").exists(),
+        "a run that cannot start creates nothing"
+    );
     let (error_at, _) = line_starting(&stderr, "versus: no model can run").expect(&stderr);
     for (model, var) in [
         ("openai/gpt-5", "OPENAI_API_KEY"),
