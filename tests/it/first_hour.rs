@@ -611,3 +611,38 @@ fn the_readme_says_how_long_the_first_build_takes_where_it_gives_the_command() {
         "{help}"
     );
 }
+
+#[test]
+fn a_criterion_that_failed_for_want_of_the_network_names_the_switch() {
+    let (_tmp, root, home) = scripted_repository();
+    std::fs::write(
+        root.join("scripts/net.recipe.md"),
+        "# Net criteria\nversion: 1\n\n## Models\n- demo/fine.jsonl\n\n## Tasks\n- go\n\n\
+         ## Success Criteria\n- run: exec 3<>/dev/tcp/versus-test.invalid/80\n- run: exit 3\n",
+    )
+    .unwrap();
+    let run = versus_without_keys(&home)
+        .current_dir(&root)
+        .args(["run", "scripts/net.recipe.md", "--out", "scripts/out", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{:?}", text(&run));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("scripts/out/report.json")).unwrap())
+            .unwrap();
+    let criteria = report["tasks"][0]["runs"][0]["criteria"]
+        .as_array()
+        .unwrap();
+    let detail = |i: usize| {
+        criteria[i]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        detail(0).contains("check and criteria commands run without the network")
+            && detail(0).contains("network: full"),
+        "{report:#}"
+    );
+    assert!(!detail(1).contains("network"), "{report:#}");
+}
