@@ -156,8 +156,11 @@ pub enum ApplyError {
         apply_id: String,
     },
     /// Rewind was asked for but every apply of the session is already undone.
-    #[error("nothing to rewind: no applied change is left in this session")]
+    #[error("nothing to rewind: every change applied in this session is already undone")]
     NothingToRewind,
+    /// Rewind was asked for in a session where nothing was ever applied.
+    #[error("nothing to rewind: nothing was ever applied in this session")]
+    NothingApplied,
     /// Another versus process is applying to or rewinding this project, and waiting was not
     /// wanted.
     #[error(

@@ -138,7 +138,13 @@ pub fn rewind_preview(root: &Path, session: &Path) -> Result<Option<RewindPrevie
 /// Rewinds the latest apply in effect. Paths edited after it are kept unless `force_edited`.
 pub fn rewind(root: &Path, session: &Path, force_edited: bool) -> Result<RewindReport> {
     let root = canonical(root)?;
-    let entry = latest_live(session)?.ok_or(ApplyError::NothingToRewind)?;
+    let entry = match latest_live(session)? {
+        Some(entry) => entry,
+        None if journal::entries(&journal::read(session)?).is_empty() => {
+            return Err(ApplyError::NothingApplied);
+        }
+        None => return Err(ApplyError::NothingToRewind),
+    };
     let manifest: Manifest = snapshot::load(session, &entry.snapshot)?;
     let mut restored = Vec::new();
     let mut kept = Vec::new();

@@ -45,6 +45,7 @@ pub fn run(args: DemoArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode>
         timeout: 600,
         max_cost: None,
         setup: None,
+        setup_network: false,
         keep_workspaces: false,
         on_conflict: ask::ConflictArg::Skip,
         quiet: false,

@@ -71,7 +71,8 @@ pub enum Command {
     /// One turn without the TUI: send PROMPT to every model, print the comparison table and
     /// each model's diff; `--pick SPEC` applies that model's changes (undo: `versus rewind`).
     ///
-    /// Exit code 0 when done, 1 when --pick left conflicting files unwritten, 2 for bad usage,
+    /// Exit code 0 when done, 1 when every model failed or --pick left conflicting files
+    /// unwritten, 2 for bad usage,
     /// 75 when --no-wait met another versus applying to the project, 130 when interrupted
     /// (Ctrl+C stops every model and changes no file).
     Ask(ask::AskArgs),

@@ -55,9 +55,20 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
         eprintln!("Nothing to rewind: versus has not applied anything in this project.");
         return Ok(ExitCode::SUCCESS);
     };
-    let Some((id, engine)) = find_target(&store, args.session.as_deref())? else {
-        eprintln!("Nothing to rewind: every applied change is already undone.");
-        return Ok(ExitCode::SUCCESS);
+    let (id, engine) = match find_target(&store, args.session.as_deref())? {
+        Target::Found(id, engine) => (id, engine),
+        Target::AllUndone => {
+            eprintln!("Nothing to rewind: every change versus applied here is already undone.");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Target::NeverApplied(None) => {
+            eprintln!("Nothing to rewind: versus has not applied anything in this project.");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Target::NeverApplied(Some(id)) => {
+            eprintln!("Nothing to rewind: nothing was ever applied in session {id}.");
+            return Ok(ExitCode::SUCCESS);
+        }
     };
     let engine = engine.lock_wait(super::lock_wait(args.no_wait));
     if let Some(pending) = engine.pending_recovery()? {
@@ -76,7 +87,7 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
         return Ok(ExitCode::SUCCESS);
     }
     let Some(preview) = engine.rewind_preview()? else {
-        say!("Nothing to rewind in session {id}.");
+        say!("Nothing to rewind in session {id}: every change applied in it is already undone.");
         return Ok(ExitCode::SUCCESS);
     };
     print_preview(&id, &preview);
@@ -125,27 +136,45 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
+/// What `versus rewind` acts on.
+enum Target {
+    /// This session's engine (it has an interrupted apply or an apply in effect, or it was
+    /// named).
+    Found(String, ApplyEngine),
+    /// Something was applied in this project, and all of it is undone already.
+    AllUndone,
+    /// Nothing was ever applied: in the project (`None`), or in the session named.
+    NeverApplied(Option<String>),
+}
+
 /// The session to act on: the one named, else the newest with something to undo (an
-/// interrupted apply or an apply in effect).
-fn find_target(
-    store: &Store,
-    session: Option<&str>,
-) -> anyhow::Result<Option<(String, ApplyEngine)>> {
+/// interrupted apply or an apply in effect); else whether anything was ever applied, so the
+/// message says which of the two it is.
+fn find_target(store: &Store, session: Option<&str>) -> anyhow::Result<Target> {
     if let Some(prefix) = session {
         let (id, dir) = store.session(Some(prefix))?;
-        return Ok(Some((id, ApplyEngine::new(store.project(), &dir)?)));
+        if !dir.join(JOURNAL_FILE).exists() {
+            return Ok(Target::NeverApplied(Some(id)));
+        }
+        return Ok(Target::Found(id, ApplyEngine::new(store.project(), &dir)?));
     }
+    let mut applied = false;
     for id in store.sessions()?.into_iter().rev() {
         let dir = store.root().join("sessions").join(&id);
         if !dir.join(JOURNAL_FILE).exists() {
             continue;
         }
+        applied = true;
         let engine = ApplyEngine::new(store.project(), &dir)?;
         if engine.pending_recovery()?.is_some() || engine.rewind_preview()?.is_some() {
-            return Ok(Some((id, engine)));
+            return Ok(Target::Found(id, engine));
         }
     }
-    Ok(None)
+    Ok(if applied {
+        Target::AllUndone
+    } else {
+        Target::NeverApplied(None)
+    })
 }
 
 fn print_preview(session: &str, preview: &RewindPreview) {

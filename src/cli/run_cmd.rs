@@ -55,6 +55,11 @@ pub struct RunArgs {
     /// Print no progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// Give the recipe's setup command the network (to download dependencies); the models'
+    /// own commands and the criteria keep the recipe's `network` setting.
+    #[arg(long)]
+    pub setup_network: bool,
 }
 
 /// Runs the command.
@@ -78,8 +83,10 @@ async fn run_recipe(
     config_file: Option<PathBuf>,
     trust: bool,
 ) -> anyhow::Result<ExitCode> {
-    let (config, env) = config::load(&here, config_file.as_deref(), trust)?;
+    let (mut config, env) = config::load(&here, config_file.as_deref(), trust)?;
     super::print_config_notices(&config, &env);
+    // The user's own switch, as if set in their config: no recipe loosening.
+    config.sandbox.setup_network |= args.setup_network;
     let (recipe, recipe_hash) = match Recipe::load_hashed_for(&args.recipe, &config) {
         Ok(loaded) => loaded,
         Err(errors) => {
@@ -217,8 +224,8 @@ fn output_dir(args: &RunArgs, recipe: &Recipe, here: &Path) -> anyhow::Result<Ou
             ),
         };
     }
-    let store = versus::session::Store::open(here)?;
-    Ok(OutDir::NewUnder(store.reports()))
+    // Opened by the run once it can start (nothing is created before).
+    Ok(OutDir::NewInStore(here.to_path_buf()))
 }
 
 /// The folder of `file`, made absolute.

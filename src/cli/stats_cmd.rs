@@ -71,7 +71,8 @@ fn human(stats: &Stats) -> String {
     let mut out = models_table(&stats.models);
     let s = &stats.sources;
     out.push_str(&format!(
-        "\nFrom {} interactive choice{} and {} headless task{} in {} report{}.\n\
+        "\nFrom {} interactive choice{} and {} headless task{} in {} report{}; `compared` \
+         counts those a model took part in.\n\
          Games: a chosen model beats the others of its turn; in a report, passing more criteria \
          of a task wins.\n\
          Ratings: Bradley-Terry on the Elo scale (400 points = 10:1 odds), with 95% intervals.\n\
@@ -114,7 +115,7 @@ fn plural(n: usize) -> &'static str {
 fn models_table(models: &[ModelStats]) -> String {
     let header = [
         "model",
-        "choices",
+        "compared",
         "wins",
         "losses",
         "ties",

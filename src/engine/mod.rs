@@ -33,8 +33,8 @@ pub use record::Finish;
 pub use restore::RestoredTurn;
 pub use rewind::{RewindDone, RewindJob, RewindPlan, RewindPlanJob, mark_apply_rewound};
 pub use turn::{
-    ChangeSetJob, DrivenTurn, FinishedModel, Launched, TurnEvent, TurnLaunch, TurnRequest,
-    TurnTarget,
+    ChangeSetJob, DrivenTurn, FinishedModel, Launched, TurnEvent, TurnLaunch, TurnOutcome,
+    TurnRequest, TurnTarget,
 };
 
 pub use crate::session::{CheckResult, RewindScope};

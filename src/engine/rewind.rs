@@ -75,8 +75,14 @@ impl RewindPlanJob {
             _ => self.turn,
         };
         if self.scope == RewindScope::Files && files.is_none() {
+            let never = self.applies.iter().all(|(_, id)| id.is_none());
             return Ok(Err(files_note.unwrap_or_else(|| {
-                "nothing to rewind: no applied change is left in this session".to_string()
+                if never {
+                    "nothing to rewind: nothing was ever applied in this session".to_string()
+                } else {
+                    "nothing to rewind: every change applied in this session is already undone"
+                        .to_string()
+                }
             })));
         }
         Ok(Ok(RewindPlan {

@@ -92,6 +92,49 @@ pub struct DrivenTurn {
     pub interrupted: bool,
 }
 
+/// How a driven turn ended as a whole: the one decision front ends map to their exit codes
+/// and messages, so `versus ask` and any later front end judge a turn the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnOutcome {
+    /// At least one model ended without an error (its answer or changes can be judged).
+    Done,
+    /// Every model ended with an error (provider, key, setup, workspace): there is nothing to
+    /// judge, and a script must not read it as success.
+    EveryModelFailed,
+    /// The turn was stopped (Ctrl+C, a signal).
+    Interrupted,
+}
+
+impl DrivenTurn {
+    /// How the turn ended (see [`TurnOutcome`]).
+    pub fn outcome(&self) -> TurnOutcome {
+        outcome_of(
+            self.interrupted,
+            self.models.iter().map(|(model, _)| model.stop),
+        )
+    }
+}
+
+/// [`DrivenTurn::outcome`] from its parts: interrupted first; then failed when there was a
+/// model and none ended without an error.
+fn outcome_of(interrupted: bool, stops: impl Iterator<Item = RunStop>) -> TurnOutcome {
+    if interrupted {
+        return TurnOutcome::Interrupted;
+    }
+    let mut any = false;
+    for stop in stops {
+        if stop != RunStop::Error {
+            return TurnOutcome::Done;
+        }
+        any = true;
+    }
+    if any {
+        TurnOutcome::EveryModelFailed
+    } else {
+        TurnOutcome::Done
+    }
+}
+
 /// A finished model, as front ends show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FinishedModel {
@@ -541,5 +584,21 @@ impl SessionEngine {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod outcome_tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_fails_only_when_every_model_errored() {
+        use RunStop::*;
+        let of = |interrupted, stops: &[RunStop]| outcome_of(interrupted, stops.iter().copied());
+        assert_eq!(of(false, &[Error, Error]), TurnOutcome::EveryModelFailed);
+        assert_eq!(of(false, &[Error, Completed]), TurnOutcome::Done);
+        assert_eq!(of(false, &[Error, MaxSteps]), TurnOutcome::Done);
+        assert_eq!(of(false, &[]), TurnOutcome::Done);
+        assert_eq!(of(true, &[Error, Error]), TurnOutcome::Interrupted);
     }
 }

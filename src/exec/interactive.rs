@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn a_refusing_sandbox_refuses_the_interactive_shell_too() {
-        let sandbox = Sandbox::refusing("overlay isolation");
+        let sandbox = Sandbox::refusing("in-memory isolation");
         let err = interactive(&sandbox, Path::new("/"), "bash").unwrap_err();
         assert!(matches!(err, ExecError::Refused(_)), "{err}");
         let settings = SandboxSettings {

@@ -21,6 +21,7 @@ mod group;
 mod interactive;
 mod keyring;
 mod limit;
+mod network;
 mod probe;
 mod sandbox;
 
@@ -28,6 +29,7 @@ pub use command::{CommandSpec, Ending, ExecError, Finished, run};
 pub use descriptors::close_on_exec_all;
 pub use interactive::interactive;
 pub use keyring::leave_session_keyring;
+pub use network::{CommandRole, looks_like_network_failure, network_hint};
 pub use sandbox::{
     DEFAULT_MAX_PROCESSES, FsAccess, Sandbox, SandboxMode, SandboxSettings, WorkspaceDirs,
 };

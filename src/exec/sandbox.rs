@@ -62,6 +62,9 @@ pub struct SandboxSettings {
     pub filesystem: FsAccess,
     /// Whether commands reach the network (`false`: a network namespace with only loopback).
     pub network: bool,
+    /// Whether setup commands (`--setup "npm ci"`, a recipe's `setup:`) reach the network even
+    /// when other commands do not: installing dependencies needs it, a model's bash does not.
+    pub setup_network: bool,
     /// The bubblewrap program.
     pub program: PathBuf,
     /// Further folders commands may read (a shared cache, a toolchain outside PATH).
@@ -87,6 +90,7 @@ impl Default for SandboxSettings {
             sandbox: SandboxMode::On,
             filesystem: FsAccess::ProjectOnly,
             network: false,
+            setup_network: false,
             program: PathBuf::from("bwrap"),
             read_only: Vec::new(),
             writable: Vec::new(),
@@ -98,6 +102,14 @@ impl Default for SandboxSettings {
 }
 
 impl SandboxSettings {
+    /// The settings of a setup command: these, with the network when `setup_network` says so.
+    /// Model commands never get these settings, so they keep the network off.
+    pub fn for_setup(&self) -> SandboxSettings {
+        let mut settings = self.clone();
+        settings.network = self.network || self.setup_network;
+        settings
+    }
+
     /// A sentence for the TUI header, `ask` output and reports when these settings weaken the
     /// sandbox; `None` when commands are fully confined.
     pub fn warning(&self) -> Option<String> {
@@ -195,6 +207,13 @@ impl Sandbox {
         Self {
             kind: SandboxKind::Refused(reason.into()),
         }
+    }
+
+    /// Whether commands run confined and without the network: then a command that failed
+    /// with a network error failed because of it, and the user is told which switch opens it
+    /// (see [`crate::exec::network_hint`]).
+    pub fn without_network(&self) -> bool {
+        matches!(&self.kind, SandboxKind::Confined { settings, .. } if !settings.network)
     }
 
     /// Whether commands run unconfined (for warnings).

@@ -268,6 +268,14 @@ async fn run(
         Ending::TimedOut => (false, format!("timed out after {limit} and was killed")),
         Ending::Cancelled => return Err(Cancelled),
     };
+    // A network failure in a sandbox without the network names the switch that allows it.
+    let hint = (sandbox.without_network() && !passed)
+        .then(|| crate::exec::network_hint(crate::exec::CommandRole::Check, &out.output))
+        .flatten();
+    let status = match hint {
+        Some(hint) => format!("{status}; {hint}"),
+        None => status,
+    };
     let tail = command::last_lines(&out.output, RUN_DETAIL_LINES);
     let detail = if tail.is_empty() {
         format!("{status}; no output")
@@ -312,6 +320,7 @@ mod tests {
             diff: String::new(),
             diff_file: String::new(),
             notes: Vec::new(),
+            build_output: Vec::new(),
         }
     }
 

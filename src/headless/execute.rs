@@ -7,6 +7,7 @@
 //! same way a resume reads it, so the two paths cannot drift apart.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,9 +67,6 @@ pub async fn run(
         .collect();
 
     let mut progress = Progress::new(request.display, &opened.tasks, &labels);
-    for skipped in &opened.prepared.skipped {
-        progress.note(&format!("versus: skipping {}", skipped.reason));
-    }
     for note in models::unapplied_settings(&recipe) {
         progress.note(&format!("versus: note: {note}"));
     }
@@ -215,6 +213,12 @@ fn open(
     let tasks: Vec<String> = recipe.tasks().iter().map(|t| t.name.clone()).collect();
     let resumed = match (&request.out, request.resume) {
         (OutDir::Exact(dir), true) => Some(load_resume(dir, request)?),
+        (OutDir::NewInStore(folder), true) => {
+            return Err(HeadlessError::NothingToResume {
+                path: folder.join(".versus").join("reports"),
+                why: "no report folder of this recipe was found".to_string(),
+            });
+        }
         (OutDir::NewUnder(reports), true) => {
             return Err(HeadlessError::NothingToResume {
                 path: reports.clone(),
@@ -230,7 +234,12 @@ fn open(
         Some(state) if !request.models_from_command_line => header_models(state)?,
         _ => request.models.clone(),
     };
-    let prepared = models::prepare(recipe, &requested, config, env)?;
+    // Said at once, as `versus ask` says them, even with --quiet: before the error when no
+    // model can run, and above the live table otherwise.
+    let prepared = models::prepare(recipe, &requested, config, env, &mut |skipped| {
+        let mut err = crate::sanitize::stderr();
+        let _ = writeln!(err, "versus: {}", crate::sanitize::line(&skipped.warning()));
+    })?;
     let labels: Vec<String> = prepared.entries.iter().map(|e| e.label.clone()).collect();
 
     let dir: PathBuf = match &request.out {
@@ -238,6 +247,11 @@ fn open(
             std::fs::create_dir_all(dir)
                 .map_err(|e| HeadlessError::io("create the output folder", dir, e))?;
             dir.clone()
+        }
+        OutDir::NewInStore(folder) => {
+            let reports = Store::open(folder)?.reports();
+            layout::create_report_dir(&reports, &layout::slug(&recipe.name), &now().compact())
+                .map_err(|e| HeadlessError::io("create a report folder in", &reports, e))?
         }
         OutDir::NewUnder(reports) => {
             layout::create_report_dir(reports, &layout::slug(&recipe.name), &now().compact())

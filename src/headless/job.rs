@@ -474,6 +474,9 @@ fn report_of(set: &ChangeSet) -> ChangeSetReport {
         diff: set.unified_diff(),
         diff_file: String::new(),
         notes: Vec::new(),
+        build_output: crate::workspace::build_output_notes(
+            set.files.iter().map(|f| f.path.as_str()),
+        ),
     }
 }
 

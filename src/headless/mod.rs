@@ -40,21 +40,15 @@ mod summary;
 
 use std::path::PathBuf;
 
-use crate::config::ModelSpec;
 use crate::workspace::WorkspaceError;
 
 pub use execute::run;
 pub use progress::DisplayMode;
 
-/// A model the run was asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestedModel {
-    /// The model entry.
-    pub spec: ModelSpec,
-    /// Folder a demo script path (`demo/path/to/script.jsonl`) is read from: the recipe's
-    /// folder for models listed in the recipe, the folder versus runs in for `-m`.
-    pub script_base: PathBuf,
-}
+/// A model the run was asked for: its demo script path (`demo/path/to/script.jsonl`) is read
+/// from the recipe's folder for models listed in the recipe, the folder versus runs in for
+/// `-m`. The same request `versus ask` makes, resolved by the same skip policy.
+pub type RequestedModel = crate::runner::ModelRequest;
 
 /// Where the run writes its output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +57,10 @@ pub enum OutDir {
     Exact(PathBuf),
     /// A new `<recipe>-<time>` folder under this one (`.versus/reports/`).
     NewUnder(PathBuf),
+    /// A new `<recipe>-<time>` folder under the reports of this folder's `.versus/` store,
+    /// which is opened (made, stamped, hidden from git) only once the run can start: a run
+    /// refused for its models or its recipe leaves nothing behind.
+    NewInStore(PathBuf),
 }
 
 /// Everything a run needs, decided by the caller.
@@ -149,7 +147,10 @@ pub enum HeadlessError {
     /// Every model was skipped.
     #[error("no model can run: every model given was skipped (see the warnings above)")]
     AllSkipped,
-    /// A model could not be set up (unknown provider, bad base URL, unreadable demo script).
+    /// A model's spec or provider settings are wrong (unknown provider, bad base URL).
+    #[error(transparent)]
+    Resolve(crate::config::ResolveError),
+    /// A model could not be set up (an unreadable demo script).
     #[error("{model}: {message}")]
     Model {
         /// The model entry.

@@ -9,10 +9,9 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate::config::{Config, Env, ResolveError, resolve};
-use crate::provider::RetryPolicy;
+use crate::config::{Config, Env};
 use crate::recipe::Recipe;
-use crate::runner::{ModelEntry, client_for, entry_for};
+use crate::runner::{ModelEntry, RosterError, resolve_models};
 
 use super::report::SkippedModel;
 use super::{HeadlessError, RequestedModel};
@@ -43,63 +42,50 @@ pub(super) fn check_list(models: &[RequestedModel]) -> Result<(), HeadlessError>
     Ok(())
 }
 
-/// Resolves every model with the recipe's tools and settings.
+/// Resolves every model with the recipe's tools and settings, by the skip policy every front
+/// end shares ([`crate::runner::resolve_models`]): each skipped model is handed to `warn` as
+/// soon as it is known, so the warnings come before the error when none can run.
 pub(super) fn prepare(
     recipe: &Recipe,
     models: &[RequestedModel],
     config: &Config,
     env: &Env,
+    warn: &mut dyn FnMut(&crate::runner::SkippedModel),
 ) -> Result<Prepared, HeadlessError> {
     check_list(models)?;
     let tools = Arc::new(recipe.tool_registry());
     let system = recipe.full_system_prompt(&tools);
-    let http = crate::provider::http::default_client().map_err(|e| HeadlessError::Model {
-        model: "http".to_string(),
-        message: e.to_string(),
-    })?;
-    let mut entries = Vec::new();
-    let mut windows = Vec::new();
-    let mut skipped = Vec::new();
-    for requested in models {
-        let label = requested.spec.to_string();
-        let resolved = match resolve(&requested.spec, config, env) {
-            Ok(resolved) => resolved,
-            Err(err @ ResolveError::MissingKey { .. }) => {
-                skipped.push(SkippedModel {
-                    model: label,
-                    reason: err.to_string(),
-                });
-                continue;
-            }
-            Err(err) => {
-                return Err(HeadlessError::Model {
-                    model: label,
-                    message: err.to_string(),
-                });
-            }
-        };
-        let client = client_for(
-            &resolved,
-            &requested.script_base,
-            &http,
-            RetryPolicy::default(),
-        )
-        .map_err(|e| HeadlessError::Model {
-            model: label.clone(),
-            message: e.to_string(),
-        })?;
-        let mut settings = recipe.agent_settings(&requested.spec);
+    let settings = |spec: &crate::config::ModelSpec| {
+        let mut settings = recipe.agent_settings(spec);
         settings.system = system.clone();
-        windows.push(resolved.context_window);
-        entries.push(entry_for(&resolved, client, Arc::clone(&tools), settings));
-    }
-    if entries.is_empty() {
-        return Err(HeadlessError::AllSkipped);
-    }
+        settings
+    };
+    let roster =
+        resolve_models(models, config, env, &tools, settings, warn).map_err(|err| match err {
+            RosterError::AllSkipped { .. } => HeadlessError::AllSkipped,
+            RosterError::Resolve(err) => HeadlessError::Resolve(err),
+            RosterError::Client { model, message } => HeadlessError::Model { model, message },
+            RosterError::Http(message) => HeadlessError::Model {
+                model: "http".to_string(),
+                message,
+            },
+        })?;
+    let (entries, windows) = roster
+        .models
+        .into_iter()
+        .map(|m| (m.entry, m.window))
+        .unzip();
     Ok(Prepared {
         entries,
         windows,
-        skipped,
+        skipped: roster
+            .skipped
+            .into_iter()
+            .map(|s| SkippedModel {
+                model: s.model,
+                reason: s.reason,
+            })
+            .collect(),
     })
 }
 
@@ -156,7 +142,7 @@ mod tests {
             requested("openai/gpt-5"),
             requested("demo/sloppy"),
         ];
-        let prepared = prepare(&recipe, &models, &config, &Env::empty()).unwrap();
+        let prepared = prepare(&recipe, &models, &config, &Env::empty(), &mut |_| {}).unwrap();
         let labels: Vec<&str> = prepared.entries.iter().map(|e| e.label.as_str()).collect();
         assert_eq!(labels, ["demo/good", "demo/sloppy"]);
         assert_eq!(prepared.skipped.len(), 1);
@@ -177,7 +163,7 @@ mod tests {
         let config = Config::builtin().unwrap();
         let env = Env::empty();
         assert!(matches!(
-            prepare(&recipe, &[], &config, &env),
+            prepare(&recipe, &[], &config, &env, &mut |_| {}),
             Err(HeadlessError::NoModels)
         ));
         assert!(matches!(
@@ -185,16 +171,29 @@ mod tests {
                 &recipe,
                 &[requested("demo/good"), requested("demo/good")],
                 &config,
-                &env
+                &env,
+                &mut |_| {}
             ),
             Err(HeadlessError::DuplicateModel(_))
         ));
         assert!(matches!(
-            prepare(&recipe, &[requested("openai/gpt-5")], &config, &env),
+            prepare(
+                &recipe,
+                &[requested("openai/gpt-5")],
+                &config,
+                &env,
+                &mut |_| {}
+            ),
             Err(HeadlessError::AllSkipped)
         ));
         assert!(matches!(
-            prepare(&recipe, &[requested("demo/nope")], &config, &env),
+            prepare(
+                &recipe,
+                &[requested("demo/nope")],
+                &config,
+                &env,
+                &mut |_| {}
+            ),
             Err(HeadlessError::Model { .. })
         ));
     }

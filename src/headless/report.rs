@@ -123,6 +123,10 @@ pub struct SandboxInfo {
     pub filesystem: String,
     /// Whether commands could reach the network.
     pub network: bool,
+    /// Whether the setup command could reach the network (`setup_network`), when the
+    /// others could not; absent in reports written before it existed.
+    #[serde(default)]
+    pub setup_network: bool,
     /// The warning shown when the settings weaken the sandbox (off, or unrestricted).
     pub warning: Option<String>,
 }
@@ -134,6 +138,7 @@ impl SandboxInfo {
             enabled: settings.sandbox == crate::exec::SandboxMode::On,
             filesystem: settings.filesystem.as_str().to_string(),
             network: settings.network,
+            setup_network: settings.setup_network,
             warning: settings.warning(),
         }
     }
@@ -332,6 +337,10 @@ pub struct ChangeSetReport {
     /// folder too deep, an entry it could not read), one sentence each: said, never dropped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Build output proposed only because the project does not ignore its folder (`target/`,
+    /// `node_modules/`...), one sentence per folder name with the fix; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub build_output: Vec<String>,
 }
 
 /// One changed file.

@@ -114,6 +114,7 @@ fn render_raw(report: &Report) -> String {
         failed_calls(&mut out, &task.runs);
         errors(&mut out, &task.runs);
         scan_notes(&mut out, &task.runs);
+        build_output(&mut out, &task.runs);
     }
     out
 }
@@ -130,6 +131,22 @@ fn scan_notes(out: &mut String, runs: &[ModelRun]) {
         return;
     }
     let _ = writeln!(out, "\nNot proposed from the workspaces:\n");
+    for (run, note) in notes {
+        let _ = writeln!(out, "- {}: {}", text(&run.model), text(note));
+    }
+}
+
+/// Build output in the task's change sets that is there only because the project does not
+/// ignore its folder, with the fix (see [`crate::workspace::build_output_notes`]).
+fn build_output(out: &mut String, runs: &[ModelRun]) {
+    let notes: Vec<(&ModelRun, &String)> = runs
+        .iter()
+        .flat_map(|r| r.change_set.build_output.iter().map(move |n| (r, n)))
+        .collect();
+    if notes.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nBuild output proposed:\n");
     for (run, note) in notes {
         let _ = writeln!(out, "- {}: {}", text(&run.model), text(note));
     }

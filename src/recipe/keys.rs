@@ -302,6 +302,15 @@ const SANDBOX: &[Key] = &[
         },
         get: |r| r.sandbox.allow_local_fetch.to_string(),
     },
+    Key {
+        name: "setup_network",
+        accepts: || "`true` or `false`".into(),
+        set: |r, v| {
+            r.sandbox.setup_network = values::boolean(v)?;
+            Ok(())
+        },
+        get: |r| r.sandbox.setup_network.to_string(),
+    },
 ];
 
 const REVIEW: &[Key] = &[

@@ -267,12 +267,26 @@ impl Choice for Reasoning {
 
 impl Choice for Isolation {
     const ALL: &'static [Self] = &[Self::Worktree, Self::Copy, Self::Overlay];
+    /// `in_memory` for the mode that keeps changes in memory: "overlay" is what users call
+    /// the default copy-on-write workspaces, so the mode no longer goes by that name.
     fn as_str(self) -> &'static str {
         match self {
             Self::Worktree => "worktree",
             Self::Copy => "copy",
-            Self::Overlay => "overlay",
+            Self::Overlay => "in_memory",
         }
+    }
+
+    /// Also reads `overlay`, the in-memory mode's name before it was renamed, so existing
+    /// recipes keep working (the writer then spells it `in_memory`).
+    fn from_name(text: &str) -> Option<Self> {
+        if text.trim().eq_ignore_ascii_case("overlay") {
+            return Some(Self::Overlay);
+        }
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|v| v.as_str().eq_ignore_ascii_case(text.trim()))
     }
 }
 
@@ -337,6 +351,9 @@ pub struct Sandbox {
     pub network: NetworkAccess,
     /// Let web_fetch reach loopback, private and link-local addresses.
     pub allow_local_fetch: bool,
+    /// Give the setup command (`## Workspace setup:`) the network even when other commands
+    /// have none: installs download, a model's bash does not need to.
+    pub setup_network: bool,
 }
 
 /// `filesystem`: what the models' tools and commands may touch.

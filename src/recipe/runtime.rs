@@ -135,6 +135,7 @@ impl Recipe {
             NetworkAccess::FetchOnly => user.network,
             NetworkAccess::None => false,
         };
+        settings.setup_network = user.setup_network || (self.sandbox.setup_network && may_loosen);
         settings
     }
 
@@ -170,6 +171,14 @@ impl Recipe {
                 line: line("Sandbox", "network"),
                 setting: "network: full".into(),
                 effect: "model commands could reach the network".into(),
+            });
+        }
+        if self.sandbox.setup_network && !user.setup_network && !user.network && !unconfined {
+            out.push(Loosening {
+                kind: LooseningKind::SetupNetwork,
+                line: line("Sandbox", "setup_network"),
+                setting: "setup_network: true".into(),
+                effect: "the setup command could reach the network".into(),
             });
         }
         if self.sandbox.allow_local_fetch {
@@ -354,6 +363,8 @@ pub enum LooseningKind {
     Network,
     /// `allow_local_fetch: true`.
     LocalFetch,
+    /// `setup_network: true`.
+    SetupNetwork,
     /// A `project_root` outside the recipe's repository.
     ProjectRoot,
 }
@@ -364,6 +375,7 @@ impl LooseningKind {
         LooseningKind::Filesystem,
         LooseningKind::Network,
         LooseningKind::LocalFetch,
+        LooseningKind::SetupNetwork,
         LooseningKind::ProjectRoot,
     ];
     /// The kinds that change the command sandbox itself.

@@ -366,3 +366,42 @@ fn only_a_trusted_recipe_loosens_the_sandbox_and_narrowing_is_always_allowed() {
     assert_eq!(r.key_lines.get("Sandbox", "filesystem"), Some(6));
     assert_eq!(r.key_lines.get("Workspace", "isolation"), None);
 }
+
+#[test]
+fn setup_network_loosens_only_the_setup_commands_and_only_when_trusted() {
+    use crate::exec::SandboxSettings;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deps.md");
+    let user = SandboxSettings::default();
+    let r =
+        parse("# D\nversion: 1\n## Workspace\nsetup: npm ci\n## Sandbox\nsetup_network: true\n");
+    let found: Vec<(LooseningKind, usize)> = r
+        .loosenings(&user, &file)
+        .iter()
+        .map(|l| (l.kind, l.line))
+        .collect();
+    assert_eq!(found, [(LooseningKind::SetupNetwork, 6)]);
+    let refused = r
+        .check_loosening(&user, &file, false, LooseningKind::ALL)
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("`setup_network: true`"), "{refused}");
+    // The TUI runs no setup command: nothing to refuse there.
+    assert!(
+        r.check_loosening(&user, &file, false, LooseningKind::SANDBOX)
+            .is_ok()
+    );
+    let untrusted = r.sandbox_settings(&user, false);
+    assert!(!untrusted.setup_network && !untrusted.for_setup().network);
+    let trusted = r.sandbox_settings(&user, true);
+    assert!(trusted.setup_network && trusted.for_setup().network);
+    assert!(!trusted.network, "model commands keep no network");
+    // The user's own setting is no loosening, and a recipe cannot take it away.
+    let mine = SandboxSettings {
+        setup_network: true,
+        ..SandboxSettings::default()
+    };
+    assert!(r.loosenings(&mine, &file).is_empty());
+    let plain = parse("# P\nversion: 1\n## Tasks\n- go\n");
+    assert!(plain.sandbox_settings(&mine, false).setup_network);
+}

@@ -6,6 +6,7 @@
 //! position, so the TUI, `versus ask` and headless reports consume the same stream.
 
 mod entries;
+mod models;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use entries::{client_for, entry_for};
+pub use models::{ModelRequest, Roster, RosterError, RosterModel, SkippedModel, resolve_models};
 
 use crate::agent::{Agent, AgentOutcome, EventSink, ToolEnv};
 use crate::exec::SandboxSettings;
@@ -273,14 +275,20 @@ async fn run_entry(
             ))
         }
     }
-    // What the scan left out (too large, too deep, unreadable) is said, never dropped.
-    if let Some(notes) = workspace
+    // What the scan left out (too large, too deep, unreadable) is said, never dropped; and
+    // a build's output proposed only because the project does not ignore it, with the fix.
+    let mut paths: Vec<&str> = writes.iter().map(|w| w.path.as_str()).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let notes = workspace
         .as_ref()
         .and_then(|w| crate::workspace::ScanNote::summary(&w.scan_notes()))
-    {
+        .into_iter()
+        .chain(crate::workspace::build_output_notes(paths));
+    for note in notes {
         error = Some(match error {
-            Some(error) => format!("{error}; {notes}"),
-            None => notes,
+            Some(error) => format!("{error}; {note}"),
+            None => note,
         });
     }
     ModelResult {
@@ -332,7 +340,8 @@ pub async fn prepare_workspace(
         workspace
             .run_setup(
                 command,
-                &workspace.sandbox(sandbox),
+                // Setup alone may get the network (`setup_network`): installs download.
+                &workspace.sandbox(&sandbox.for_setup()),
                 crate::workspace::SETUP_TIMEOUT,
                 cancel,
             )

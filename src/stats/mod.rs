@@ -61,7 +61,8 @@ pub struct Filter {
 pub struct ModelStats {
     /// The model (sample suffixes removed).
     pub model: String,
-    /// Comparisons it took part in: interactive choices plus headless tasks.
+    /// Comparisons it took part in: interactive choices plus headless tasks (the `compared`
+    /// column of `versus stats`; the name stays for scripts that read the JSON).
     pub choices: u32,
     /// Head-to-head games won.
     pub wins: u32,
@@ -127,7 +128,9 @@ pub const METHOD: Method = Method {
 
 /// What each rating of the review means for the statistics, said by `versus stats`, `/stats`
 /// and the JSON `method`, so a user's `=` is never a surprise.
-pub const RATINGS_MEANING: &str = "= tie means as good as the model you kept (it ties      with the kept model and beats the models not kept; with none of them it has no effect);      + good and - bad are marks (the marks column), not games";
+pub const RATINGS_MEANING: &str = "= tie means as good as the model you kept (it ties \
+     with the kept model and beats the models not kept; with none of them it has no effect); \
+     + good and - bad are marks (the marks column), not games";
 
 /// Everything `versus stats` shows.
 #[derive(Debug, Clone, PartialEq, Serialize)]

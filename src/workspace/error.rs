@@ -66,7 +66,7 @@ pub enum WorkspaceError {
     },
     /// The workspace setup command exited with a failure.
     #[error(
-        "the setup command `{command}` failed in {} ({status}); fix the command in the recipe or config, or run it by hand there to see why. Output:\n{output}",
+        "the setup command `{command}` failed in {} ({status}){hint}; fix the command in the recipe or config, or run it by hand there to see why. Output:\n{output}",
         dir.display()
     )]
     Setup {
@@ -76,6 +76,9 @@ pub enum WorkspaceError {
         dir: PathBuf,
         /// `exit code N` or `killed by a signal`.
         status: String,
+        /// `; ` and what would let it run, when that is known (a network failure in a
+        /// sandbox without the network names the switch), else empty.
+        hint: String,
         /// Its combined stdout and stderr (tail kept if long).
         output: String,
     },

@@ -54,7 +54,9 @@ pub enum Isolation {
     Worktree,
     /// An ignore-aware copy of the tree (default outside git; fallback without commits).
     Copy,
-    /// No copy: changes in memory over the real tree (bash then runs in the real tree).
+    /// No copy: changes in memory over the real tree, commands refused. Called `in-memory`
+    /// (`in_memory` in recipes) wherever users see it, since users call the default
+    /// copy-on-write workspaces overlays.
     Overlay,
 }
 
@@ -351,7 +353,7 @@ impl Workspace {
     pub fn sandbox(&self, settings: &SandboxSettings) -> Sandbox {
         let Some(folder) = self.owned.folder.as_deref() else {
             return Sandbox::refusing(
-                "overlay isolation keeps the model's changes in memory over your real project, \
+                "in-memory isolation keeps the model's changes in memory over your real project, \
                  so a command would run in (and could change) your own files; use worktree or \
                  copy isolation (`--isolation worktree|copy`, or `isolation:` in the recipe) to \
                  let models run commands",
@@ -448,6 +450,7 @@ impl Workspace {
                 command: command.to_string(),
                 dir: self.root.clone(),
                 status: format!("did not run: {e}"),
+                hint: String::new(),
                 output: String::new(),
             })?;
         let text = output.text();
@@ -461,10 +464,18 @@ impl Workspace {
             ),
             Ending::Cancelled => "cancelled".to_string(),
         };
+        let hint = if sandbox.without_network() {
+            crate::exec::network_hint(crate::exec::CommandRole::Setup, &text)
+                .map(|hint| format!("; {hint}"))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
         Err(WorkspaceError::Setup {
             command: command.to_string(),
             dir: self.root.clone(),
             status,
+            hint,
             output: tail(&text, SETUP_OUTPUT_TAIL),
         })
     }

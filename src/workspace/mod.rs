@@ -30,7 +30,10 @@ pub use manager::{
     Isolation, SETUP_TIMEOUT, Workspace, clean_workspaces, clean_workspaces_in, cleanup_leftovers,
     cleanup_leftovers_in, default_parent,
 };
-pub use notes::{MAX_DEPTH, MAX_HASHED, MAX_PROPOSED_FILE, MAX_PROPOSED_TOTAL, ScanNote};
+pub use notes::{
+    BUILD_OUTPUT_FOLDERS, BUILD_OUTPUT_MIN_FILES, MAX_DEPTH, MAX_HASHED, MAX_PROPOSED_FILE,
+    MAX_PROPOSED_TOTAL, ScanNote, build_output_notes,
+};
 pub use overlay::OverlayView;
 pub use path::{PathError, ProjectPath};
 pub use recording::{FileWrite, RecordingView};

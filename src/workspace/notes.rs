@@ -99,6 +99,60 @@ impl ScanNote {
     }
 }
 
+/// Folder names that hold what a build, a package install or an interpreter writes, never
+/// source: when a project does not ignore them, a model's `cargo build` or `npm install` is
+/// proposed file by file.
+pub const BUILD_OUTPUT_FOLDERS: &[&str] = &[
+    "target",
+    "node_modules",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".venv",
+    "venv",
+    ".gradle",
+    ".next",
+    "zig-cache",
+    ".zig-cache",
+];
+
+/// Proposed files under folders of one such name from which the user is told (a few files
+/// in a folder named `target` may be the model's intent; this many are a build's output).
+pub const BUILD_OUTPUT_MIN_FILES: usize = 10;
+
+/// One sentence per build-output folder name (see [`BUILD_OUTPUT_FOLDERS`]) under which
+/// `paths` (the changed files of one change set) hold at least [`BUILD_OUTPUT_MIN_FILES`],
+/// naming the fix: these files are proposed only because the project does not ignore that
+/// folder (the workspace scans follow the project's ignore files).
+pub fn build_output_notes<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut counts: std::collections::BTreeMap<&'static str, usize> = Default::default();
+    for path in paths {
+        let mut folders = path.split('/').rev().skip(1);
+        if let Some(name) = folders.find_map(|part| {
+            BUILD_OUTPUT_FOLDERS
+                .iter()
+                .copied()
+                .find(|name| *name == part)
+        }) {
+            *counts.entry(name).or_default() += 1;
+        }
+    }
+    BUILD_OUTPUT_FOLDERS
+        .iter()
+        .filter_map(|name| counts.get(name).map(|n| (name, *n)))
+        .filter(|(_, n)| *n >= BUILD_OUTPUT_MIN_FILES)
+        .map(|(name, n)| {
+            format!(
+                "{n} of the changed files are under `{name}/`, build output the project does not \
+                 ignore: add `{name}/` to .gitignore (or .git/info/exclude) and it is no longer \
+                 proposed"
+            )
+        })
+        .collect()
+}
+
 impl std::fmt::Display for ScanNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -190,6 +244,35 @@ impl Notes {
             self.kept.push(ScanNote::More { count: self.more });
         }
         self.kept
+    }
+}
+
+#[cfg(test)]
+mod build_output_tests {
+    use super::*;
+
+    #[test]
+    fn many_files_under_a_build_folder_are_named_once_with_the_fix() {
+        let mut paths: Vec<String> = (0..12)
+            .map(|i| format!("target/debug/deps/f{i}.o"))
+            .collect();
+        paths.extend((0..5).map(|i| format!("pkg/__pycache__/m{i}.pyc")));
+        paths.extend((0..6).map(|i| format!("app/__pycache__/n{i}.pyc")));
+        paths.push("src/target.rs".into());
+        paths.push("node_modules/x.js".into());
+        let notes = build_output_notes(paths.iter().map(String::as_str));
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].starts_with("12 of the changed files are under `target/`"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[0].contains("add `target/` to .gitignore"),
+            "{notes:?}"
+        );
+        assert!(notes[1].starts_with("11 of the changed files are under `__pycache__/`"));
+        // A few files, or a file merely named like a build folder, say nothing.
+        assert!(build_output_notes(["target/a", "src/target", "target"]).is_empty());
     }
 }
 

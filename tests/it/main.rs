@@ -25,6 +25,7 @@ mod changeset_compose;
 mod config_models;
 mod e2e_tui;
 mod engine;
+mod first_hour;
 mod foreign_state;
 mod hostile_checkout;
 mod output_safety;

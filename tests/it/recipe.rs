@@ -198,6 +198,7 @@ fn every_section_and_key_is_read() {
             filesystem: FilesystemAccess::ProjectOnly,
             network: NetworkAccess::Full,
             allow_local_fetch: true,
+            setup_network: false,
         }
     );
     assert_eq!(
@@ -716,7 +717,7 @@ fn key_errors_name_the_accepted_values() {
         (
             "## Workspace\nisolation: docker\n",
             ProblemKind::BadValue,
-            "`auto`, `worktree`, `copy` or `overlay`",
+            "`auto`, `worktree`, `copy` or `in_memory`",
         ),
         (
             "## Workspace\nkeep: yes\n",

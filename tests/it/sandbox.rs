@@ -420,7 +420,7 @@ fn overlay_mode_refuses_commands_instead_of_running_them_in_the_users_tree() {
     assert_eq!(w.state(), before);
     assert!(
         w.session_text()
-            .contains("overlay isolation keeps the model's changes in memory")
+            .contains("in-memory isolation keeps the model's changes in memory")
     );
 }
 

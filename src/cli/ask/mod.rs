@@ -27,16 +27,13 @@ use serde_json::json;
 use versus::agent::{AgentSettings, system_prompt};
 use versus::apply::compose::{Selection, compose};
 use versus::apply::{AppliedAs, ApplyEngine, Resolution};
-use versus::config::{ResolveError, resolve};
 use versus::engine::{
     ChoiceOutcome, ChoiceRequest, FinishedModel, HistoryPolicy, SessionEngine, TurnEvent,
-    TurnRequest, TurnTarget,
+    TurnOutcome, TurnRequest, TurnTarget,
 };
-use versus::provider::RetryPolicy;
-use versus::provider::http::default_client;
-use versus::runner::{RunOptions, client_for, entry_for};
+use versus::runner::{ModelRequest, RunOptions, resolve_models};
 use versus::sanitize::{self, block, line, name};
-use versus::session::{EventLog, Source, Store, now};
+use versus::session::{EventLog, SessionError, Source, Store, now};
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::changeset::ChangeSet;
 use versus::workspace::{Isolation, cleanup_leftovers};
@@ -47,6 +44,10 @@ use report::{ChangedFile, Row};
 /// Exit code when the user interrupted the run.
 const EXIT_INTERRUPTED: u8 = 130;
 
+/// Exit code when the turn gave nothing usable (every model failed) or --pick left
+/// conflicting files unwritten.
+const EXIT_FAILED: u8 = 1;
+
 /// Isolation mode names on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum IsolationArg {
@@ -54,7 +55,10 @@ pub enum IsolationArg {
     Worktree,
     /// A gitignore-aware copy of the project (default outside git).
     Copy,
-    /// No copy: changes live in memory over your real tree; bash is refused.
+    /// No copy: changes live in memory over your real tree; bash and setup are refused.
+    InMemory,
+    /// The old name of `in-memory` (the default workspaces are copy-on-write overlays).
+    #[value(hide = true)]
     Overlay,
 }
 
@@ -87,7 +91,8 @@ pub struct AskArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Workspace isolation.
+    /// Workspace isolation (default: worktree in a git repository, else copy; both are
+    /// copy-on-write where Linux allows it).
     #[arg(long, value_enum)]
     pub isolation: Option<IsolationArg>,
 
@@ -106,6 +111,11 @@ pub struct AskArgs {
     /// Command run once in each new workspace before the model starts (e.g. `npm ci`).
     #[arg(long, value_name = "COMMAND")]
     pub setup: Option<String>,
+
+    /// Give the setup command the network (to download dependencies); the models' own
+    /// commands still run without it.
+    #[arg(long, requires = "setup")]
+    pub setup_network: bool,
 
     /// Keep the workspaces on disk afterwards (their paths are printed).
     #[arg(long)]
@@ -157,15 +167,21 @@ async fn ask(
 ) -> anyhow::Result<ExitCode> {
     let (config, env) = versus::config::load(&project, config_file.as_deref(), trust)?;
     super::print_config_notices(&config, &env);
-    let store = Store::open(&project)?;
+    // Nothing is created (no `.versus/`, no line in git's exclude file) before the turn can
+    // start: the models are resolved and --pick checked first.
     let reopened = match (&args.session, args.continue_session) {
         (Some(id), _) => Some(SessionEngine::open(
-            store.clone(),
+            store_to_continue(&project)?,
             Some(id),
             Source::Ask,
             None,
         )?),
-        (None, true) => Some(SessionEngine::open(store.clone(), None, Source::Ask, None)?),
+        (None, true) => Some(SessionEngine::open(
+            store_to_continue(&project)?,
+            None,
+            Source::Ask,
+            None,
+        )?),
         (None, false) => None,
     };
     for skipped in reopened.iter().flat_map(|r| &r.log.skipped) {
@@ -183,6 +199,10 @@ async fn ask(
             labels.join(", ")
         );
     }
+    let store = match &reopened {
+        Some(reopened) => reopened.engine.store().clone(),
+        None => Store::open(&project)?,
+    };
     if args.pick.as_deref().is_some_and(|p| p != "none") {
         refuse_if_interrupted(&store)?;
     }
@@ -203,7 +223,15 @@ async fn ask(
     let isolation = match args.isolation {
         Some(IsolationArg::Worktree) => Isolation::Worktree,
         Some(IsolationArg::Copy) => Isolation::Copy,
-        Some(IsolationArg::Overlay) => Isolation::Overlay,
+        Some(IsolationArg::InMemory) => Isolation::Overlay,
+        Some(IsolationArg::Overlay) => {
+            progress.note(
+                "versus: note: `--isolation overlay` is now called `--isolation in-memory` \
+                 (changes in memory, commands refused); the default workspaces are the \
+                 copy-on-write ones",
+            );
+            Isolation::Overlay
+        }
         None => Isolation::default_for(&project),
     };
     for note in notes(&config, isolation, labels.len(), &args.prompt) {
@@ -220,7 +248,11 @@ async fn ask(
             workspace_parent: None,
             spill_dir: engine.dir().join("spill"),
             output_filter: None,
-            sandbox: config.sandbox.clone(),
+            sandbox: {
+                let mut sandbox = config.sandbox.clone();
+                sandbox.setup_network |= args.setup_network;
+                sandbox
+            },
         },
         policy: HistoryPolicy::default(),
     })?;
@@ -239,6 +271,7 @@ async fn ask(
         })
         .await
         .map_err(anyhow::Error::msg)?;
+    let outcome = driven.outcome();
     let mut sets = Vec::new();
     let mut rows = Vec::new();
     for (model, set) in driven.models {
@@ -248,13 +281,16 @@ async fn ask(
         rows.push(row(&model, &set));
         sets.push(set);
     }
-    if driven.interrupted {
+    if outcome == TurnOutcome::Interrupted {
         print_results(&args, &rows, &session_id, None)?;
         engine.finish();
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
 
     let mut exit = ExitCode::SUCCESS;
+    if outcome == TurnOutcome::EveryModelFailed {
+        exit = ExitCode::from(EXIT_FAILED);
+    }
     let mut pick_report = None;
     if let Some(pick) = &args.pick {
         let request = choice(&sets, pick, &args, driven.turn)?;
@@ -266,7 +302,7 @@ async fn ask(
         if pick != "none" {
             let (report, conflicts) = pick_report_of(pick, &outcome);
             if conflicts > 0 {
-                exit = ExitCode::from(1);
+                exit = ExitCode::from(EXIT_FAILED);
             }
             pick_report = Some(report);
         }
@@ -276,6 +312,9 @@ async fn ask(
         for (label, root) in engine.keep_workspaces() {
             say(&format!("kept workspace of {label}: {}", root.display()));
         }
+    }
+    if outcome == TurnOutcome::EveryModelFailed {
+        say("versus: every model failed (each one's error is under its name above)");
     }
     engine.finish();
     Ok(exit)
@@ -315,29 +354,30 @@ fn targets(
         system: system_prompt(&tools.guidance(), None),
         ..AgentSettings::default()
     };
-    let http = default_client()?;
-    let mut targets: Vec<TurnTarget> = Vec::new();
-    for spec in &specs {
-        let resolved = match resolve(spec, config, env) {
-            Ok(resolved) => resolved,
-            Err(err @ ResolveError::MissingKey { .. }) => {
-                say(&format!("versus: skipping {spec}: {err}"));
-                continue;
-            }
-            Err(err) => return Err(err.into()),
-        };
-        let client = client_for(&resolved, project, &http, RetryPolicy::default())?;
-        let entry = entry_for(&resolved, client, Arc::clone(&tools), settings.clone());
-        targets.push(TurnTarget {
-            label: entry.label,
-            agent: entry.agent,
-            window: resolved.context_window,
-        });
-    }
-    if targets.is_empty() {
-        bail!("no model can run: every model given was skipped (see the warnings above)");
-    }
-    Ok(targets)
+    let requests: Vec<ModelRequest> = specs
+        .into_iter()
+        .map(|spec| ModelRequest {
+            spec,
+            script_base: project.to_path_buf(),
+        })
+        .collect();
+    let roster = resolve_models(
+        &requests,
+        config,
+        env,
+        &tools,
+        |_| settings.clone(),
+        &mut |skipped| say(&format!("versus: {}", skipped.warning())),
+    )?;
+    Ok(roster
+        .models
+        .into_iter()
+        .map(|m| TurnTarget {
+            label: m.entry.label,
+            agent: m.entry.agent,
+            window: m.window,
+        })
+        .collect())
 }
 
 /// What `versus ask` says before the models start: the sandbox's state, overlay's limits, the
@@ -356,7 +396,7 @@ fn notes(
     }
     if isolation == Isolation::Overlay {
         notes.push(
-            "versus: overlay isolation: model commands (bash, setup) are refused, since they \
+            "versus: in-memory isolation: model commands (bash, setup) are refused, since they \
              would run in your real project"
                 .to_string(),
         );
@@ -400,6 +440,20 @@ fn choice(
         request.chosen = vec![pick.to_string()];
     }
     Ok(request)
+}
+
+/// The project's store for `--continue` / `--session`: there is nothing to continue where
+/// versus never ran, and that is said without creating `.versus/`.
+fn store_to_continue(project: &std::path::Path) -> anyhow::Result<Store> {
+    if let Some(store) = Store::existing(project)? {
+        return Ok(store);
+    }
+    let root = project.join(".versus");
+    if std::fs::symlink_metadata(&root).is_err() {
+        return Err(SessionError::NoSessions(root.join("sessions")).into());
+    }
+    // A `.versus` this user's versus did not stamp: opening it says what to do.
+    Ok(Store::open(project)?)
 }
 
 /// An interrupted apply must be rolled back before a new one (its snapshots would be stale).

@@ -140,12 +140,21 @@ impl Handler for Bash {
                 )),
                 refused => ToolError::Refused(format!("bash was not run: {refused}")),
             })?;
-        let text = compose(
-            &collector.finish(),
-            finished,
-            timeout,
-            ctx.limits.bash_max_timeout,
-        );
+        let rendered = collector.finish();
+        // A command that failed for want of the network is told so (and that the user, not
+        // the model, can change it), so the model does not retry it in vain.
+        let network = match finished.ending {
+            Ending::Exited(code) if code != 0 && ctx.sandbox.without_network() => {
+                crate::exec::network_hint(crate::exec::CommandRole::Model, &rendered.text)
+            }
+            _ => None,
+        };
+        let mut text = compose(&rendered, finished, timeout, ctx.limits.bash_max_timeout);
+        if let Some(hint) = network {
+            // Above the exit status, which stays the last line.
+            let at = text.rfind('\n').map_or(0, |i| i + 1);
+            text.insert_str(at, &format!("[{hint}]\n"));
+        }
         Ok(match finished.ending {
             Ending::TimedOut => ToolOutput::error(text).with_outcome(ToolOutcome::TimedOut),
             Ending::Cancelled => ToolOutput::error(text).with_outcome(ToolOutcome::Cancelled),

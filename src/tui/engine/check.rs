@@ -52,12 +52,21 @@ pub async fn run_check(
             Ending::Cancelled => (false, "cancelled".to_string()),
         },
     };
+    let text = kept.text();
+    let mut tail = tail(&text);
+    // A network failure in a sandbox without the network names the switch that allows it.
+    if !passed
+        && sandbox.without_network()
+        && let Some(hint) = crate::exec::network_hint(crate::exec::CommandRole::Check, &text)
+    {
+        tail.push(format!("versus: {hint}"));
+    }
     CheckResult {
         command: command.to_string(),
         passed,
         ending,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        tail: tail(&kept.text()),
+        tail,
     }
 }
 
@@ -100,6 +109,30 @@ mod tests {
         assert_eq!(failed.ending, "failed (exit 3)");
         assert_eq!(failed.tail.len(), TAIL_LINES);
         assert_eq!(failed.tail.last().unwrap(), "line 50");
+    }
+
+    #[tokio::test]
+    async fn a_check_that_failed_for_want_of_the_network_names_the_switch() {
+        let dir = tempfile::tempdir().unwrap();
+        let sb = Sandbox::for_dir(dir.path());
+        let never = CancellationToken::new();
+        let failed = run_check(
+            "exec 3<>/dev/tcp/versus-test.invalid/80",
+            dir.path(),
+            &sb,
+            CHECK_TIMEOUT,
+            &never,
+        )
+        .await;
+        assert!(!failed.passed);
+        let last = failed.tail.last().unwrap();
+        assert!(
+            last.starts_with("versus: this looks like a network failure")
+                && last.contains("network = true"),
+            "{failed:?}"
+        );
+        let other = run_check("exit 3", dir.path(), &sb, CHECK_TIMEOUT, &never).await;
+        assert!(other.tail.is_empty(), "{other:?}");
     }
 
     /// Whether a live process runs `sleep <marker>` (zombies do not count).

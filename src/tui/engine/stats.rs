@@ -35,7 +35,8 @@ pub fn lines(session: &Stats, overall: &Stats) -> Vec<String> {
     out.extend(table(&session.models));
     out.push(String::new());
     out.push(format!(
-        "This project: {} interactive choice(s), {} headless task(s) in {} report(s)",
+        "This project: {} interactive choice(s), {} headless task(s) in {} report(s) \
+         (`compared`: those a model took part in)",
         overall.sources.preferences, overall.sources.report_tasks, overall.sources.reports
     ));
     out.extend(table(&overall.models));
@@ -65,9 +66,9 @@ fn table(models: &[ModelStats]) -> Vec<String> {
         .unwrap_or(5)
         .max(5);
     let mut out = vec![format!(
-        "  {:<width$} {:>7} {:>5} {:>6} {:>5} {:>7} {:>8} {:>15} {:>10} {:>9}",
+        "  {:<width$} {:>8} {:>5} {:>6} {:>5} {:>7} {:>8} {:>15} {:>10} {:>9}",
         "model",
-        "choices",
+        "compared",
         "wins",
         "losses",
         "ties",
@@ -83,7 +84,7 @@ fn table(models: &[ModelStats]) -> Vec<String> {
             |r| format!("{:.0} ({:.0}-{:.0})", r.value, r.low, r.high),
         );
         out.push(format!(
-            "  {:<width$} {:>7} {:>5} {:>6} {:>5} {:>7} {:>8} {:>15} {:>10} {:>9}",
+            "  {:<width$} {:>8} {:>5} {:>6} {:>5} {:>7} {:>8} {:>15} {:>10} {:>9}",
             m.model,
             m.choices,
             m.wins,

@@ -213,3 +213,22 @@ pub fn only_report_dir(project: &Path) -> PathBuf {
     assert_eq!(runs.len(), 1, "{runs:?}");
     runs.remove(0)
 }
+
+/// The binary under test with none of the environment of whoever runs the tests: no API key
+/// a developer exported can reach it, so a test of "no key set" holds on every machine. Only
+/// `PATH` (bwrap, git, cargo) and `TMPDIR` (where workspaces go) are kept; the home and the
+/// user config are `home`, state goes to [`state_home`].
+pub fn versus_without_keys(home: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_versus"));
+    c.env_clear()
+        .env("NO_COLOR", "1")
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_STATE_HOME", state_home());
+    for keep in ["PATH", "TMPDIR"] {
+        if let Some(value) = std::env::var_os(keep) {
+            c.env(keep, value);
+        }
+    }
+    c
+}
