@@ -80,6 +80,15 @@ pub fn run(
         outcome.session_id,
         outcome.session_dir.display()
     );
+    if !outcome.revealed.is_empty() {
+        // Blind mode: the session ended, so who was who is said (labels escaped).
+        let who: Vec<String> = outcome
+            .revealed
+            .iter()
+            .map(|(alias, label)| format!("{alias} was {}", versus::sanitize::line(label)))
+            .collect();
+        eprintln!("versus: blind session ended: {}", who.join(", "));
+    }
     if let Some(dir) = outcome.demo_project {
         eprintln!(
             "versus: the demo ran on the example project in {} (delete it when you are done)",

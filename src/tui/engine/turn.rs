@@ -144,8 +144,8 @@ impl Engine {
         }
     }
 
-    /// Handles what the turn's tasks report; returns messages for the app.
-    pub fn on_loop(&mut self, msg: LoopMsg) -> Vec<EngineMsg> {
+    /// Handles what the turn's tasks report (see [`Engine::on_loop`]).
+    pub(super) fn on_loop_msg(&mut self, msg: LoopMsg) -> Vec<EngineMsg> {
         match msg {
             LoopMsg::App(m) => vec![m],
             LoopMsg::Started { turn, base } => self.started(turn, base),
@@ -190,10 +190,7 @@ impl Engine {
                 }
             });
         }
-        let mut out = vec![EngineMsg::TurnStarted {
-            turn,
-            seed: seed(turn),
-        }];
+        let mut out = vec![EngineMsg::TurnStarted { turn }];
         if !active.plain.is_empty() {
             out.push(EngineMsg::Info(plain_note(turn, &active.plain)));
         }
@@ -284,15 +281,6 @@ impl Engine {
         });
         Some(answer)
     }
-}
-
-/// A number that differs from turn to turn and run to run (blind mode shuffles with it).
-fn seed(turn: u32) -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    (nanos as u64) ^ (u64::from(std::process::id()) << 32) ^ u64::from(turn).rotate_left(17)
 }
 
 /// The status line when some `@word`s were left as text.
