@@ -303,14 +303,18 @@ fn choose_none(engine: &mut SessionEngine, store: &Store, turn: u32) -> bool {
 async fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
     let (tmp, root) = project();
     let (a, b, c) = ("demo/a", "demo/b", "demo/c");
+    // Five models (a shuffle that came out the same again would go unseen with two).
+    let five: Vec<String> = [a, b, "demo/x", "demo/y", "demo/z"]
+        .iter()
+        .map(|m| m.to_string())
+        .collect();
     let store = Store::open_with(&root, test_key(&root)).unwrap();
-    let mut engine =
-        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap();
+    let mut engine = SessionEngine::create(store.clone(), Source::Tui, five.clone()).unwrap();
     assert!(engine.blind_names().is_none());
     engine.set_blind(true);
     assert!(engine.blind());
     let given = aliases(&engine);
-    assert_eq!(given.len(), 2);
+    assert_eq!(given.len(), 5);
     let targets = || vec![target(a, "A", None, 2), target(b, "B", None, 2)];
     let one = turn(&mut engine, "first", targets(), tmp.path()).await;
     assert_eq!(aliases(&engine), given, "the turn keeps the aliases");
@@ -332,9 +336,11 @@ async fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
         "the same aliases after --continue"
     );
     // A model joins: it gets the next alias, the others keep theirs.
-    reopened.set_models(vec![a.into(), b.into(), c.into()]);
+    let mut six = five.clone();
+    six.push(c.to_string());
+    reopened.set_models(six);
     let mut with_c = given.clone();
-    with_c.push((c.to_string(), "Model C".to_string()));
+    with_c.push((c.to_string(), "Model F".to_string()));
     with_c.sort();
     assert_eq!(aliases(&reopened), with_c);
     // The session ends: the names are revealed, and a later reopening says so.
