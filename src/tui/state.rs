@@ -303,6 +303,26 @@ impl App {
         }
     }
 
+    /// The name shown for `label` in at most `width` columns: every model's shown name cut by
+    /// the one rule for labels ([`super::wrap::labels`]: in the middle, with `…`), so two
+    /// models never read the same however narrow the place.
+    pub fn short_label(&self, label: &str, width: usize) -> String {
+        let mut names: Vec<String> = self
+            .panels
+            .iter()
+            .map(|p| self.shown_label(&p.label))
+            .collect();
+        let mine = self.shown_label(label);
+        let at = match names.iter().position(|n| *n == mine) {
+            Some(at) => at,
+            None => {
+                names.push(mine);
+                names.len() - 1
+            }
+        };
+        super::wrap::labels(&names, width).swap_remove(at)
+    }
+
     /// The models of the next turn as shown (aliases while the names are hidden), joined.
     pub fn shown_roster(&self) -> String {
         self.roster

@@ -68,10 +68,19 @@ impl Engine {
         let mut targets = Vec::with_capacity(request.targets.len());
         for target in &request.targets {
             let Some(model) = self.models.get(&target.label) else {
-                return reject(format!(
-                    "{} is not set up in this session; add it with /models add {}",
-                    target.label, target.label
-                ));
+                // While blind mode hides the names, the alias alone.
+                return reject(
+                    match self.core.blind_names().filter(|_| self.core.blind()) {
+                        Some(names) => format!(
+                            "{} is not set up in this session",
+                            names.shown(&target.label)
+                        ),
+                        None => format!(
+                            "{} is not set up in this session; add it with /models add {}",
+                            target.label, target.label
+                        ),
+                    },
+                );
             };
             let entry = entry_for(
                 &model.resolved,
