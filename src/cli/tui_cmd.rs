@@ -29,8 +29,8 @@ pub struct TuiArgs {
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
 
-    /// Blind review: models are shown as Model A, B, C in a random order until you choose
-    /// (/blind toggles it in the session).
+    /// Blind review: models are shown as Model A, B, C in a random order, the same every turn,
+    /// until you reveal them (/blind toggles it in the session) or the session ends.
     #[arg(long)]
     pub blind: bool,
 

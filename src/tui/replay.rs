@@ -65,7 +65,7 @@ pub fn restore_review(app: &mut App, restored: &RestoredTurn, session: &str) {
         // alone, and /resume continues just the interrupted ones.
         app.prompt.set(&restored.prompt);
         app.info(format!(
-            "session {session} reopened: turn {} was interrupted; {} finished and can be reviewed (Ctrl+O); {} did not (names are hidden until you choose: /resume continues just {}, Enter sends the prompt to every model)",
+            "session {session} reopened: turn {} was interrupted; {} finished and can be reviewed (Ctrl+O); {} did not (names are hidden: /resume continues just {}, Enter sends the prompt to every model)",
             restored.turn,
             if finished.is_empty() { "no model".to_string() } else { finished.join(", ") },
             unfinished.join(", "),

@@ -97,7 +97,7 @@ fn corner(app: &App, review: &ReviewState) -> Option<Line<'static>> {
         return Some(Line::styled(text, t.ok()));
     }
     app.hiding()
-        .then(|| Line::styled(" blind: names hidden until you choose ", t.warn()))
+        .then(|| Line::styled(" blind: names hidden (/blind reveals them) ", t.warn()))
 }
 
 fn row(
