@@ -80,7 +80,7 @@ fn app() -> App {
     );
     update(
         &mut app,
-        Msg::Engine(EngineMsg::TurnStarted { turn: 1, seed: 7 }),
+        Msg::Engine(EngineMsg::TurnStarted { turn: 1 }),
     );
     app
 }
