@@ -717,6 +717,43 @@ fn none_of_them_is_a_choice_with_ratings_and_blind_names_stay_hidden_until_asked
     );
 }
 
+/// Issue 22 item 2: while blind mode hides the names, `/export` writes the transcripts under
+/// the aliases (in their order), `/models` and `/config` list aliases, `@` offers no model
+/// name, and `/stats` (which names every model) waits for the reveal.
+#[test]
+fn export_models_config_completion_and_stats_name_no_model_while_blind() {
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, true);
+    key(&mut a, KeyCode::Esc);
+    let effects = command(&mut a, "/export");
+    let [Effect::Export { markdown, .. }] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert!(!markdown.contains("demo/"), "{markdown}");
+    let a_at = markdown.find("\n## Model A\n").expect("Model A's section");
+    let b_at = markdown.find("\n## Model B\n").expect("Model B's section");
+    assert!(a_at < b_at, "{markdown}");
+    for line in ["/models", "/config"] {
+        command(&mut a, line);
+        // (`/models` gives `demo/good` as an example of a spec to add: not a model listed.)
+        let shown = format!("{:?} {:?}", a.overlay, a.status).replace("e.g. demo/good", "");
+        assert!(!shown.contains("demo/"), "{line}: {shown}");
+        assert!(shown.contains("Model A"), "{line}: {shown}");
+        a.overlay = None;
+    }
+    typed(&mut a, "@");
+    let offered = format!("{:?}", a.completion);
+    assert!(!offered.contains("demo/"), "{offered}");
+    a.prompt.clear();
+    a.completion = None;
+    assert!(command(&mut a, "/stats").is_empty());
+    assert!(status(&a).0.contains("/stats names the models"));
+    // Revealed: the statistics can show.
+    command(&mut a, "/blind");
+    assert_eq!(command(&mut a, "/stats"), [Effect::Stats]);
+}
+
 #[test]
 fn rewind_scopes_ask_first_then_put_the_prompt_back() {
     let dir = project();
