@@ -525,3 +525,50 @@ fn the_compaction_notice_names_no_model_in_blind_mode() {
         "{text}"
     );
 }
+
+/// Issue 22 item 10: a run's last line carries the panel title's mark — `✓` for a normal
+/// finish, `■` only for a limit or a cancel (docs/tui.md's legend), `✗` for an error.
+#[test]
+fn a_finished_run_is_marked_like_its_title() {
+    for (stop, mark) in [
+        (RunStop::Completed, "✓ done"),
+        (RunStop::MaxSteps, "■ max steps"),
+        (RunStop::Timeout, "■ timeout"),
+        (RunStop::Cancelled, "■ cancelled"),
+        (RunStop::Error, "✗ error"),
+    ] {
+        let mut a = app();
+        typed(&mut a, "go");
+        key(&mut a, KeyCode::Enter);
+        engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
+        engine(
+            &mut a,
+            EngineMsg::Finished {
+                panel: 0,
+                summary: RunSummary {
+                    stop,
+                    elapsed_ms: 1,
+                    writes: 0,
+                    files: Vec::new(),
+                    deleted: Vec::new(),
+                    error: None,
+                },
+            },
+        );
+        let lines: Vec<String> = a.panels[0]
+            .transcript
+            .lines()
+            .iter()
+            .map(|l| l.text().to_string())
+            .collect();
+        assert!(
+            lines.iter().any(|l| l.starts_with(&format!("{mark} · "))),
+            "{stop:?}: {lines:?}"
+        );
+        assert_eq!(
+            lines.iter().filter(|l| l.starts_with('■')).count(),
+            usize::from(!matches!(stop, RunStop::Completed | RunStop::Error)),
+            "{stop:?}: {lines:?}"
+        );
+    }
+}
