@@ -78,10 +78,7 @@ fn app() -> App {
         &mut app,
         Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
     );
-    update(
-        &mut app,
-        Msg::Engine(EngineMsg::TurnStarted { turn: 1, seed: 7 }),
-    );
+    update(&mut app, Msg::Engine(EngineMsg::TurnStarted { turn: 1 }));
     app
 }
 

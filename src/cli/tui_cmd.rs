@@ -29,8 +29,8 @@ pub struct TuiArgs {
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
 
-    /// Blind review: models are shown as Model A, B, C in a random order until you choose
-    /// (/blind toggles it in the session).
+    /// Blind review: models are shown as Model A, B, C in a random order, the same every turn,
+    /// until you reveal them (/blind toggles it in the session) or the session ends.
     #[arg(long)]
     pub blind: bool,
 
@@ -94,6 +94,15 @@ fn print_quit_hint(outcome: &versus::tui::TuiOutcome) -> std::io::Result<()> {
         line(&outcome.session_id),
         line(&dir)
     )?;
+    if !outcome.revealed.is_empty() {
+        // Blind mode: the session ended, so who was who is said.
+        let who: Vec<String> = outcome
+            .revealed
+            .iter()
+            .map(|(alias, label)| format!("{alias} was {}", line(label)))
+            .collect();
+        writeln!(err, "versus: blind session ended: {}", who.join(", "))?;
+    }
     let here = std::env::current_dir().and_then(|d| d.canonicalize()).ok();
     let project = outcome
         .project

@@ -29,8 +29,6 @@ pub struct ChoiceRequest {
     pub resolve_rest: Option<Resolution>,
     /// Ratings (`good`, `bad`, `tie`) by model.
     pub ratings: BTreeMap<String, String>,
-    /// Whether names were hidden when the choice was made.
-    pub blind: bool,
     /// Whether to wait for another versus that holds the project's lock.
     pub lock_wait: LockWait,
 }
@@ -179,7 +177,9 @@ impl SessionEngine {
                 .collect(),
             chosen: chosen.clone(),
             ratings: request.ratings.clone(),
-            blind: request.blind,
+            // The engine's own state: hidden names make a blind choice; once revealed (the
+            // user asked), later choices are not blind.
+            blind: self.blind(),
             source: self.source.word().to_string(),
         };
         Ok(ChoiceJob {

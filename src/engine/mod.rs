@@ -14,6 +14,7 @@
 //! machine with no IO of its own except appending to its log, and every front end drives it
 //! the same way.
 
+mod blind;
 mod choice;
 pub mod history;
 mod record;
@@ -25,8 +26,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::model::Message;
+use crate::review::BlindNames;
 use crate::session::{Recorder, SessionError, SessionLog, SessionRecord, Source, Store, now};
 
+pub use blind::names_from_log;
 pub use choice::{ChoiceJob, ChoiceOutcome, ChoiceRequest};
 pub use history::{HistoryPolicy, Shortened};
 pub use record::Finish;
@@ -114,9 +117,9 @@ pub struct SessionEngine {
     sent_notes: BTreeMap<u32, NoteInputs>,
     /// The running turn, or the last one, kept for review until the next starts.
     turn: Option<turn::TurnState>,
-    /// The front end hides the model names (blind mode): recorded with each turn, so a
-    /// reopened session hides them again until that turn's choice.
-    blind: bool,
+    /// Blind mode's aliases for the whole session (`None`: never blind), recorded in the log
+    /// each time they change, so a reopened session shows the same ones (see `blind`).
+    names: Option<BlindNames>,
 }
 
 impl std::fmt::Debug for SessionEngine {
@@ -238,7 +241,7 @@ impl SessionEngine {
                 Some(note) if !undone.contains(t) => note.clone(),
                 _ => NoteInputs::default(),
             });
-        let engine = SessionEngine {
+        let mut engine = SessionEngine {
             project: store.project().to_path_buf(),
             store,
             id,
@@ -256,7 +259,7 @@ impl SessionEngine {
             sent_notes: BTreeMap::new(),
             turn: None,
             models: models.clone(),
-            blind: log.blind(),
+            names: blind::names_from_log(log),
         };
         engine.recorder.record(&SessionRecord::Opened {
             time: now().rfc3339(),
@@ -264,6 +267,11 @@ impl SessionEngine {
             models,
             continued_after_turn: last_turn,
         });
+        // A log older than the `blind` record: its aliases, recorded from now on.
+        if engine.names.is_some() && log.blind_aliases().is_none() {
+            engine.record_names();
+        }
+        engine.assign_aliases();
         Ok(engine)
     }
 
@@ -307,17 +315,6 @@ impl SessionEngine {
         self.conversations.get(model).map_or(&[], Vec::as_slice)
     }
 
-    /// Whether the next turns hide the model names (a reopened session: whether its latest
-    /// turn did).
-    pub fn blind(&self) -> bool {
-        self.blind
-    }
-
-    /// Hides (or shows) the model names from the next turn on; recorded with each turn.
-    pub fn set_blind(&mut self, blind: bool) {
-        self.blind = blind;
-    }
-
     /// Changes the session's models (recorded, so `--continue` comes back with these).
     pub fn set_models(&mut self, models: Vec<String>) {
         if models == self.models {
@@ -328,6 +325,7 @@ impl SessionEngine {
             turn: self.last_turn,
             models,
         });
+        self.assign_aliases();
     }
 
     /// Records a model's conversation (the log, and the records rewinds rebuild from). When it
@@ -399,6 +397,8 @@ impl SessionEngine {
         if let Some(turn) = &self.turn {
             turn.cancel_all();
         }
+        // The session ends: blind mode's names are revealed (the front end says who was who).
+        self.reveal();
         self.recorder.record(&SessionRecord::Ended {
             turn: self.last_turn,
             time: now().rfc3339(),

@@ -72,7 +72,7 @@ impl SessionEngine {
             time: now().rfc3339(),
             prompt: prompt.to_string(),
             models: models.to_vec(),
-            blind: self.blind,
+            blind: self.blind(),
         });
     }
 

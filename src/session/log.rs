@@ -277,6 +277,19 @@ pub enum SessionRecord {
         /// Turns folded over all models.
         turns_folded: usize,
     },
+    /// Blind mode's aliases changed: set for the session's models (blind mode turned on, a
+    /// model added), or revealed (the user asked, or the session ended). The latest one is
+    /// the session's state, so a reopened session shows the same aliases. Logs written before
+    /// it have none (a blind `turn` then derives its aliases as those versions did).
+    Blind {
+        /// The turn it happened after (0: before the first).
+        turn: u32,
+        /// Every model's alias: entry label → `Model A`...
+        aliases: BTreeMap<String, String>,
+        /// The names are shown: choices from here on are not blind.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        revealed: bool,
+    },
     /// The front end closed the session.
     Ended {
         /// The last turn.
@@ -308,6 +321,7 @@ impl SessionRecord {
             | SessionRecord::Rewound { turn, .. }
             | SessionRecord::Cleared { turn }
             | SessionRecord::Compacted { turn, .. }
+            | SessionRecord::Blind { turn, .. }
             | SessionRecord::Ended { turn, .. } => *turn,
         }
     }
@@ -774,6 +788,17 @@ impl SessionLog {
     /// and appends; a `/clear` empties every conversation). Models are keyed by entry label.
     pub fn conversations(&self) -> BTreeMap<String, Vec<Message>> {
         fold_conversations(&self.records, &self.rewound())
+    }
+
+    /// The latest blind-mode aliases recorded, and whether they were revealed (`None`: the
+    /// log has no `blind` record: blind mode never on, or a log older than the record).
+    pub fn blind_aliases(&self) -> Option<(&BTreeMap<String, String>, bool)> {
+        self.records.iter().rev().find_map(|r| match r {
+            SessionRecord::Blind {
+                aliases, revealed, ..
+            } => Some((aliases, *revealed)),
+            _ => None,
+        })
     }
 
     /// Whether the latest turn hid the model names (blind mode).

@@ -11,6 +11,7 @@ use crossterm::event::KeyEvent;
 
 use crate::apply::{AppliedAs, ApplyPlan, Preview, Resolution};
 use crate::model::AgentEvent;
+use crate::review::BlindNames;
 use crate::workspace::changeset::ChangeSet;
 
 use super::notify::Notifier;
@@ -90,7 +91,8 @@ pub struct TurnRequest {
     pub attachments: Vec<String>,
     /// Settings of this turn.
     pub settings: Settings,
-    /// Whether the names are hidden in this turn (recorded, so `--continue` hides them again).
+    /// Whether blind mode is on for this turn (the engine hides the names under the
+    /// session's aliases; recorded, so `--continue` hides them again).
     pub blind: bool,
     /// Whether to record the prompt in `.versus/history.jsonl` (not for `/resume`).
     pub remember: bool,
@@ -133,9 +135,10 @@ pub enum EngineMsg {
     TurnStarted {
         /// Turn number.
         turn: u32,
-        /// A random number for this turn (blind mode shuffles the names with it).
-        seed: u64,
     },
+    /// The session's blind-mode aliases changed (blind mode turned on or off, a model added,
+    /// a session reopened): the engine owns them, the app shows them.
+    Blind(Option<BlindNames>),
     /// The requested turn could not start (bad attachment, no model...).
     TurnRejected {
         /// What was wrong and what to do.
@@ -261,8 +264,6 @@ pub struct ChoiceRequest {
     pub resolutions: BTreeMap<String, Resolution>,
     /// Per model label: `good`, `bad` or `tie`.
     pub ratings: BTreeMap<String, String>,
-    /// Whether the names were hidden when the choice was made.
-    pub blind: bool,
 }
 
 /// What a choice did.
@@ -357,6 +358,9 @@ pub enum Effect {
     /// Tell the user, who is in another window, that something needs them.
     /// Take the mouse (wheel, clicks) or leave it to the terminal (text selection).
     Mouse(bool),
+    /// Turn blind mode on (the session's models get aliases) or off (the names are revealed);
+    /// answered by [`EngineMsg::Blind`].
+    Blind(bool),
     /// Ring / notify the user (the terminal is not focused).
     Notify {
         /// How.

@@ -44,7 +44,7 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "blind",
         args: "",
-        help: "hide model names as Model A, B, C until the choice (toggle)",
+        help: "hide model names as Model A, B, C; again reveals them",
     },
     CommandInfo {
         name: "stats",

@@ -12,8 +12,12 @@ pub fn markdown(app: &App) -> String {
         app.turn,
         cost(app.total_cost())
     );
-    for panel in &app.panels {
-        out.push_str(&format!("\n## {}\n\n", panel.label));
+    // In the order and under the names shown: aliases while blind mode hides the names.
+    for index in app.panel_order() {
+        let Some(panel) = app.panels.get(index) else {
+            continue;
+        };
+        out.push_str(&format!("\n## {}\n\n", app.shown(index)));
         let mut in_fence = false;
         for line in panel.transcript.lines() {
             // The compact view's tail of a tool's output: the export has the whole output.

@@ -95,6 +95,9 @@ pub struct TuiOutcome {
     pub project: PathBuf,
     /// The example project, in demo mode.
     pub demo_project: Option<PathBuf>,
+    /// Blind mode hid the names until the session ended: who was who (`Model A` → label), in
+    /// alias order. Empty when the names were not hidden at the end.
+    pub revealed: Vec<(String, String)>,
 }
 
 /// Why the interface could not run.
@@ -190,7 +193,7 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
         },
     };
     let labels: Vec<String> = models.iter().map(|(l, _)| l.clone()).collect();
-    let (core, log, restored) = match reopened {
+    let (mut core, log, restored) = match reopened {
         Some(opened) => (opened.engine, opened.log, opened.restored),
         None => (
             SessionEngine::create(Store::open(&project)?, Source::Tui, labels.clone())?,
@@ -215,11 +218,15 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
             .or_else(|| config.check.clone()),
         ..Settings::default()
     };
+    // Blind mode belongs to the session engine: it gives the aliases (a reopened blind
+    // session keeps its own until they are revealed), so even the idle panels before the
+    // first turn show no name.
+    if options.blind || recipe.as_ref().is_some_and(|r| r.review.blind) {
+        core.set_blind(true);
+    }
     let mut app = App::new(session, labels, settings, Theme::from_env());
-    // A reopened blind session stays blind (its unchosen turn must not show the names).
-    app.blind = options.blind
-        || recipe.as_ref().is_some_and(|r| r.review.blind)
-        || (options.resume.is_some() && core.blind());
+    app.names = core.blind_names().cloned();
+    app.blind = core.blind();
     let config_mouse = config.ui.mouse;
     let term_program = std::env::var("TERM_PROGRAM").ok();
     app.notifier = notify::resolve(config.ui.notify, term_program.as_deref());
@@ -246,6 +253,9 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     }
     if options.resume.is_some() {
         let replayed = replay::replay(&mut app, &log);
+        // The engine's names (`--blind` on a session that was not blind gives new ones).
+        app.names = core.blind_names().cloned();
+        app.blind = core.blind();
         match &restored {
             Some(turn) => replay::restore_review(&mut app, turn, &session_id),
             None => match replayed.interrupted {
@@ -299,13 +309,23 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     app.size = (size.width, size.height);
     let result = event_loop::run(&mut terminal, &mut app, &mut engine, &mut rx).await;
     drop(guard);
+    let hidden = engine.blind_names().filter(|n| !n.is_revealed()).cloned();
+    // Ends the session: the engine reveals blind mode's names (recorded).
     engine.shutdown();
     result?;
+    let revealed = hidden.map_or_else(Vec::new, |names| {
+        names
+            .labels()
+            .iter()
+            .filter_map(|label| Some((names.alias(label)?, label.clone())))
+            .collect()
+    });
     Ok(TuiOutcome {
         session_id,
         session_dir,
         project: project.clone(),
         demo_project: demo.then_some(project),
+        revealed,
     })
 }
 

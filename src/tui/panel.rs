@@ -357,12 +357,14 @@ impl Panel {
             self.transcript
                 .push(TLine::styled(&format!("✗ {error}"), theme.error()));
         }
-        let style = match summary.stop {
-            RunStop::Completed => theme.ok(),
-            RunStop::Error => theme.error(),
-            _ => theme.warn(),
+        // The title's marks (docs/tui.md): `✓` a normal finish, `✗` an error, `■` a limit
+        // or a cancel.
+        let (mark, style) = match summary.stop {
+            RunStop::Completed => ("✓", theme.ok()),
+            RunStop::Error => ("✗", theme.error()),
+            _ => ("■", theme.warn()),
         };
-        let mut line = TLine::styled(&format!("■ {}", summary.stop.label()), style);
+        let mut line = TLine::styled(&format!("{mark} {}", summary.stop.label()), style);
         line.push(
             &format!(
                 " · {} step(s) · {} tokens · {}",

@@ -7,9 +7,8 @@
 
 use std::collections::HashMap;
 
-use crate::engine::RestoredTurn;
+use crate::engine::{RestoredTurn, names_from_log};
 use crate::model::RunStop;
-use crate::review::BlindNames;
 use crate::session::{SessionLog, SessionRecord};
 
 use super::action::CheckState;
@@ -73,7 +72,7 @@ pub fn restore_review(app: &mut App, restored: &RestoredTurn, session: &str) {
         // alone, and /resume continues just the interrupted ones.
         app.prompt.set(&restored.prompt);
         app.info(format!(
-            "session {session} reopened: turn {} was interrupted; {} finished and can be reviewed (Ctrl+O); {} did not (names are hidden until you choose: /resume continues just {}, Enter sends the prompt to every model)",
+            "session {session} reopened: turn {} was interrupted; {} finished and can be reviewed (Ctrl+O); {} did not (names are hidden: /resume continues just {}, Enter sends the prompt to every model)",
             restored.turn,
             if finished.is_empty() { "no model".to_string() } else { finished.join(", ") },
             unfinished.join(", "),
@@ -107,21 +106,14 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
     // What each model changed, from its proposals (recorded just before it finished), so the
     // summary names the files written and deleted as the live panel did.
     let mut changed: HashMap<(u32, usize), (Vec<String>, Vec<String>)> = HashMap::new();
-    // Blind turns (with a seed for their aliases) and the turns chosen since.
-    let mut blind: HashMap<u32, u64> = HashMap::new();
-    let mut chosen: Vec<u32> = Vec::new();
     for record in &log.records {
         match record {
             SessionRecord::Turn {
                 turn,
-                time,
                 prompt,
                 models,
-                blind: hidden,
+                ..
             } => {
-                if *hidden {
-                    blind.insert(*turn, alias_seed(time, prompt));
-                }
                 let map: Vec<Option<usize>> = models.iter().map(|m| app.panel_of(m)).collect();
                 for (index, panel) in app.panels.iter_mut().enumerate() {
                     if map.contains(&Some(index)) {
@@ -183,17 +175,13 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
                     super::update::check_notes(panel, result);
                 }
             }
-            SessionRecord::Choice { turn, .. } => chosen.push(*turn),
             _ => {}
         }
     }
-    // The last turn was blind and is not chosen yet: its names stay hidden (the same aliases
-    // each time the session is reopened) until the choice.
-    if let Some(seed) = blind.get(&log.last_turn())
-        && !chosen.contains(&log.last_turn())
-    {
-        app.names = Some(BlindNames::new(app.panels.len(), *seed));
-    }
+    // Blind mode's names as the session engine reads them from the same log: the session's
+    // aliases, hidden until the user revealed them or the session ended.
+    app.names = names_from_log(log);
+    app.blind = app.hiding();
     for panel in &mut app.panels {
         if panel.status.is_active() {
             panel.note("(interrupted: versus stopped before this model finished)");
@@ -208,16 +196,6 @@ pub fn replay(app: &mut App, log: &SessionLog) -> Replayed {
         .filter(|flags| flags.iter().any(|f| !f))
         .and_then(|_| prompts.get(&turns).cloned());
     Replayed { turns, interrupted }
-}
-
-/// A seed for a reopened blind turn's aliases, from what its record holds (FNV-1a): stable, so
-/// the aliases do not change between reopenings.
-fn alias_seed(time: &str, prompt: &str) -> u64 {
-    time.bytes()
-        .chain(prompt.bytes())
-        .fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-        })
 }
 
 fn panel_for<'a>(

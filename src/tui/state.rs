@@ -187,12 +187,14 @@ pub struct App {
     pub review: Option<ReviewState>,
     /// The open question, if any.
     pub dialog: Option<Dialog>,
-    /// Blind mode for the next turns (`--blind`, `/blind`, a recipe's `Review: blind`).
+    /// Blind mode is on (`--blind`, `/blind`, a recipe's `Review: blind`, a reopened blind
+    /// session): the names are hidden until the user reveals them or the session ends.
     pub blind: bool,
     /// Each turn's prompt as it would be typed again, `@model` targets included (a rewind puts
     /// it back: the prompt alone would go to every model).
     pub sent: BTreeMap<u32, String>,
-    /// The current turn's hidden names (`None` when the turn is not blind).
+    /// The session's blind-mode aliases, as the session engine holds them (`None`: blind mode
+    /// was never on). Every model name on screen goes through [`App::shown_label`].
     pub names: Option<BlindNames>,
     /// Palette.
     pub theme: Theme,
@@ -285,21 +287,49 @@ impl App {
         });
     }
 
-    /// The name shown for panel `index`: its label, or its alias while the turn is blind.
+    /// The name shown for panel `index`: its label, or its alias while blind mode hides the
+    /// names (the label with its alias once revealed).
     pub fn shown(&self, index: usize) -> String {
         let label = self.panels.get(index).map_or("", |p| p.label.as_str());
+        self.shown_label(label)
+    }
+
+    /// The name shown for the model `label` (see [`App::shown`]): never the label while the
+    /// names are hidden, even for a model without a panel.
+    pub fn shown_label(&self, label: &str) -> String {
         match &self.names {
-            Some(names) if index < self.panels.len() => names.shown(index, label),
-            _ => label.to_string(),
+            Some(names) => names.shown(label),
+            None => label.to_string(),
         }
     }
 
-    /// The name shown for the model `label` (see [`App::shown`]).
-    pub fn shown_label(&self, label: &str) -> String {
-        match self.panel_of(label) {
-            Some(index) => self.shown(index),
-            None => label.to_string(),
-        }
+    /// The name shown for `label` in at most `width` columns: every model's shown name cut by
+    /// the one rule for labels ([`super::wrap::labels`]: in the middle, with `…`), so two
+    /// models never read the same however narrow the place.
+    pub fn short_label(&self, label: &str, width: usize) -> String {
+        let mut names: Vec<String> = self
+            .panels
+            .iter()
+            .map(|p| self.shown_label(&p.label))
+            .collect();
+        let mine = self.shown_label(label);
+        let at = match names.iter().position(|n| *n == mine) {
+            Some(at) => at,
+            None => {
+                names.push(mine);
+                names.len() - 1
+            }
+        };
+        super::wrap::labels(&names, width).swap_remove(at)
+    }
+
+    /// The models of the next turn as shown (aliases while the names are hidden), joined.
+    pub fn shown_roster(&self) -> String {
+        self.roster
+            .iter()
+            .map(|m| self.shown_label(m))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Whether names are hidden right now.
@@ -307,15 +337,15 @@ impl App {
         self.names.as_ref().is_some_and(|n| !n.is_revealed())
     }
 
-    /// Panel indices in the order they are laid out: shuffled while a blind turn hides the
-    /// names (a panel's place would give its model away), else as in the roster.
+    /// Panel indices in the order they are laid out: by alias while the session is blind (a
+    /// panel's place would give its model away; the same order every turn), else as in the
+    /// roster.
     pub fn panel_order(&self) -> Vec<usize> {
-        match &self.names {
-            Some(names) if names.display_order().len() == self.panels.len() => {
-                names.display_order().to_vec()
-            }
-            _ => (0..self.panels.len()).collect(),
+        let mut order: Vec<usize> = (0..self.panels.len()).collect();
+        if let Some(names) = &self.names {
+            order.sort_by_key(|&i| names.rank(&self.panels[i].label).unwrap_or(usize::MAX));
         }
+        order
     }
 
     /// `prompt` as typed to reach `models`: with an `@model` per model in front when they are

@@ -28,6 +28,9 @@ pub const HEADER_REVIEW_READY: &str = "review ready";
 pub const HEADER_REVIEW_SHORT: &str = "review";
 /// The header's mark of a blind session (names hidden), kept at every width.
 pub const HEADER_BLIND: &str = "blind";
+/// Said after a choice while blind mode hides the names: they are the session's, and stay
+/// hidden until the user asks.
+pub const NAMES_STAY_HIDDEN: &str = " · names stay hidden (/blind reveals them)";
 /// The header's mark of verbose mode.
 pub const HEADER_VERBOSE: &str = "verbose";
 

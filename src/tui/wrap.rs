@@ -219,6 +219,183 @@ fn ended(row: &str, width: usize) -> String {
     out
 }
 
+/// The first characters of `text` that fit in `cols` columns.
+fn head(text: &str, cols: usize) -> &str {
+    let mut used = 0;
+    for (at, c) in text.char_indices() {
+        let w = c.width().unwrap_or(0);
+        if used + w > cols {
+            return &text[..at];
+        }
+        used += w;
+    }
+    text
+}
+
+/// The last characters of `text` that fit in `cols` columns.
+fn tail(text: &str, cols: usize) -> &str {
+    let mut used = 0;
+    for (at, c) in text.char_indices().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > cols {
+            return &text[at + c.len_utf8()..];
+        }
+        used += w;
+    }
+    text
+}
+
+/// `text` in `width` columns: whole when it fits, else its first characters and its last
+/// `width - 1 - head_cols` ones around a `…`.
+fn cut_at(text: &str, width: usize, head_cols: usize) -> String {
+    if text.width() <= width {
+        return text.to_string();
+    }
+    let room = width.saturating_sub(ELLIPSIS.width());
+    let head_cols = head_cols.min(room);
+    format!(
+        "{}{ELLIPSIS}{}",
+        head(text, head_cols),
+        tail(text, room - head_cols)
+    )
+}
+
+/// The head's share of a middle cut: a little more than half, so the provider and the start
+/// of the model's name stay, and the end (version, size, `#2`) too.
+fn head_share(room: usize) -> usize {
+    (room * 3 + 2) / 5
+}
+
+/// `text` cut in the middle to `width` columns, with `…` where it was cut
+/// (`openrouter/ant…sonnet-4.5`): whole when it fits.
+pub fn middle(text: &str, width: usize) -> String {
+    cut_at(
+        text,
+        width,
+        head_share(width.saturating_sub(ELLIPSIS.width())),
+    )
+}
+
+/// `text` cut at its end to `width` columns, ending in `…` when cut (a title whose every part
+/// matters less than its start).
+pub fn clip(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_string();
+    }
+    format!(
+        "{}{ELLIPSIS}",
+        head(text, width.saturating_sub(ELLIPSIS.width()))
+    )
+}
+
+/// The one way model labels are shortened: each of `labels` in `width` columns, cut in the
+/// middle with `…` ([`middle`]), and still told apart. When two would read the same, the cut
+/// moves (more of the tail, then more of the head) until every label differs; labels that
+/// differ only in their middle show the part around their first difference (`…-sonnet-…`).
+/// Labels that fit stay whole.
+pub fn labels(labels: &[String], width: usize) -> Vec<String> {
+    let room = width.saturating_sub(ELLIPSIS.width());
+    let share = head_share(room);
+    let unique = |cut: &[String]| {
+        let mut seen = std::collections::HashSet::new();
+        cut.iter().all(|c| seen.insert(c.as_str()))
+    };
+    // First choice: a head short enough that every tail starts where its label differs from
+    // the others (`open…sonnet-4.5`, `open…e-opus-4.1`, not `openrout…et-4.5`).
+    let distinct_tail = labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            let shared = labels
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, other)| {
+                    label
+                        .chars()
+                        .zip(other.chars())
+                        .take_while(|(a, b)| a == b)
+                        .count()
+                })
+                .max()
+                .unwrap_or(0);
+            label
+                .chars()
+                .skip(shared)
+                .map(|c| c.width().unwrap_or(0))
+                .sum::<usize>()
+        })
+        .max()
+        .unwrap_or(0);
+    let preferred = if distinct_tail + room.min(4) <= room {
+        (room - distinct_tail).min(share)
+    } else {
+        share
+    };
+    let mut heads: Vec<usize> = vec![preferred];
+    heads.extend((0..=share).rev().filter(|&h| h != preferred));
+    heads.extend(share + 1..=room);
+    let mut last = Vec::new();
+    for head_cols in heads {
+        let cut: Vec<String> = labels.iter().map(|l| cut_at(l, width, head_cols)).collect();
+        if unique(&cut) {
+            return cut;
+        }
+        last = cut;
+    }
+    // No single cut tells them apart: show each colliding label around where it differs.
+    let mut out = last;
+    for (i, label) in labels.iter().enumerate() {
+        let others: Vec<&String> = labels
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i && out[j] == out[i])
+            .map(|(_, l)| l)
+            .collect();
+        if others.is_empty() {
+            continue;
+        }
+        let differs = others
+            .iter()
+            .map(|o| {
+                label
+                    .char_indices()
+                    .zip(o.chars())
+                    .find(|((_, a), b)| a != b)
+                    .map_or(label.len().min(o.len()), |((at, _), _)| at)
+            })
+            .max()
+            .unwrap_or(0);
+        let inner = width.saturating_sub(2 * ELLIPSIS.width());
+        // Up to half the room before the first difference.
+        let start = label[..differs]
+            .char_indices()
+            .rev()
+            .nth(inner / 2)
+            .map_or(0, |(at, _)| at);
+        out[i] = format!("{ELLIPSIS}{}{ELLIPSIS}", head(&label[start..], inner));
+    }
+    out
+}
+
+/// A file path in `width` columns that keeps the file's name: the folders give way first, cut
+/// in the middle (`src/…/deep/pricing.rs`); only a name too long alone is cut itself, in the
+/// middle, so its extension stays.
+pub fn path(path: &str, width: usize) -> String {
+    if path.width() <= width {
+        return path.to_string();
+    }
+    match path.rsplit_once('/') {
+        Some((folders, name)) if name.width() + 1 + ELLIPSIS.width() <= width => {
+            format!("{}/{name}", middle(folders, width - 1 - name.width()))
+        }
+        // No room for a folder: `…` says there was one.
+        Some((_, name)) if name.width() + ELLIPSIS.width() <= width => format!("{ELLIPSIS}{name}"),
+        Some((_, name)) => middle(name, width),
+        None => middle(path, width),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,5 +490,51 @@ mod tests {
         assert_eq!(at_most(rows.clone(), 1, 8), vec!["one two…"]);
         assert_eq!(at_most(rows.clone(), 1, 7), vec!["one…"]);
         assert_eq!(at_most(rows, 2, 8).len(), 2);
+    }
+
+    #[test]
+    fn labels_cut_in_the_middle_stay_unique() {
+        let two = vec![
+            "openrouter/anthropic/claude-sonnet-4.5".to_string(),
+            "openrouter/anthropic/claude-opus-4.1".to_string(),
+        ];
+        assert_eq!(middle(&two[0], 25), "openrouter/ant…sonnet-4.5");
+        for width in 3..45 {
+            let cut = labels(&two, width);
+            assert_ne!(cut[0], cut[1], "at {width}: {cut:?}");
+            for (c, l) in cut.iter().zip(&two) {
+                assert!(c.width() <= width, "{c} at {width}");
+                assert_eq!(c.contains('…'), l.width() > width, "{c} at {width}");
+            }
+        }
+        // Same beginning and end, different middle.
+        let middles = vec![
+            "provider/model-alpha-2025-instruct".to_string(),
+            "provider/model-bravo-2025-instruct".to_string(),
+            "provider/model-alpha-2025-instruct#2".to_string(),
+        ];
+        for width in 6..40 {
+            let cut = labels(&middles, width);
+            let set: std::collections::HashSet<&String> = cut.iter().collect();
+            assert_eq!(set.len(), 3, "at {width}: {cut:?}");
+            assert!(cut.iter().all(|c| c.width() <= width), "{cut:?}");
+        }
+        // Short labels stay whole.
+        assert_eq!(labels(&["a/b".to_string()], 10), ["a/b"]);
+    }
+
+    #[test]
+    fn a_path_keeps_its_file_name() {
+        let p = "src/some/deeply/nested/folder/pricing_rules.rs";
+        assert_eq!(path(p, 80), p);
+        let cut = path(p, 30);
+        assert!(
+            cut.ends_with("/pricing_rules.rs") && cut.contains('…'),
+            "{cut}"
+        );
+        assert_eq!(cut.width(), 30);
+        let tiny = path(p, 10);
+        assert!(tiny.ends_with(".rs") && tiny.contains('…'), "{tiny}");
+        assert_eq!(clip("abcdef", 4), "abc…");
     }
 }

@@ -1757,3 +1757,175 @@ fn the_demo_review_opens_on_the_best_model_with_its_checks_and_continues_as_prin
     tmux.press("C-c");
     tmux.wait_for_joined(&["EXIT=0\n"]);
 }
+
+/// Two scripted models for the blind session, each writing its own file every turn. Their
+/// names (`zebra`, `walrus`) appear in no text they say or write, so any of them on screen is a
+/// leak of the interface.
+fn blind_project(dir: &Path) {
+    review_project(dir);
+    for (name, first, second) in [
+        ("zebra", "one.txt", "three.txt"),
+        ("walrus", "two.txt", "four.txt"),
+    ] {
+        let step = |path: &str, say: &str| {
+            serde_json::json!({"say": say, "token_delay_ms": 2, "tools": [{"name": "write_file",
+                "args": {"path": path, "content": format!("{path} written\n")}}]})
+        };
+        let script = format!(
+            "{}\n{}\n{}\n{}\n",
+            step(first, "Writing a first file."),
+            serde_json::json!({"say": "FIRST-DONE", "token_delay_ms": 2}),
+            step(second, "Writing a second file."),
+            serde_json::json!({"say": "SECOND-DONE", "token_delay_ms": 2}),
+        );
+        std::fs::write(dir.join(format!("{name}.jsonl")), script).unwrap();
+    }
+}
+
+/// Every screen a blind session shows, captured over and over while it waits, checked for any
+/// model name (label, script name, provider).
+struct BlindWatch<'a> {
+    tmux: &'a Tmux,
+    scanned: usize,
+}
+
+impl BlindWatch<'_> {
+    /// Fails if `screen` names a model.
+    fn check(&mut self, screen: &str, step: &str) {
+        self.scanned += 1;
+        let lower = screen.to_lowercase();
+        for leak in ["zebra", "walrus", "demo"] {
+            assert!(
+                !lower.contains(leak),
+                "{step}: the screen shows {leak:?}:\n{screen}"
+            );
+        }
+    }
+
+    /// [`Tmux::wait_for`], checking every capture on the way.
+    fn wait_for(&mut self, needles: &[&str], step: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut last = String::new();
+        loop {
+            let screen = self.tmux.screen();
+            self.check(&screen, step);
+            if needles.iter().all(|n| screen.contains(n)) && screen == last {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{step}: waited for {needles:?}; the screen is:\n{screen}"
+            );
+            last = screen;
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Tab until the review's file list is `alias`'s, checking every capture.
+    fn select(&mut self, alias: &str) {
+        let want = format!("files · {alias} (");
+        for _ in 0..4 {
+            let screen = self.wait_for(&["files · "], "selecting a model");
+            if screen.contains(&want) {
+                return;
+            }
+            self.tmux.press("Tab");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                let now = self.tmux.screen();
+                self.check(&now, "after Tab");
+                if now != screen || Instant::now() > deadline {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        self.wait_for(&[&want], "selecting a model");
+    }
+}
+
+/// Issue 22 item 2: a two-turn blind session in a real terminal, every screen captured from
+/// the start to the choice of turn 2 scanned for any model name (the models come from the
+/// config, so not even the command line names them). Both choices take "Model A"'s changes:
+/// the preference lines, both blind, name the same model, so the alias stayed with its model
+/// across the turns. Quitting ends the session and says who was who.
+#[test]
+fn a_two_turn_blind_session_never_shows_a_model_name_until_revealed() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    blind_project(&proj);
+    let config = tmp.write(
+        "settings.toml",
+        "models = [\"demo/zebra.jsonl\", \"demo/walrus.jsonl\"]\n",
+    );
+    let tmux = Tmux::start("blind", 100, 30);
+    let mut watch = BlindWatch {
+        tmux: &tmux,
+        scanned: 0,
+    };
+    watch.check(&tmux.screen(), "the shell");
+    launch(&tmux, &proj, &config, "--blind");
+    // Before turn 1: the idle panels show the aliases.
+    let screen = watch.wait_for(&["turn 0", "Model A", "Model B", "blind"], "start");
+    assert_eq!(tmux.alternate_on(), "1");
+    assert!(
+        screen.contains("○ Model A") && screen.contains("○ Model B"),
+        "{screen}"
+    );
+
+    for (turn, prompt) in [(1, "write your first file"), (2, "write your second file")] {
+        tmux.type_text(prompt);
+        watch.check(&tmux.screen(), "typing");
+        tmux.press("Enter");
+        let done = format!("turn {turn} finished");
+        let title = format!("review · turn {turn} · 2/2 finished");
+        watch.wait_for(&[&done, &title], "the turn");
+        watch.select("Model A");
+        tmux.press("c");
+        watch.wait_for(&["basket: "], "picked");
+        tmux.press("a");
+        let screen = watch.wait_for(&["applied Model A"], "applied");
+        assert!(screen.contains("names stay hidden"), "{screen}");
+        tmux.press_and_see("Escape");
+        watch.check(&tmux.screen(), "back to the prompt");
+    }
+    assert!(watch.scanned > 20, "only {} screens scanned", watch.scanned);
+
+    // Both choices were blind, and took the same model: its alias never changed.
+    let prefs = std::fs::read_to_string(proj.join(".versus/preferences.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = prefs
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{prefs}");
+    assert!(lines.iter().all(|l| l["blind"] == true), "{prefs}");
+    assert_eq!(lines[0]["chosen"], lines[1]["chosen"], "{prefs}");
+    let chosen = lines[0]["chosen"][0].as_str().unwrap().to_string();
+    assert!(chosen.starts_with("demo/"), "{chosen}");
+
+    // The session ends: who was who is said.
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    let screen = tmux.wait_for_joined(&["EXIT=0"]);
+    assert!(
+        screen.contains(&format!(
+            "versus: blind session ended: Model A was {chosen}"
+        )),
+        "{screen}"
+    );
+    let log = events(&proj);
+    let turns: Vec<bool> = log
+        .iter()
+        .filter(|e| e["type"] == "turn")
+        .map(|e| e["blind"] == true)
+        .collect();
+    assert_eq!(turns, [true, true]);
+    assert!(
+        log.iter()
+            .any(|e| e["type"] == "blind" && e["revealed"] == true)
+    );
+}

@@ -346,3 +346,164 @@ async fn check_results_are_recorded_and_come_back_with_the_reopened_turn() {
     assert!(restored.checks.is_empty());
     assert_eq!(restored.finished.len(), 2);
 }
+
+/// The aliases the engine gives, as (label, alias) pairs.
+fn aliases(engine: &SessionEngine) -> Vec<(String, String)> {
+    engine
+        .blind_names()
+        .expect("blind mode is on")
+        .aliases()
+        .into_iter()
+        .collect()
+}
+
+/// Chooses "none of them" for `turn`; returns whether the preference line says blind.
+fn choose_none(engine: &mut SessionEngine, store: &Store, turn: u32) -> bool {
+    let outcome = engine
+        .choice_job(ChoiceRequest {
+            turn,
+            ..ChoiceRequest::default()
+        })
+        .unwrap()
+        .run()
+        .unwrap();
+    engine.chosen(&outcome);
+    let prefs = versus::session::read_preferences(&store.preferences()).unwrap();
+    let line = prefs
+        .iter()
+        .find(|p| p.turn == turn)
+        .expect("the choice's line");
+    line.blind
+}
+
+/// Issue 22 item 2: blind mode's aliases are the session's. They are given once, before the
+/// first turn, stay the same through two turns and their choices (a choice does not reveal
+/// them), and a session reopened after versus was killed comes back with the same ones, still
+/// hidden; a model added later gets the next alias and the others keep theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
+    let (tmp, root) = project();
+    let (a, b, c) = ("demo/a", "demo/b", "demo/c");
+    // Five models (a shuffle that came out the same again would go unseen with two).
+    let five: Vec<String> = [a, b, "demo/x", "demo/y", "demo/z"]
+        .iter()
+        .map(|m| m.to_string())
+        .collect();
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
+    let mut engine = SessionEngine::create(store.clone(), Source::Tui, five.clone()).unwrap();
+    assert!(engine.blind_names().is_none());
+    engine.set_blind(true);
+    assert!(engine.blind());
+    let given = aliases(&engine);
+    assert_eq!(given.len(), 5);
+    let targets = || vec![target(a, "A", None, 2), target(b, "B", None, 2)];
+    let one = turn(&mut engine, "first", targets(), tmp.path()).await;
+    assert_eq!(aliases(&engine), given, "the turn keeps the aliases");
+    assert!(choose_none(&mut engine, &store, one), "chosen while hidden");
+    assert!(engine.blind(), "a choice does not reveal the names");
+    let two = turn(&mut engine, "second", targets(), tmp.path()).await;
+    assert_eq!(aliases(&engine), given, "turn 2 keeps them too");
+    assert!(choose_none(&mut engine, &store, two));
+    // Killed: no `ended` record (dropping the engine flushes its log).
+    drop(engine);
+
+    let mut reopened = SessionEngine::open(store.clone(), None, Source::Tui, None)
+        .unwrap()
+        .engine;
+    assert!(reopened.blind(), "still hidden after --continue");
+    assert_eq!(
+        aliases(&reopened),
+        given,
+        "the same aliases after --continue"
+    );
+    // A model joins: it gets the next alias, the others keep theirs.
+    let mut six = five.clone();
+    six.push(c.to_string());
+    reopened.set_models(six);
+    let mut with_c = given.clone();
+    with_c.push((c.to_string(), "Model F".to_string()));
+    with_c.sort();
+    assert_eq!(aliases(&reopened), with_c);
+    // The session ends: the names are revealed, and a later reopening says so.
+    reopened.finish();
+    drop(reopened);
+    let again = SessionEngine::open(store, None, Source::Tui, None).unwrap();
+    assert!(!again.engine.blind());
+    assert!(again.engine.blind_names().unwrap().is_revealed());
+    assert_eq!(aliases(&again.engine), with_c);
+    let log = std::fs::read_to_string(again.engine.dir().join("events.jsonl")).unwrap();
+    assert!(log.contains(r#""type":"blind""#), "{log}");
+}
+
+/// Issue 22 item 2: once the names are revealed (the user asked), later choices are not
+/// recorded as blind in `.versus/preferences.jsonl`; the choice before the reveal is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn choices_after_a_reveal_are_not_counted_as_blind() {
+    let (tmp, root) = project();
+    let (a, b) = ("demo/a", "demo/b");
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
+    let mut engine =
+        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap();
+    engine.set_blind(true);
+    let targets = || vec![target(a, "A", None, 2), target(b, "B", None, 2)];
+    let one = turn(&mut engine, "first", targets(), tmp.path()).await;
+    assert!(choose_none(&mut engine, &store, one));
+    engine.set_blind(false);
+    assert!(!engine.blind());
+    let two = turn(&mut engine, "second", targets(), tmp.path()).await;
+    assert!(
+        !choose_none(&mut engine, &store, two),
+        "revealed: not blind"
+    );
+    engine.finish();
+    let log = versus::session::SessionLog::read(engine.dir()).unwrap();
+    let blind_turns: Vec<bool> = log
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            versus::session::SessionRecord::Turn { blind, .. } => Some(*blind),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(blind_turns, [true, false]);
+}
+
+/// A session log written before the `blind` record (a blind `turn`, not chosen yet) still
+/// reads: its names stay hidden under the aliases those versions derived, the same on every
+/// reopening, and they are recorded from then on.
+#[test]
+fn a_blind_log_older_than_the_blind_record_keeps_its_names_hidden() {
+    let (_tmp, root) = project();
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
+    let engine = SessionEngine::create(
+        store.clone(),
+        Source::Tui,
+        vec!["demo/a".into(), "demo/b".into()],
+    )
+    .unwrap();
+    let dir = engine.dir().to_path_buf();
+    drop(engine);
+    // What an older version appended: a blind turn and its finished models, no `blind` record.
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("events.jsonl"))
+        .unwrap();
+    use std::io::Write;
+    writeln!(
+        log,
+        r#"{{"v":3,"type":"turn","turn":1,"time":"2026-11-21T09:05:03Z","prompt":"fix it","models":["demo/a","demo/b"],"blind":true}}"#
+    )
+    .unwrap();
+    drop(log);
+    let first = SessionEngine::open(store.clone(), None, Source::Tui, None).unwrap();
+    assert!(first.log.skipped.is_empty(), "{:?}", first.log.skipped);
+    assert!(first.engine.blind());
+    let given = aliases(&first.engine);
+    drop(first);
+    let second = SessionEngine::open(store, None, Source::Tui, None).unwrap();
+    assert_eq!(aliases(&second.engine), given);
+    assert!(
+        second.log.blind_aliases().is_some(),
+        "recorded once reopened"
+    );
+}

@@ -54,6 +54,7 @@ mod torn_logs;
 mod trust;
 mod tui_compare;
 mod tui_keymap;
+mod tui_labels;
 mod tui_review;
 mod tui_snapshots;
 mod tui_update;

@@ -407,7 +407,7 @@ fn odd_review(dir: &Path) -> versus::tui::state::App {
     let mut a = app(&["demo/odd"]);
     typed(&mut a, "Tidy.");
     key(&mut a, KeyCode::Enter);
-    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    send(&mut a, EngineMsg::TurnStarted { turn: 1 });
     finish(&mut a, 0, &["deploy.sh", "logo.png"]);
     send(
         &mut a,

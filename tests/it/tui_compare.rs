@@ -11,7 +11,7 @@ use versus::workspace::Base;
 use versus::workspace::changeset::ChangeSet;
 
 use super::tui_review::{
-    app, assert_no_name, ch, change_set, finish, key, pricing, project, render, select, send,
+    app, assert_no_name, ch, change_set, finish, hide, key, pricing, project, render, select, send,
     status, typed, write,
 };
 
@@ -77,10 +77,12 @@ fn sets(base: &Base) -> Vec<ChangeSet> {
 fn reviewed(base: &Base, blind: bool) -> App {
     let labels = [GOOD, CAREFUL, SLOPPY];
     let mut a = app(&labels);
-    a.blind = blind;
+    if blind {
+        hide(&mut a, 7);
+    }
     typed(&mut a, "The discount test fails. Fix it.");
     key(&mut a, KeyCode::Enter);
-    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    send(&mut a, EngineMsg::TurnStarted { turn: 1 });
     for (panel, set) in sets(base).into_iter().enumerate() {
         finish(&mut a, panel, &["src/pricing.rs"]);
         send(
@@ -214,7 +216,7 @@ fn v_says_so_when_no_other_model_changed_the_file() {
     let mut a = app(&[GOOD, SLOPPY]);
     typed(&mut a, "Fix it.");
     key(&mut a, KeyCode::Enter);
-    send(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    send(&mut a, EngineMsg::TurnStarted { turn: 1 });
     let readme = change_set(
         &base,
         GOOD,

@@ -73,10 +73,7 @@ fn tui_status_hints_are_the_tables_for_the_prompt_list_search_and_run() {
     press(&mut a, KeyCode::Esc, KeyModifiers::NONE);
     typed(&mut a, "Fix the bug.");
     press(&mut a, KeyCode::Enter, KeyModifiers::NONE);
-    update(
-        &mut a,
-        Msg::Engine(EngineMsg::TurnStarted { turn: 1, seed: 7 }),
-    );
+    update(&mut a, Msg::Engine(EngineMsg::TurnStarted { turn: 1 }));
     a.status = None;
     shows(&mut a, Context::Prompt, Some(When::Running));
 }
@@ -87,10 +84,7 @@ fn tui_a_hinted_key_does_what_its_hint_says() {
     let mut a = app();
     typed(&mut a, "Fix the bug.");
     press(&mut a, KeyCode::Enter, KeyModifiers::NONE);
-    update(
-        &mut a,
-        Msg::Engine(EngineMsg::TurnStarted { turn: 1, seed: 7 }),
-    );
+    update(&mut a, Msg::Engine(EngineMsg::TurnStarted { turn: 1 }));
     a.status = None;
     let hints = keymap::hints(Context::Prompt, Some(When::Running));
     let zoom = hints.iter().find(|(_, l)| *l == "zoom").unwrap();

@@ -70,7 +70,7 @@ pub(crate) fn start_turn(app: &mut App, prompt: &str) {
     typed(app, prompt);
     key(app, KeyCode::Enter);
     let turn = app.turn + 1;
-    send(app, EngineMsg::TurnStarted { turn, seed: 7 });
+    send(app, EngineMsg::TurnStarted { turn });
     app.status = None;
     // The clock moves on: panels show 7 s elapsed.
     app.now_ms += 7_000;

@@ -71,7 +71,7 @@ fn enter_sends_to_every_model_and_the_turn_starts_when_the_driver_says_so() {
     );
     assert!(a.prompt.is_empty());
     assert!(a.submitting);
-    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
     assert_eq!(a.turn, 1);
     assert!(a.running());
     assert_eq!(a.history, ["fix the bug"]);
@@ -156,7 +156,7 @@ fn esc_cancels_everything_and_ctrl_x_only_the_focused_model() {
     let mut a = app();
     typed(&mut a, "go");
     key(&mut a, KeyCode::Enter);
-    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
     key(&mut a, KeyCode::Tab);
     let effects = press(&mut a, KeyCode::Char('x'), KeyModifiers::CONTROL);
     assert_eq!(
@@ -182,7 +182,7 @@ fn esc_asks_before_cancelling_and_only_esc_again_confirms_in_time() {
     let mut a = app();
     typed(&mut a, "go");
     key(&mut a, KeyCode::Enter);
-    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
     a.now_ms = 1_000;
     // The first Esc closes a completion list, as before: it never counts as the question.
     typed(&mut a, "/");
@@ -214,7 +214,7 @@ fn esc_asks_before_cancelling_and_only_esc_again_confirms_in_time() {
     let mut b = app();
     typed(&mut b, "go");
     key(&mut b, KeyCode::Enter);
-    engine(&mut b, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    engine(&mut b, EngineMsg::TurnStarted { turn: 1 });
     assert!(key(&mut b, KeyCode::Esc).is_empty());
     engine(&mut b, EngineMsg::Info("something else".into()));
     assert!(key(&mut b, KeyCode::Esc).is_empty(), "asks again");
@@ -260,7 +260,7 @@ fn a_turn_end_notifies_only_when_the_terminal_is_not_focused_and_notifications_a
     let mut a = app();
     typed(&mut a, "go");
     key(&mut a, KeyCode::Enter);
-    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
     // Off (the app's default until the config says otherwise): never.
     update(&mut a, Msg::Focus(false));
     assert!(ended(&mut a).is_empty());
@@ -301,7 +301,7 @@ fn run_events_fill_panels_and_the_turn_end_reports_every_model() {
     let mut a = app();
     typed(&mut a, "go");
     key(&mut a, KeyCode::Enter);
-    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
     engine(
         &mut a,
         EngineMsg::Agent {
@@ -455,7 +455,7 @@ fn the_wheel_scrolls_the_panel_under_it_and_a_click_focuses_it() {
     a.size = (120, 30);
     typed(&mut a, "go");
     key(&mut a, KeyCode::Enter);
-    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
     for panel in 0..2 {
         let text: String = (0..80).map(|n| format!("line {n}\n")).collect();
         engine(
@@ -573,7 +573,7 @@ fn ctrl_t_opens_the_focused_panels_tool_results_whole_on_the_latest_call() {
 
     typed(&mut a, "go");
     key(&mut a, KeyCode::Enter);
-    engine(&mut a, EngineMsg::TurnStarted { turn: 1, seed: 7 });
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
     let long: String = (1..=40).map(|i| format!("line {i}\n")).collect();
     bash_call(
         &mut a,
@@ -648,4 +648,51 @@ fn ctrl_t_opens_the_focused_panels_tool_results_whole_on_the_latest_call() {
             "  [exit code: 0]"
         ]
     );
+}
+
+/// Issue 22 item 10: a run's last line carries the panel title's mark — `✓` for a normal
+/// finish, `■` only for a limit or a cancel (docs/tui.md's legend), `✗` for an error.
+#[test]
+fn a_finished_run_is_marked_like_its_title() {
+    for (stop, mark) in [
+        (RunStop::Completed, "✓ done"),
+        (RunStop::MaxSteps, "■ max steps"),
+        (RunStop::Timeout, "■ timeout"),
+        (RunStop::Cancelled, "■ cancelled"),
+        (RunStop::Error, "✗ error"),
+    ] {
+        let mut a = app();
+        typed(&mut a, "go");
+        key(&mut a, KeyCode::Enter);
+        engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
+        engine(
+            &mut a,
+            EngineMsg::Finished {
+                panel: 0,
+                summary: RunSummary {
+                    stop,
+                    elapsed_ms: 1,
+                    writes: 0,
+                    files: Vec::new(),
+                    deleted: Vec::new(),
+                    error: None,
+                },
+            },
+        );
+        let lines: Vec<String> = a.panels[0]
+            .transcript
+            .lines()
+            .iter()
+            .map(|l| l.text().to_string())
+            .collect();
+        assert!(
+            lines.iter().any(|l| l.starts_with(&format!("{mark} · "))),
+            "{stop:?}: {lines:?}"
+        );
+        assert_eq!(
+            lines.iter().filter(|l| l.starts_with('■')).count(),
+            usize::from(!matches!(stop, RunStop::Completed | RunStop::Error)),
+            "{stop:?}: {lines:?}"
+        );
+    }
 }

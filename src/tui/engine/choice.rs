@@ -35,7 +35,6 @@ impl Engine {
             resolutions: request.resolutions,
             resolve_rest: None,
             ratings: request.ratings,
-            blind: request.blind,
             lock_wait: Default::default(),
         }) {
             Ok(job) => job,

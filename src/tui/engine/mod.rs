@@ -111,6 +111,8 @@ pub struct Engine {
     check: Option<String>,
     /// A shell waiting for the event loop.
     shell: Option<ShellRequest>,
+    /// The blind-mode names the app was last told (it hears again when the engine's change).
+    shown_names: Option<crate::review::BlindNames>,
 }
 
 /// Everything the driver starts from.
@@ -138,13 +140,39 @@ impl Engine {
             env: parts.env,
             http: parts.http,
             models: parts.models.into_iter().collect(),
-            core: parts.core,
             tx,
             turn: None,
             checks: tokio_util::sync::CancellationToken::new(),
             check: None,
             shell: None,
+            shown_names: parts.core.blind_names().cloned(),
+            core: parts.core,
         }
+    }
+
+    /// The session's blind-mode names now (the app starts from them).
+    pub fn blind_names(&self) -> Option<&crate::review::BlindNames> {
+        self.core.blind_names()
+    }
+
+    /// `messages`, after a [`EngineMsg::Blind`] when the engine's names changed since the app
+    /// last heard: the aliases are the engine's (assigned when blind mode turns on, a model
+    /// joins, a turn starts), and the app must know them before it names anyone.
+    fn with_names(&mut self, messages: Vec<EngineMsg>) -> Vec<EngineMsg> {
+        let names = self.core.blind_names();
+        if names == self.shown_names.as_ref() {
+            return messages;
+        }
+        self.shown_names = names.cloned();
+        let mut out = vec![EngineMsg::Blind(self.shown_names.clone())];
+        out.extend(messages);
+        out
+    }
+
+    /// Handles what the turn's tasks report; returns messages for the app.
+    pub fn on_loop(&mut self, msg: LoopMsg) -> Vec<EngineMsg> {
+        let out = self.on_loop_msg(msg);
+        self.with_names(out)
     }
 
     /// Takes the shell the event loop should open, if one was asked for.
@@ -164,8 +192,17 @@ impl Engine {
 
     /// Carries out one effect; returns the messages that answer it at once.
     pub fn execute(&mut self, effect: Effect) -> Vec<EngineMsg> {
+        let out = self.carry_out(effect);
+        self.with_names(out)
+    }
+
+    fn carry_out(&mut self, effect: Effect) -> Vec<EngineMsg> {
         match effect {
             Effect::Submit(request) => self.submit(request),
+            Effect::Blind(on) => {
+                self.core.set_blind(on);
+                Vec::new()
+            }
             Effect::Mouse(on) => {
                 super::terminal::set_mouse(on);
                 Vec::new()

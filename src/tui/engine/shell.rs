@@ -52,7 +52,7 @@ impl ShellRequest {
         };
         if self.hidden {
             format!(
-                "versus: a shell in the workspace of {} ({confined}; names are hidden until you choose, so its folder is not shown); exit it to return to versus",
+                "versus: a shell in the workspace of {} ({confined}; names are hidden, so its folder is not shown); exit it to return to versus",
                 self.shown
             )
         } else {

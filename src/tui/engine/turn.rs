@@ -68,10 +68,19 @@ impl Engine {
         let mut targets = Vec::with_capacity(request.targets.len());
         for target in &request.targets {
             let Some(model) = self.models.get(&target.label) else {
-                return reject(format!(
-                    "{} is not set up in this session; add it with /models add {}",
-                    target.label, target.label
-                ));
+                // While blind mode hides the names, the alias alone.
+                return reject(
+                    match self.core.blind_names().filter(|_| self.core.blind()) {
+                        Some(names) => format!(
+                            "{} is not set up in this session",
+                            names.shown(&target.label)
+                        ),
+                        None => format!(
+                            "{} is not set up in this session; add it with /models add {}",
+                            target.label, target.label
+                        ),
+                    },
+                );
             };
             let entry = entry_for(
                 &model.resolved,
@@ -144,8 +153,8 @@ impl Engine {
         }
     }
 
-    /// Handles what the turn's tasks report; returns messages for the app.
-    pub fn on_loop(&mut self, msg: LoopMsg) -> Vec<EngineMsg> {
+    /// Handles what the turn's tasks report (see [`Engine::on_loop`]).
+    pub(super) fn on_loop_msg(&mut self, msg: LoopMsg) -> Vec<EngineMsg> {
         match msg {
             LoopMsg::App(m) => vec![m],
             LoopMsg::Started { turn, base } => self.started(turn, base),
@@ -202,10 +211,7 @@ impl Engine {
                 }
             });
         }
-        let mut out = vec![EngineMsg::TurnStarted {
-            turn,
-            seed: seed(turn),
-        }];
+        let mut out = vec![EngineMsg::TurnStarted { turn }];
         if !active.plain.is_empty() {
             out.push(EngineMsg::Info(plain_note(turn, &active.plain)));
         }
@@ -296,15 +302,6 @@ impl Engine {
         });
         Some(answer)
     }
-}
-
-/// A number that differs from turn to turn and run to run (blind mode shuffles with it).
-fn seed(turn: u32) -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    (nanos as u64) ^ (u64::from(std::process::id()) << 32) ^ u64::from(turn).rotate_left(17)
 }
 
 /// The status line when some `@word`s were left as text.

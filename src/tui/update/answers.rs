@@ -13,6 +13,7 @@ use super::super::format::duration_ms;
 use super::super::panel::{Panel, PanelStatus};
 use super::super::review::{Decided, SetState};
 use super::super::state::{App, ApplyDialog, Dialog, Screen};
+use super::super::strings;
 
 /// A finished model's change set: into the review, which may open by itself
 /// ([`open_when_ready`]).
@@ -135,7 +136,6 @@ pub fn check_notes(panel: &mut Panel, result: &CheckResult) {
 
 /// The preview: apply at once when nothing conflicts, else ask per conflicting file.
 pub fn preview(app: &mut App, turn: u32, preview: crate::apply::Preview) -> Vec<Effect> {
-    let blind = app.hiding();
     let Some(review) = app.review.as_mut().filter(|r| r.turn == turn) else {
         return Vec::new();
     };
@@ -162,7 +162,6 @@ pub fn preview(app: &mut App, turn: u32, preview: crate::apply::Preview) -> Vec<
             plan: Some(plan),
             resolutions: Default::default(),
             ratings,
-            blind,
         })];
     }
     app.dialog = Some(Dialog::Apply(ApplyDialog {
@@ -179,11 +178,9 @@ pub fn preview(app: &mut App, turn: u32, preview: crate::apply::Preview) -> Vec<
     Vec::new()
 }
 
-/// The choice is recorded: reveal the names, say what was written.
+/// The choice is recorded: say what was written. Blind mode's names stay hidden (they are
+/// the session's, revealed only when the user asks or the session ends).
 pub fn chosen(app: &mut App, done: ChoiceDone) {
-    if let Some(names) = app.names.as_mut() {
-        names.reveal();
-    }
     if let Some(review) = app.review.as_mut().filter(|r| r.turn == done.turn) {
         review.busy = false;
         review.pending = None;
@@ -194,9 +191,14 @@ pub fn chosen(app: &mut App, done: ChoiceDone) {
         review.basket.clear();
         review.recompute_basket();
     }
+    let hidden = if app.hiding() {
+        strings::NAMES_STAY_HIDDEN
+    } else {
+        ""
+    };
     if done.chosen.is_empty() {
         app.info(format!(
-            "turn {}: none of them (recorded in .versus/preferences.jsonl)",
+            "turn {}: none of them (recorded in .versus/preferences.jsonl){hidden}",
             done.turn
         ));
         return;
@@ -245,7 +247,7 @@ pub fn chosen(app: &mut App, done: ChoiceDone) {
         ""
     };
     let text = format!(
-        "applied {}: {}{undo}",
+        "applied {}: {}{undo}{hidden}",
         names.join(" + "),
         if parts.is_empty() {
             "nothing to write".to_string()

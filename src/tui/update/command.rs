@@ -111,7 +111,11 @@ pub fn run(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
         Command::Help => app.overlay = Some(Overlay::Help),
         Command::ModelsList => {
-            let mut lines: Vec<String> = app.roster.iter().map(|m| format!("  {m}")).collect();
+            let mut lines: Vec<String> = app
+                .roster
+                .iter()
+                .map(|m| format!("  {}", app.shown_label(m)))
+                .collect();
             if lines.is_empty() {
                 lines.push("  (none)".to_string());
             }
@@ -143,7 +147,11 @@ pub fn run(app: &mut App, command: Command) -> Vec<Effect> {
             }
             return vec![Effect::PlanRewind { scope }];
         }
-        Command::Blind => blind(app),
+        Command::Blind => return blind(app),
+        Command::Stats if app.hiding() => {
+            // The statistics name every model (and a fresh win would point at one).
+            app.info("blind: /stats names the models; it shows once you reveal them (/blind)");
+        }
         Command::Stats => return vec![Effect::Stats],
         Command::Resume => return resume(app),
         Command::Compact => {
@@ -206,17 +214,33 @@ pub fn run(app: &mut App, command: Command) -> Vec<Effect> {
     Vec::new()
 }
 
-/// `/blind`: names hidden from the next turn on; turning it off reveals the current turn.
-fn blind(app: &mut App) {
+/// `/blind`: the session's models are hidden under aliases from now on (the session engine
+/// gives them, stable across turns); turning it off reveals who was who.
+fn blind(app: &mut App) -> Vec<Effect> {
     app.blind = !app.blind;
     if app.blind {
-        app.info("blind: from the next turn, models are Model A, B, C… in a random order until you choose");
+        app.info("blind: models are Model A, B, C… in a random order, the same every turn, until you reveal them (/blind again) or the session ends");
     } else {
+        let hidden = app.hiding();
         if let Some(names) = app.names.as_mut() {
             names.reveal();
         }
-        app.info("blind off: real names shown");
+        let who: Vec<String> = app
+            .names
+            .iter()
+            .flat_map(|n| n.labels().iter())
+            .filter_map(|label| {
+                let names = app.names.as_ref()?;
+                Some(format!("{} is {label}", names.alias(label)?))
+            })
+            .collect();
+        if hidden && !who.is_empty() {
+            app.info(format!("blind off: {}", who.join(", ")));
+        } else {
+            app.info("blind off: real names shown");
+        }
     }
+    vec![Effect::Blind(app.blind)]
 }
 
 fn remove_models(app: &mut App, specs: &[String]) {
@@ -243,7 +267,7 @@ fn roster_text(app: &App) -> String {
     if app.roster.is_empty() {
         "none (add one with /models add SPEC)".to_string()
     } else {
-        app.roster.join(", ")
+        app.shown_roster()
     }
 }
 

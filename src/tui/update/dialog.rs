@@ -81,7 +81,6 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                     }
                 }
                 Some(KeyAction::ApplyConfirm) => {
-                    let blind = app.hiding();
                     let ratings = app
                         .review
                         .as_ref()
@@ -105,7 +104,6 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                         plan: Some(dialog.plan),
                         resolutions: dialog.resolutions,
                         ratings,
-                        blind,
                     })];
                 }
                 _ => app.dirty = false,

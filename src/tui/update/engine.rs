@@ -3,8 +3,6 @@
 
 use crate::model::RunStop;
 
-use crate::review::BlindNames;
-
 use super::super::action::{Effect, EngineMsg};
 use super::super::format::cost;
 use super::super::panel::PanelStatus;
@@ -47,7 +45,11 @@ fn news(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
             app.history = older;
         }
         EngineMsg::FilesLoaded(files) => app.files = files,
-        EngineMsg::TurnStarted { turn, seed } => turn_started(app, turn, seed),
+        EngineMsg::TurnStarted { turn } => turn_started(app, turn),
+        EngineMsg::Blind(names) => {
+            app.blind = names.as_ref().is_some_and(|n| !n.is_revealed());
+            app.names = names;
+        }
         EngineMsg::TurnRejected { error } => {
             app.submitting = false;
             if let Some((_, typed)) = app.pending.take()
@@ -89,6 +91,7 @@ fn news(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
             }
             app.sync_panels();
             if errors.is_empty() && app.session.demo && !added.is_empty() {
+                let added: Vec<String> = added.iter().map(|l| app.shown_label(l)).collect();
                 app.info(strings::demo_models_added(&app.session.project, &added));
             } else if errors.is_empty() {
                 let note = if app.running() {
@@ -96,7 +99,7 @@ fn news(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
                 } else {
                     ""
                 };
-                app.info(format!("models: {}{note}", app.roster.join(", ")));
+                app.info(format!("models: {}{note}", app.shown_roster()));
             } else {
                 app.error(errors.join("; "));
             }
@@ -112,10 +115,7 @@ fn news(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
             }
             app.sync_panels();
             if errors.is_empty() {
-                app.info(format!(
-                    "settings loaded; models: {}",
-                    app.roster.join(", ")
-                ));
+                app.info(format!("settings loaded; models: {}", app.shown_roster()));
             } else {
                 app.error(format!("settings loaded, but: {}", errors.join("; ")));
             }
@@ -139,8 +139,8 @@ fn news(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
         EngineMsg::Rewound(done) => answers::rewound(app, done),
         EngineMsg::Show { title, lines } => app.overlay = Some(Overlay::Info { title, lines }),
         EngineMsg::Compacted(models) => {
-            // Blind mode: the new turn's aliases do not exist yet, so no model is named.
-            let who = if app.blind {
+            // Blind mode: no model is named (the count says enough).
+            let who = if app.blind || app.hiding() {
                 format!("{} model(s)", models.len())
             } else {
                 models
@@ -159,13 +159,12 @@ fn news(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
     Vec::new()
 }
 
-fn turn_started(app: &mut App, turn: u32, seed: u64) {
+fn turn_started(app: &mut App, turn: u32) {
     app.submitting = false;
     app.turn = turn;
     let Some((request, _)) = app.pending.take() else {
         return;
     };
-    app.names = app.blind.then(|| BlindNames::new(app.panels.len(), seed));
     let order = app.panel_order();
     let targets: Vec<(usize, String)> = request
         .targets
@@ -194,8 +193,8 @@ fn turn_started(app: &mut App, turn: u32, seed: u64) {
         }
     }
     let names: Vec<String> = request.targets.iter().map(|t| app.shown(t.panel)).collect();
-    let blind = if app.names.is_some() {
-        " (blind: names hidden until the choice)"
+    let blind = if app.hiding() {
+        " (blind: names hidden until you reveal them with /blind)"
     } else {
         ""
     };

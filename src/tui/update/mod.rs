@@ -77,14 +77,11 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
 
 /// Recomputes the completion list after an edit.
 pub(crate) fn refresh_completion(app: &mut App) {
+    // While blind mode hides the names, `@` offers files only: the list would name the models.
+    let models: &[String] = if app.hiding() { &[] } else { &app.roster };
     app.completion = if app.completion_dismissed {
         None
     } else {
-        complete::compute(
-            app.prompt.raw(),
-            app.prompt.cursor(),
-            &app.roster,
-            &app.files,
-        )
+        complete::compute(app.prompt.raw(), app.prompt.cursor(), models, &app.files)
     };
 }

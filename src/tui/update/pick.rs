@@ -133,7 +133,6 @@ fn text_winner(app: &mut App, label: &str) -> Vec<Effect> {
         app.error(why);
         return Vec::new();
     }
-    let blind = app.hiding();
     let Some(review) = app.review.as_mut() else {
         return Vec::new();
     };
@@ -150,7 +149,6 @@ fn text_winner(app: &mut App, label: &str) -> Vec<Effect> {
         plan: None,
         resolutions: Default::default(),
         ratings: review.ratings.clone(),
-        blind,
     };
     app.info(format!(
         "recording: {shown}'s answer chosen (it changed no file)…"
@@ -283,7 +281,6 @@ pub fn none_of_them(app: &mut App) -> Vec<Effect> {
         app.error(why);
         return Vec::new();
     }
-    let blind = app.hiding();
     let Some(review) = app.review.as_mut() else {
         return Vec::new();
     };
@@ -294,7 +291,6 @@ pub fn none_of_them(app: &mut App) -> Vec<Effect> {
         plan: None,
         resolutions: Default::default(),
         ratings: review.ratings.clone(),
-        blind,
     };
     app.info("recording: none of them…");
     vec![Effect::Choose(request)]

@@ -39,26 +39,31 @@ pub fn render(
     let t = app.theme;
     let focused = index == app.focus;
     let (icon, word, style) = status_mark(panel.status, t);
-    let mut title = vec![
-        Span::styled(format!(" {icon} "), style),
-        Span::styled(
-            app.shown(index),
-            if focused { t.accent() } else { t.bold() },
-        ),
-        Span::raw(" "),
-    ];
-    if shown < app.panels.len() {
-        // Its place on screen, not in the roster: in a blind turn the roster order is the
-        // `-m` order, which would name the model behind the alias.
+    // Its place on screen, not in the roster: in a blind turn the roster order is the `-m`
+    // order, which would name the model behind the alias.
+    let place = (shown < app.panels.len()).then(|| {
         let place = app
             .panel_order()
             .iter()
             .position(|&i| i == index)
             .unwrap_or(index);
-        title.push(Span::styled(
-            format!("{}/{} ", place + 1, app.panels.len()),
-            t.dim(),
-        ));
+        format!("{}/{} ", place + 1, app.panels.len())
+    });
+    // The label in what the border leaves (corners, the mark, the place), cut in the middle
+    // and still unlike every other model's.
+    let room = usize::from(area.width)
+        .saturating_sub(2 + 3 + 1)
+        .saturating_sub(place.as_ref().map_or(0, |p| p.chars().count()));
+    let mut title = vec![
+        Span::styled(format!(" {icon} "), style),
+        Span::styled(
+            app.short_label(&panel.label, room.max(1)),
+            if focused { t.accent() } else { t.bold() },
+        ),
+        Span::raw(" "),
+    ];
+    if let Some(place) = place {
+        title.push(Span::styled(place, t.dim()));
     }
     let mut counters = vec![Span::styled(format!(" {word}"), style)];
     if panel.status != PanelStatus::Idle || panel.step > 0 {

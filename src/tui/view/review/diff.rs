@@ -162,12 +162,14 @@ fn file_title(app: &App, file: &FileChange, doc: &DiffDoc, review: &ReviewState)
         String::new()
     };
     if let Some(other) = &review.against {
+        // Each name in at most a quarter of the screen, cut by the one rule for labels.
+        let room = usize::from(app.size.0 / 4).max(10);
         let mine = review
             .model()
-            .map_or(String::new(), |m| app.shown_label(&m.label));
+            .map_or(String::new(), |m| app.short_label(&m.label, room));
         return format!(
             " {mine} vs {} · {}{long} · +{} -{}{hunk} · {layout} ",
-            app.shown_label(other),
+            app.short_label(other, room),
             crate::sanitize::name(&file.path),
             file.added,
             file.removed
@@ -193,15 +195,20 @@ fn fit_title(title: String, mode: DiffMode, width: u16) -> String {
         DiffMode::Unified => " · unified ",
         DiffMode::SideBySide => " · side by side ",
     };
-    match title.strip_suffix(layout) {
+    let title = match title.strip_suffix(layout) {
         Some(short) => format!("{short} "),
         None => title,
-    }
+    };
+    // Still too wide: cut at its end, and the cut shows.
+    super::super::super::wrap::clip(&title, room)
 }
 
 fn empty_title(app: &App, review: &ReviewState) -> String {
     match review.model() {
-        Some(m) => format!(" {} ", app.shown_label(&m.label)),
+        Some(m) => format!(
+            " {} ",
+            app.short_label(&m.label, usize::from(app.size.0).saturating_sub(4).max(8))
+        ),
         None => " diff ".to_string(),
     }
 }

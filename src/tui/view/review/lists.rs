@@ -5,7 +5,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Block, Paragraph};
 
 use crate::apply::Pick;
 use crate::review::BasketState;
@@ -13,6 +13,7 @@ use crate::workspace::changeset::ChangeKind;
 
 use super::super::super::review::{ReviewState, conflict_side as side};
 use super::super::super::state::App;
+use super::super::super::wrap;
 
 /// Draws the file list of the selected model.
 pub fn files(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState) {
@@ -46,7 +47,22 @@ pub fn files(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState)
                 // A symlink is named as one: `srclink -> src (symlink)`.
                 // Names quoted as git quotes them (a newline or a bidi control in a name is
                 // shown escaped, never acted on).
-                let path = crate::sanitize::name(&f.path);
+                // The row's room for the name: the file's own name stays, its folders give way
+                // (cut in the middle, with `…`), then the counts (the table and the diff's
+                // title have them).
+                let width = usize::from(area.width).saturating_sub(2 + 4);
+                let base_name = f.path.rsplit('/').next().unwrap_or(&f.path);
+                let mut counts = format!(" +{} -{}", f.added, f.removed);
+                if base_name.chars().count() + 1 + counts.chars().count() > width {
+                    counts.clear();
+                }
+                let room = width.saturating_sub(counts.chars().count()).max(4);
+                let quoted = crate::sanitize::name(&f.path).to_string();
+                let path = if f.symlink_label().is_some() {
+                    quoted
+                } else {
+                    wrap::path(&quoted, room)
+                };
                 let name = match f.symlink_label() {
                     Some(label) => match label.strip_prefix("symlink -> ") {
                         Some(target) => {
@@ -59,8 +75,8 @@ pub fn files(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState)
                 let line = Line::from(vec![
                     Span::styled(format!("{mark} "), style),
                     Span::styled(format!("{kind} "), t.dim()),
-                    Span::raw(name),
-                    Span::styled(format!(" +{} -{}", f.added, f.removed), t.dim()),
+                    Span::raw(wrap::clip(&name, room)),
+                    Span::styled(counts, t.dim()),
                 ]);
                 if i == review.file {
                     line.style(t.selected())
@@ -71,7 +87,19 @@ pub fn files(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState)
             .collect(),
         _ => vec![Line::styled("no file changed", t.dim())],
     };
-    let title = format!(" files · {} ({count}) ", app.shown_label(label));
+    // The model's name before the count: the count goes first when both do not fit (the
+    // table has it).
+    // (The title's last space may fall on the corner.)
+    let room = usize::from(area.width).saturating_sub(2 + " files · ".chars().count());
+    let count = format!(" ({count})");
+    let title = if app.shown_label(label).chars().count() + count.len() <= room {
+        format!(" files · {}{count} ", app.shown_label(label))
+    } else {
+        format!(
+            " files · {} ",
+            app.short_label(label, room.saturating_sub(1).max(1))
+        )
+    };
     frame.render_widget(
         Paragraph::new(lines).block(
             Block::bordered()
@@ -89,6 +117,7 @@ pub fn basket(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
         return;
     }
     let t = app.theme;
+    let inner = usize::from(area.width.saturating_sub(2));
     let mut lines: Vec<Line<'static>> = review
         .basket
         .picks()
@@ -97,12 +126,12 @@ pub fn basket(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
             if in_conflict(review, p) {
                 Line::from(vec![
                     Span::styled("⚠ ", t.error()),
-                    Span::raw(pick_text(app, review, p)),
+                    Span::raw(pick_text(app, review, p, inner)),
                 ])
             } else {
                 Line::from(vec![
                     Span::styled("✓ ", t.ok()),
-                    Span::raw(pick_text(app, review, p)),
+                    Span::raw(pick_text(app, review, p, inner)),
                 ])
             }
         })
@@ -112,8 +141,8 @@ pub fn basket(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
             Span::styled("✎ ", t.hint()),
             Span::raw(format!(
                 "{} · {}:{}: {}",
-                app.shown_label(&c.label),
-                c.path,
+                app.short_label(&c.label, label_room(inner)),
+                wrap::path(&c.path, inner.saturating_sub(2).max(4)),
                 c.place,
                 c.text
             )),
@@ -165,14 +194,32 @@ pub fn basket(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
         BasketState::Conflicts(_) => t.error(),
         _ => t.dim(),
     };
+    // Every line wrapped under its mark; when the rows outrun the pane, the last one kept says
+    // how many more there are (nothing is clipped unseen).
+    let height = usize::from(area.height.saturating_sub(2));
+    let mut rows: Vec<Line<'static>> = lines.iter().flat_map(|l| wrap::styled(l, inner)).collect();
+    if rows.len() > height && height > 0 {
+        let more = rows.len() - (height - 1);
+        rows.truncate(height - 1);
+        rows.push(Line::styled(
+            wrap::clip(&format!("{} {more} more row(s)", wrap::ELLIPSIS), inner),
+            t.dim(),
+        ));
+    }
     frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+        Paragraph::new(rows).block(
             Block::bordered()
                 .border_style(border)
-                .title_top(Line::styled(title, t.bold())),
+                .title_top(Line::styled(wrap::clip(&title, inner), t.bold())),
         ),
         area,
     );
+}
+
+/// The columns a model's name gets in a pane's line: a row, less the mark and a separator (at
+/// least 8); the rest of the line wraps under it.
+fn label_room(inner: usize) -> usize {
+    inner.saturating_sub(4).max(8)
 }
 
 /// Whether a pick is one side of a conflict of the basket.
@@ -196,11 +243,14 @@ fn in_conflict(review: &ReviewState, pick: &Pick) -> bool {
     })
 }
 
-/// One pick, with the model's shown name and the hunk's number.
-fn pick_text(app: &App, review: &ReviewState, pick: &Pick) -> String {
+/// One pick, with the model's shown name and the hunk's number, its name and path cut (with
+/// `…`) to fit a pane `inner` columns wide.
+fn pick_text(app: &App, review: &ReviewState, pick: &Pick, inner: usize) -> String {
+    let name = |model: &str| app.short_label(model, label_room(inner));
+    let cut = |path: &str| wrap::path(path, inner.saturating_sub(2).max(4));
     match pick {
-        Pick::ChangeSet { model } => format!("{} · every change", app.shown_label(model)),
-        Pick::File { model, path } => format!("{} · {path}", app.shown_label(model)),
+        Pick::ChangeSet { model } => format!("{} · every change", name(model)),
+        Pick::File { model, path } => format!("{} · {}", name(model), cut(path)),
         Pick::Hunk { model, path, hunk } => {
             let number = review
                 .set_of(model)
@@ -208,7 +258,7 @@ fn pick_text(app: &App, review: &ReviewState, pick: &Pick) -> String {
                 .and_then(|f| f.hunk(hunk))
                 .map(|h| h.number.to_string())
                 .unwrap_or_else(|| "?".to_string());
-            format!("{} · {path} hunk {number}", app.shown_label(model))
+            format!("{} · {} hunk {number}", name(model), cut(path))
         }
         Pick::Line {
             model,
@@ -222,7 +272,7 @@ fn pick_text(app: &App, review: &ReviewState, pick: &Pick) -> String {
                 .and_then(|f| f.hunk(hunk))
                 .and_then(|h| crate::review::line_place(h, *line))
                 .unwrap_or_else(|| "a line".to_string());
-            format!("{} · {path} {place}", app.shown_label(model))
+            format!("{} · {} {place}", name(model), cut(path))
         }
     }
 }

@@ -15,7 +15,7 @@ use super::super::super::action::CheckState;
 use super::super::super::format::{clock, cost, duration_ms, one_line, tokens};
 use super::super::super::review::{ReviewModel, ReviewState, SetState};
 use super::super::super::state::App;
-use super::super::super::wrap::fit as fit_cut;
+use super::super::super::wrap;
 use super::super::panel::status_mark;
 
 /// Draws the table.
@@ -32,6 +32,8 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
         .collect();
     let longest = names.iter().map(|n| n.width()).max().unwrap_or(5).max(5);
     let layout = Columns::fit(usize::from(area.width.saturating_sub(2)), longest);
+    // Cut by the one rule for labels: in the middle, with `…`, never two alike.
+    let names = wrap::labels(&names, layout.name);
     let mut lines = vec![Line::styled(layout.header(), t.dim())];
     // Rows for the models: as many as fit, scrolled so the selected one is always on screen.
     let check = check_line(app, review);
@@ -90,13 +92,19 @@ fn corner(app: &App, review: &ReviewState) -> Option<Line<'static>> {
         let text = if decided.chosen.is_empty() {
             " ✓ none of them ".to_string()
         } else {
-            let names: Vec<String> = decided.chosen.iter().map(|l| app.shown_label(l)).collect();
+            // A corner, not the whole border: each name in at most a third of the table.
+            let room = usize::from(app.size.0 / 3).max(8);
+            let names: Vec<String> = decided
+                .chosen
+                .iter()
+                .map(|l| app.short_label(l, room))
+                .collect();
             format!(" ✓ applied {} ", names.join(" + "))
         };
         return Some(Line::styled(text, t.ok()));
     }
     app.hiding()
-        .then(|| Line::styled(" blind: names hidden until you choose ", t.warn()))
+        .then(|| Line::styled(" blind: names hidden (/blind reveals them) ", t.warn()))
 }
 
 fn row(
@@ -371,7 +379,7 @@ fn tests_line(app: &App, review: &ReviewState, width: usize) -> Option<Line<'sta
     };
     Some(Line::from(vec![
         Span::raw("  "),
-        Span::styled(fit_cut(&one_line(&text, 400), width), t.warn()),
+        Span::styled(wrap::fit(&one_line(&text, 400), width), t.warn()),
     ]))
 }
 

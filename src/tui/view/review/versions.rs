@@ -15,6 +15,7 @@ use super::super::super::review::{ReviewState, VersionsView};
 use super::super::super::state::App;
 use super::super::super::strings::VERSIONS_HINT;
 use super::super::super::theme::Theme;
+use super::super::super::wrap;
 use super::cut::lay;
 use super::text::{clean, fit};
 
@@ -64,23 +65,46 @@ pub fn layout(
         .map(|l| l.number.to_string().len())
         .max()
         .unwrap_or(1);
-    let heading = |c: &VersionColumn| -> String {
-        let name = app.shown_label(&c.model);
+    // A column's heading in `width` columns: the names cut by the one rule for labels (in the
+    // middle, never two alike), the rest cut at its end with `…`.
+    let heading = |c: &VersionColumn, width: usize| -> String {
         let mark = if Some(c.model.as_str()) == selected {
             "▶ "
         } else {
             ""
         };
-        let state = if c.deleted {
-            " · deleted the file".to_string()
-        } else if c.unchanged {
-            " · unchanged (the base)".to_string()
-        } else if let Some(other) = c.same_as.and_then(|j| columns.get(j)) {
-            format!(" · same as {}", app.shown_label(&other.model))
+        let room = width.saturating_sub(mark.chars().count()).max(1);
+        let other = c
+            .same_as
+            .filter(|_| !c.deleted && !c.unchanged)
+            .and_then(|j| columns.get(j));
+        let (name, state) = if let Some(other) = other {
+            // Two names: half the room each, or the other one unnamed when a half would
+            // not tell much.
+            let half = room.saturating_sub(" · same as ".chars().count()) / 2;
+            if half >= 10 {
+                (
+                    app.short_label(&c.model, half),
+                    format!(" · same as {}", app.short_label(&other.model, half)),
+                )
+            } else {
+                let state = " · same as another";
+                let name_room = room.saturating_sub(state.chars().count()).max(room.min(12));
+                (app.short_label(&c.model, name_room), state.to_string())
+            }
         } else {
-            String::new()
+            let state = if c.deleted {
+                " · deleted the file"
+            } else if c.unchanged {
+                " · unchanged (the base)"
+            } else {
+                ""
+            };
+            // The state stays whole while the name has a dozen columns.
+            let name_room = room.saturating_sub(state.chars().count()).max(room.min(12));
+            (app.short_label(&c.model, name_room), state.to_string())
         };
-        format!("{mark}{name}{state}")
+        wrap::clip(&format!("{mark}{name}{state}"), width)
     };
     // A line wider than its column is cut with the diff's `→` (its number and sign first).
     let body = |c: &VersionColumn, t: Theme, width: usize| -> Vec<Vec<Span<'static>>> {
@@ -115,7 +139,7 @@ pub fn layout(
                 head.push(Span::styled("│", t.dim()));
             }
             head.extend(fit(
-                vec![Span::styled(heading(c), t.bold())],
+                vec![Span::styled(heading(c, column_width), t.bold())],
                 column_width,
                 t.text(),
             ));
@@ -137,7 +161,7 @@ pub fn layout(
             if k > 0 {
                 out.push(Line::default());
             }
-            out.push(Line::styled(heading(c), t.bold()));
+            out.push(Line::styled(heading(c, width), t.bold()));
             out.extend(
                 body(c, t, width)
                     .into_iter()
