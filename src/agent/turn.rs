@@ -471,7 +471,9 @@ impl Run<'_> {
             let failed_edit = output.edit == Some(EditOutcome::Failed);
             self.stats.tool_calls += 1;
             *self.stats.tools.entry(name.clone()).or_default() += 1;
-            if output.is_error {
+            // Counted by outcome, not by the provider's error flag: a command that exits 3 is
+            // a normal result to the model but did not succeed.
+            if !output.outcome.is_ok() {
                 self.stats.tool_errors += 1;
             }
             if failed_edit {

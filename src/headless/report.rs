@@ -266,7 +266,7 @@ pub struct ModelRun {
     pub tool_calls: u32,
     /// Tool calls per tool name (sorted by name).
     pub tool_calls_by_name: BTreeMap<String, u32>,
-    /// Tool calls that returned an error.
+    /// Tool calls that did not succeed (a non-zero exit, a tool error, a refusal, a timeout).
     pub tool_errors: u32,
     /// Edit calls (edit_file, apply_patch) that did not apply.
     pub edit_failures: u32,

@@ -155,7 +155,8 @@ pub struct RunStats {
     pub tool_calls: u32,
     /// Tool calls per tool name.
     pub tools: BTreeMap<String, u32>,
-    /// Tool calls that returned an error.
+    /// Tool calls that did not succeed (by `ToolOutcome`: a command's non-zero exit, a tool
+    /// error, a refusal, a timeout, a cancellation), so a failing build counts.
     pub tool_errors: u32,
     /// Edit calls that did not apply.
     pub failed_edits: u32,

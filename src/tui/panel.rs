@@ -115,7 +115,7 @@ pub struct Panel {
     pub elapsed_ms: Option<u64>,
     /// Tool calls of this turn.
     pub tool_calls: u32,
-    /// Failed tool calls of this turn.
+    /// Tool calls of this turn that did not succeed (by outcome: a non-zero exit counts).
     pub tool_errors: u32,
     /// Edits of this turn that did not apply (`old_string` not found...).
     pub failed_edits: u32,
@@ -281,13 +281,13 @@ impl Panel {
                 output,
             } => {
                 self.tool_calls += 1;
-                if *is_error {
+                let outcome = ToolOutcome::or_legacy(*outcome, *is_error);
+                if !outcome.is_ok() {
                     self.tool_errors += 1;
                 }
                 if *failed_edit {
                     self.failed_edits += 1;
                 }
-                let outcome = ToolOutcome::or_legacy(*outcome, *is_error);
                 let index = self.tools.iter().position(|t| t.id == *id);
                 let target = index
                     .and_then(|i| self.tools.get(i))
@@ -816,6 +816,8 @@ mod tests {
         let out = "one\ntwo\nthree\nFAILED: 2 tests\n[exit code: 3]";
         bash_result(&mut p, "c1", ToolOutcome::Exit { code: 3 }, out);
         bash_result(&mut p, "c2", ToolOutcome::Ok, "fine\n[exit code: 0]");
+        // The review's `failed` column counts it although the model was not told "error".
+        assert_eq!((p.tool_calls, p.tool_errors), (2, 1));
         assert_eq!(
             text_of(&p)[1..],
             [

@@ -209,6 +209,8 @@ fn versus_run_reports_each_calls_outcome_and_output() {
         "{calls:?}"
     );
     assert_eq!(calls[0]["outcome"]["code"], 1);
+    // Counted as a call that did not succeed, though the model was not told "error".
+    assert_eq!(report["tasks"][0]["runs"][0]["tool_errors"], 1, "{report}");
     assert_eq!(calls[0]["target"], "sh test.sh");
     assert!(
         calls[0]["output"]

@@ -1,5 +1,6 @@
 //! The table of the turn's models: status, files, +/- lines, tokens, cost, time, tool calls,
-//! failed edits, check result and rating, one row per model in the order shown (shuffled in
+//! calls that did not succeed (a command's non-zero exit, a failed edit, a refusal, a
+//! timeout), check result and rating, one row per model in the order shown (shuffled in
 //! blind mode), the selected one marked, `⚠` before the file count of a change set that
 //! touches test files; under it the selected model's check output and, when a change set
 //! touches test files, a note about it.
@@ -136,7 +137,7 @@ fn row(
             cost(p.cost),
             clock(p.elapsed(app.now_ms)),
             p.tool_calls.to_string(),
-            p.failed_edits.to_string(),
+            p.tool_errors.to_string(),
         ),
         None => Default::default(),
     };
@@ -202,7 +203,7 @@ fn row(
 
 /// Which columns fit the table's width, and how wide the model names are. Names get what
 /// the columns leave (at least [`Columns::MIN_NAME`], cut with `…` beyond), and on narrow
-/// terminals the least needed columns go first: tokens, failed edits, tool calls, time, the
+/// terminals the least needed columns go first: tokens, failed calls, tool calls, time, the
 /// +/- lines, then the status's word (its icon stays). The name, the files, the cost, the
 /// check and the rating always stay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
