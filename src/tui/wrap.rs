@@ -192,6 +192,29 @@ pub fn fit(text: &str, width: usize) -> String {
     format!("{}{ELLIPSIS}", kept.trim_end())
 }
 
+/// `line` fitted to `width` columns span by span: whole when it fits, else the span that
+/// crosses the edge cut by [`fit`] (so the cut shows as `…`) and the spans after it dropped.
+/// For one-row lines built of several styles (the review's check line), which the terminal
+/// would otherwise clip mid-word with nothing to say so.
+pub fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut used = 0;
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let w = span.content.width();
+        if used + w < width {
+            used += w;
+            spans.push(span);
+            continue;
+        }
+        spans.push(Span::styled(fit(&span.content, width - used), span.style));
+        break;
+    }
+    Line::from(spans).style(line.style)
+}
+
 /// `rows` cut to at most `max` rows; when some were left out, the last row kept ends with `…`
 /// (replacing its last word when the row is full), so the cut shows.
 pub fn at_most(mut rows: Vec<String>, max: usize, width: usize) -> Vec<String> {
@@ -398,6 +421,24 @@ pub fn path(path: &str, width: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_line_of_several_spans_is_cut_with_an_ellipsis() {
+        let line = Line::from(vec![
+            Span::raw("  demo/good: `cargo test` passed · "),
+            Span::raw("test result: ok. 3 passed"),
+            Span::raw("  (t: full output)"),
+        ]);
+        let cut = fit_line(line.clone(), 50);
+        let text: String = cut.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(text, "  demo/good: `cargo test` passed · test result:…");
+        assert!(text.width() <= 50);
+        assert_eq!(
+            fit_line(line.clone(), 200),
+            line,
+            "a line that fits is kept whole"
+        );
+    }
     use super::*;
 
     #[test]

@@ -37,7 +37,9 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
     let names = wrap::labels(&names, layout.name);
     let mut lines = vec![Line::styled(layout.header(), t.dim())];
     // Rows for the models: as many as fit, scrolled so the selected one is always on screen.
-    let check = check_line(app, review);
+    // Cut with `…` like every other cut (the terminal would clip it mid-word, unmarked).
+    let check = check_line(app, review)
+        .map(|l| wrap::fit_line(l, usize::from(area.width.saturating_sub(2))));
     let tests = tests_line(app, review, usize::from(area.width.saturating_sub(4)));
     let room = usize::from(area.height.saturating_sub(3))
         .saturating_sub(usize::from(check.is_some()))
