@@ -19,6 +19,7 @@ mod parent;
 mod path;
 mod recording;
 mod remove;
+mod stat_cache;
 mod view;
 mod worktree;
 

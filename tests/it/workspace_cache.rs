@@ -253,3 +253,101 @@ fn concurrent_runs_share_a_kept_checkout_and_each_sees_its_own_users_state() {
     assert!(out.status.success());
     assert_eq!(lab.folders(), (vec![], vec![]));
 }
+
+/// Two turns of one session through the session engine, as the TUI runs them: between them
+/// the user rewrites a file with content of the same size and puts its modification time
+/// back (as `cp -p` or an editor restoring times would), so only its change time differs.
+/// The second turn's model must see the new content, and nothing the first turn's model
+/// wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_and_mtime() {
+    use std::sync::Arc;
+    use versus::agent::{Agent, AgentSettings, system_prompt};
+    use versus::engine::{HistoryPolicy, SessionEngine, TurnRequest, TurnTarget};
+    use versus::provider::demo::DemoModel;
+    use versus::runner::RunOptions;
+    use versus::session::{Source, Store};
+    use versus::tools::{ToolLimits, ToolRegistry};
+    use versus::workspace::Isolation;
+
+    let lab = lab();
+    let tools = Arc::new(ToolRegistry::builtin());
+    let bash = |command: &str| serde_json::json!({"tools": [{"name": "bash", "args": {"command": command}}]});
+    let script = format!(
+        "{}\n{{\"say\": \"one\"}}\n{}\n{{\"say\": \"two\"}}\n",
+        bash("cat src/main.rs > seen.txt; echo leak > leaked.txt"),
+        bash("cat src/main.rs > seen.txt; ls leaked.txt > ls.txt 2>&1; true")
+    );
+    let target = TurnTarget {
+        label: "demo/look".into(),
+        agent: Agent {
+            client: Arc::new(DemoModel::parse("demo/look", &script).unwrap()),
+            model: "demo/look".into(),
+            settings: AgentSettings {
+                system: system_prompt(&tools.guidance(), None),
+                ..AgentSettings::default()
+            },
+            tools,
+            cost: None,
+        },
+        window: None,
+    };
+    let store = Store::open_with(
+        &lab.root,
+        versus::session::OwnerKey::at(&lab.base.join("state/store-key")).unwrap(),
+    )
+    .unwrap();
+    let mut engine = SessionEngine::create(store, Source::Tui, vec!["demo/look".into()]).unwrap();
+    // Older than a capture trusts (see workspace::stat_cache): only its stamp can tell.
+    std::thread::sleep(Duration::from_secs(3));
+    let mut seen = Vec::new();
+    for n in 0..2 {
+        if n == 1 {
+            let file = lab.root.join("src/main.rs");
+            let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+            std::fs::write(&file, "committed\nFIRST EDIT\n").unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&file)
+                .unwrap()
+                .set_modified(mtime)
+                .unwrap();
+        }
+        let launch = engine
+            .start_turn(TurnRequest {
+                prompt: format!("turn {n}"),
+                attached: String::new(),
+                targets: vec![target.clone()],
+                options: RunOptions {
+                    isolation: Isolation::Worktree,
+                    limits: ToolLimits::default(),
+                    setup: None,
+                    workspace_parent: Some(lab.parent()),
+                    spill_dir: lab.base.join("spill"),
+                    output_filter: None,
+                    sandbox: versus::exec::SandboxSettings::default(),
+                },
+                policy: HistoryPolicy::default(),
+            })
+            .unwrap();
+        let driven = engine
+            .drive_turn(launch, std::future::pending(), |_| {})
+            .await
+            .unwrap();
+        let set = driven.models.into_iter().next().unwrap().1.unwrap();
+        let text = |path: &str| {
+            set.file(path)
+                .and_then(|f| f.proposed.clone())
+                .map(|b| String::from_utf8(b.to_vec()).unwrap())
+                .unwrap_or_default()
+        };
+        seen.push((text("seen.txt"), text("ls.txt")));
+    }
+    engine.finish();
+    assert_eq!(seen[0].0, "committed\nfirst edit\n");
+    assert_eq!(
+        seen[1].0, "committed\nFIRST EDIT\n",
+        "the edit between turns was missed"
+    );
+    assert!(seen[1].1.contains("No such file"), "{:?}", seen[1].1);
+}

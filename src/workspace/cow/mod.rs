@@ -214,8 +214,10 @@ pub(crate) fn frozen_base(
     mode: Isolation,
     base: &Base,
 ) -> Result<Arc<FrozenBase>, WorkspaceError> {
+    let started = std::time::Instant::now();
     let plan = TreePlan::new(mode, base, parent)?;
     let key = key_of(parent, &plan, base);
+    tracing::debug!(ms = started.elapsed().as_millis() as u64, "frozen base key");
     let mut bases = BASES.lock().unwrap_or_else(PoisonError::into_inner);
     bases.retain(|(_, weak)| weak.strong_count() > 0);
     if let Some(found) = bases
