@@ -21,7 +21,10 @@
 //!   process that locked the file checks that it is still the published one, so nobody ever
 //!   mounts a checkout being deleted;
 //! - an entry is used only when it is a real folder of this user holding a lock file (not a
-//!   link) and a typed record naming the same key and version; anything else is refused.
+//!   link) and a typed record naming the same key and version; anything else is refused;
+//! - its files are written without flushing (as every workspace's are): the page cache shows
+//!   them whole until the machine stops, so an entry is used only in the boot that made it
+//!   (after a crash its files could be incomplete on disk).
 //!
 //! Bounded: at most [`KEEP`] entries nobody holds, none unused for more than [`MAX_AGE`];
 //! eviction runs in the background at start (`cleanup_leftovers`) and after a new entry is
@@ -64,6 +67,18 @@ struct Record {
     key: String,
     /// The project it was made from (for `versus clean` and a person looking).
     project: PathBuf,
+    /// The boot it was made in: its files were written without flushing, so after a crash
+    /// they may be incomplete on disk, and an entry of another boot is never used.
+    #[serde(default)]
+    boot: String,
+}
+
+/// This boot's id (`/proc/sys/kernel/random/boot_id`); empty where it cannot be read, which
+/// never matches a recorded one.
+fn boot_id() -> String {
+    crate::fsutil::read_capped_string(Path::new("/proc/sys/kernel/random/boot_id"), 128)
+        .map(|id| id.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// A kept checkout in use by this process: the shared lock, released on drop.
@@ -106,6 +121,11 @@ pub(crate) fn lookup(parent: &Path, key: &str) -> Option<Lease> {
         return None;
     }
     let record = read_record(&folder)?;
+    let boot = boot_id();
+    if boot.is_empty() || record.boot != boot {
+        tracing::info!(folder = %folder.display(), "kept checkout not used: made before the last restart");
+        return None;
+    }
     if record.version != VERSION || record.key != key {
         tracing::warn!(folder = %folder.display(), "kept checkout refused: its record does not match");
         return None;
@@ -143,6 +163,7 @@ pub(crate) fn publish(
         version: VERSION,
         key: key.to_string(),
         project: project.to_path_buf(),
+        boot: boot_id(),
     };
     let json = serde_json::to_vec_pretty(&record).map_err(io::Error::other)?;
     crate::fsutil::atomic_write(&made.join(RECORD), &json)?;
