@@ -120,14 +120,18 @@ pub(crate) fn lookup(parent: &Path, key: &str) -> Option<Lease> {
     if !still_published(&lock, &folder) {
         return None;
     }
-    let record = read_record(&folder)?;
     let boot = boot_id();
-    if boot.is_empty() || record.boot != boot {
-        tracing::info!(folder = %folder.display(), "kept checkout not used: made before the last restart");
-        return None;
-    }
-    if record.version != VERSION || record.key != key {
-        tracing::warn!(folder = %folder.display(), "kept checkout refused: its record does not match");
+    let refused = match read_record(&folder) {
+        None => Some("it has no readable record"),
+        Some(r) if r.version != VERSION || r.key != key => Some("its record does not match"),
+        Some(r) if boot.is_empty() || r.boot != boot => Some("it was made before the last restart"),
+        Some(_) => None,
+    };
+    if let Some(why) = refused {
+        tracing::info!(folder = %folder.display(), reason = why, "kept checkout not used");
+        // Out of the way, so this key's new checkout can be kept in its place.
+        drop(lock);
+        discard(parent, folder);
         return None;
     }
     let tree = fs::symlink_metadata(folder.join("tree")).ok()?;
@@ -266,6 +270,28 @@ pub(crate) fn evict(parent: &Path, which: Evict) -> Result<usize, WorkspaceError
     }
 }
 
+/// Removes the entry at `folder` in the background, unless some process holds it.
+fn discard(parent: &Path, folder: PathBuf) {
+    let parent = parent.to_path_buf();
+    crate::workspace::background::run_later(move || {
+        let Ok(lock) = open_lock(&folder.join(LOCK)) else {
+            return;
+        };
+        let Ok(lock) = Flock::lock(lock, FlockArg::LockExclusiveNonblock) else {
+            return;
+        };
+        if !still_published(&lock, &folder) {
+            return;
+        }
+        let removed = super::super::manager::retire_folder(&parent, &folder)
+            .and_then(|retired| super::super::manager::remove_workspace_folder(&retired));
+        if let Err(e) = removed {
+            tracing::warn!(folder = %folder.display(), error = %e, "unusable kept checkout not removed");
+        }
+        drop(lock);
+    });
+}
+
 /// Opens an entry's lock file, never through a link.
 fn open_lock(path: &Path) -> io::Result<File> {
     fs::OpenOptions::new()
@@ -353,14 +379,24 @@ mod tests {
         assert!(!parent.join(name_of("k0")).exists());
         assert!(!parent.join(name_of("k1")).exists());
         assert!(lookup(&parent, &format!("k{}", KEEP + 1)).is_some());
-        // A record naming another key is not used.
         let folder = parent.join(name_of("k2"));
-        fs::write(
-            folder.join(RECORD),
-            r#"{"version":1,"key":"other","project":"/"}"#,
-        )
-        .unwrap();
+        let record = |key: &str, boot: &str| {
+            format!(r#"{{"version":1,"key":"{key}","project":"/","boot":"{boot}"}}"#)
+        };
+        fs::write(folder.join(RECORD), record("k2", &boot_id())).unwrap();
+        let held = lookup(&parent, "k2").unwrap();
+        // A record naming another key is not used, nor removed while someone holds it.
+        fs::write(folder.join(RECORD), record("other", &boot_id())).unwrap();
         assert!(lookup(&parent, "k2").is_none());
+        crate::workspace::background::settle();
+        assert!(folder.exists());
+        drop(held);
+        // Made before a restart (maybe a crash): its unflushed files are not trusted, and it
+        // is removed so that a new checkout of its key can be kept.
+        fs::write(folder.join(RECORD), record("k2", "an-earlier-boot")).unwrap();
+        assert!(lookup(&parent, "k2").is_none());
+        crate::workspace::background::settle();
+        assert!(!folder.exists());
         // A link in place of an entry is not followed.
         std::os::unix::fs::symlink(parent.join(name_of("k3")), parent.join(name_of("k9"))).unwrap();
         assert!(lookup(&parent, "k9").is_none());
