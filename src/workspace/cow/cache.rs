@@ -237,7 +237,7 @@ pub(crate) fn evict(parent: &Path, which: Evict) -> Result<usize, WorkspaceError
         free.push((used, folder, lock));
     }
     // Newest first: what lies past KEEP, or is too old, goes.
-    free.sort_by(|a, b| b.0.cmp(&a.0));
+    free.sort_by_key(|e| std::cmp::Reverse(e.0));
     let now = SystemTime::now();
     let mut removed = 0;
     let mut failed = Vec::new();
