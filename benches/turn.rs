@@ -276,7 +276,8 @@ fn main() {
     }
     run.engine.finish();
     drop(run);
-    // A second run on the same commit and state: a new engine finds the kept checkout.
+    // A new session on the same commit and state: a new engine finds the kept checkout (the
+    // capture's hash cache is this process's, as for a new session opened in the TUI).
     let mut again = Vec::new();
     for _ in 0..runs {
         let mut second = open_run(&root, models, 2);
@@ -309,7 +310,7 @@ fn main() {
         ratio(median(edited))
     );
     println!(
-        "| first turn of another run, same commit and state | {} | - | {} | {:.2}x |",
+        "| first turn of a new session in this process, same commit and state | {} | - | {} | {:.2}x |",
         ms(median(again.clone())),
         ms(reference),
         ratio(median(again))
