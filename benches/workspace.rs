@@ -1,6 +1,6 @@
 //! Workspace and apply benchmarks, each against a reference measured in the same run.
 //!
-//! `cargo bench --bench workspace [-- create|ask|base|changeset|apply]`. A git repository of
+//! `cargo bench --bench workspace [-- create|ask|pick|base|changeset|apply]`. A git repository of
 //! `VERSUS_BENCH_FILES` files (default 10,000) totalling `VERSUS_BENCH_MB` megabytes (default
 //! 200) is generated in a temporary folder (`VERSUS_BENCH_DIR` to put it elsewhere);
 //! `VERSUS_BENCH_APPLY_FILES` (default 1,000) files form the change set that is applied and
@@ -245,6 +245,134 @@ fn bench_ask(root: &Path, scratch: &Path, models: usize, label: &str, envs: &[(&
         median(a),
         &format!("{models} x `git worktree add` + `remove`"),
         median(b),
+    );
+}
+
+/// Whole commands, as a user runs them: `versus ask --pick` of a scripted model whose one
+/// bash call appends a line to `n` files (start-up, capture, the workspace, the model, the
+/// bash-change scan, the change set, recording, apply with its fsyncs), then `versus rewind
+/// --yes`; alternating run by run with the same change made by `git apply` + `sync` and undone
+/// by `git checkout -- <the files>` + `sync`.
+fn bench_pick(root: &Path, scratch: &Path, n: usize, files: usize) {
+    let step = (files / n).max(1);
+    let command = format!(
+        "for k in $(seq 0 {}); do i=$(( (k * {step}) % {files} )); \
+         printf -v p 'src/d%03d/file%05d.txt' $((i % 100)) $i; \
+         echo '// changed by the model' >> \"$p\"; done",
+        n - 1
+    );
+    let script = scratch.join("pick.jsonl");
+    let step_json = serde_json::json!({"tools": [{"name": "bash", "args": {"command": command}}]});
+    fs::write(&script, format!("{step_json}\n{{\"say\": \"Done.\"}}\n")).unwrap();
+    let model = format!("demo/{}", script.display());
+    let temp = scratch.join("pick-tmp");
+    fs::create_dir_all(&temp).unwrap();
+    let versus = |args: &[&str]| {
+        timed(|| {
+            let out = Command::new(env!("CARGO_BIN_EXE_versus"))
+                .arg("-C")
+                .arg(root)
+                .args(args)
+                .env("TMPDIR", &temp)
+                .env("XDG_STATE_HOME", scratch.join("state"))
+                .env("XDG_CONFIG_HOME", scratch.join("config"))
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "versus {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        })
+    };
+    let pick = || {
+        versus(&[
+            "ask",
+            "-q",
+            "-m",
+            &model,
+            "--pick",
+            &model,
+            "Change the files.",
+        ])
+    };
+    let rewind = || versus(&["rewind", "--yes"]);
+    // The same change as a patch, and the list of its files, from the first pick.
+    pick();
+    let patch = scratch.join("pick.patch");
+    let out = Command::new("git")
+        .args(["diff"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    fs::write(&patch, &out.stdout).unwrap();
+    let out = Command::new("git")
+        .args(["diff", "--name-only"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let list = scratch.join("pick-paths.txt");
+    fs::write(&list, &out.stdout).unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), n);
+    rewind();
+    let clean = || {
+        let out = Command::new("git")
+            .args(["status", "--porcelain", "--untracked-files=no"])
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(
+            out.stdout.is_empty(),
+            "not rewound: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    };
+    clean();
+    let sync = || {
+        Command::new("sync").status().unwrap();
+    };
+    let git_apply = || {
+        timed(|| {
+            git(root, &["apply", patch.to_str().unwrap()]);
+            sync();
+        })
+    };
+    let git_checkout = || {
+        timed(|| {
+            git(
+                root,
+                &[
+                    "checkout",
+                    "--pathspec-from-file",
+                    list.to_str().unwrap(),
+                    "--",
+                ],
+            );
+            sync();
+        })
+    };
+    let (mut ours_pick, mut ours_rewind, mut ref_apply, mut ref_checkout) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs() {
+        ours_pick.push(pick());
+        ours_rewind.push(rewind());
+        clean();
+        ref_apply.push(git_apply());
+        ref_checkout.push(git_checkout());
+        clean();
+    }
+    row(
+        &format!("`versus ask --pick`, a model changing {n} files (whole command)"),
+        median(ours_pick),
+        "`git apply` + `sync`",
+        median(ref_apply),
+    );
+    row(
+        &format!("`versus rewind --yes` of those {n} files (whole command)"),
+        median(ours_rewind),
+        "`git checkout -- <the files>` + `sync`",
+        median(ref_checkout),
     );
 }
 
@@ -502,6 +630,9 @@ fn main() {
         for models in [4, 16] {
             bench_ask(&root, &scratch_path, models, "clean tree", &[]);
         }
+    }
+    if wants("pick") {
+        bench_pick(&root, &scratch_path, apply_files, files);
     }
     make_dirty(&root, 40, files);
     if wants("ask") {

@@ -221,6 +221,7 @@ impl ApplyEngine {
         resolutions: &BTreeMap<String, Resolution>,
     ) -> Result<ApplyReport> {
         // Held until the apply is committed (or has failed): one writer per project.
+        let started = std::time::Instant::now();
         let _lock = self.lock()?;
         let history = journal::entries(&journal::read(&self.session)?);
         if let Some(p) = history.iter().rev().find(|e| e.is_interrupted()) {
@@ -233,6 +234,7 @@ impl ApplyEngine {
             &history.into_iter().map(|e| e.snapshot).collect(),
         );
         let decisions = self.decide_all(plan)?;
+        let decided = started.elapsed();
         let mut outcomes = Vec::with_capacity(decisions.len());
         let mut actions: Vec<(usize, Target)> = Vec::new();
         for (i, d) in decisions.iter().enumerate() {
@@ -298,6 +300,7 @@ impl ApplyEngine {
             })
             .collect();
         let snap = snapshot::create(&self.root, &self.session, &apply_id, &changes)?;
+        let snapshotted = started.elapsed();
         journal::append(
             &self.session,
             &Record::Begin {
@@ -310,6 +313,7 @@ impl ApplyEngine {
                 snapshot: apply_id.clone(),
             },
         )?;
+        let begun = started.elapsed();
         // Every new content is staged and durable: putting it in place is one rename each.
         let mut touched: BTreeSet<PathBuf> = BTreeSet::new();
         for (done, (i, target)) in actions.iter().enumerate() {
@@ -385,10 +389,12 @@ impl ApplyEngine {
         for created in &snap.manifest.created_dirs {
             touched.insert(parent_of(&self.root.join(created)));
         }
+        let renamed = started.elapsed();
         if let Err(e) = sync_dirs(&touched) {
             let _ = recover::rollback_incomplete(&self.root, &self.session, &apply_id);
             return Err(e);
         }
+        let flushed = started.elapsed();
         journal::append(
             &self.session,
             &Record::Commit {
@@ -397,6 +403,16 @@ impl ApplyEngine {
             },
         )?;
         snapshot::discard_staging(&self.session, &apply_id);
+        tracing::debug!(
+            files = actions.len(),
+            decided_ms = decided.as_millis() as u64,
+            snapshot_ms = snapshotted.as_millis() as u64,
+            begin_ms = begun.as_millis() as u64,
+            renamed_ms = renamed.as_millis() as u64,
+            folders_flushed_ms = flushed.as_millis() as u64,
+            committed_ms = started.elapsed().as_millis() as u64,
+            "applied"
+        );
         Ok(ApplyReport {
             apply_id: Some(apply_id),
             files: outcomes,

@@ -404,5 +404,8 @@ impl SessionEngine {
             time: now().rfc3339(),
         });
         self.recorder.finish();
+        // Earlier turns' workspaces are removed in the background: a run that ends normally
+        // leaves none behind.
+        crate::workspace::settle_removals();
     }
 }

@@ -63,18 +63,16 @@ pub struct Launched {
 }
 
 impl TurnLaunch {
-    /// Removes the previous turn's workspaces, captures the project and starts every model.
-    /// Blocking work runs on the blocking pool. An error means no model started.
+    /// Hands the previous turn's workspaces to the background removal (the new turn never
+    /// waits for them), captures the project and starts every model. Blocking work runs on
+    /// the blocking pool. An error means no model started.
     pub async fn launch(self) -> Result<Launched, String> {
-        let old = self.old;
+        crate::workspace::remove_later(self.old);
         let project = self.project.clone();
-        let captured = tokio::task::spawn_blocking(move || {
-            drop(old);
-            Base::capture(&project)
-        })
-        .await
-        .map_err(|e| format!("preparing the turn failed: {e}"))?
-        .map_err(|e| format!("could not capture the project's files: {e}"))?;
+        let captured = tokio::task::spawn_blocking(move || Base::capture(&project))
+            .await
+            .map_err(|e| format!("preparing the turn failed: {e}"))?
+            .map_err(|e| format!("could not capture the project's files: {e}"))?;
         let base = Arc::new(captured);
         let events = fan_out_each(Arc::clone(&base), self.runs, self.options);
         Ok(Launched { base, events })

@@ -24,6 +24,7 @@ use super::error::WorkspaceError;
 use super::ignore_rules::IgnoreRules;
 use super::manager::MARKER;
 use super::notes::{MAX_DEPTH, Notes, ScanNote};
+use super::stat_cache::{Capture, Stamp};
 
 /// Whether a base entry is a regular file or a symlink (kept as a link, never followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,7 +82,15 @@ impl Base {
         let root = root
             .canonicalize()
             .map_err(|e| WorkspaceError::io("open the project folder", root, e))?;
-        let entries = scan(&root)?;
+        let started = std::time::Instant::now();
+        let cache = Capture::start(&root);
+        let entries = scan_with(&root, Some(&cache))?;
+        cache.keep();
+        tracing::debug!(
+            files = entries.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "project captured"
+        );
         Ok(Self { root, entries })
     }
 
@@ -247,7 +256,15 @@ impl Scan {
 /// is an error (the user's own project must be captured exactly). A folder deeper than
 /// [`MAX_DEPTH`] is left out with a warning.
 pub(crate) fn scan(root: &Path) -> Result<BTreeMap<String, BaseEntry>, WorkspaceError> {
-    let found = scan_lenient(root, &|_| None, u64::MAX);
+    scan_with(root, None)
+}
+
+/// [`scan`], reusing the hashes `cache` proves unchanged and recording the others in it.
+fn scan_with(
+    root: &Path,
+    cache: Option<&Capture>,
+) -> Result<BTreeMap<String, BaseEntry>, WorkspaceError> {
+    let found = scan_walk(root, &|_| None, u64::MAX, cache);
     for note in found.notes.into_vec() {
         match note {
             ScanNote::TooDeep { path } => {
@@ -274,6 +291,16 @@ pub(crate) fn scan_lenient(
     root: &Path,
     known: &(dyn Fn(&str) -> Option<BaseEntry> + Sync),
     hash_limit: u64,
+) -> Scan {
+    scan_walk(root, known, hash_limit, None)
+}
+
+/// [`scan_lenient`] with the capture's hash cache (see `stat_cache`).
+fn scan_walk(
+    root: &Path,
+    known: &(dyn Fn(&str) -> Option<BaseEntry> + Sync),
+    hash_limit: u64,
+    cache: Option<&Capture>,
 ) -> Scan {
     let scan: Mutex<Scan> = Mutex::new(Scan::default());
     let record = |rel: String, note: ScanNote| {
@@ -317,9 +344,16 @@ pub(crate) fn scan_lenient(
             let Some(rel) = rel_of(root, entry.path()) else {
                 return WalkState::Continue;
             };
-            let hashed = match known(&rel) {
-                Some(entry) => Ok(entry),
-                None => hash_entry(entry.path(), file_type.is_symlink(), hash_limit),
+            let hashed = match (known(&rel), cache) {
+                (Some(entry), _) => Ok(entry),
+                (None, Some(cache)) => hash_cached(
+                    cache,
+                    &rel,
+                    entry.path(),
+                    file_type.is_symlink(),
+                    hash_limit,
+                ),
+                (None, None) => hash_entry(entry.path(), file_type.is_symlink(), hash_limit),
             };
             match hashed {
                 Ok(base_entry) => {
@@ -391,10 +425,39 @@ pub(crate) fn rel_of(root: &Path, path: &Path) -> Option<String> {
 /// model's `truncate -s 1T` costs it nothing and would cost versus an hour.
 fn hash_entry(path: &Path, is_symlink: bool, limit: u64) -> io::Result<BaseEntry> {
     let meta = fs::symlink_metadata(path)?;
+    hash_with(path, &meta, is_symlink, limit)
+}
+
+/// [`hash_entry`] through the capture's cache: the stamp is taken before the file is read,
+/// and the remembered hash is used when the cache proves the file unchanged.
+fn hash_cached(
+    cache: &Capture,
+    rel: &str,
+    path: &Path,
+    is_symlink: bool,
+    limit: u64,
+) -> io::Result<BaseEntry> {
+    let meta = fs::symlink_metadata(path)?;
+    let stamp = Stamp::of(&meta);
+    if let Some(entry) = cache.reuse(rel, &stamp) {
+        return Ok(entry);
+    }
+    let entry = hash_with(path, &meta, is_symlink, limit)?;
+    cache.hashed(rel, stamp, &entry);
+    Ok(entry)
+}
+
+/// Hashes `path` whose metadata (taken before reading) is `meta`.
+fn hash_with(
+    path: &Path,
+    meta: &fs::Metadata,
+    is_symlink: bool,
+    limit: u64,
+) -> io::Result<BaseEntry> {
     if !is_symlink && meta.len() > limit {
         return Ok(BaseEntry {
             hash: String::new(),
-            mode: mode_bits(&meta),
+            mode: mode_bits(meta),
             kind: BaseKind::File,
         });
     }
@@ -409,7 +472,7 @@ fn hash_entry(path: &Path, is_symlink: bool, limit: u64) -> io::Result<BaseEntry
     };
     Ok(BaseEntry {
         hash: hasher.finalize().to_hex().to_string(),
-        mode: mode_bits(&meta),
+        mode: mode_bits(meta),
         kind,
     })
 }

@@ -34,7 +34,7 @@ use super::error::WorkspaceError;
 use super::overlay::OverlayView;
 use super::recording::{FileWrite, RecordingView};
 use super::view::FileView;
-use super::worktree::{CreatedCheckout, create_checkout, prune_dead_worktrees};
+use super::worktree::{CreatedCheckout, plan_checkout, prune_dead_worktrees, write_checkout};
 use crate::exec::{Sandbox, SandboxSettings, WorkspaceDirs};
 
 /// Name of the marker file in each workspace folder.
@@ -120,6 +120,13 @@ impl Owned {
         self.folder.as_deref().unwrap_or(Path::new(""))
     }
 
+    /// Gives the folder up without removing it (it was moved elsewhere, e.g. kept as a cached
+    /// checkout).
+    pub(super) fn forget(mut self) {
+        self.folder = None;
+        self.mount = None;
+    }
+
     fn remove_now(&mut self) -> Result<(), WorkspaceError> {
         if let Some(mount) = self.mount.take() {
             // Still mounted, the removal would walk the merged tree; refuse instead.
@@ -183,6 +190,99 @@ pub(super) struct Filled {
     pub(super) objects: Vec<PathBuf>,
 }
 
+/// How a tree will be filled with the project, decided before anything is written: a
+/// private checkout in worktree mode, an ignore-aware copy otherwise or as the fallback.
+pub(super) struct TreePlan {
+    /// The checkout to write; `None` for a copy.
+    checkout: Option<super::worktree::CheckoutPlan>,
+    /// The user's project and repository folders (never visible to commands).
+    hidden: Vec<PathBuf>,
+}
+
+impl TreePlan {
+    /// Plans the tree of `base` for a workspace under `parent`.
+    pub(super) fn new(mode: Isolation, base: &Base, parent: &Path) -> Result<Self, WorkspaceError> {
+        let mut hidden = vec![base.root().to_path_buf(), parent.to_path_buf()];
+        let checkout = if mode == Isolation::Worktree {
+            plan_checkout(base)?
+        } else {
+            None
+        };
+        if checkout.is_none()
+            && let Ok(repo) = git2::Repository::discover(base.root())
+        {
+            if let Some(workdir) = repo.workdir() {
+                hidden.push(workdir.to_path_buf());
+            }
+            hidden.push(repo.commondir().to_path_buf());
+        }
+        Ok(Self { checkout, hidden })
+    }
+
+    /// The isolation the tree will have: worktree, or copy when there is nothing to check out.
+    pub(super) fn mode(&self) -> Isolation {
+        if self.checkout.is_some() {
+            Isolation::Worktree
+        } else {
+            Isolation::Copy
+        }
+    }
+
+    /// Where the project root lies inside the tree.
+    pub(super) fn prefix(&self) -> PathBuf {
+        self.checkout
+            .as_ref()
+            .map(|c| c.prefix().to_path_buf())
+            .unwrap_or_default()
+    }
+
+    /// Bytes that, with the base, decide the whole tree (see `CheckoutPlan::identity`).
+    pub(super) fn identity(&self) -> Vec<u8> {
+        match &self.checkout {
+            Some(checkout) => checkout.identity(),
+            None => b"copy".to_vec(),
+        }
+    }
+
+    /// What the sandbox needs for a tree at `tree`, without writing anything.
+    pub(super) fn filled(&self, tree: &Path) -> Filled {
+        let mut hidden = self.hidden.clone();
+        let mut objects = Vec::new();
+        let mut root = tree.to_path_buf();
+        if let Some(checkout) = &self.checkout {
+            let CreatedCheckout {
+                project_root,
+                user_workdir,
+                user_git_dir,
+                objects: borrowed,
+            } = checkout.checkout_of(tree);
+            root = project_root;
+            hidden.push(user_workdir);
+            hidden.push(user_git_dir);
+            objects = borrowed;
+        }
+        Filled {
+            root,
+            mode: self.mode(),
+            hidden,
+            objects,
+        }
+    }
+
+    /// Writes the tree at `tree`.
+    pub(super) fn fill(&self, base: &Base, tree: &Path) -> Result<Filled, WorkspaceError> {
+        match &self.checkout {
+            Some(checkout) => write_checkout(checkout, base, tree)?,
+            None => copy_tree(base, base.root(), tree)?,
+        }
+        let filled = self.filled(tree);
+        // A project folder with no committed file is absent from a fresh worktree.
+        fs::create_dir_all(&filled.root)
+            .map_err(|e| WorkspaceError::io("create folder", &filled.root, e))?;
+        Ok(filled)
+    }
+}
+
 /// Fills `tree` (inside the owned `folder` under `parent`) with the project: a private
 /// checkout in worktree mode, an ignore-aware copy otherwise or as the fallback.
 pub(super) fn fill_tree(
@@ -191,40 +291,7 @@ pub(super) fn fill_tree(
     parent: &Path,
     tree: &Path,
 ) -> Result<Filled, WorkspaceError> {
-    let mut root = tree.to_path_buf();
-    let mut used = Isolation::Copy;
-    let mut hidden = vec![base.root().to_path_buf(), parent.to_path_buf()];
-    let mut objects = Vec::new();
-    if mode == Isolation::Worktree
-        && let Some(CreatedCheckout {
-            project_root,
-            user_workdir,
-            user_git_dir,
-            objects: borrowed,
-        }) = create_checkout(base, tree)?
-    {
-        root = project_root;
-        hidden.push(user_workdir);
-        hidden.push(user_git_dir);
-        objects = borrowed;
-        used = Isolation::Worktree;
-    } else if let Ok(repo) = git2::Repository::discover(base.root()) {
-        if let Some(workdir) = repo.workdir() {
-            hidden.push(workdir.to_path_buf());
-        }
-        hidden.push(repo.commondir().to_path_buf());
-    }
-    if used == Isolation::Copy {
-        copy_tree(base, base.root(), tree)?;
-    }
-    // A project folder with no committed file is absent from a fresh worktree.
-    fs::create_dir_all(&root).map_err(|e| WorkspaceError::io("create folder", &root, e))?;
-    Ok(Filled {
-        root,
-        mode: used,
-        hidden,
-        objects,
-    })
+    TreePlan::new(mode, base, parent)?.fill(base, tree)
 }
 
 impl Drop for Owned {
@@ -514,6 +581,11 @@ pub fn cleanup_leftovers(project: &Path) -> Result<usize, WorkspaceError> {
 /// at start-up report it and go on.
 pub fn cleanup_leftovers_in(parent: &Path, project: &Path) -> Result<usize, WorkspaceError> {
     let removed = sweep(parent, |marker| !marker.kept && pid_is_dead(marker.pid));
+    // Kept frozen checkouts past their bound go in the background: a start never waits for
+    // thousands of files to be deleted.
+    if super::parent::check(parent).is_ok() {
+        super::cow::evict_old_in_background(parent);
+    }
     let pruned = prune_dead_worktrees(project, pid_is_dead);
     let removed = removed?;
     pruned?;
@@ -528,7 +600,9 @@ pub fn clean_workspaces() -> Result<usize, WorkspaceError> {
 
 /// [`clean_workspaces`] under another parent folder.
 pub fn clean_workspaces_in(parent: &Path) -> Result<usize, WorkspaceError> {
-    sweep(parent, |marker| pid_is_dead(marker.pid) || marker.kept)
+    let removed = sweep(parent, |marker| pid_is_dead(marker.pid) || marker.kept)?;
+    // And every kept frozen checkout no running versus holds.
+    Ok(removed + super::cow::evict_all(parent)?)
 }
 
 /// Removes the workspace folders under `parent` whose marker `doomed` accepts. A folder that
@@ -612,10 +686,46 @@ pub(super) fn pid_is_dead(pid: u32) -> bool {
     matches!(kill(Pid::from_raw(raw), None), Err(Errno::ESRCH))
 }
 
+/// Renames `folder` (a folder of versus's under `parent`, e.g. a kept checkout about to be
+/// evicted) to a fresh workspace folder name of this process, its marker rewritten to say so
+/// first: a removal cut short is then finished by the next cleanup, and nobody finds the folder
+/// under its old name meanwhile. Returns the new path.
+pub(super) fn retire_folder(parent: &Path, folder: &Path) -> Result<PathBuf, WorkspaceError> {
+    let project = fs::read(folder.join(MARKER))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Marker>(&bytes).ok())
+        .map(|m| m.project)
+        .unwrap_or_default();
+    let pid = std::process::id();
+    write_marker(
+        folder,
+        &Marker {
+            pid,
+            project,
+            kept: false,
+        },
+    )?;
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let target = parent.join(format!("{pid}-retired-{n}"));
+        match nix::fcntl::renameat2(
+            nix::fcntl::AT_FDCWD,
+            folder,
+            nix::fcntl::AT_FDCWD,
+            &target,
+            nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+        ) {
+            Ok(()) => return Ok(target),
+            Err(nix::errno::Errno::EEXIST) => continue,
+            Err(e) => return Err(WorkspaceError::io("rename", folder, io::Error::from(e))),
+        }
+    }
+}
+
 /// Deletes a workspace folder after checking it is one: a real folder holding a marker.
 /// [`remove_tree`](super::remove::remove_tree) never follows symlinks (a link a model planted
 /// inside leads nowhere) and never recurses, so no depth the model made can crash it.
-fn remove_workspace_folder(folder: &Path) -> Result<(), WorkspaceError> {
+pub(super) fn remove_workspace_folder(folder: &Path) -> Result<(), WorkspaceError> {
     match fs::symlink_metadata(folder) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(WorkspaceError::io("inspect workspace folder", folder, e)),

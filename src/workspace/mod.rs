@@ -3,6 +3,7 @@
 //! Tools never touch `std::fs` for writes directly; they go through [`FileView`], so the proposal
 //! layer (per-model workspaces, in-memory overlays) can sit behind the same tools unchanged.
 
+mod background;
 mod base;
 pub mod changeset;
 pub mod content;
@@ -18,9 +19,11 @@ mod parent;
 mod path;
 mod recording;
 mod remove;
+mod stat_cache;
 mod view;
 mod worktree;
 
+pub use background::{remove_later, settle as settle_removals};
 pub use base::{Base, BaseEntry, BaseKind, DirChange};
 pub use changeset::{ChangeKind, ChangeSet, ChangeSetError, FileChange, Hunk};
 pub use direct::DirectView;

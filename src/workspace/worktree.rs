@@ -61,13 +61,69 @@ pub(crate) struct CreatedCheckout {
     pub objects: Vec<PathBuf>,
 }
 
-/// Creates a private repository at `tree` holding the user's HEAD plus their uncommitted state,
-/// borrowing the user's objects through alternates. Returns `None` when the project is not in
-/// a git repository with at least one commit (the caller then falls back to a plain copy).
-pub(crate) fn create_checkout(
-    base: &Base,
-    tree: &Path,
-) -> Result<Option<CreatedCheckout>, WorkspaceError> {
+/// Everything a private checkout is made from, read from the user's repository before
+/// anything is written: what it will hold is a function of this plan and the [`Base`], so the
+/// plan's [`CheckoutPlan::identity`] (with the base) names the checkout a cache may keep.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckoutPlan {
+    /// The user's repository working folder (canonical).
+    workdir: PathBuf,
+    /// The user's common git folder.
+    git_dir: PathBuf,
+    /// The commit checked out.
+    head: git2::Oid,
+    /// The project's place in the repository (empty at its root).
+    prefix: PathBuf,
+    /// The object folders borrowed through alternates.
+    objects: Vec<PathBuf>,
+    /// The user's branches, tags and remote-tracking refs, as written.
+    packed_refs: Vec<u8>,
+    /// The user's `info/exclude`, as copied (when readable).
+    exclude: Option<Vec<u8>>,
+}
+
+impl CheckoutPlan {
+    /// Where the project root lies inside the checkout.
+    pub(crate) fn prefix(&self) -> &Path {
+        &self.prefix
+    }
+
+    /// The bytes that, with the base, decide every byte of the checkout: the repository,
+    /// the commit, the refs and exclude file copied, the folders borrowed, the project's
+    /// place.
+    pub(crate) fn identity(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut field = |bytes: &[u8]| {
+            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            out.extend_from_slice(bytes);
+        };
+        field(self.workdir.as_os_str().as_encoded_bytes());
+        field(self.git_dir.as_os_str().as_encoded_bytes());
+        field(self.head.as_bytes());
+        field(self.prefix.as_os_str().as_encoded_bytes());
+        field(&self.packed_refs);
+        field(self.exclude.as_deref().unwrap_or(b"\0none"));
+        for folder in &self.objects {
+            field(folder.as_os_str().as_encoded_bytes());
+        }
+        out
+    }
+
+    /// What the sandbox must know of it: the user's folders to hide, the objects to mount
+    /// read-only.
+    pub(crate) fn checkout_of(&self, tree: &Path) -> CreatedCheckout {
+        CreatedCheckout {
+            project_root: tree.join(&self.prefix),
+            user_workdir: self.workdir.clone(),
+            user_git_dir: self.git_dir.clone(),
+            objects: self.objects.clone(),
+        }
+    }
+}
+
+/// Reads what a private checkout of the project would be made from; `None` when the project
+/// is not in a git repository of its own with at least one commit (a copy then).
+pub(crate) fn plan_checkout(base: &Base) -> Result<Option<CheckoutPlan>, WorkspaceError> {
     let project = base.root();
     let Ok(repo) = Repository::discover(project) else {
         return Ok(None);
@@ -112,7 +168,40 @@ pub(crate) fn create_checkout(
     }
     let git_dir = repo.commondir().to_path_buf();
     let objects = borrowed_objects(&git_dir.join("objects"))?;
+    // Read as a file of the repository's own, never through a link: an archive's
+    // `.git/info/exclude -> ~/.ssh/id_ed25519` would put the key where the model reads it.
+    let exclude = match crate::fsutil::read_capped_beneath(&git_dir, "info/exclude", EXCLUDE_CAP) {
+        Ok(exclude) => Some(exclude),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => {
+            tracing::warn!(
+                git_dir = %git_dir.display(),
+                error = %e,
+                "info/exclude not copied to the workspace repository"
+            );
+            None
+        }
+    };
+    Ok(Some(CheckoutPlan {
+        prefix: prefix.to_path_buf(),
+        head: head.id(),
+        packed_refs: packed_refs(&repo),
+        workdir,
+        git_dir,
+        objects,
+        exclude,
+    }))
+}
 
+/// Writes the checkout `plan` describes at `tree`: a fresh private repository, HEAD checked
+/// out, the user's uncommitted state laid on top.
+pub(crate) fn write_checkout(
+    plan: &CheckoutPlan,
+    base: &Base,
+    tree: &Path,
+) -> Result<(), WorkspaceError> {
+    let repo = Repository::discover(base.root())
+        .map_err(|e| WorkspaceError::git("open the repository", base.root(), e))?;
     fs::create_dir_all(tree).map_err(|e| WorkspaceError::io("create folder", tree, e))?;
     // Without git's template folder: its hook samples (or the user's `init.templateDir`
     // hooks) have no place in a model's repository, and copying them was most of the CPU of
@@ -123,32 +212,19 @@ pub(crate) fn create_checkout(
     let private_git = private.path().to_path_buf();
     write_file(
         &private_git.join("objects/info/alternates"),
-        &alternates_file(&objects),
+        &alternates_file(&plan.objects),
     )?;
-    write_file(&private_git.join("packed-refs"), &packed_refs(&repo))?;
+    write_file(&private_git.join("packed-refs"), &plan.packed_refs)?;
     write_file(
         &private_git.join("HEAD"),
-        format!("{}\n", head.id()).as_bytes(),
+        format!("{}\n", plan.head).as_bytes(),
     )?;
-    // Read as a file of the repository's own, never through a link: an archive's
-    // `.git/info/exclude -> ~/.ssh/id_ed25519` would put the key where the model reads it.
-    match crate::fsutil::read_capped_beneath(&git_dir, "info/exclude", EXCLUDE_CAP) {
-        Ok(exclude) => write_file(&private_git.join("info/exclude"), &exclude)?,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => tracing::warn!(
-            git_dir = %git_dir.display(),
-            error = %e,
-            "info/exclude not copied to the workspace repository"
-        ),
+    if let Some(exclude) = &plan.exclude {
+        write_file(&private_git.join("info/exclude"), exclude)?;
     }
     checkout(tree)?;
-    fill(&repo, base, tree, prefix)?;
-    Ok(Some(CreatedCheckout {
-        project_root: tree.join(prefix),
-        user_workdir: workdir,
-        user_git_dir: git_dir,
-        objects,
-    }))
+    fill(&repo, base, tree, &plan.prefix)?;
+    Ok(())
 }
 
 /// `Ok` when the repository libgit2 found for `workdir` is that folder's own: its git folder

@@ -969,7 +969,13 @@ fn stop_by_signal(signal: &str, name: &'static str, marker: &str) {
         &scratch,
         util::users::Who::Me,
     ))
-    .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+    .map(|rd| {
+        rd.flatten()
+            .map(|e| e.file_name())
+            // The frozen checkout kept for later runs (workspace::cow::cache) is no leftover.
+            .filter(|n| !n.to_string_lossy().starts_with("cache-"))
+            .collect()
+    })
     .unwrap_or_default();
     assert!(left.is_empty(), "workspaces left behind: {left:?}");
     // Every line of the session log parses.

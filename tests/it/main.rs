@@ -60,5 +60,6 @@ mod tui_snapshots;
 mod tui_update;
 mod tui_widgets;
 mod util;
+mod workspace_cache;
 mod workspace_cow;
 mod workspace_modes;

@@ -151,11 +151,14 @@ impl World {
     }
 
     /// The folders versus left in the workspaces' parent.
+    /// Workspace folders left behind; the frozen checkout kept for later runs of the same
+    /// state (`cache-*`, workspace::cow::cache) is not a leftover.
     fn leftovers(&self) -> Vec<String> {
         std::fs::read_dir(self.parent())
             .map(|rd| {
                 rd.flatten()
                     .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|name| !name.starts_with("cache-"))
                     .collect()
             })
             .unwrap_or_default()

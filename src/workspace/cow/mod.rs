@@ -15,6 +15,7 @@
 //! recipe's `keep: true`) need a tree that outlives the process, so front ends turn this off
 //! for them ([`set_copy_on_write`]).
 
+pub(crate) mod cache;
 mod namespace;
 
 use std::fs;
@@ -26,9 +27,9 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 pub use namespace::{CowUnavailable, PROBE_ENV, SWITCH_ENV, enter, probe};
 pub(crate) use namespace::{mount_overlay as mount_layers, unmount};
 
-use super::base::{Base, BaseEntry};
+use super::base::{Base, BaseEntry, scan};
 use super::error::WorkspaceError;
-use super::manager::{Isolation, Owned, fill_tree, new_folder};
+use super::manager::{Isolation, Owned, TreePlan, new_folder};
 
 static ENABLED: AtomicBool = AtomicBool::new(true);
 
@@ -45,12 +46,14 @@ pub(crate) fn usable() -> bool {
 }
 
 /// The checkout every copy-on-write workspace of one base shares as its lower layer. It is
-/// a workspace folder like any other (marker first, removed when its owner is dead), made
-/// by the same code as a full workspace, and never mounted writable anywhere.
+/// made by the same code as a full workspace, in a workspace folder of its own (marker first,
+/// removed when its owner is dead), never mounted writable anywhere, and then kept for later
+/// turns and runs of the same key (see [`cache`]) or, when it cannot be kept, removed when the
+/// last workspace lets it go.
 #[derive(Debug)]
 pub struct FrozenBase {
-    /// Held only to remove the folder when the last workspace lets the base go.
-    _owned: Owned,
+    /// Held only to keep the folder: the cache's shared lock, or the folder itself.
+    _holder: Holder,
     tree: PathBuf,
     prefix: PathBuf,
     mode: Isolation,
@@ -58,31 +61,98 @@ pub struct FrozenBase {
     objects: Vec<PathBuf>,
 }
 
+/// What keeps a frozen base's folder alive.
+#[derive(Debug)]
+enum Holder {
+    /// A kept checkout: released (never removed) on drop.
+    Kept { _lease: cache::Lease },
+    /// A checkout of this process only: removed on drop.
+    Owned { _folder: Owned },
+}
+
 impl FrozenBase {
-    fn create(parent: &Path, mode: Isolation, base: &Base) -> Result<Self, WorkspaceError> {
+    fn from_folder(holder: Holder, folder: &Path, plan: &TreePlan) -> Self {
+        let tree = folder.join("tree");
+        let filled = plan.filled(&tree);
+        Self {
+            _holder: holder,
+            prefix: plan.prefix(),
+            tree,
+            mode: filled.mode,
+            hidden: filled.hidden,
+            objects: filled.objects,
+        }
+    }
+
+    /// Makes the checkout of `base` under `parent` and keeps it under `key` when it is exactly
+    /// the base (a kept one of the same key made meanwhile by another process is used
+    /// instead).
+    fn create(
+        parent: &Path,
+        base: &Base,
+        plan: &TreePlan,
+        key: &str,
+    ) -> Result<Self, WorkspaceError> {
         let started = std::time::Instant::now();
         let owned = new_folder(parent, "base", base.root())?;
         let folder = owned.path().to_path_buf();
         let tree = folder.join("tree");
-        let filled = fill_tree(mode, base, parent, &tree)?;
-        let prefix = filled
-            .root
-            .strip_prefix(&tree)
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let filled = plan.fill(base, &tree)?;
+        let exact = match scan(&filled.root) {
+            Ok(found) => found == *base.entries(),
+            Err(_) => false,
+        };
         tracing::debug!(
             folder = %folder.display(),
             ms = started.elapsed().as_millis() as u64,
+            exact,
             "frozen base ready"
         );
-        Ok(Self {
-            _owned: owned,
-            tree,
-            prefix,
-            mode: filled.mode,
-            hidden: filled.hidden,
-            objects: filled.objects,
-        })
+        if !exact {
+            // A file changed while it was copied: right for this turn (as before), never kept.
+            tracing::info!("the project changed while its checkout was made: not kept");
+            return Ok(Self::from_folder(
+                Holder::Owned { _folder: owned },
+                &folder,
+                plan,
+            ));
+        }
+        match cache::publish(parent, &folder, key, base.root()) {
+            Ok(Some(lease)) => {
+                let folder = lease.folder().to_path_buf();
+                owned.forget();
+                spawn_eviction(parent);
+                Ok(Self::from_folder(
+                    Holder::Kept { _lease: lease },
+                    &folder,
+                    plan,
+                ))
+            }
+            Ok(None) => match cache::lookup(parent, key) {
+                Some(lease) => {
+                    let folder = lease.folder().to_path_buf();
+                    super::background::remove_later(owned);
+                    Ok(Self::from_folder(
+                        Holder::Kept { _lease: lease },
+                        &folder,
+                        plan,
+                    ))
+                }
+                None => Ok(Self::from_folder(
+                    Holder::Owned { _folder: owned },
+                    &folder,
+                    plan,
+                )),
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "frozen checkout not kept");
+                Ok(Self::from_folder(
+                    Holder::Owned { _folder: owned },
+                    &folder,
+                    plan,
+                ))
+            }
+        }
     }
 
     /// The lower layer: the whole checkout (the repository root when the project is a
@@ -112,33 +182,42 @@ impl FrozenBase {
     }
 }
 
-/// What identifies a frozen base: where it lives, the isolation and the exact captured state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct BaseKey {
-    parent: PathBuf,
-    mode: Isolation,
-    root: PathBuf,
-    fingerprint: [u8; 32],
+/// Removes kept checkouts beyond the bound in the background (see [`cache::evict`]).
+fn spawn_eviction(parent: &Path) {
+    let parent = parent.to_path_buf();
+    super::background::run_later(move || {
+        if let Err(e) = cache::evict(&parent, cache::Evict::Old) {
+            tracing::warn!(error = %e, "old frozen checkouts not all removed");
+        }
+    });
 }
 
-type Registry = Vec<(BaseKey, Weak<FrozenBase>)>;
+/// Starts removing old kept checkouts under `parent` in the background (at start-up).
+pub(crate) fn evict_old_in_background(parent: &Path) {
+    spawn_eviction(parent);
+}
+
+/// Removes every kept checkout under `parent` no process holds (`versus clean`).
+pub(crate) fn evict_all(parent: &Path) -> Result<usize, WorkspaceError> {
+    cache::evict(parent, cache::Evict::All)
+}
+
+type Registry = Vec<(String, Weak<FrozenBase>)>;
 
 static BASES: Mutex<Registry> = Mutex::new(Vec::new());
 
-/// The frozen base for `base`, made on first use and shared while any workspace holds it.
-/// Creation happens under the registry's lock, so models starting together wait for one
-/// checkout instead of making one each.
+/// The frozen base for `base`: one this process already holds, else the kept checkout of
+/// the same key, else a new one (kept for later). Creation happens under the registry's lock,
+/// so models starting together wait for one checkout instead of making one each.
 pub(crate) fn frozen_base(
     parent: &Path,
     mode: Isolation,
     base: &Base,
 ) -> Result<Arc<FrozenBase>, WorkspaceError> {
-    let key = BaseKey {
-        parent: parent.to_path_buf(),
-        mode,
-        root: base.root().to_path_buf(),
-        fingerprint: fingerprint(base),
-    };
+    let started = std::time::Instant::now();
+    let plan = TreePlan::new(mode, base, parent)?;
+    let key = key_of(parent, &plan, base);
+    tracing::debug!(ms = started.elapsed().as_millis() as u64, "frozen base key");
     let mut bases = BASES.lock().unwrap_or_else(PoisonError::into_inner);
     bases.retain(|(_, weak)| weak.strong_count() > 0);
     if let Some(found) = bases
@@ -148,22 +227,41 @@ pub(crate) fn frozen_base(
     {
         return Ok(found);
     }
-    let frozen = Arc::new(FrozenBase::create(parent, mode, base)?);
+    super::parent::prepare(parent)?;
+    let frozen = match cache::lookup(parent, &key) {
+        Some(lease) => {
+            tracing::debug!(folder = %lease.folder().display(), "kept frozen base reused");
+            let folder = lease.folder().to_path_buf();
+            FrozenBase::from_folder(Holder::Kept { _lease: lease }, &folder, &plan)
+        }
+        None => FrozenBase::create(parent, base, &plan, &key)?,
+    };
+    let frozen = Arc::new(frozen);
     bases.push((key, Arc::downgrade(&frozen)));
     Ok(frozen)
 }
 
-/// blake3 over every entry of the base (path, hash, mode, kind).
-fn fingerprint(base: &Base) -> [u8; 32] {
+/// The key of a frozen base: blake3 over the workspace parent, the tree's plan (repository,
+/// commit, refs, exclude file, borrowed objects, the project's place; or "copy") and every
+/// entry of the base (path, hash, mode, kind), as 32 hex digits.
+fn key_of(parent: &Path, plan: &TreePlan, base: &Base) -> String {
     let mut hasher = blake3::Hasher::new();
+    hasher.update(b"versus frozen base 1\0");
+    let mut field = |bytes: &[u8]| {
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    field(parent.as_os_str().as_encoded_bytes());
+    field(base.root().as_os_str().as_encoded_bytes());
+    field(&plan.identity());
     for (path, entry) in base.entries() {
-        hasher.update(path.as_bytes());
-        hasher.update(&[0]);
-        hasher.update(entry.hash.as_bytes());
-        hasher.update(&entry.mode.to_le_bytes());
-        hasher.update(&[entry.kind as u8]);
+        field(path.as_bytes());
+        field(entry.hash.as_bytes());
+        field(&entry.mode.to_le_bytes());
+        field(&[entry.kind as u8]);
     }
-    *hasher.finalize().as_bytes()
+    let hex = hasher.finalize().to_hex();
+    hex[..32].to_string()
 }
 
 /// What the bash-change scan needs to skip everything the model did not touch: a path with

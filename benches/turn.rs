@@ -1,0 +1,320 @@
+//! Turn latency: the time from Enter (a turn started through the session engine, as every
+//! front end starts one) to the first model request, on a generated repository, against
+//! `git worktree add` of the same repository timed in the same run.
+//!
+//! `cargo bench --bench turn`. `VERSUS_BENCH_FILES` (default 10,000) files totalling
+//! `VERSUS_BENCH_MB` megabytes (default 200), `VERSUS_BENCH_MODELS` models (default 4),
+//! `VERSUS_BENCH_RUNS` (default 5) later turns; `VERSUS_BENCH_DIR` for the temporary folder.
+//! The process enters its copy-on-write namespace first, as the binary does.
+//!
+//! Rows: the first turn of a run (no kept checkout: the frozen checkout is written), later
+//! turns of the same session on the same state, a turn after the user edited a file (a new
+//! checkout), and the first turn of a second run on the same commit and state (a new engine
+//! in the same process: the kept checkout is found on disk). docs/benchmarks.md records the
+//! results.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    missing_docs
+)]
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+use versus::agent::{Agent, AgentSettings, system_prompt};
+use versus::engine::{HistoryPolicy, SessionEngine, TurnRequest, TurnTarget};
+use versus::model::ModelRequest;
+use versus::provider::demo::DemoModel;
+use versus::provider::{EventStream, ModelClient};
+use versus::runner::RunOptions;
+use versus::session::{Source, Store};
+use versus::tools::{ToolLimits, ToolRegistry};
+use versus::workspace::Isolation;
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args([
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.com",
+        ])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?} failed");
+}
+
+fn rel(i: usize) -> String {
+    format!("src/d{:03}/file{i:05}.txt", i % 100)
+}
+
+/// The same repository as `benches/workspace.rs`: `files` distinct text files, one commit.
+fn generate(root: &Path, files: usize, bytes_each: usize) {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 0..files {
+        let path = root.join(rel(i));
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut f = std::io::BufWriter::new(fs::File::create(&path).unwrap());
+        let (mut written, mut line) = (0, 0);
+        while written < bytes_each {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let text = format!("{i:05}:{line:05} let value = compute({state:016x});\n");
+            f.write_all(text.as_bytes()).unwrap();
+            written += text.len();
+            line += 1;
+        }
+    }
+    fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "generated"]);
+}
+
+/// A demo model that notes when each of its requests was sent.
+struct Stamped {
+    inner: DemoModel,
+    sent: Arc<Mutex<Vec<Instant>>>,
+}
+
+impl ModelClient for Stamped {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+
+    fn stream(&self, request: ModelRequest, cancel: CancellationToken) -> EventStream {
+        self.sent.lock().unwrap().push(Instant::now());
+        self.inner.stream(request, cancel)
+    }
+}
+
+struct Run {
+    engine: SessionEngine,
+    targets: Vec<TurnTarget>,
+    sent: Arc<Mutex<Vec<Instant>>>,
+}
+
+fn open_run(root: &Path, models: usize, turns: usize) -> Run {
+    let tools = Arc::new(ToolRegistry::builtin());
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let script = "{\"say\": \"Nothing to change.\"}\n".repeat(turns);
+    let labels: Vec<String> = (0..models).map(|m| format!("demo/m{m}")).collect();
+    let targets = labels
+        .iter()
+        .map(|label| TurnTarget {
+            label: label.clone(),
+            agent: Agent {
+                client: Arc::new(Stamped {
+                    inner: DemoModel::parse(label, &script).unwrap(),
+                    sent: Arc::clone(&sent),
+                }),
+                model: label.clone(),
+                tools: Arc::clone(&tools),
+                settings: AgentSettings {
+                    system: system_prompt(&tools.guidance(), None),
+                    ..AgentSettings::default()
+                },
+                cost: None,
+            },
+            window: None,
+        })
+        .collect();
+    let store = Store::open(root).unwrap();
+    let engine = SessionEngine::create(store, Source::Tui, labels).unwrap();
+    Run {
+        engine,
+        targets,
+        sent,
+    }
+}
+
+/// One turn: Enter to the first model request, and Enter to the end of the turn.
+fn turn(runtime: &tokio::runtime::Runtime, run: &mut Run, parent: &Path) -> (Duration, Duration) {
+    run.sent.lock().unwrap().clear();
+    let enter = Instant::now();
+    runtime.block_on(async {
+        let launch = run
+            .engine
+            .start_turn(TurnRequest {
+                prompt: "Say hello.".into(),
+                attached: String::new(),
+                targets: run.targets.clone(),
+                options: RunOptions {
+                    isolation: Isolation::Worktree,
+                    limits: ToolLimits::default(),
+                    setup: None,
+                    workspace_parent: Some(parent.to_path_buf()),
+                    spill_dir: parent.with_file_name("spill"),
+                    output_filter: None,
+                    sandbox: versus::exec::SandboxSettings::default(),
+                },
+                policy: HistoryPolicy::default(),
+            })
+            .unwrap();
+        run.engine
+            .drive_turn(launch, std::future::pending(), |_| {})
+            .await
+            .unwrap();
+    });
+    let whole = enter.elapsed();
+    let first = *run.sent.lock().unwrap().iter().min().unwrap();
+    (first - enter, whole)
+}
+
+fn main() {
+    if let Some(scratch) = std::env::var_os(versus::workspace::cow::PROBE_ENV) {
+        if let Err(why) = versus::workspace::cow::probe(Path::new(&scratch)) {
+            eprintln!("{why}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    let files = env_or("VERSUS_BENCH_FILES", 10_000).max(4);
+    let mb = env_or("VERSUS_BENCH_MB", 200);
+    let models = env_or("VERSUS_BENCH_MODELS", 4);
+    let runs = env_or("VERSUS_BENCH_RUNS", 5).max(1);
+    let scratch = match std::env::var("VERSUS_BENCH_DIR") {
+        Ok(dir) => tempfile::tempdir_in(dir).unwrap(),
+        Err(_) => tempfile::tempdir().unwrap(),
+    };
+    let scratch_path: PathBuf = scratch.path().canonicalize().unwrap();
+    let parent = scratch_path.join("workspaces");
+    // As the binary does, before any thread starts.
+    let cow = versus::workspace::cow::enter(&parent);
+    let root = scratch_path.join("repo");
+    fs::create_dir_all(&root).unwrap();
+    let t = Instant::now();
+    generate(&root, files, mb * 1024 * 1024 / files);
+    println!(
+        "versus turn latency: {files} files, {mb} MB, {models} instant models, copy-on-write: {}, \
+         median of {runs} (repository generated in {:.1} s)\n",
+        match &cow {
+            Ok(()) => "yes".to_string(),
+            Err(why) => format!("no ({why})"),
+        },
+        t.elapsed().as_secs_f64()
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let turns = 4 * runs + 8;
+    let mut run = open_run(&root, models, turns);
+
+    // Reference: `git worktree add --detach` of the same repository (and its removal, untimed).
+    let mut reference = Vec::new();
+    for i in 0..runs {
+        let dir = scratch_path.join(format!("wt{i}"));
+        let t = Instant::now();
+        git(
+            &root,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "--detach",
+                dir.to_str().unwrap(),
+                "HEAD",
+            ],
+        );
+        reference.push(t.elapsed());
+        git(
+            &root,
+            &["worktree", "remove", "--force", dir.to_str().unwrap()],
+        );
+    }
+    let reference = median(reference);
+
+    let (first_turn, first_whole) = turn(&runtime, &mut run, &parent);
+    let mut later = Vec::new();
+    let mut later_whole = Vec::new();
+    for _ in 0..runs {
+        let (f, w) = turn(&runtime, &mut run, &parent);
+        later.push(f);
+        later_whole.push(w);
+    }
+    // The user edits a file between turns: a new checkout for the new state.
+    let mut edited = Vec::new();
+    for i in 0..runs {
+        let path = root.join(rel(i));
+        let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"// the user's edit\n").unwrap();
+        edited.push(turn(&runtime, &mut run, &parent).0);
+    }
+    run.engine.finish();
+    drop(run);
+    // A new session on the same commit and state: a new engine finds the kept checkout (the
+    // capture's hash cache is this process's, as for a new session opened in the TUI).
+    let mut again = Vec::new();
+    for _ in 0..runs {
+        let mut second = open_run(&root, models, 2);
+        again.push(turn(&runtime, &mut second, &parent).0);
+        second.engine.finish();
+    }
+    let ratio = |d: Duration| d.as_secs_f64() / reference.as_secs_f64();
+    println!(
+        "| case | Enter to first model request | whole turn | reference (`git worktree add`) | ratio |"
+    );
+    println!("|---|---|---|---|---|");
+    println!(
+        "| first turn (checkout written) | {} | {} | {} | {:.2}x |",
+        ms(first_turn),
+        ms(first_whole),
+        ms(reference),
+        ratio(first_turn)
+    );
+    println!(
+        "| later turn, same state | {} | {} | {} | {:.2}x |",
+        ms(median(later.clone())),
+        ms(median(later_whole)),
+        ms(reference),
+        ratio(median(later))
+    );
+    println!(
+        "| later turn after the user edited a file (new checkout) | {} | - | {} | {:.2}x |",
+        ms(median(edited.clone())),
+        ms(reference),
+        ratio(median(edited))
+    );
+    println!(
+        "| first turn of a new session in this process, same commit and state | {} | - | {} | {:.2}x |",
+        ms(median(again.clone())),
+        ms(reference),
+        ratio(median(again))
+    );
+    versus::workspace::settle_removals();
+    let _ = versus::workspace::clean_workspaces_in(&parent);
+}

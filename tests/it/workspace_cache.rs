@@ -1,0 +1,353 @@
+//! Frozen checkouts kept across runs (`workspace::cow::cache`): a later run of the same commit
+//! and the same uncommitted state reuses the checkout instead of writing it again, yet every
+//! model sees exactly the user's state of its own turn, never what a model of another run
+//! wrote, and a checkout in use by one versus is never removed by another.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use crate::util::{self, git, versus};
+
+struct Lab {
+    _tmp: tempfile::TempDir,
+    base: PathBuf,
+    root: PathBuf,
+    temp: PathBuf,
+    sync: PathBuf,
+}
+
+/// A repository with `src/main.rs` committed and edited since (uncommitted), and a folder
+/// models may write to signal each other.
+fn lab() -> Lab {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let root = base.join("project");
+    let temp = base.join("tmp");
+    let sync = base.join("sync");
+    for dir in [&root.join("src"), &temp, &sync, &base.join("config/versus")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(root.join("src/main.rs"), "committed\n").unwrap();
+    std::fs::write(root.join(".gitignore"), "scripts/\n").unwrap();
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "init"]);
+    std::fs::write(root.join("src/main.rs"), "committed\nfirst edit\n").unwrap();
+    std::fs::write(
+        base.join("config/versus/config.toml"),
+        format!("[sandbox]\nwritable = [\"{}\"]\n", sync.display()),
+    )
+    .unwrap();
+    Lab {
+        _tmp: tmp,
+        base,
+        root,
+        temp,
+        sync,
+    }
+}
+
+impl Lab {
+    /// A demo model (ignored `scripts/` folder) that runs `command` with bash once.
+    fn model(&self, name: &str, command: &str) -> String {
+        let step = serde_json::json!({"tools": [{"name": "bash", "args": {"command": command}}]});
+        let path = self.root.join("scripts").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("{step}\n{{\"say\": \"done\"}}\n")).unwrap();
+        format!("demo/scripts/{name}")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = versus();
+        command
+            .arg("-C")
+            .arg(&self.root)
+            .args(args)
+            .env("XDG_CONFIG_HOME", self.base.join("config"))
+            .env("XDG_STATE_HOME", self.base.join("state"))
+            .env("TMPDIR", &self.temp);
+        command
+    }
+
+    /// `versus ask` with `model`, logging to `log`; asserts success.
+    fn ask(&self, model: &str, log: &str) -> Output {
+        let log = self.base.join(log).display().to_string();
+        let out = self
+            .command(&["--log", &log, "ask", "x", "-m", model])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    fn spawn_ask(&self, model: &str) -> Child {
+        self.command(&["ask", "x", "-m", model])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.base.join(name)).unwrap_or_default()
+    }
+
+    fn parent(&self) -> PathBuf {
+        util::users::workspaces_parent(&self.temp, util::users::Who::Me)
+    }
+
+    /// The names under the workspace parent: kept checkouts, and everything else.
+    fn folders(&self) -> (Vec<String>, Vec<String>) {
+        let mut names: Vec<String> = std::fs::read_dir(self.parent())
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names.into_iter().partition(|n| n.starts_with("cache-"))
+    }
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Waits (bounded) for `path` to exist.
+fn wait_for(path: &Path) {
+    for _ in 0..600 {
+        if path.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{} never appeared", path.display());
+}
+
+#[test]
+fn a_later_run_reuses_the_kept_checkout_and_sees_its_own_state_only() {
+    let lab = lab();
+    let first = lab.model(
+        "first.jsonl",
+        "cat src/main.rs > seen.txt; echo leak > leaked.txt; echo by-the-model >> src/main.rs",
+    );
+    let out = lab.ask(&first, "first.log");
+    assert!(stdout(&out).contains("+first edit"), "{}", stdout(&out));
+    let (kept, others) = lab.folders();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(others.is_empty(), "folders left: {others:?}");
+
+    // Same commit, same uncommitted state: the checkout is reused, and nothing the first
+    // run's model wrote is there.
+    let look = "cat src/main.rs > seen.txt; ls leaked.txt > ls.txt 2>&1; true";
+    let second = lab.model("second.jsonl", look);
+    let out = lab.ask(&second, "second.log");
+    let text = stdout(&out);
+    assert!(
+        lab.log("second.log").contains("kept frozen base reused"),
+        "{}",
+        lab.log("second.log")
+    );
+    assert!(
+        text.contains("+committed\n+first edit\n"),
+        "the model did not see the user's state:\n{text}"
+    );
+    assert!(
+        !text.contains("by-the-model"),
+        "another run's edit:\n{text}"
+    );
+    assert!(text.contains("No such file"), "another run's file:\n{text}");
+    assert_eq!(lab.folders().0, kept);
+
+    // The user edits between runs: the next run sees the edit, from a checkout of its own.
+    std::fs::write(lab.root.join("src/main.rs"), "committed\nsecond edit\n").unwrap();
+    let third = lab.model("third.jsonl", look);
+    let out = lab.ask(&third, "third.log");
+    let text = stdout(&out);
+    assert!(text.contains("+second edit"), "{text}");
+    assert!(!text.contains("first edit"), "{text}");
+    assert!(!lab.log("third.log").contains("kept frozen base reused"));
+    let (kept, others) = lab.folders();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(others.is_empty(), "folders left: {others:?}");
+
+    // `versus clean` removes the kept checkouts nobody uses.
+    let out = lab.command(&["clean"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(lab.folders(), (vec![], vec![]));
+}
+
+#[test]
+fn concurrent_runs_share_a_kept_checkout_and_each_sees_its_own_users_state() {
+    let lab = lab();
+    let sync = lab.sync.display();
+    // A holds its checkout while the others run, the user edits, and `versus clean` runs.
+    let holder = lab.model(
+        "holder.jsonl",
+        &format!(
+            "cat src/main.rs > before.txt; touch {sync}/a-started; \
+             for i in $(seq 600); do [ -e {sync}/go ] && break; sleep 0.05; done; \
+             cat src/main.rs > after.txt"
+        ),
+    );
+    let a = lab.spawn_ask(&holder);
+    wait_for(&lab.sync.join("a-started"));
+    let (kept, _) = lab.folders();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+
+    // Two more runs start together on the same state while A holds the checkout.
+    let look = lab.model("look.jsonl", "cat src/main.rs > seen.txt");
+    let b = lab.spawn_ask(&look);
+    let c = lab.spawn_ask(&look);
+    for child in [b, c] {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout(&out).contains("+first edit"), "{}", stdout(&out));
+    }
+    assert_eq!(
+        lab.folders().0,
+        kept,
+        "the same state made another checkout"
+    );
+
+    // Cleaning while A runs leaves A's checkout alone.
+    let out = lab.command(&["clean"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(lab.folders().0, kept, "a checkout in use was removed");
+
+    // The user edits; a new run sees the edit.
+    std::fs::write(lab.root.join("src/main.rs"), "committed\nsecond edit\n").unwrap();
+    let out = lab.spawn_ask(&look).wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("+second edit"), "{}", stdout(&out));
+
+    // A, still running, sees its own turn's state to the end.
+    std::fs::write(lab.sync.join("go"), "").unwrap();
+    let out = a.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("+++ b/after.txt\n@@ -0,0 +1,2 @@\n+committed\n+first edit\n"),
+        "{text}"
+    );
+    assert!(!text.contains("second edit"), "{text}");
+    let (kept, others) = lab.folders();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(others.is_empty(), "folders left: {others:?}");
+    let out = lab.command(&["clean"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(lab.folders(), (vec![], vec![]));
+}
+
+/// Two turns of one session through the session engine, as the TUI runs them: between them
+/// the user rewrites a file with content of the same size and puts its modification time
+/// back (as `cp -p` or an editor restoring times would), so only its change time differs.
+/// The second turn's model must see the new content, and nothing the first turn's model
+/// wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_and_mtime() {
+    use std::sync::Arc;
+    use versus::agent::{Agent, AgentSettings, system_prompt};
+    use versus::engine::{HistoryPolicy, SessionEngine, TurnRequest, TurnTarget};
+    use versus::provider::demo::DemoModel;
+    use versus::runner::RunOptions;
+    use versus::session::{Source, Store};
+    use versus::tools::{ToolLimits, ToolRegistry};
+    use versus::workspace::Isolation;
+
+    let lab = lab();
+    let tools = Arc::new(ToolRegistry::builtin());
+    let bash = |command: &str| serde_json::json!({"tools": [{"name": "bash", "args": {"command": command}}]});
+    let script = format!(
+        "{}\n{{\"say\": \"one\"}}\n{}\n{{\"say\": \"two\"}}\n",
+        bash("cat src/main.rs > seen.txt; echo leak > leaked.txt"),
+        bash("cat src/main.rs > seen.txt; ls leaked.txt > ls.txt 2>&1; true")
+    );
+    let target = TurnTarget {
+        label: "demo/look".into(),
+        agent: Agent {
+            client: Arc::new(DemoModel::parse("demo/look", &script).unwrap()),
+            model: "demo/look".into(),
+            settings: AgentSettings {
+                system: system_prompt(&tools.guidance(), None),
+                ..AgentSettings::default()
+            },
+            tools,
+            cost: None,
+        },
+        window: None,
+    };
+    let store = Store::open_with(
+        &lab.root,
+        versus::session::OwnerKey::at(&lab.base.join("state/store-key")).unwrap(),
+    )
+    .unwrap();
+    let mut engine = SessionEngine::create(store, Source::Tui, vec!["demo/look".into()]).unwrap();
+    // Older than a capture trusts (see workspace::stat_cache): only its stamp can tell.
+    std::thread::sleep(Duration::from_secs(3));
+    let mut seen = Vec::new();
+    for n in 0..2 {
+        if n == 1 {
+            let file = lab.root.join("src/main.rs");
+            let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+            std::fs::write(&file, "committed\nFIRST EDIT\n").unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&file)
+                .unwrap()
+                .set_modified(mtime)
+                .unwrap();
+        }
+        let launch = engine
+            .start_turn(TurnRequest {
+                prompt: format!("turn {n}"),
+                attached: String::new(),
+                targets: vec![target.clone()],
+                options: RunOptions {
+                    isolation: Isolation::Worktree,
+                    limits: ToolLimits::default(),
+                    setup: None,
+                    workspace_parent: Some(lab.parent()),
+                    spill_dir: lab.base.join("spill"),
+                    output_filter: None,
+                    sandbox: versus::exec::SandboxSettings::default(),
+                },
+                policy: HistoryPolicy::default(),
+            })
+            .unwrap();
+        let driven = engine
+            .drive_turn(launch, std::future::pending(), |_| {})
+            .await
+            .unwrap();
+        let set = driven.models.into_iter().next().unwrap().1.unwrap();
+        let text = |path: &str| {
+            set.file(path)
+                .and_then(|f| f.proposed.clone())
+                .map(|b| String::from_utf8(b.to_vec()).unwrap())
+                .unwrap_or_default()
+        };
+        seen.push((text("seen.txt"), text("ls.txt")));
+    }
+    engine.finish();
+    assert_eq!(seen[0].0, "committed\nfirst edit\n");
+    assert_eq!(
+        seen[1].0, "committed\nFIRST EDIT\n",
+        "the edit between turns was missed"
+    );
+    assert!(seen[1].1.contains("No such file"), "{:?}", seen[1].1);
+}
