@@ -227,8 +227,9 @@ fn launch(tmux: &Tmux, proj: &Path, config: &Path, args: &str) {
 /// [`launch`] with `state` as versus's state folder.
 fn launch_in(tmux: &Tmux, proj: &Path, config: &Path, state: &Path, args: &str) {
     let command = format!(
-        "NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 XDG_STATE_HOME={} {} -C {} --config {} {args}; echo EXIT=$?",
+        "NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 XDG_STATE_HOME={} TMPDIR={} {} -C {} --config {} {args}; echo EXIT=$?",
         state.display(),
+        util::temp_home().display(),
         env!("CARGO_BIN_EXE_versus"),
         proj.display(),
         config.display()

@@ -557,6 +557,7 @@ fn missing_keys_skip_models_and_an_out_folder_in_use_is_refused() {
     let out = Command::new(env!("CARGO_BIN_EXE_versus"))
         .current_dir(dir.path())
         .env("XDG_STATE_HOME", util::state_home())
+        .env("TMPDIR", util::temp_home())
         .env_remove("ANTHROPIC_API_KEY")
         .env("NO_COLOR", "1")
         .args(["run", "run.recipe.md", "--out", "out", "-m", FIXER, "-m"])

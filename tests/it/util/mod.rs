@@ -66,8 +66,19 @@ impl Dir {
 /// a state folder of its own sets `XDG_STATE_HOME` after this.
 pub fn versus() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_versus"));
-    c.env("NO_COLOR", "1").env("XDG_STATE_HOME", state_home());
+    c.env("NO_COLOR", "1")
+        .env("XDG_STATE_HOME", state_home())
+        .env("TMPDIR", temp_home());
     c
+}
+
+/// The temp folder of the tests' versus runs (a test that sets its own `TMPDIR` later wins):
+/// under cargo's temp folder, so what versus keeps there by design (the frozen checkouts it
+/// reuses across runs, `cache-*`) stays with the build and not in the machine's `/tmp`.
+pub fn temp_home() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("versus-tmp");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// The state folder of the tests' versus runs: under cargo's temp folder for integration
@@ -216,16 +227,17 @@ pub fn only_report_dir(project: &Path) -> PathBuf {
 
 /// The binary under test with none of the environment of whoever runs the tests: no API key
 /// a developer exported can reach it, so a test of "no key set" holds on every machine. Only
-/// `PATH` (bwrap, git, cargo) and `TMPDIR` (where workspaces go) are kept; the home and the
-/// user config are `home`, state goes to [`state_home`].
+/// `PATH` (bwrap, git, cargo) is kept; the home and the user config are `home`, state goes to
+/// [`state_home`] and temp files to [`temp_home`].
 pub fn versus_without_keys(home: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_versus"));
     c.env_clear()
         .env("NO_COLOR", "1")
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_STATE_HOME", state_home());
-    for keep in ["PATH", "TMPDIR"] {
+        .env("XDG_STATE_HOME", state_home())
+        .env("TMPDIR", temp_home());
+    for keep in ["PATH"] {
         if let Some(value) = std::env::var_os(keep) {
             c.env(keep, value);
         }

@@ -61,7 +61,8 @@ impl Who {
         c.env("NO_COLOR", "1");
         if !self.drops() {
             // The unprivileged user cannot write the shared one: tests give it its own.
-            c.env("XDG_STATE_HOME", super::state_home());
+            c.env("XDG_STATE_HOME", super::state_home())
+                .env("TMPDIR", super::temp_home());
         }
         c
     }
