@@ -325,7 +325,7 @@ fn text(output: &Output) -> (String, String) {
 }
 
 /// The table line of `model`, split on whitespace:
-/// model, status, files, +a, -r, tokens in, out, cost, time, "s", tools, failed edits.
+/// model, status, files, +a, -r, tokens in, out, cost, time, "s", tools, failed, failed edits.
 fn table_row(stdout: &str, model: &str) -> Vec<String> {
     let line = stdout
         .lines()
@@ -429,14 +429,18 @@ fn ask_with_two_real_providers_pick_and_rewind_without_leaking_keys() {
         ["done", "1", "+1", "-1", "6000", "300", "$0.0105"],
         "{stdout}"
     );
-    assert_eq!(row[10..], ["2", "0"], "two tool calls, no failed edit");
+    assert_eq!(
+        row[10..],
+        ["2", "0", "0"],
+        "two tool calls, none failed, no failed edit"
+    );
     let row = table_row(&stdout, ANTHROPIC);
     assert_eq!(
         row[1..8],
         ["done", "2", "+2", "-1", "6000", "300", "$0.0225"],
         "{stdout}"
     );
-    assert_eq!(row[10..], ["3", "0"]);
+    assert_eq!(row[10..], ["3", "0", "0"]);
 
     let diff = section(&stdout, OPENAI);
     assert!(

@@ -89,6 +89,14 @@ fn a_command_that_exits_3_is_failed_with_its_output_in_ask_and_sessions_show() {
         1,
         "only the failing call is printed as failed: {stderr}"
     );
+    // The table counts it: two calls, one failed, no failed edit.
+    let row: Vec<&str> = stdout
+        .lines()
+        .find(|l| l.starts_with("demo/"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[row.len() - 3..], ["2", "1", "0"], "{stdout}");
 
     let show = run(&root, &["sessions", "show"]);
     let shown = text(&show.stdout);

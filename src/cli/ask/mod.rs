@@ -539,6 +539,7 @@ fn row(model: &FinishedModel, set: &ChangeSet) -> Row {
         elapsed_ms: stats.elapsed_ms,
         steps: stats.steps,
         tool_calls: stats.tool_calls,
+        failed_calls: stats.tool_errors,
         failed_edits: stats.failed_edits,
         final_text: model.final_text.clone(),
         diff: set.unified_diff(),

@@ -33,6 +33,9 @@ pub struct Row {
     pub steps: u32,
     /// Tool calls.
     pub tool_calls: u32,
+    /// Tool calls that did not succeed, by outcome (a command's non-zero exit counts, as in
+    /// the review's `failed` column), so a build that kept failing shows in the table.
+    pub failed_calls: u32,
     /// Edits that did not apply.
     pub failed_edits: u32,
     /// The model's last text.
@@ -147,6 +150,7 @@ pub fn table(rows: &[Row]) -> String {
         "cost",
         "time",
         "tools",
+        "failed",
         "failed edits",
     ];
     let mut cells: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
@@ -162,6 +166,7 @@ pub fn table(rows: &[Row]) -> String {
                 .map_or_else(|| "unknown".to_string(), |c| format!("${c:.4}")),
             format!("{:.1} s", row.elapsed_ms as f64 / 1000.0),
             row.tool_calls.to_string(),
+            row.failed_calls.to_string(),
             row.failed_edits.to_string(),
         ]);
     }
@@ -233,6 +238,7 @@ mod tests {
             elapsed_ms: 1500,
             steps: 3,
             tool_calls: 2,
+            failed_calls: 1,
             failed_edits: 0,
             final_text: String::new(),
             diff: String::new(),
@@ -245,5 +251,7 @@ mod tests {
         assert!(lines[2].contains("12.3k"));
         assert!(lines[2].contains("+1 -1"));
         assert!(lines[2].contains("1.5 s"));
+        assert!(lines[0].ends_with("tools  failed  failed edits"), "{text}");
+        assert!(lines[2].ends_with("2       1             0"), "{text}");
     }
 }
