@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::util::{self, git, versus_without_keys};
+use crate::util::users::{Who, give_away};
+use crate::util::{self, git, versus_without_keys, versus_without_keys_as};
 
 fn text(out: &Output) -> (String, String) {
     (
@@ -182,8 +183,8 @@ fn network_project(port: u16) -> (tempfile::TempDir, PathBuf, PathBuf) {
     (tmp, root, home)
 }
 
-fn ask_with_setup(root: &Path, home: &Path, setup: &str, extra: &[&str]) -> Output {
-    versus_without_keys(home)
+fn ask_with_setup(who: Who, root: &Path, home: &Path, setup: &str, extra: &[&str]) -> Output {
+    versus_without_keys_as(who, home)
         .arg("-C")
         .arg(root)
         .args(["ask", "x", "-m", "demo/scripts/net.jsonl", "--setup", setup])
@@ -192,45 +193,71 @@ fn ask_with_setup(root: &Path, home: &Path, setup: &str, extra: &[&str]) -> Outp
         .unwrap()
 }
 
+/// Played as root and as an unprivileged user: the switch gives the setup command (and only
+/// it) the host's network whoever runs versus.
 #[test]
 fn setup_network_gives_the_setup_command_the_hosts_network_and_the_model_none() {
-    let (listener, port) = host_listener();
-    let (_tmp, root, home) = network_project(port);
-    let setup = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo hello >&3");
+    for who in Who::BOTH {
+        let (listener, port) = host_listener();
+        let (tmp, root, home) = network_project(port);
+        let setup = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo hello >&3");
+        // Its own state and temp folders exist before the folder is handed over.
+        drop(versus_without_keys_as(who, &home));
+        give_away(tmp.path(), who);
 
-    let closed = ask_with_setup(&root, &home, &setup, &[]);
-    let (stdout, stderr) = text(&closed);
-    assert!(
-        stdout.contains("the setup command") && stdout.contains("failed"),
-        "{stdout}\n{stderr}"
-    );
-    assert_eq!(connections(&listener), 0, "no network without the switch");
+        let closed = ask_with_setup(who, &root, &home, &setup, &[]);
+        let (stdout, stderr) = text(&closed);
+        assert!(
+            stdout.contains("the setup command") && stdout.contains("failed"),
+            "{}: {stdout}\n{stderr}",
+            who.name()
+        );
+        assert_eq!(
+            connections(&listener),
+            0,
+            "{}: no network without the switch",
+            who.name()
+        );
 
-    let open = ask_with_setup(&root, &home, &setup, &["--setup-network"]);
-    let (stdout, stderr) = text(&open);
-    assert_eq!(open.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert_eq!(
-        connections(&listener),
-        1,
-        "the setup command (and only it) reached the host: {stdout}"
-    );
-    assert!(
-        stdout.contains("+no-network"),
-        "the model's bash had none: {stdout}"
-    );
+        let open = ask_with_setup(who, &root, &home, &setup, &["--setup-network"]);
+        let (stdout, stderr) = text(&open);
+        assert_eq!(
+            open.status.code(),
+            Some(0),
+            "{}: {stdout}\n{stderr}",
+            who.name()
+        );
+        assert_eq!(
+            connections(&listener),
+            1,
+            "{}: the setup command (and only it) reached the host: {stdout}",
+            who.name()
+        );
+        assert!(
+            stdout.contains("+no-network"),
+            "{}: the model's bash had none: {stdout}",
+            who.name()
+        );
+    }
 }
 
 #[test]
 fn a_network_failure_without_the_network_names_the_switch() {
     let (_tmp, root, home) = network_project(9);
-    let out = ask_with_setup(&root, &home, "exec 3<>/dev/tcp/versus-test.invalid/80", &[]);
+    let out = ask_with_setup(
+        Who::Me,
+        &root,
+        &home,
+        "exec 3<>/dev/tcp/versus-test.invalid/80",
+        &[],
+    );
     let (stdout, stderr) = text(&out);
     assert!(
         stdout.contains("looks like a network failure") && stdout.contains("--setup-network"),
         "{stdout}\n{stderr}"
     );
     // Any other failure of a setup command says nothing of the network.
-    let other = ask_with_setup(&root, &home, "echo broken >&2; exit 3", &[]);
+    let other = ask_with_setup(Who::Me, &root, &home, "echo broken >&2; exit 3", &[]);
     let (stdout, _) = text(&other);
     assert!(stdout.contains("exit code 3"), "{stdout}");
     assert!(!stdout.contains("network"), "{stdout}");

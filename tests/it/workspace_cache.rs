@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::util::{self, git, versus};
+use crate::util::users::Who;
+use crate::util::{self, git};
 
 struct Lab {
     _tmp: tempfile::TempDir,
@@ -16,11 +17,17 @@ struct Lab {
     root: PathBuf,
     temp: PathBuf,
     sync: PathBuf,
+    who: Who,
 }
 
 /// A repository with `src/main.rs` committed and edited since (uncommitted), and a folder
 /// models may write to signal each other.
 fn lab() -> Lab {
+    lab_as(Who::Me)
+}
+
+/// [`lab`] for `who`: its folders handed to that user.
+fn lab_as(who: Who) -> Lab {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().canonicalize().unwrap();
     let root = base.join("project");
@@ -40,12 +47,14 @@ fn lab() -> Lab {
         format!("[sandbox]\nwritable = [\"{}\"]\n", sync.display()),
     )
     .unwrap();
+    util::users::give_away(&base, who);
     Lab {
         _tmp: tmp,
         base,
         root,
         temp,
         sync,
+        who,
     }
 }
 
@@ -60,7 +69,7 @@ impl Lab {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = versus();
+        let mut command = self.who.versus();
         command
             .arg("-C")
             .arg(&self.root)
@@ -99,7 +108,7 @@ impl Lab {
     }
 
     fn parent(&self) -> PathBuf {
-        util::users::workspaces_parent(&self.temp, util::users::Who::Me)
+        util::users::workspaces_parent(&self.temp, self.who)
     }
 
     /// The names under the workspace parent: kept checkouts, and everything else.
@@ -132,56 +141,60 @@ fn wait_for(path: &Path) {
 }
 
 #[test]
+/// Played as root and as an unprivileged user: a kept checkout never shows another run's
+/// changes, whoever runs versus.
 fn a_later_run_reuses_the_kept_checkout_and_sees_its_own_state_only() {
-    let lab = lab();
-    let first = lab.model(
-        "first.jsonl",
-        "cat src/main.rs > seen.txt; echo leak > leaked.txt; echo by-the-model >> src/main.rs",
-    );
-    let out = lab.ask(&first, "first.log");
-    assert!(stdout(&out).contains("+first edit"), "{}", stdout(&out));
-    let (kept, others) = lab.folders();
-    assert_eq!(kept.len(), 1, "{kept:?}");
-    assert!(others.is_empty(), "folders left: {others:?}");
+    for who in Who::BOTH {
+        let lab = lab_as(who);
+        let first = lab.model(
+            "first.jsonl",
+            "cat src/main.rs > seen.txt; echo leak > leaked.txt; echo by-the-model >> src/main.rs",
+        );
+        let out = lab.ask(&first, "first.log");
+        assert!(stdout(&out).contains("+first edit"), "{}", stdout(&out));
+        let (kept, others) = lab.folders();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(others.is_empty(), "folders left: {others:?}");
 
-    // Same commit, same uncommitted state: the checkout is reused, and nothing the first
-    // run's model wrote is there.
-    let look = "cat src/main.rs > seen.txt; ls leaked.txt > ls.txt 2>&1; true";
-    let second = lab.model("second.jsonl", look);
-    let out = lab.ask(&second, "second.log");
-    let text = stdout(&out);
-    assert!(
-        lab.log("second.log").contains("kept frozen base reused"),
-        "{}",
-        lab.log("second.log")
-    );
-    assert!(
-        text.contains("+committed\n+first edit\n"),
-        "the model did not see the user's state:\n{text}"
-    );
-    assert!(
-        !text.contains("by-the-model"),
-        "another run's edit:\n{text}"
-    );
-    assert!(text.contains("No such file"), "another run's file:\n{text}");
-    assert_eq!(lab.folders().0, kept);
+        // Same commit, same uncommitted state: the checkout is reused, and nothing the first
+        // run's model wrote is there.
+        let look = "cat src/main.rs > seen.txt; ls leaked.txt > ls.txt 2>&1; true";
+        let second = lab.model("second.jsonl", look);
+        let out = lab.ask(&second, "second.log");
+        let text = stdout(&out);
+        assert!(
+            lab.log("second.log").contains("kept frozen base reused"),
+            "{}",
+            lab.log("second.log")
+        );
+        assert!(
+            text.contains("+committed\n+first edit\n"),
+            "the model did not see the user's state:\n{text}"
+        );
+        assert!(
+            !text.contains("by-the-model"),
+            "another run's edit:\n{text}"
+        );
+        assert!(text.contains("No such file"), "another run's file:\n{text}");
+        assert_eq!(lab.folders().0, kept);
 
-    // The user edits between runs: the next run sees the edit, from a checkout of its own.
-    std::fs::write(lab.root.join("src/main.rs"), "committed\nsecond edit\n").unwrap();
-    let third = lab.model("third.jsonl", look);
-    let out = lab.ask(&third, "third.log");
-    let text = stdout(&out);
-    assert!(text.contains("+second edit"), "{text}");
-    assert!(!text.contains("first edit"), "{text}");
-    assert!(!lab.log("third.log").contains("kept frozen base reused"));
-    let (kept, others) = lab.folders();
-    assert_eq!(kept.len(), 2, "{kept:?}");
-    assert!(others.is_empty(), "folders left: {others:?}");
+        // The user edits between runs: the next run sees the edit, from a checkout of its own.
+        std::fs::write(lab.root.join("src/main.rs"), "committed\nsecond edit\n").unwrap();
+        let third = lab.model("third.jsonl", look);
+        let out = lab.ask(&third, "third.log");
+        let text = stdout(&out);
+        assert!(text.contains("+second edit"), "{text}");
+        assert!(!text.contains("first edit"), "{text}");
+        assert!(!lab.log("third.log").contains("kept frozen base reused"));
+        let (kept, others) = lab.folders();
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert!(others.is_empty(), "folders left: {others:?}");
 
-    // `versus clean` removes the kept checkouts nobody uses.
-    let out = lab.command(&["clean"]).output().unwrap();
-    assert!(out.status.success());
-    assert_eq!(lab.folders(), (vec![], vec![]));
+        // `versus clean` removes the kept checkouts nobody uses.
+        let out = lab.command(&["clean"]).output().unwrap();
+        assert!(out.status.success());
+        assert_eq!(lab.folders(), (vec![], vec![]));
+    }
 }
 
 #[test]

@@ -230,17 +230,30 @@ pub fn only_report_dir(project: &Path) -> PathBuf {
 /// `PATH` (bwrap, git, cargo) is kept; the home and the user config are `home`, state goes to
 /// [`state_home`] and temp files to [`temp_home`].
 pub fn versus_without_keys(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_versus"));
+    versus_without_keys_as(users::Who::Me, home)
+}
+
+/// [`versus_without_keys`] run by `who`. The unprivileged user cannot write the shared state
+/// and temp folders, so it gets its own under `home` (`.state`, `.tmp`, created here): the
+/// test hands `home` to it with [`users::give_away`] before running the command.
+pub fn versus_without_keys_as(who: users::Who, home: &Path) -> Command {
+    let (state, temp) = if who.drops() {
+        let (state, temp) = (home.join(".state"), home.join(".tmp"));
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::create_dir_all(&temp).unwrap();
+        (state, temp)
+    } else {
+        (state_home(), temp_home())
+    };
+    let mut c = who.command(env!("CARGO_BIN_EXE_versus"));
     c.env_clear()
         .env("NO_COLOR", "1")
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_STATE_HOME", state_home())
-        .env("TMPDIR", temp_home());
-    for keep in ["PATH"] {
-        if let Some(value) = std::env::var_os(keep) {
-            c.env(keep, value);
-        }
+        .env("XDG_STATE_HOME", state)
+        .env("TMPDIR", temp);
+    if let Some(path) = std::env::var_os("PATH") {
+        c.env("PATH", path);
     }
     c
 }
