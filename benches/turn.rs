@@ -22,10 +22,13 @@
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "common/repo.rs"]
+mod repo;
+
+use repo::{generate, git, rel};
 use tokio_util::sync::CancellationToken;
 use versus::agent::{Agent, AgentSettings, system_prompt};
 use versus::engine::{HistoryPolicy, SessionEngine, TurnRequest, TurnTarget};
@@ -51,57 +54,6 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@example.com",
-        ])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?} failed");
-}
-
-fn rel(i: usize) -> String {
-    format!("src/d{:03}/file{i:05}.txt", i % 100)
-}
-
-/// The same repository as `benches/workspace.rs`: `files` distinct text files, one commit.
-fn generate(root: &Path, files: usize, bytes_each: usize) {
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    for i in 0..files {
-        let path = root.join(rel(i));
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let mut f = std::io::BufWriter::new(fs::File::create(&path).unwrap());
-        let (mut written, mut line) = (0, 0);
-        while written < bytes_each {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let text = format!("{i:05}:{line:05} let value = compute({state:016x});\n");
-            f.write_all(text.as_bytes()).unwrap();
-            written += text.len();
-            line += 1;
-        }
-    }
-    fs::write(root.join(".gitignore"), "target/\n").unwrap();
-    git(root, &["init", "-q"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "generated"]);
 }
 
 /// A demo model that notes when each of its requests was sent.

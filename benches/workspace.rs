@@ -20,6 +20,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "common/repo.rs"]
+mod repo;
+
+use repo::{generate, git, rel};
 use versus::apply::{ApplyEngine, Selection, compose};
 use versus::workspace::changeset::BaseReader;
 use versus::workspace::{Base, ChangeSet, Isolation, Workspace, WriteOrigin};
@@ -64,58 +68,6 @@ fn row(name: &str, ours: Duration, reference_name: &str, reference: Duration) {
         ms(reference),
         ours.as_secs_f64() / reference.as_secs_f64()
     );
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@example.com",
-        ])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?} failed");
-}
-
-fn rel(i: usize) -> String {
-    format!("src/d{:03}/file{i:05}.txt", i % 100)
-}
-
-/// Writes `files` distinct text files of about `bytes_each` bytes, commits them.
-fn generate(root: &Path, files: usize, bytes_each: usize) {
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    for i in 0..files {
-        let path = root.join(rel(i));
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let mut f = std::io::BufWriter::new(fs::File::create(&path).unwrap());
-        let mut written = 0;
-        let mut line = 0;
-        while written < bytes_each {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let text = format!("{i:05}:{line:05} let value = compute({state:016x});\n");
-            f.write_all(text.as_bytes()).unwrap();
-            written += text.len();
-            line += 1;
-        }
-    }
-    fs::write(root.join(".gitignore"), "target/\n").unwrap();
-    git(root, &["init", "-q"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "generated"]);
 }
 
 /// The user's uncommitted state: `n` modified tracked files and `n / 4` untracked ones.
