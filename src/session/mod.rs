@@ -11,22 +11,23 @@ mod events;
 mod log;
 mod ownership;
 mod preferences;
+mod record;
 mod recorder;
 mod replay;
 mod store;
+mod summary;
 
 pub use blobs::BLOBS_DIR;
 pub use clock::{Timestamp, now};
 pub use events::{EventLog, SkippedLine};
-pub use log::{
-    CheckResult, EVENTS_FILE, RewindScope, SCHEMA_VERSION, Session, SessionLog, SessionRecord,
-    Source, ToolCallSummary, TurnModel, TurnSummary, encode_record, next_turn_note,
-};
+pub use log::{EVENTS_FILE, Session, SessionLog, next_turn_note};
 pub use ownership::{Foreign, OwnerKey, STAMP_FILE};
 pub use preferences::{
     ChoiceRef, ModelRecord, Preference, Preferences, RewoundMark, append_preference, mark_rewound,
     read_preferences, read_preferences_reporting,
 };
+pub use record::{CheckResult, RewindScope, SCHEMA_VERSION, SessionRecord, Source, encode_record};
 pub use recorder::Recorder;
 pub use replay::demo_script;
 pub use store::{Adopted, SessionError, Store};
+pub use summary::{ToolCallSummary, TurnModel, TurnSummary};

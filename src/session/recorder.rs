@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::blobs;
-use super::log::{SessionRecord, encode_record_with_blobs};
+use super::record::{SessionRecord, encode_record_with_blobs};
 use crate::model::AgentEvent;
 use crate::workspace::content::Blob;
 

@@ -1,0 +1,108 @@
+//! What `versus sessions show` and the front ends read back of a turn: each model's part,
+//! its tool calls with their outcomes and output, folded from the log's records.
+
+use serde::Serialize;
+
+use crate::model::{AgentEvent, RunStats, RunStop, ToolOutcome};
+
+/// One model's part of a turn, as read back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnModel {
+    /// Entry label.
+    pub model: String,
+    /// How it ended (`None`: it never finished, e.g. the process was killed).
+    pub stop: Option<RunStop>,
+    /// Its last text.
+    pub final_text: String,
+    /// Counters, when it finished.
+    pub stats: Option<RunStats>,
+    /// Proposals it recorded.
+    pub writes: usize,
+    /// Its tool calls in order, each with how it ended and the text the model received.
+    pub tools: Vec<ToolCallSummary>,
+}
+
+/// One tool call of a turn, as read back from the log's agent events.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallSummary {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// The full argument text.
+    pub arguments: String,
+    /// How it ended (`None`: no result was recorded, the run stopped first).
+    pub outcome: Option<ToolOutcome>,
+    /// Run time.
+    pub duration_ms: u64,
+    /// The text the model received (empty in logs written before it was recorded).
+    pub output: String,
+}
+
+/// One turn, as read back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnSummary {
+    /// 1-based number.
+    pub turn: u32,
+    /// When it started.
+    pub time: String,
+    /// The prompt.
+    pub prompt: String,
+    /// Its models in order.
+    pub models: Vec<TurnModel>,
+    /// Every model finished.
+    pub complete: bool,
+    /// The choice, if one was made: chosen models (empty = none of them).
+    pub chosen: Option<Vec<String>>,
+    /// It was rewound afterwards.
+    pub rewound: bool,
+}
+
+/// Adds what `event` says about a tool call to `tools`: a call ready to run, or its result.
+pub(super) fn note_tool_event(tools: &mut Vec<ToolCallSummary>, event: &AgentEvent) {
+    match event {
+        AgentEvent::ToolCallReady {
+            id,
+            name,
+            arguments,
+        } => tools.push(ToolCallSummary {
+            id: id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone(),
+            outcome: None,
+            duration_ms: 0,
+            output: String::new(),
+        }),
+        AgentEvent::ToolResult {
+            id,
+            name,
+            is_error,
+            duration_ms,
+            outcome,
+            output,
+            ..
+        } => {
+            let outcome = Some(ToolOutcome::or_legacy(*outcome, *is_error));
+            match tools
+                .iter_mut()
+                .rev()
+                .find(|t| t.id == *id && t.outcome.is_none())
+            {
+                Some(call) => {
+                    call.outcome = outcome;
+                    call.duration_ms = *duration_ms;
+                    call.output = output.clone();
+                }
+                None => tools.push(ToolCallSummary {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: String::new(),
+                    outcome,
+                    duration_ms: *duration_ms,
+                    output: output.clone(),
+                }),
+            }
+        }
+        _ => {}
+    }
+}
