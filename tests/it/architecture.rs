@@ -6,7 +6,10 @@
 //! several lines, `super::super::...` climbing out of a module, and `crate::tui::f()` written
 //! inline in an expression or a type without any `use`. Every path that starts with `crate`,
 //! `super` or `self` (in `use` trees, in code, and in the tokens of macro calls such as
-//! `format!`) is resolved to the top-level module it lands in.
+//! `format!`) is resolved to the top-level module it lands in. Importing the crate root whole
+//! (`use crate::*;`, `use super::*;` from a top-level module, `use crate as x;`,
+//! `extern crate self as x;`) is reported as a use of "the crate root", which no row may name,
+//! and a path through such a name (`x::tui::draw()`) is resolved as if it said `crate`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -46,6 +49,17 @@ struct Import {
 
 impl std::fmt::Display for Import {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.to == CRATE_ROOT {
+            return write!(
+                f,
+                "{}:{}: {} uses {} (`{}`: name the modules it needs instead)",
+                self.file.display(),
+                self.line,
+                self.from,
+                self.to,
+                self.path
+            );
+        }
         write!(
             f,
             "{}:{}: {} uses {} (crate::{})",
@@ -86,11 +100,20 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
     parts
 }
 
+/// What an import of the crate root is reported as: no row may name it, since a module that
+/// holds the whole crate under one name (`use crate::*;`, `use crate as x;`) can reach any
+/// module without naming it again.
+const CRATE_ROOT: &str = "the crate root";
+
 /// Walks one file's syntax tree and records every path into the crate.
 struct Collector<'a> {
     file: &'a Path,
     /// The module the visitor is in: the file's module, plus any inline `mod x { }` around it.
     module: Vec<String>,
+    /// Per scope (the file, then each inline module), the names the crate root is imported
+    /// under there (`use crate as x;`, `extern crate self as x;`): a path starting with one
+    /// of them is resolved as if it started with `crate`.
+    aliases: Vec<Vec<String>>,
     out: &'a mut Vec<Import>,
 }
 
@@ -102,6 +125,14 @@ impl Collector<'_> {
         let rest = match first.as_str() {
             "crate" => return Some(segments[1..].to_vec()),
             "super" | "self" => segments,
+            alias
+                if self
+                    .aliases
+                    .last()
+                    .is_some_and(|a| a.iter().any(|n| n == alias)) =>
+            {
+                return Some(segments[1..].to_vec());
+            }
             _ => return None,
         };
         let mut module = self.module.clone();
@@ -124,6 +155,9 @@ impl Collector<'_> {
         let Some(path) = self.resolve(segments) else {
             return;
         };
+        if path.is_empty() {
+            return; // the root itself in an expression: only `use` can bring it in (below)
+        }
         let (Some(from), Some(to)) = (self.module.first(), path.first()) else {
             return;
         };
@@ -143,6 +177,21 @@ impl Collector<'_> {
     /// `crate::a::b`, `crate::c::d` and `crate::c::e`.
     fn use_tree(&mut self, tree: &syn::UseTree, prefix: &mut Vec<String>) {
         match tree {
+            // The crate root imported whole, by glob or under another name (`use crate::*;`,
+            // `use super::*;` from a top-level module, `use crate as x;`): reported as such,
+            // since every path through it hides the module it reaches.
+            syn::UseTree::Glob(g) if self.is_root(prefix) => {
+                let shown = format!("{}::*", prefix.join("::"));
+                self.root_import(shown, g.star_token.spans[0].start().line);
+            }
+            syn::UseTree::Rename(r)
+                if self.is_root(&[prefix.clone(), vec![r.ident.to_string()]].concat()) =>
+            {
+                let mut path = prefix.clone();
+                path.push(r.ident.to_string());
+                let shown = format!("{} as {}", path.join("::"), r.rename);
+                self.root_import(shown, r.ident.span().start().line);
+            }
             syn::UseTree::Path(p) => {
                 prefix.push(p.ident.to_string());
                 self.use_tree(&p.tree, prefix);
@@ -169,6 +218,71 @@ impl Collector<'_> {
         }
     }
 
+    /// Whether `segments` (a `use` path from this module) names the crate root itself.
+    fn is_root(&self, segments: &[String]) -> bool {
+        !segments.is_empty() && self.resolve(segments).is_some_and(|p| p.is_empty())
+    }
+
+    /// Records an import of the whole crate root, shown as written (`crate::*`, `crate as x`).
+    fn root_import(&mut self, shown: String, line: usize) {
+        let Some(from) = self.module.first() else {
+            return;
+        };
+        self.out.push(Import {
+            file: self.file.to_path_buf(),
+            line,
+            from: from.clone(),
+            to: CRATE_ROOT.to_string(),
+            path: shown,
+        });
+    }
+
+    /// The names `items` import the crate root under (`use crate as x;`, `use super as x;`
+    /// from a top-level module, `extern crate self as x;`). A `use` holds for its whole scope
+    /// whatever its place in it, so they are collected before the scope is walked.
+    fn root_aliases(&self, items: &[syn::Item]) -> Vec<String> {
+        fn walk(
+            c: &Collector<'_>,
+            tree: &syn::UseTree,
+            prefix: &mut Vec<String>,
+            out: &mut Vec<String>,
+        ) {
+            match tree {
+                syn::UseTree::Path(p) => {
+                    prefix.push(p.ident.to_string());
+                    walk(c, &p.tree, prefix, out);
+                    prefix.pop();
+                }
+                syn::UseTree::Rename(r) => {
+                    prefix.push(r.ident.to_string());
+                    if c.is_root(prefix) {
+                        out.push(r.rename.to_string());
+                    }
+                    prefix.pop();
+                }
+                syn::UseTree::Group(g) => {
+                    for item in &g.items {
+                        walk(c, item, prefix, out);
+                    }
+                }
+                syn::UseTree::Name(_) | syn::UseTree::Glob(_) => {}
+            }
+        }
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                syn::Item::Use(u) => walk(self, &u.tree, &mut Vec::new(), &mut out),
+                syn::Item::ExternCrate(e) if e.ident == "self" => {
+                    if let Some((_, rename)) = &e.rename {
+                        out.push(rename.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// Paths inside a macro call are tokens, not syntax (`assert!(crate::tui::ok())`): find
     /// each run of `crate`/`super`/`self` `::` ident `::` ... among them.
     fn tokens(&mut self, tokens: TokenStream) {
@@ -181,7 +295,8 @@ impl Collector<'_> {
                 continue;
             }
             let starts = matches!(&trees[i], TokenTree::Ident(id)
-                if id == "crate" || id == "super" || id == "self");
+                if id == "crate" || id == "super" || id == "self"
+                    || self.aliases.last().is_some_and(|a| a.iter().any(|n| id == n)));
             let after_dollar =
                 i > 0 && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '$');
             if !starts
@@ -214,14 +329,34 @@ impl Collector<'_> {
 }
 
 impl<'ast> Visit<'ast> for Collector<'_> {
+    fn visit_file(&mut self, f: &'ast syn::File) {
+        let aliases = self.root_aliases(&f.items);
+        self.aliases.push(aliases);
+        visit::visit_file(self, f);
+        self.aliases.pop();
+    }
+
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        let inline = m.content.is_some();
-        if inline {
-            self.module.push(m.ident.to_string());
-        }
+        let Some((_, items)) = &m.content else {
+            return visit::visit_item_mod(self, m);
+        };
+        self.module.push(m.ident.to_string());
+        let aliases = self.root_aliases(items);
+        self.aliases.push(aliases);
         visit::visit_item_mod(self, m);
-        if inline {
-            self.module.pop();
+        self.aliases.pop();
+        self.module.pop();
+    }
+
+    /// `extern crate self as x;` names the crate root too.
+    fn visit_item_extern_crate(&mut self, e: &'ast syn::ItemExternCrate) {
+        if e.ident == "self"
+            && let Some((_, rename)) = &e.rename
+        {
+            self.root_import(
+                format!("extern crate self as {rename}"),
+                e.ident.span().start().line,
+            );
         }
     }
 
@@ -259,16 +394,22 @@ fn imports(src: &Path) -> Vec<Import> {
             continue; // lib.rs and main.rs only declare the modules
         }
         let text = std::fs::read_to_string(&file).unwrap();
-        let ast = syn::parse_file(&text)
-            .unwrap_or_else(|e| panic!("{}: does not parse: {e}", file.display()));
-        Collector {
-            file: &file,
-            module,
-            out: &mut out,
-        }
-        .visit_file(&ast);
+        imports_in(&file, module, &text, &mut out);
     }
     out
+}
+
+/// Every path from the source `text` of `file`, module `module`, into another top-level module.
+fn imports_in(file: &Path, module: Vec<String>, text: &str, out: &mut Vec<Import>) {
+    let ast =
+        syn::parse_file(text).unwrap_or_else(|e| panic!("{}: does not parse: {e}", file.display()));
+    Collector {
+        file,
+        module,
+        aliases: Vec::new(),
+        out,
+    }
+    .visit_file(&ast);
 }
 
 /// The top-level modules under `src`: its folders and its files other than lib.rs and main.rs.
@@ -426,7 +567,8 @@ fn the_checker_reports_every_kind_of_upward_path() {
     );
     write(
         "exec/deep/mod.rs",
-        "use super::super::tui::Screen;\nmod inner { use super::super::super::model::*; }\n",
+        "use super::super::tui::Screen;\nmod inner { use super::super::super::model::*; }\n\
+         mod all { use crate::*; }\nmod named { use crate as root; fn f() { root::tui::draw(); } }\n",
     );
     write("stray.rs", "");
     let doc = "## Dependency direction, concretely\n\n\
@@ -451,6 +593,10 @@ fn the_checker_reports_every_kind_of_upward_path() {
         // `super` climbing out of the module, from a file and from an inline module
         "deep/mod.rs:1: exec uses tui (crate::tui::Screen)",
         "deep/mod.rs:2: exec uses model (crate::model)",
+        // the crate root imported whole, and a path through its other name
+        "deep/mod.rs:3: exec uses the crate root (`crate::*`",
+        "deep/mod.rs:4: exec uses the crate root (`crate as root`",
+        "deep/mod.rs:4: exec uses tui (crate::tui::draw)",
         // the table itself
         "src/stray has no row in the dependency table",
         "src/stray has no layer in LAYERS",
@@ -473,6 +619,94 @@ fn the_checker_reports_every_kind_of_upward_path() {
     );
     let report = check(&src, doc).join("\n");
     assert!(!report.contains("tui/mod.rs"), "{report}");
+}
+
+/// What the checker finds in `text` as the source of `src/exec/mod.rs`, one line each.
+fn found_in(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    imports_in(
+        Path::new("src/exec/mod.rs"),
+        vec!["exec".into()],
+        text,
+        &mut out,
+    );
+    out.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn a_glob_of_the_crate_root_is_caught() {
+    assert_eq!(
+        found_in("use crate::*;\nfn f() { tui::draw(); }\n"),
+        [
+            "src/exec/mod.rs:1: exec uses the crate root (`crate::*`: name the modules it needs instead)"
+        ]
+    );
+    // `super` from a top-level module is the root too; from below it, it is not.
+    assert_eq!(
+        found_in("use super::*;\n"),
+        [
+            "src/exec/mod.rs:1: exec uses the crate root (`super::*`: name the modules it needs instead)"
+        ]
+    );
+    assert!(found_in("mod tests { use super::*; }\n").is_empty());
+}
+
+#[test]
+fn the_crate_root_under_another_name_is_caught_and_seen_through() {
+    let found = found_in(
+        "use crate as x;\n\
+         fn f() -> x::model::Message {\n\
+         \x20   x::tui::draw();\n\
+         \x20   assert!(x::tui::ok());\n\
+         }\n\
+         use x::apply::Plan;\n",
+    );
+    assert_eq!(
+        found,
+        [
+            "src/exec/mod.rs:1: exec uses the crate root (`crate as x`: name the modules it needs instead)",
+            "src/exec/mod.rs:2: exec uses model (crate::model::Message)",
+            "src/exec/mod.rs:3: exec uses tui (crate::tui::draw)",
+            "src/exec/mod.rs:4: exec uses tui (crate::tui::ok)",
+            "src/exec/mod.rs:6: exec uses apply (crate::apply::Plan)",
+        ]
+    );
+    // In a group, from `super`, and by `extern crate self`.
+    let found = found_in(
+        "use {std::fmt, super as up};\nextern crate self as me;\n\
+         fn f() { up::tui::draw(); me::model::new(); }\n",
+    );
+    assert_eq!(
+        found,
+        [
+            "src/exec/mod.rs:1: exec uses the crate root (`super as up`: name the modules it needs instead)",
+            "src/exec/mod.rs:2: exec uses the crate root (`extern crate self as me`: name the modules it needs instead)",
+            "src/exec/mod.rs:3: exec uses tui (crate::tui::draw)",
+            "src/exec/mod.rs:3: exec uses model (crate::model::new)",
+        ]
+    );
+    // An alias holds in its own scope only: a child module's `x` is its own.
+    let found = found_in("use crate as x;\nmod inner { fn f() { x::tui::draw(); } }\n");
+    assert_eq!(found.len(), 1, "{found:?}");
+}
+
+#[test]
+fn inline_paths_in_expressions_patterns_and_types_are_caught() {
+    let found = found_in(
+        "fn f(v: Vec<crate::model::Message>) -> usize {\n\
+         \x20   let n = crate::tui::WIDTH + <crate::apply::Plan as Default>::default().len();\n\
+         \x20   match v.first() { Some(crate::review::Row { .. }) => n, _ => crate::stats::zero() }\n\
+         }\n",
+    );
+    let modules: Vec<&str> = found
+        .iter()
+        .map(|l| l.split(" uses ").nth(1).unwrap().split(' ').next().unwrap())
+        .collect();
+    assert_eq!(
+        modules,
+        ["model", "tui", "apply", "review", "stats"],
+        "{found:?}"
+    );
 }
 
 /// Keeps the old guarantee that no library code reaches for the binary's error and argument
