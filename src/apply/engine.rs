@@ -13,8 +13,8 @@ use super::durable::{parent_of, sync_dirs};
 use super::journal::{self, Record};
 use super::merge3::{MergeOutcome, line_delta, merge3};
 use super::outcome::{
-    AppliedAs, ApplyReport, ConflictReason, EditorSave, FileOutcome, FilePreview, FileStatus,
-    Preview, RegionText, span_text,
+    AppliedAs, ApplyReport, ConflictReason, FileOutcome, FilePreview, FileStatus, Preview,
+    RegionText, span_text,
 };
 use super::place::{applied_mode, put_in_place, umask};
 use super::recover::{self, PendingApply, RecoveryReport};
@@ -31,9 +31,8 @@ use crate::workspace::changeset::shown_mode;
 pub struct ApplyEngine {
     root: PathBuf,
     session: PathBuf,
-    fail_after_writes: Option<usize>,
-    pause_after_writes: Option<(usize, PathBuf)>,
-    save_during_apply: Option<(usize, String, Vec<u8>, EditorSave)>,
+    /// Test hooks (`hooks`): empty unless built with the `test-hooks` feature.
+    pub(super) hooks: super::hooks::Hooks,
     lock_wait: super::LockWait,
 }
 
@@ -70,9 +69,7 @@ impl ApplyEngine {
         Ok(Self {
             root,
             session: session.to_path_buf(),
-            fail_after_writes: None,
-            pause_after_writes: None,
-            save_during_apply: None,
+            hooks: super::hooks::Hooks::default(),
             lock_wait: super::LockWait::Wait,
         })
     }
@@ -88,70 +85,10 @@ impl ApplyEngine {
         super::ProjectLock::acquire(&self.root, &self.lock_wait)
     }
 
-    /// Test hook: stop an apply after `n` user-file writes, without a commit record, exactly
-    /// as a crash at that point would leave things (`n` = all of them: after the last write,
-    /// before the commit).
-    #[doc(hidden)]
-    pub fn fail_after_writes(mut self, n: usize) -> Self {
-        self.fail_after_writes = Some(n);
-        self
-    }
-
-    /// Test hook: after `n` user-file writes, create the file `ready_marker` and then sleep
-    /// forever, so a test can kill the process (SIGKILL) at a known point in the middle of an
-    /// apply, as a real crash would.
-    #[doc(hidden)]
-    pub fn pause_after_writes(mut self, n: usize, ready_marker: PathBuf) -> Self {
-        self.pause_after_writes = Some((n, ready_marker));
-        self
-    }
-
-    /// Test hook: before user-file write number `n`, change the project path `rel` as another
-    /// program would in the middle of an apply (see [`EditorSave`]), with `bytes` as the new
-    /// content or link target.
-    #[doc(hidden)]
-    pub fn save_during_apply(mut self, n: usize, rel: &str, bytes: &[u8], how: EditorSave) -> Self {
-        self.save_during_apply = Some((n, rel.to_string(), bytes.to_vec(), how));
-        self
-    }
-
-    /// Where the test hooks act: before user-file write number `done` (counting from 0), or
-    /// with `done` equal to the number of writes, after the last one and before the commit.
+    /// Where the test hooks act (nothing without the `test-hooks` feature): before user-file
+    /// write number `done`, or after the last one and before the commit.
     fn crash_point(&self, done: usize) -> Result<()> {
-        if let Some((n, rel, bytes, how)) = &self.save_during_apply
-            && *n == done
-        {
-            let path = self.root.join(rel);
-            let temp = self.root.join(format!("{rel}.editor-save"));
-            let saved = match how {
-                EditorSave::ByRename => {
-                    fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, &path))
-                }
-                EditorSave::InPlace => fs::OpenOptions::new()
-                    .write(true)
-                    .truncate(true)
-                    .open(&path)
-                    .and_then(|mut file| std::io::Write::write_all(&mut file, bytes)),
-                EditorSave::Repoint => {
-                    let target = String::from_utf8_lossy(bytes).into_owned();
-                    std::os::unix::fs::symlink(target, &temp)
-                        .and_then(|()| fs::rename(&temp, &path))
-                }
-            };
-            saved.map_err(|e| ApplyError::io("write", &path, e))?;
-        }
-        if self.fail_after_writes == Some(done) {
-            return Err(ApplyError::InjectedFailure { after: done });
-        }
-        if let Some((n, marker)) = &self.pause_after_writes
-            && *n == done
-        {
-            let _ = fs::write(marker, done.to_string());
-            loop {
-                std::thread::sleep(std::time::Duration::from_secs(3600));
-            }
-        }
-        Ok(())
+        self.hooks.at(&self.root, done)
     }
 
     /// The canonical project root.

@@ -20,6 +20,7 @@
 pub mod compose;
 mod durable;
 pub mod engine;
+mod hooks;
 pub mod journal;
 pub mod links;
 pub mod lock;
@@ -35,11 +36,13 @@ use std::path::PathBuf;
 
 pub use compose::{ComposeError, Conflict, ConflictSide, Pick, Selection, compose};
 pub use engine::ApplyEngine;
+#[cfg(feature = "test-hooks")]
+pub use hooks::EditorSave;
 pub use lock::{LockWait, ProjectLock};
 pub use merge3::{ConflictRegion, LineSpan, MergeOutcome, merge3};
 pub use outcome::{
-    AppliedAs, ApplyReport, ConflictReason, EditorSave, FileOutcome, FilePreview, FileStatus,
-    Preview, RegionText,
+    AppliedAs, ApplyReport, ConflictReason, FileOutcome, FilePreview, FileStatus, Preview,
+    RegionText,
 };
 pub use recover::{PendingApply, RecoveryReport};
 pub use rewind::{RewindAction, RewindFile, RewindPreview, RewindReport};
@@ -177,7 +180,9 @@ pub enum ApplyError {
         /// The apply id given.
         apply_id: String,
     },
-    /// Test hook: the apply stopped on purpose after this many writes, like a crash.
+    /// Test hook: the apply stopped on purpose after this many writes, like a crash (only
+    /// with the `test-hooks` feature).
+    #[cfg(feature = "test-hooks")]
     #[error("apply stopped on purpose after {after} writes (failure injection for tests)")]
     InjectedFailure {
         /// Writes done before stopping.

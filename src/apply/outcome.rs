@@ -5,18 +5,6 @@
 
 use super::merge3::{ConflictRegion, LineSpan, split_lines};
 
-/// How the test hook [`ApplyEngine::save_during_apply`] changes a path mid-apply.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EditorSave {
-    /// Written in place (same inode).
-    InPlace,
-    /// A new file renamed over the path.
-    ByRename,
-    /// The link at the path re-pointed to another target.
-    Repoint,
-}
-
 /// How a path will be (or was) handled, before resolutions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileStatus {
