@@ -12,6 +12,7 @@ pub mod example;
 pub mod exec;
 pub mod fsutil;
 pub mod headless;
+pub mod jsonl;
 pub mod model;
 pub mod provider;
 pub mod recipe;

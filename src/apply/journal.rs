@@ -1,18 +1,30 @@
 //! The append-only apply journal: `<session>/journal.jsonl`, one JSON record per line.
 //!
 //! The file is only ever appended to and each append is fsynced, so the journal is the durable
-//! truth about which applies happened, finished, were rewound or rolled back. A crash can tear
-//! the last line; readers skip lines that do not parse instead of failing, and a writer that
-//! finds the file not ending in a newline starts its record on a fresh line.
+//! truth about which applies happened, finished, were rewound or rolled back. It is a record
+//! file of [`crate::jsonl`]: a version on every line, a last line torn by a crash removed
+//! before the next append (under the file's lock; apply, rewind and recovery also hold the
+//! project's). Reading is strict where the logs are lenient: a torn last line is only what a
+//! crash leaves and is skipped, but any other line that cannot be read, or a line of a newer
+//! versus, is an error naming file and line ([`ApplyError::JournalDamaged`]), because a lost
+//! `commit` would make a finished apply look interrupted and offer to roll it back.
 
-use std::fs::{self, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{ApplyError, Result};
+use crate::jsonl::{self, Appender, DamageKind, Format};
 
 /// File name of the journal inside the session folder.
 pub const JOURNAL_FILE: &str = "journal.jsonl";
+
+/// The journal as a record file: version 1 is the shape journals always had (lines written
+/// before versions read as it).
+pub const JOURNAL: Format = Format {
+    name: "apply journal",
+    version: 1,
+    unversioned: 1,
+};
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -69,63 +81,48 @@ pub fn journal_path(session: &Path) -> PathBuf {
     session.join(JOURNAL_FILE)
 }
 
-/// Appends one record and fsyncs it before returning.
+/// Appends one record and fsyncs it before returning (a torn last line is removed first; a
+/// journal written by a newer versus is refused).
 pub fn append(session: &Path, record: &Record) -> Result<()> {
     let path = journal_path(session);
     fs::create_dir_all(session).map_err(|e| ApplyError::io("create", session, e))?;
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(&path)
-        .map_err(|e| ApplyError::io("open", &path, e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| ApplyError::io("inspect", &path, e))?
-        .len();
-    let mut line = Vec::new();
-    if len > 0 {
-        let mut last = [0u8; 1];
-        file.seek(SeekFrom::Start(len - 1))
-            .and_then(|_| file.read_exact(&mut last))
-            .map_err(|e| ApplyError::io("read", &path, e))?;
-        if last[0] != b'\n' {
-            line.push(b'\n');
-        }
-    }
-    let json = serde_json::to_vec(record).map_err(|e| ApplyError::Io {
-        op: "encode a record for",
-        path: path.clone(),
-        source: e.into(),
-    })?;
-    line.extend_from_slice(&json);
-    line.push(b'\n');
-    file.write_all(&line)
-        .and_then(|_| file.sync_data())
+    let mut journal = Appender::open(&path, &JOURNAL)
+        .map_err(|e| match e {
+            jsonl::AppendError::Io { op, path, source } => ApplyError::Io { op, path, source },
+            // The line that says so, from the reader (which refuses a newer line too).
+            newer @ jsonl::AppendError::Newer { .. } => match read(session) {
+                Err(damaged) => damaged,
+                Ok(_) => ApplyError::io("append to", &path, newer.into()),
+            },
+        })?
+        .durable();
+    journal
+        .append_record(&JOURNAL, record)
         .map_err(|e| ApplyError::io("append to", &path, e))
 }
 
-/// Reads every record that parses, in order (a line that does not is skipped and named in the
-/// log). A missing journal is an empty one.
+/// Reads every record, in order. A missing journal is an empty one; a torn last line (what a
+/// crash leaves) is skipped and named in the log; any other line that cannot be read is an
+/// error naming file and line.
 pub fn read(session: &Path) -> Result<Vec<Record>> {
     let path = journal_path(session);
-    let bytes = match fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(ApplyError::io("read", &path, e)),
-    };
-    let mut records = Vec::new();
-    for (index, line) in bytes.split(|&c| c == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice(line) {
-            Ok(record) => records.push(record),
-            // A torn last line after a crash, or damage: skipped, named, never fatal.
-            Err(err) => tracing::warn!("{}:{}: skipped: {err}", path.display(), index + 1),
-        }
+    let read: jsonl::Read<Record> =
+        jsonl::read(&path, &JOURNAL).map_err(|e| ApplyError::io("read", &path, e))?;
+    if let Some(damage) = read.serious().next() {
+        return Err(ApplyError::JournalDamaged {
+            path: damage.path.clone(),
+            line: damage.line,
+            why: damage.why.clone(),
+        });
     }
-    Ok(records)
+    for damage in &read.damaged {
+        debug_assert!(matches!(
+            damage.kind,
+            DamageKind::TornTail | DamageKind::Torn
+        ));
+        tracing::warn!("{damage}");
+    }
+    Ok(read.records)
 }
 
 /// The life of one apply as the journal tells it.
@@ -210,6 +207,9 @@ pub fn entries(records: &[Record]) -> Vec<ApplyEntry> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use std::fs::OpenOptions;
+    use std::io::Write;
+
     use super::*;
 
     fn begin(id: &str) -> Record {
@@ -245,6 +245,62 @@ mod tests {
     }
 
     #[test]
+    fn a_damaged_middle_line_is_an_error_naming_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        append(dir.path(), &begin("1")).unwrap();
+        let path = journal_path(dir.path());
+        let mut text = fs::read_to_string(&path).unwrap();
+        text.push_str("{\"v\":1,\"kind\":\"comit\",\"apply_id\":\"1\",\"time\":2}\n");
+        fs::write(&path, &text).unwrap();
+        append(dir.path(), &begin("2")).unwrap();
+        let err = read(dir.path()).unwrap_err();
+        let shown = err.to_string();
+        assert!(
+            matches!(&err, ApplyError::JournalDamaged { line: 2, .. }),
+            "{shown}"
+        );
+        assert!(shown.contains(&format!("{}:2", path.display())), "{shown}");
+        // A newer journal: read as an error, never appended to.
+        fs::write(
+            &path,
+            "{\"v\":7,\"kind\":\"commit\",\"apply_id\":\"1\",\"time\":2}\n",
+        )
+        .unwrap();
+        assert!(
+            read(dir.path())
+                .unwrap_err()
+                .to_string()
+                .contains("newer versus")
+        );
+        let err = append(dir.path(), &begin("3")).unwrap_err();
+        assert!(err.to_string().contains("update versus"), "{err}");
+        assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 1);
+    }
+
+    #[test]
+    fn old_lines_without_a_version_and_old_repairs_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = journal_path(dir.path());
+        // As versions before this one wrote it: no `v`, and a torn line they ended with a
+        // newline instead of removing.
+        fs::write(
+            &path,
+            concat!(
+                r#"{"kind":"begin","apply_id":"1","time":1,"label":"l","models":["m"],"hunks":[],"paths":["a"],"snapshot":"1"}"#,
+                "\n",
+                r#"{"kind":"commit","apply_"#,
+                "\n",
+                r#"{"kind":"commit","apply_id":"1","time":2}"#,
+                "\n"
+            ),
+        )
+        .unwrap();
+        let recs = read(dir.path()).unwrap();
+        assert_eq!(recs.len(), 2);
+        assert!(entries(&recs)[0].is_live());
+    }
+
+    #[test]
     fn torn_last_line_is_skipped_and_next_append_starts_a_new_line() {
         let dir = tempfile::tempdir().unwrap();
         append(dir.path(), &begin("1")).unwrap();
@@ -257,5 +313,8 @@ mod tests {
         let recs = read(dir.path()).unwrap();
         assert_eq!(recs.len(), 2);
         assert_eq!(recs[1], begin("2"));
+        // The fragment is gone, not left as a damaged line in the middle.
+        let text = fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
     }
 }

@@ -150,6 +150,21 @@ pub enum ApplyError {
         /// The relative path.
         path: String,
     },
+    /// A line of the session's apply journal cannot be read (damaged, or written by a newer
+    /// versus): which applies finished is unknown, so nothing is applied, rewound or rolled
+    /// back until it is repaired.
+    #[error(
+        "{}:{line}: the apply journal cannot be read here ({why}); versus will not apply, rewind or roll back in this session until the line is repaired (or the session folder restored from a backup)",
+        path.display()
+    )]
+    JournalDamaged {
+        /// The journal.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        why: String,
+    },
     /// An earlier apply was interrupted and must be rolled back first.
     #[error(
         "apply {apply_id} was interrupted before it finished; roll it back (rollback_incomplete) before applying or rewinding"

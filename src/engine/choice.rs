@@ -11,7 +11,7 @@ use crate::apply::{
     AppliedAs, ApplyEngine, ApplyError, ApplyPlan, FileStatus, LockWait, Resolution,
 };
 use crate::model::{RunStats, RunStop};
-use crate::session::{ModelRecord, Preference, SessionRecord, append_preference, now};
+use crate::session::{ModelRecord, Preference, Rating, SessionRecord, append_preference, now};
 
 /// What the user chose for a turn.
 #[derive(Debug, Clone, Default)]
@@ -27,8 +27,8 @@ pub struct ChoiceRequest {
     pub resolutions: BTreeMap<String, Resolution>,
     /// Every conflict not in `resolutions` resolved this way (`versus ask --on-conflict`).
     pub resolve_rest: Option<Resolution>,
-    /// Ratings (`good`, `bad`, `tie`) by model.
-    pub ratings: BTreeMap<String, String>,
+    /// Ratings by model.
+    pub ratings: BTreeMap<String, Rating>,
     /// Whether to wait for another versus that holds the project's lock.
     pub lock_wait: LockWait,
 }
@@ -43,7 +43,7 @@ pub struct ChoiceJob {
     plan: Option<ApplyPlan>,
     resolutions: BTreeMap<String, Resolution>,
     resolve_rest: Option<Resolution>,
-    ratings: BTreeMap<String, String>,
+    ratings: BTreeMap<String, Rating>,
     lock_wait: LockWait,
     preference: Preference,
 }
@@ -56,7 +56,7 @@ pub struct ChoiceOutcome {
     /// Models chosen (empty: none of them).
     pub chosen: Vec<String>,
     /// Ratings given.
-    pub ratings: BTreeMap<String, String>,
+    pub ratings: BTreeMap<String, Rating>,
     /// The apply's journal id (`None`: nothing written).
     pub apply_id: Option<String>,
     /// What happened to each planned path.
@@ -167,7 +167,7 @@ impl SessionEngine {
                         .unwrap_or((RunStop::Error, RunStats::default()));
                     ModelRecord {
                         model: slot.label.clone(),
-                        status: stop.label().to_string(),
+                        status: stop,
                         cost: stats.cost,
                         usage: stats.usage,
                         latency_ms: stats.elapsed_ms,
@@ -180,7 +180,7 @@ impl SessionEngine {
             // The engine's own state: hidden names make a blind choice; once revealed (the
             // user asked), later choices are not blind.
             blind: self.blind(),
-            source: self.source.word().to_string(),
+            source: self.source,
         };
         Ok(ChoiceJob {
             project: self.project.clone(),

@@ -8,12 +8,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::clock::now;
-use super::events::{EventLog, SkippedLine};
-use super::record::{
-    LegacyRecord, LineIn, SCHEMA_VERSION, SessionRecord, encode_record_with_blobs,
-};
+use super::events::SkippedLine;
+use super::record::{LegacyRecord, SESSION_LOG, SessionRecord, encode_record_with_blobs};
 use super::store::{SessionError, Store};
 use super::summary::{TurnModel, TurnSummary, note_tool_event};
+use crate::jsonl::{self, Appender, Decoded, VersionedIn};
 use crate::model::{Message, RunStop};
 
 /// File name of the log inside a session folder.
@@ -30,8 +29,8 @@ pub struct SessionLog {
 
 impl SessionLog {
     /// Reads `dir/events.jsonl` (a missing file is an empty session). Lines that cannot be
-    /// read (a torn last line, a record of an unknown type, a newer schema) are kept in
-    /// [`SessionLog::skipped`], named by file and line, for the front end to report.
+    /// read (a torn last line, a record of an unknown type, a line of a newer versus) are kept
+    /// in [`SessionLog::skipped`], named by file and line, for the front end to report.
     pub fn read(dir: &Path) -> io::Result<Self> {
         let path = dir.join(EVENTS_FILE);
         let bytes = match std::fs::read(&path) {
@@ -50,36 +49,35 @@ impl SessionLog {
     /// The records of the log file `path` holding `bytes` (content references resolved by the
     /// caller).
     fn parse(path: &Path, bytes: &[u8]) -> Self {
-        let mut log = Self::default();
-        for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let skip = |why: String| SkippedLine {
-                path: path.to_path_buf(),
-                line: index + 1,
-                why,
-            };
-            match serde_json::from_slice::<LineIn>(line) {
-                Ok(read) if read.v > SCHEMA_VERSION => log.skipped.push(skip(format!(
-                    "written by a newer versus (session log schema {}, this one reads up to {SCHEMA_VERSION})",
-                    read.v
-                ))),
-                Ok(read) => log.records.push(read.record.joined()),
+        let mut last_turn = 0;
+        let read = jsonl::parse(path, bytes, &SESSION_LOG, |line| {
+            let decoded = match serde_json::from_slice::<VersionedIn<SessionRecord>>(line) {
+                Ok(read) => Decoded::Record {
+                    version: read.v.unwrap_or(SESSION_LOG.unversioned),
+                    record: read.record.joined(),
+                },
                 Err(err) => match serde_json::from_slice::<LegacyRecord>(line) {
                     // Version 1 markers the interface wrote untyped: read into their typed
                     // successors (a rewind of the conversation was also written typed: the
                     // duplicate is dropped).
-                    Ok(legacy) => {
-                        if let Some(record) = legacy.upgrade(log.last_turn()) {
-                            log.records.push(record);
-                        }
-                    }
-                    Err(_) => log.skipped.push(skip(err.to_string())),
+                    Ok(legacy) => match legacy.upgrade(last_turn) {
+                        Some(record) => Decoded::Record { version: 1, record },
+                        None => Decoded::Nothing,
+                    },
+                    Err(_) => Decoded::Bad(err),
                 },
+            };
+            if let Decoded::Record { version, record } = &decoded
+                && *version <= SESSION_LOG.version
+            {
+                last_turn = last_turn.max(record.turn());
             }
+            decoded
+        });
+        Self {
+            records: read.records,
+            skipped: read.damaged,
         }
-        log
     }
 
     /// The highest turn number (0 for a new session).
@@ -279,7 +277,7 @@ pub(crate) fn fold_conversations(
 pub struct Session {
     id: String,
     dir: PathBuf,
-    log: EventLog,
+    log: Appender,
     turn: u32,
 }
 
@@ -304,10 +302,10 @@ impl Session {
 
     fn attach(id: String, dir: PathBuf, turn: u32) -> Result<Self, SessionError> {
         let path = dir.join(EVENTS_FILE);
-        let log = EventLog::open(&path).map_err(|source| SessionError::Io {
+        let log = Appender::open(&path, &SESSION_LOG).map_err(|source| SessionError::Io {
             op: "open",
             path,
-            source,
+            source: source.into(),
         })?;
         Ok(Self { id, dir, log, turn })
     }
@@ -346,7 +344,7 @@ impl Session {
         let (mut line, content) = encode_record_with_blobs(record).map_err(io::Error::other)?;
         super::blobs::store(&self.dir.join(super::BLOBS_DIR), &content)?;
         line.push(b'\n');
-        self.log.append_line(&line)
+        self.log.append(&line)
     }
 }
 

@@ -8,6 +8,7 @@
 mod blobs;
 mod clock;
 mod events;
+mod history;
 mod log;
 mod ownership;
 mod preferences;
@@ -20,13 +21,16 @@ mod summary;
 pub use blobs::BLOBS_DIR;
 pub use clock::{Timestamp, now};
 pub use events::{EventLog, SkippedLine};
+pub use history::{HISTORY, HistoryEntry, append_history, read_history};
 pub use log::{EVENTS_FILE, Session, SessionLog, next_turn_note};
 pub use ownership::{Foreign, OwnerKey, STAMP_FILE};
 pub use preferences::{
-    ChoiceRef, ModelRecord, Preference, Preferences, RewoundMark, append_preference, mark_rewound,
-    read_preferences, read_preferences_reporting,
+    ChoiceRef, ModelRecord, PREFERENCES, Preference, Preferences, Rating, RewoundMark,
+    append_preference, mark_rewound, read_preferences, read_preferences_reporting,
 };
-pub use record::{CheckResult, RewindScope, SCHEMA_VERSION, SessionRecord, Source, encode_record};
+pub use record::{
+    CheckResult, RewindScope, SCHEMA_VERSION, SESSION_LOG, SessionRecord, Source, encode_record,
+};
 pub use recorder::Recorder;
 pub use replay::demo_script;
 pub use store::{Adopted, SessionError, Store};

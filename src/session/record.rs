@@ -8,6 +8,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::preferences::Rating;
+use crate::jsonl::{Format, Versioned};
+
 use crate::model::{AgentEvent, Message, RunStats, RunStop};
 use crate::workspace::{BaseEntry, FileWrite, Isolation};
 
@@ -231,9 +234,9 @@ pub enum SessionRecord {
         chosen: Vec<String>,
         /// The apply's journal id, if anything was written.
         apply_id: Option<String>,
-        /// Ratings given with the choice (`good`, `bad`, `tie`).
+        /// Ratings given with the choice (written as `good`, `bad`, `tie`).
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        ratings: BTreeMap<String, String>,
+        ratings: BTreeMap<String, Rating>,
         /// Paths the apply changed on disk (the next turn's note names them).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         applied: Vec<String>,
@@ -347,26 +350,13 @@ pub struct CheckResult {
     pub tail: Vec<String>,
 }
 
-/// One line as written: the record with the schema version.
-#[derive(Debug, Serialize)]
-pub(super) struct LineOut<'a> {
-    v: u32,
-    #[serde(flatten)]
-    record: &'a SessionRecord,
-}
-
-/// One line as read: version 1 lines have no `v`.
-#[derive(Debug, Deserialize)]
-pub(super) struct LineIn {
-    #[serde(default = "version_one")]
-    pub(super) v: u32,
-    #[serde(flatten)]
-    pub(super) record: SessionRecord,
-}
-
-fn version_one() -> u32 {
-    1
-}
+/// The session log as a record file: every line carries [`SCHEMA_VERSION`]; a line without a
+/// version is version 1. Reading, appending, torn tails and newer logs follow [`crate::jsonl`].
+pub const SESSION_LOG: Format = Format {
+    name: "session log",
+    version: SCHEMA_VERSION,
+    unversioned: 1,
+};
 
 /// The untyped markers version 1 of the interface wrote beside the typed records.
 #[derive(Debug, Deserialize)]
@@ -450,7 +440,7 @@ impl LegacyRecord {
 /// Encodes a record as one log line (without the newline), self-contained: file content is
 /// inline (text, or base64).
 pub fn encode_record(record: &SessionRecord) -> serde_json::Result<Vec<u8>> {
-    serde_json::to_vec(&LineOut {
+    serde_json::to_vec(&Versioned {
         v: SCHEMA_VERSION,
         record,
     })
@@ -461,7 +451,7 @@ pub fn encode_record(record: &SessionRecord) -> serde_json::Result<Vec<u8>> {
 pub(crate) fn encode_record_with_blobs(
     record: &SessionRecord,
 ) -> serde_json::Result<(Vec<u8>, Vec<crate::workspace::content::Blob>)> {
-    super::blobs::encode(&LineOut {
+    super::blobs::encode(&Versioned {
         v: SCHEMA_VERSION,
         record,
     })

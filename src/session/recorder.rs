@@ -12,14 +12,14 @@
 //! last [`FLUSH_AFTER`] (never more than [`CHUNK_BYTES`] per model), like a torn last line.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::blobs;
-use super::record::{SessionRecord, encode_record_with_blobs};
+use super::record::{SESSION_LOG, SessionRecord, encode_record_with_blobs};
+use crate::jsonl::Appender;
 use crate::model::AgentEvent;
 use crate::workspace::content::Blob;
 
@@ -104,7 +104,7 @@ impl Delta {
 
 /// The writer thread's state: the file, the blob folder and the pending chunks by model.
 struct Writer {
-    file: std::fs::File,
+    file: Appender,
     blobs: PathBuf,
     /// By (turn, entry): the joined delta and when its first part arrived.
     pending: BTreeMap<(u32, usize), (Delta, Instant)>,
@@ -116,8 +116,9 @@ impl Writer {
         if let Err(err) = blobs::store(&self.blobs, content) {
             tracing::warn!(error = %err, "could not store content for the session log");
         }
-        // One write per line on an append-mode file: a crash tears at most the last.
-        if let Err(err) = self.file.write_all(line) {
+        // One write per line on an append-mode file: a crash tears at most the last, and the
+        // next append (here or in a later process) removes what it tore.
+        if let Err(err) = self.file.append(line) {
             tracing::warn!(error = %err, "could not append to the session log");
         }
     }
@@ -214,12 +215,12 @@ impl std::fmt::Debug for Message {
 }
 
 impl Recorder {
-    /// Opens (creating) the log and starts the writer.
+    /// Opens (creating) the log and starts the writer. A last line torn by a crash is removed
+    /// first, so the first record written (`opened` on `--continue`) is never glued onto it;
+    /// a log written by a newer versus is refused (it is never appended to: the error says
+    /// to update versus).
     pub fn start(path: &Path) -> std::io::Result<Recorder> {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
+        let file = Appender::open(path, &SESSION_LOG)?;
         let writer = Writer {
             file,
             blobs: blobs::folder_of(path),

@@ -319,7 +319,7 @@ mod tests {
                 .iter()
                 .map(|m| ModelRecord {
                     model: m.to_string(),
-                    status: "done".into(),
+                    status: crate::model::RunStop::Completed,
                     cost: None,
                     usage: Usage::default(),
                     latency_ms: 10,
@@ -329,7 +329,7 @@ mod tests {
             chosen: chosen.iter().map(|s| s.to_string()).collect(),
             ratings: Default::default(),
             blind: false,
-            source: "tui".into(),
+            source: crate::session::Source::Tui,
         }
     }
 

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::sources::{LoadedReport, ReportRun, ReportTask};
-use crate::session::Preference;
+use crate::session::{Preference, Rating};
 
 /// The model an entry label belongs to: the label without its `#N` sample suffix.
 pub fn model_of(label: &str) -> &str {
@@ -116,7 +116,8 @@ pub fn from_preference(p: &Preference) -> Choice {
             }
         }
         let top = |label: &str| {
-            p.chosen.iter().any(|c| c == label) || p.ratings.get(label).is_some_and(|r| r == "tie")
+            p.chosen.iter().any(|c| c == label)
+                || p.ratings.get(label).is_some_and(|r| *r == Rating::Tie)
         };
         for (i, a) in labels.iter().enumerate() {
             for b in &labels[i + 1..] {
@@ -130,10 +131,10 @@ pub fn from_preference(p: &Preference) -> Choice {
             }
         }
     }
-    let marked = |mark: &str| -> Vec<String> {
+    let marked = |mark: Rating| -> Vec<String> {
         p.ratings
             .iter()
-            .filter(|(_, r)| r.as_str() == mark)
+            .filter(|(_, r)| **r == mark)
             .map(|(label, _)| model_of(label).to_string())
             .collect()
     };
@@ -141,8 +142,8 @@ pub fn from_preference(p: &Preference) -> Choice {
         entries,
         games,
         none_of_them,
-        good: marked("good"),
-        bad: marked("bad"),
+        good: marked(Rating::Good),
+        bad: marked(Rating::Bad),
     }
 }
 
@@ -400,7 +401,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, m)| ModelRecord {
                     model: m.to_string(),
-                    status: "done".into(),
+                    status: crate::model::RunStop::Completed,
                     cost: (i != 0).then_some(0.25),
                     usage: Usage::default(),
                     latency_ms: 1000 * (i as u64 + 1),
@@ -410,10 +411,13 @@ mod tests {
             chosen: chosen.iter().map(|s| s.to_string()).collect(),
             ratings: ratings
                 .iter()
-                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .map(|(a, b)| {
+                    let rating = serde_json::from_value(serde_json::json!(b)).unwrap();
+                    (a.to_string(), rating)
+                })
                 .collect(),
             blind: false,
-            source: "ask".into(),
+            source: crate::session::Source::Ask,
         }
     }
 

@@ -263,7 +263,7 @@ pub struct ChoiceRequest {
     /// Per conflicting path, what to do (a conflict with no entry is not written).
     pub resolutions: BTreeMap<String, Resolution>,
     /// Per model label: `good`, `bad` or `tie`.
-    pub ratings: BTreeMap<String, String>,
+    pub ratings: BTreeMap<String, crate::session::Rating>,
 }
 
 /// What a choice did.

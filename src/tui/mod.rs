@@ -345,21 +345,9 @@ fn load_in_background(
     });
 }
 
-/// Prompts of a `history.jsonl`, oldest first (unreadable lines skipped).
+/// Prompts of a `history.jsonl`, oldest first (unreadable lines skipped and logged).
 pub fn read_history(path: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = Vec::new();
-    for line in text.lines() {
-        if let Ok(value) = serde_json::from_str::<serde_json::Value>(line)
-            && let Some(prompt) = value.get("prompt").and_then(|p| p.as_str())
-            && out.last().map(String::as_str) != Some(prompt)
-        {
-            out.push(prompt.to_string());
-        }
-    }
-    out
+    crate::session::read_history(path)
 }
 
 /// Project files for `@path` completion: relative, `/`-separated, sorted, at most `limit`,

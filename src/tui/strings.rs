@@ -157,15 +157,14 @@ pub fn conflict_whole(reason: crate::apply::ConflictReason) -> &'static str {
 
 /// Said when the user rates a model in the review: what the rating will mean for the
 /// statistics, so `=` (which changes games) and `+`/`-` (which do not) are never a surprise.
-pub fn rated(who: &str, rating: &str) -> String {
+pub fn rated(who: &str, rating: crate::session::Rating) -> String {
+    use crate::session::Rating;
     let meaning = match rating {
-        "tie" => {
+        Rating::Tie => {
             "as good as the model you keep: it ties with it and beats the others in the stats; \
              with x (none of them) it has no effect"
         }
-        "good" => "a mark counted in the stats (not a game)",
-        "bad" => "a mark counted in the stats (not a game)",
-        _ => "recorded with the choice",
+        Rating::Good | Rating::Bad => "a mark counted in the stats (not a game)",
     };
     format!("{who} rated {rating}: {meaning}")
 }

@@ -15,6 +15,7 @@ use versus::apply::{
     AppliedAs, ApplyEngine, FileStatus, Resolution, RewindAction, RewindFile, RewindPreview,
 };
 use versus::model::{AgentEvent, RunStop, Usage};
+use versus::session::Rating;
 use versus::tui::action::{
     CheckResult, CheckState, ChoiceDone, Effect, EngineMsg, Msg, RewindDone, RewindPlan,
     RewindScope, Settings,
@@ -678,8 +679,8 @@ fn none_of_them_is_a_choice_with_ratings_and_blind_names_stay_hidden_until_asked
     assert_eq!(
         request.ratings,
         BTreeMap::from([
-            (GOOD.to_string(), "good".to_string()),
-            (SLOPPY.to_string(), "bad".to_string())
+            (GOOD.to_string(), Rating::Good),
+            (SLOPPY.to_string(), Rating::Bad)
         ])
     );
     send(
@@ -1566,10 +1567,7 @@ fn c_on_a_text_only_model_chooses_its_answer() {
     };
     assert_eq!(request.chosen, [SLOPPY]);
     assert!(request.plan.is_none());
-    assert_eq!(
-        request.ratings.get(SLOPPY).map(String::as_str),
-        Some("good")
-    );
+    assert_eq!(request.ratings.get(SLOPPY).copied(), Some(Rating::Good));
     let (text, error) = status(&a);
     assert!(!error && text.contains("answer chosen"), "{text}");
 }

@@ -33,7 +33,7 @@ use versus::engine::{
 };
 use versus::runner::{ModelRequest, RunOptions, resolve_models};
 use versus::sanitize::{self, block, line, name};
-use versus::session::{EventLog, SessionError, Source, Store, now};
+use versus::session::{HistoryEntry, SessionError, Source, Store, append_history, now};
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::changeset::ChangeSet;
 use versus::workspace::{Isolation, cleanup_leftovers};
@@ -215,9 +215,14 @@ async fn ask(
         None => SessionEngine::create(store, Source::Ask, labels.clone())?,
     };
     let session_id = engine.id().to_string();
-    EventLog::open(&engine.store().history())?.append(&json!({
-        "time": now().rfc3339(), "session": session_id, "prompt": args.prompt,
-    }))?;
+    append_history(
+        &engine.store().history(),
+        &HistoryEntry {
+            time: now().rfc3339(),
+            session: session_id.clone(),
+            prompt: args.prompt.clone(),
+        },
+    )?;
 
     let progress = Progress::new(labels.clone(), args.quiet);
     let isolation = match args.isolation {

@@ -124,7 +124,7 @@ mod tests {
                 .iter()
                 .map(|m| ModelRecord {
                     model: m.to_string(),
-                    status: "done".into(),
+                    status: crate::model::RunStop::Completed,
                     cost: Some(0.01),
                     usage: Usage::default(),
                     latency_ms: 1500,
@@ -134,7 +134,7 @@ mod tests {
             chosen: vec![chosen.into()],
             ratings: Default::default(),
             blind: false,
-            source: "tui".into(),
+            source: crate::session::Source::Tui,
         }
     }
 

@@ -11,7 +11,7 @@ use crate::agent::{AgentSettings, system_prompt};
 use crate::engine::{HistoryPolicy, TurnEvent, TurnRequest as EngineTurn, TurnTarget};
 use crate::fsutil::read_capped;
 use crate::runner::{RunOptions, entry_for};
-use crate::session::{EventLog, now};
+use crate::session::{HistoryEntry, append_history, now};
 use crate::tools::{ToolLimits, ToolRegistry};
 use crate::workspace::{Base, Isolation, ProjectPath};
 
@@ -201,12 +201,14 @@ impl Engine {
         };
         self.core.turn_started(turn, base);
         if active.remember {
-            let line = serde_json::json!({
-                "time": now().rfc3339(), "session": self.core.id(), "prompt": active.line,
-            });
+            let entry = HistoryEntry {
+                time: now().rfc3339(),
+                session: self.core.id().to_string(),
+                prompt: active.line.clone(),
+            };
             let path = self.core.store().history();
             tokio::task::spawn_blocking(move || {
-                if let Err(err) = EventLog::open(&path).and_then(|mut log| log.append(&line)) {
+                if let Err(err) = append_history(&path, &entry) {
                     tracing::warn!(error = %err, "could not append to history.jsonl");
                 }
             });

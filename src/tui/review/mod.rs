@@ -103,7 +103,7 @@ pub struct ReviewState {
     /// match below.
     pub diff_rows: usize,
     /// Ratings given (label -> `good` / `bad` / `tie`).
-    pub ratings: BTreeMap<String, String>,
+    pub ratings: BTreeMap<String, crate::session::Rating>,
     /// The choice, once made.
     pub decided: Option<Decided>,
     /// A preview or a choice is being carried out.

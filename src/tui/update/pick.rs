@@ -297,7 +297,7 @@ pub fn none_of_them(app: &mut App) -> Vec<Effect> {
 }
 
 /// `+` / `-` / `=`: rates the selected model (again removes the rating).
-pub fn rate(app: &mut App, rating: &str) {
+pub fn rate(app: &mut App, rating: crate::session::Rating) {
     let Some(review) = app.review.as_mut() else {
         return;
     };
@@ -308,11 +308,11 @@ pub fn rate(app: &mut App, rating: &str) {
     let Some(label) = review.model().map(|m| m.label.clone()) else {
         return;
     };
-    let again = review.ratings.get(&label).is_some_and(|r| r == rating);
+    let again = review.ratings.get(&label).is_some_and(|r| *r == rating);
     if again {
         review.ratings.remove(&label);
     } else {
-        review.ratings.insert(label.clone(), rating.to_string());
+        review.ratings.insert(label.clone(), rating);
     }
     let who = app.shown_label(&label);
     app.info(if again {

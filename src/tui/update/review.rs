@@ -108,9 +108,9 @@ pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
         KeyAction::PickModel => return Some(pick::model(app)),
         KeyAction::Apply => return Some(pick::apply(app)),
         KeyAction::NoneOfThem => return Some(pick::none_of_them(app)),
-        KeyAction::RateGood => pick::rate(app, "good"),
-        KeyAction::RateBad => pick::rate(app, "bad"),
-        KeyAction::RateTie => pick::rate(app, "tie"),
+        KeyAction::RateGood => pick::rate(app, crate::session::Rating::Good),
+        KeyAction::RateBad => pick::rate(app, crate::session::Rating::Bad),
+        KeyAction::RateTie => pick::rate(app, crate::session::Rating::Tie),
         KeyAction::Transcript => transcript(app),
         KeyAction::Shell => return Some(open_shell(app)),
         KeyAction::Rewind => {

@@ -147,7 +147,7 @@ fn row(
     let rating = review
         .ratings
         .get(&model.label)
-        .cloned()
+        .map(|r| r.word().to_string())
         .unwrap_or_default();
     let name = fit(name, layout.name);
     let pad = layout.name.saturating_sub(name.width());
