@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{ApplyError, Result};
-use crate::jsonl::{self, Appender, DamageKind, Format};
+use crate::jsonl::{self, Appender, Format};
 
 /// File name of the journal inside the session folder.
 pub const JOURNAL_FILE: &str = "journal.jsonl";
@@ -115,11 +115,8 @@ pub fn read(session: &Path) -> Result<Vec<Record>> {
             why: damage.why.clone(),
         });
     }
+    // What is left is only what a crash leaves: a torn line.
     for damage in &read.damaged {
-        debug_assert!(matches!(
-            damage.kind,
-            DamageKind::TornTail | DamageKind::Torn
-        ));
         tracing::warn!("{damage}");
     }
     Ok(read.records)

@@ -35,6 +35,7 @@ mod provider_loops;
 mod provider_openai_chat;
 mod provider_openai_responses;
 mod recipe;
+mod record_files;
 mod redteam_model;
 mod run_recipe;
 mod sandbox;
