@@ -26,7 +26,7 @@
 //!   still read, the others reported.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read as _, Seek, SeekFrom, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -300,26 +300,65 @@ impl From<AppendError> for io::Error {
     }
 }
 
-/// The highest version on any line of `bytes`, read from the `{"v":N` every writer puts first
-/// (a line without it is the format's unversioned one). Cheap: no line is parsed.
-pub fn newest_version(bytes: &[u8], format: &Format) -> u32 {
+/// The highest version on any line read from `reader`, taken from the `{"v":N` every writer
+/// puts first (a line without it is the format's unversioned one). Cheap: no line is parsed
+/// and no line is held, only the first bytes of each, so a long log costs no memory.
+pub fn newest_version(reader: impl io::Read, format: &Format) -> io::Result<u32> {
     const PREFIX: &[u8] = b"{\"v\":";
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
-        .map(|line| {
-            line.strip_prefix(PREFIX)
-                .map(|rest| {
+    const HEAD: usize = PREFIX.len() + 10;
+    let version_of = |head: &[u8]| -> Option<u32> {
+        if head.iter().all(u8::is_ascii_whitespace) {
+            return None; // a blank line
+        }
+        Some(
+            head.strip_prefix(PREFIX)
+                .map_or(format.unversioned, |rest| {
                     rest.iter()
                         .take_while(|b| b.is_ascii_digit())
                         .fold(0u32, |n, d| {
                             n.saturating_mul(10).saturating_add(u32::from(d - b'0'))
                         })
-                })
-                .unwrap_or(format.unversioned)
-        })
-        .max()
-        .unwrap_or(format.unversioned)
+                }),
+        )
+    };
+    let mut reader = io::BufReader::with_capacity(64 * 1024, reader);
+    let mut newest = format.unversioned;
+    // The first bytes of the current line, and whether the rest of it is being skipped.
+    let mut head: Vec<u8> = Vec::with_capacity(HEAD);
+    let mut skipping = false;
+    loop {
+        let buf = io::BufRead::fill_buf(&mut reader)?;
+        if buf.is_empty() {
+            break;
+        }
+        let mut used = 0;
+        while used < buf.len() {
+            let rest = &buf[used..];
+            let newline = memchr::memchr(b'\n', rest);
+            let part = &rest[..newline.unwrap_or(rest.len())];
+            if !skipping {
+                let room = HEAD - head.len();
+                head.extend_from_slice(&part[..part.len().min(room)]);
+                skipping = head.len() == HEAD;
+            }
+            match newline {
+                Some(at) => {
+                    if let Some(v) = version_of(&head) {
+                        newest = newest.max(v);
+                    }
+                    head.clear();
+                    skipping = false;
+                    used += at + 1;
+                }
+                None => used = buf.len(),
+            }
+        }
+        io::BufRead::consume(&mut reader, used);
+    }
+    if let Some(v) = version_of(&head) {
+        newest = newest.max(v);
+    }
+    Ok(newest)
 }
 
 /// An open record file, for appending whole lines.
@@ -346,15 +385,13 @@ impl Appender {
                 source,
             }
         };
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
             .open(path)
             .map_err(io("open"))?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(io("read"))?;
-        let newest = newest_version(&bytes, format);
+        let newest = newest_version(&file, format).map_err(io("read"))?;
         if newest > format.version {
             return Err(AppendError::Newer {
                 path: path.to_path_buf(),
@@ -370,7 +407,7 @@ impl Appender {
             sync: false,
         };
         appender
-            .locked(|_, _| Ok(()))
+            .locked(|_| Ok(0))
             .map_err(io("repair the end of"))?;
         Ok(appender)
     }
@@ -390,12 +427,12 @@ impl Appender {
     /// last line, under the file's lock.
     pub fn append(&mut self, line: &[u8]) -> io::Result<()> {
         let sync = self.sync;
-        self.locked(|file, _| {
+        self.locked(|file| {
             file.write_all(line)?;
             if sync {
                 file.sync_data()?;
             }
-            Ok(())
+            Ok(line.len() as u64)
         })
     }
 
@@ -405,9 +442,9 @@ impl Appender {
         self.append(&line)
     }
 
-    /// Runs `write` with the file locked and its tail ended, and notes where the file ends
-    /// afterwards.
-    fn locked(&mut self, write: impl FnOnce(&mut File, u64) -> io::Result<()>) -> io::Result<()> {
+    /// Runs `write` (which returns how many bytes it appended) with the file locked and its
+    /// tail ended, and notes where the file ends afterwards.
+    fn locked(&mut self, write: impl FnOnce(&mut File) -> io::Result<u64>) -> io::Result<()> {
         let dup = self.file.try_clone()?;
         let _lock =
             Flock::lock(dup, FlockArg::LockExclusive).map_err(|(_, e)| io::Error::from(e))?;
@@ -417,8 +454,10 @@ impl Appender {
         } else {
             end_torn_tail(&mut self.file, &self.path, len)?
         };
-        write(&mut self.file, end)?;
-        self.end = Some(self.file.metadata()?.len());
+        // Unknown if the write fails half-way: the next append looks at the tail.
+        self.end = None;
+        let written = write(&mut self.file)?;
+        self.end = Some(end + written);
         Ok(())
     }
 }
@@ -634,10 +673,22 @@ mod tests {
 
     #[test]
     fn the_newest_version_is_read_from_line_prefixes() {
-        assert_eq!(newest_version(b"", &F), 1);
-        assert_eq!(
-            newest_version(b"{\"n\":1}\n{\"v\":12,\"n\":1}\n{\"v\":2}\n", &F),
-            12
-        );
+        let newest = |bytes: &[u8]| newest_version(bytes, &F).unwrap();
+        assert_eq!(newest(b""), 1);
+        assert_eq!(newest(b"{\"n\":1}\n{\"v\":12,\"n\":1}\n{\"v\":2}\n"), 12);
+        // Long lines, a version past a buffer's end, a last line without its newline.
+        let mut long = b"{\"v\":2,\"n\":\"".to_vec();
+        long.extend(std::iter::repeat_n(b'x', 200_000));
+        long.extend_from_slice(b"\"}\n");
+        let mut bytes = long.clone();
+        bytes.extend(std::iter::repeat_n(b' ', 65_530));
+        bytes.extend_from_slice(b"\n{\"v\":7");
+        assert_eq!(newest(&bytes), 7);
+        bytes.extend_from_slice(b"\n");
+        bytes.extend_from_slice(&long);
+        assert_eq!(newest(&bytes), 7);
+        let mut split = vec![b'\n'; 65_533];
+        split.extend_from_slice(b"{\"v\":31}");
+        assert_eq!(newest(&split), 31, "the prefix straddles two reads");
     }
 }

@@ -31,7 +31,7 @@ pub struct HistoryEntry {
 
 /// Appends `entry` to the history file `path`.
 pub fn append_history(path: &Path, entry: &HistoryEntry) -> std::io::Result<()> {
-    Ok(Appender::open(path, &HISTORY)?.append_record(&HISTORY, entry)?)
+    Appender::open(path, &HISTORY)?.append_record(&HISTORY, entry)
 }
 
 /// The prompts of the history file `path`, oldest first, a prompt repeated right after itself

@@ -165,7 +165,7 @@ pub struct Preferences {
 /// Appends a choice to `path` (after removing a last line a crash cut short; refused when a
 /// newer versus wrote the file).
 pub fn append_preference(path: &Path, preference: &Preference) -> std::io::Result<()> {
-    Ok(Appender::open(path, &PREFERENCES)?.append_record(&PREFERENCES, preference)?)
+    Appender::open(path, &PREFERENCES)?.append_record(&PREFERENCES, preference)
 }
 
 /// Appends the mark that the choice of `session`'s `turn` was rewound.
@@ -177,7 +177,7 @@ pub fn mark_rewound(path: &Path, session: &str, turn: u32, time: String) -> std:
         },
         time,
     };
-    Ok(Appender::open(path, &PREFERENCES)?.append_record(&PREFERENCES, &mark)?)
+    Appender::open(path, &PREFERENCES)?.append_record(&PREFERENCES, &mark)
 }
 
 /// Every standing choice in `path` (missing file: none).
