@@ -11,7 +11,7 @@ pub use enabled::{EditorSave, Hooks};
 /// With the feature off: no hook, nothing to do at a crash point.
 #[cfg(not(feature = "test-hooks"))]
 #[derive(Debug, Clone, Default)]
-pub struct Hooks;
+pub struct Hooks {}
 
 #[cfg(not(feature = "test-hooks"))]
 impl Hooks {
