@@ -260,14 +260,14 @@ pub fn parse<T>(
     read
 }
 
-/// Why a record file cannot be appended to.
+/// Why a record file cannot be appended to. The messages do not repeat the file's path: the
+/// caller's message names it (`could not open PATH: ...`, [`appending`]).
 #[derive(Debug, thiserror::Error)]
 pub enum AppendError {
     /// The file holds lines of a newer format: this versus reads it but never adds to it.
     #[error(
-        "{} was written by a newer versus ({name} format {version}; this versus writes {ours}): \
-         it is read but not added to; update versus to continue it",
-        path.display()
+        "written by a newer versus ({name} format {version}; this versus writes {ours}): \
+         it is read but not added to; update versus to continue it"
     )]
     Newer {
         /// The file.
@@ -289,6 +289,16 @@ pub enum AppendError {
         /// The cause.
         source: io::Error,
     },
+}
+
+/// An error of appending to the record file `path`, with the path in its message (for callers
+/// whose errors carry none).
+pub fn appending(path: &Path, err: impl Into<io::Error>) -> io::Error {
+    let err = err.into();
+    io::Error::new(
+        err.kind(),
+        format!("could not append to {}: {err}", path.display()),
+    )
 }
 
 impl From<AppendError> for io::Error {

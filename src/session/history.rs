@@ -31,7 +31,10 @@ pub struct HistoryEntry {
 
 /// Appends `entry` to the history file `path`.
 pub fn append_history(path: &Path, entry: &HistoryEntry) -> std::io::Result<()> {
-    Appender::open(path, &HISTORY)?.append_record(&HISTORY, entry)
+    Appender::open(path, &HISTORY)
+        .map_err(|e| jsonl::appending(path, e))?
+        .append_record(&HISTORY, entry)
+        .map_err(|e| jsonl::appending(path, e))
 }
 
 /// The prompts of the history file `path`, oldest first, a prompt repeated right after itself

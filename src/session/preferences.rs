@@ -163,7 +163,7 @@ pub struct Preferences {
 }
 
 /// Appends a choice to `path` (after removing a last line a crash cut short; refused when a
-/// newer versus wrote the file).
+/// newer versus wrote the file). Errors do not name the path: callers do.
 pub fn append_preference(path: &Path, preference: &Preference) -> std::io::Result<()> {
     Appender::open(path, &PREFERENCES)?.append_record(&PREFERENCES, preference)
 }
