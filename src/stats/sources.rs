@@ -53,9 +53,8 @@ pub struct ReportTask {
 pub struct ReportRun {
     /// The model's entry label (`openai/gpt-5`, `openai/gpt-5#2`).
     pub model: String,
-    /// `passed`, `failed`, `not_run` (an interrupted run that never finished) or `error` (its
-    /// criteria could not be checked: a broken run); the last two are not counted.
-    pub status: String,
+    /// How the run ended; `not_run` and `error` are not counted.
+    pub status: ReportStatus,
     /// USD; null when the price is unknown.
     #[serde(default)]
     pub cost_usd: Option<f64>,
@@ -67,11 +66,26 @@ pub struct ReportRun {
     pub criteria_total: usize,
 }
 
+/// A run's status in a report, as `versus run` writes it (a word outside these makes the report
+/// unreadable, and it is reported, never counted as something else).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportStatus {
+    /// Finished, every criterion passed.
+    Passed,
+    /// Finished, some criterion failed.
+    Failed,
+    /// An interrupted run that never finished.
+    NotRun,
+    /// Its criteria could not be checked: a broken run, not the model's doing.
+    Error,
+}
+
 impl ReportRun {
     /// Whether the run finished with results that say something about the model, so it can
     /// be compared: not an interrupted run, not a broken one (criteria that could not run).
     pub fn finished(&self) -> bool {
-        self.status != "not_run" && self.status != "error"
+        matches!(self.status, ReportStatus::Passed | ReportStatus::Failed)
     }
 }
 
@@ -226,5 +240,46 @@ mod tests {
         assert_eq!(r.skipped.len(), 2, "{:?}", r.skipped);
         assert!(r.skipped[0].contains("c-3"), "{}", r.skipped[0]);
         assert!(r.skipped[1].contains("version 9"), "{}", r.skipped[1]);
+    }
+
+    /// A run's status is typed: the words `versus run` writes read, another is reported (the
+    /// report skipped with its name), never counted as a finished run.
+    #[test]
+    fn run_statuses_are_typed_and_an_unknown_one_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let reports_dir = dir.path().join("reports");
+        let report = |status: &str| {
+            format!(
+                r#"{{"schema_version":1,"recipe":{{"name":"r"}},"tasks":[{{"name":"t","runs":[
+                    {{"model":"m/one","status":"{status}","latency_ms":1,"criteria_passed":0,
+                    "criteria_total":0}}]}}]}}"#
+            )
+        };
+        for (folder, status) in [
+            ("a", "not_run"),
+            ("b", "error"),
+            ("c", "passed"),
+            ("d", "exploded"),
+        ] {
+            std::fs::create_dir_all(reports_dir.join(folder)).unwrap();
+            std::fs::write(reports_dir.join(folder).join("report.json"), report(status)).unwrap();
+        }
+        let r = reports(dir.path()).unwrap();
+        let statuses: Vec<(ReportStatus, bool)> = r
+            .loaded
+            .iter()
+            .map(|l| &l.doc.tasks[0].runs[0])
+            .map(|run| (run.status, run.finished()))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                (ReportStatus::NotRun, false),
+                (ReportStatus::Error, false),
+                (ReportStatus::Passed, true)
+            ]
+        );
+        assert_eq!(r.skipped.len(), 1, "{:?}", r.skipped);
+        assert!(r.skipped[0].contains("exploded"), "{}", r.skipped[0]);
     }
 }

@@ -388,7 +388,7 @@ mod tests {
     use super::*;
     use crate::model::Usage;
     use crate::session::ModelRecord;
-    use crate::stats::sources::{ReportDoc, ReportRecipe};
+    use crate::stats::sources::{ReportDoc, ReportRecipe, ReportStatus};
 
     fn pref(models: &[&str], chosen: &[&str], ratings: &[(&str, &str)]) -> Preference {
         Preference {
@@ -426,11 +426,10 @@ mod tests {
         ReportRun {
             model: model.into(),
             status: if criteria_passed == passed.len() {
-                "passed"
+                ReportStatus::Passed
             } else {
-                "failed"
-            }
-            .into(),
+                ReportStatus::Failed
+            },
             cost_usd: Some(0.1),
             latency_ms: 500,
             criteria_passed,
@@ -562,7 +561,7 @@ mod tests {
                 result("b/y", &[true, false, false]),
                 result("c/z", &[false, true, false]),
                 ReportRun {
-                    status: "not_run".into(),
+                    status: ReportStatus::NotRun,
                     ..result("d/w", &[true, true, true])
                 },
             ],
