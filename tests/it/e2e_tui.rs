@@ -1936,3 +1936,48 @@ fn a_two_turn_blind_session_never_shows_a_model_name_until_revealed() {
             .any(|e| e["type"] == "blind" && e["revealed"] == true)
     );
 }
+
+/// A session log a newer versus wrote is read but never continued, by the interface as by
+/// `versus ask`: `--continue` refuses with the message to update versus, before the terminal
+/// is taken over, and the log stays as it was, byte for byte.
+#[test]
+fn continue_refuses_a_log_written_by_a_newer_versus() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    let config = tmp.write("empty.toml", "");
+    let out = util::versus()
+        .arg("-C")
+        .arg(&proj)
+        .arg("--config")
+        .arg(&config)
+        .args(["ask", "hello", "-m", "demo/quick.jsonl", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let session = std::fs::read_dir(proj.join(".versus/sessions"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = session.join("events.jsonl");
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut file, b"{\"v\":42,\"type\":\"future\",\"turn\":1}\n").unwrap();
+    drop(file);
+    let before = std::fs::read(&log).unwrap();
+
+    let tmux = Tmux::start("newer", 120, 32);
+    launch(&tmux, &proj, &config, "--continue");
+    let screen = tmux.wait_for_joined(&["update versus to continue it", "EXIT="]);
+    assert!(
+        screen.contains("written by a newer versus (session log format 42"),
+        "{screen}"
+    );
+    assert!(!screen.contains("EXIT=0"), "{screen}");
+    assert_eq!(std::fs::read(&log).unwrap(), before, "the log is unchanged");
+}
