@@ -598,6 +598,31 @@ mod tests {
     }
 
     #[test]
+    fn appenders_of_one_file_in_several_threads_keep_every_line_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.jsonl");
+        std::thread::scope(|scope| {
+            for t in 0..4u32 {
+                let path = &path;
+                scope.spawn(move || {
+                    let mut a = Appender::open(path, &F).unwrap();
+                    for i in 0..250 {
+                        a.append_record(&F, &Rec { n: t * 1000 + i }).unwrap();
+                    }
+                });
+            }
+        });
+        let read = read_recs(&path);
+        assert!(read.damaged.is_empty(), "{:?}", read.damaged);
+        let mut seen: Vec<u32> = read.records.iter().map(|r| r.n).collect();
+        seen.sort_unstable();
+        let expected: Vec<u32> = (0..4)
+            .flat_map(|t| (0..250).map(move |i| t * 1000 + i))
+            .collect();
+        assert_eq!(seen, expected);
+    }
+
+    #[test]
     fn damage_in_the_middle_is_named_by_line_and_kind() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.jsonl");
