@@ -381,6 +381,9 @@ pub struct Appender {
     end: Option<u64>,
     /// Each line is flushed to the disk before `append` returns (the apply journal).
     sync: bool,
+    /// A second descriptor of the file, the one the lock is taken on (kept, so an append
+    /// costs no `dup` and `close`).
+    lock: Option<File>,
 }
 
 impl Appender {
@@ -415,6 +418,7 @@ impl Appender {
             path: path.to_path_buf(),
             end: None,
             sync: false,
+            lock: None,
         };
         appender
             .locked(|_| Ok(0))
@@ -455,9 +459,27 @@ impl Appender {
     /// Runs `write` (which returns how many bytes it appended) with the file locked and its
     /// tail ended, and notes where the file ends afterwards.
     fn locked(&mut self, write: impl FnOnce(&mut File) -> io::Result<u64>) -> io::Result<()> {
-        let dup = self.file.try_clone()?;
-        let _lock =
-            Flock::lock(dup, FlockArg::LockExclusive).map_err(|(_, e)| io::Error::from(e))?;
+        let fd = match self.lock.take() {
+            Some(fd) => fd,
+            None => self.file.try_clone()?,
+        };
+        let held = match Flock::lock(fd, FlockArg::LockExclusive) {
+            Ok(held) => held,
+            Err((fd, errno)) => {
+                self.lock = Some(fd);
+                return Err(errno.into());
+            }
+        };
+        let result = self.write_locked(write);
+        // Unlocked here, the descriptor kept for the next append (dropping it unlocks too).
+        if let Ok(fd) = held.unlock() {
+            self.lock = Some(fd);
+        }
+        result
+    }
+
+    /// [`Appender::locked`]'s work, with the lock held.
+    fn write_locked(&mut self, write: impl FnOnce(&mut File) -> io::Result<u64>) -> io::Result<()> {
         let len = self.file.metadata()?.len();
         let end = if self.end == Some(len) {
             len
