@@ -1,4 +1,8 @@
-//! The session's event log: one JSON object per line, appended and flushed as events happen.
+//! A plain append-only JSON Lines writer, kept for the headless checkpoint (whose header
+//! carries its version and which ends its own torn tail on `--resume`), and the name of a line
+//! that could not be read. versus's record files (the session log, the apply journal,
+//! preferences, history) go through [`crate::jsonl`] instead: versioned lines, torn tails
+//! removed before an append, a lock, newer files never appended to.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
