@@ -85,9 +85,11 @@ impl Base {
         let started = std::time::Instant::now();
         let cache = Capture::start(&root);
         let entries = scan_with(&root, Some(&cache))?;
+        let read = cache.files_read();
         cache.keep();
         tracing::debug!(
             files = entries.len(),
+            read,
             ms = started.elapsed().as_millis() as u64,
             "project captured"
         );

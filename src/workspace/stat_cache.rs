@@ -16,10 +16,10 @@
 //!
 //! Between processes: a new `versus ask` hashed the whole project again (86 ms of a 0.9 s
 //! `--pick` on 10,000 files). Once a front end starts ([`keep_between_runs`]), what a capture
-//! hashed is also written, in the background, to `hashes/<key>.json` in the user's private
-//! workspace folder (`0700`, checked to be this user's, never inside the project: a hostile
-//! project cannot plant or read it), a typed, versioned record of each file's stamp and
-//! entry, and the next process's first capture of that project starts from it. The same
+//! hashed is also written, in the background, to `versus/hashes/<key>.json` in the user's
+//! state folder (`$XDG_STATE_HOME`, else `~/.local/state`; the folder `0700`, checked to be
+//! this user's, never inside the project: a hostile project cannot plant or read it), a
+//! typed, versioned record of each file's stamp and entry, and the next process's first capture of that project starts from it. The same
 //! rule decides reuse: only a file whose `lstat` stamp is exactly the recorded one and whose
 //! change time was settled when it was hashed; anything else (another file at that inode, a
 //! copy, an edit, a record that does not parse or names another project) is hashed again.
@@ -91,6 +91,8 @@ pub(crate) struct Capture {
     started: Duration,
     old: HashMap<String, Known>,
     new: Mutex<HashMap<String, Known>>,
+    /// How many files this capture read (the others' hashes were reused).
+    read: std::sync::atomic::AtomicUsize,
 }
 
 static PROJECT_CACHES: Mutex<Vec<(PathBuf, HashMap<String, Known>)>> = Mutex::new(Vec::new());
@@ -117,14 +119,11 @@ struct Stored {
     files: HashMap<String, Known>,
 }
 
-/// Keeps what captures hash in `parent` (this user's private workspace folder, see
-/// `workspace::parent`) for later processes: front ends call it once at start. A folder that
-/// is not this user's private one keeps hashes in memory only.
-pub(crate) fn keep_between_runs(parent: &Path) {
-    if super::parent::check(parent).is_err() {
-        return;
-    }
-    *BETWEEN_RUNS.lock().unwrap_or_else(PoisonError::into_inner) = Some(parent.join("hashes"));
+/// Keeps what captures hash in `folder` (in the user's state folder, see
+/// `workspace::keep_hashes_between_runs`) for later processes: front ends call it once at
+/// start.
+pub(crate) fn keep_between_runs(folder: &Path) {
+    *BETWEEN_RUNS.lock().unwrap_or_else(PoisonError::into_inner) = Some(folder.to_path_buf());
 }
 
 /// The record file of `root` in `folder`.
@@ -143,6 +142,10 @@ fn load_stored(root: &Path) -> HashMap<String, Known> {
     else {
         return HashMap::new();
     };
+    // Only from a real folder of this user's, closed to others.
+    if super::parent::check(&folder).is_err() {
+        return HashMap::new();
+    }
     let path = stored_path(&folder, root);
     let Ok(text) = crate::fsutil::read_capped_string(&path, STORED_CAP) else {
         return HashMap::new();
@@ -181,19 +184,8 @@ fn store_in_background(root: PathBuf, files: HashMap<String, Known>) {
 
 fn write_stored(folder: &Path, stored: &Stored) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    if let Some(parent) = folder.parent() {
-        super::parent::prepare(parent).map_err(|e| std::io::Error::other(e.to_string()))?;
-    }
-    match fs::DirBuilder::new().mode(0o700).create(folder) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
-    let meta = fs::symlink_metadata(folder)?;
-    if !meta.is_dir() {
-        return Err(std::io::Error::other("not a folder"));
-    }
+    use std::os::unix::fs::OpenOptionsExt;
+    super::parent::prepare(folder).map_err(|e| std::io::Error::other(e.to_string()))?;
     let json = serde_json::to_vec(stored).map_err(std::io::Error::other)?;
     let path = stored_path(folder, &stored.root);
     let temp = path.with_extension(format!("{}.tmp", std::process::id()));
@@ -252,6 +244,7 @@ impl Capture {
             started,
             old,
             new: Mutex::new(HashMap::new()),
+            read: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -274,6 +267,7 @@ impl Capture {
 
     /// Records the entry of `rel` hashed in this capture, with the stamp taken before reading.
     pub(crate) fn hashed(&self, rel: &str, stamp: Stamp, entry: &BaseEntry) {
+        self.read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.new
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -285,6 +279,11 @@ impl Capture {
                     hashed_at: self.started,
                 },
             );
+    }
+
+    /// How many files this capture read so far.
+    pub(crate) fn files_read(&self) -> usize {
+        self.read.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Keeps what this capture saw for the next one (only after it succeeded: a failed capture
