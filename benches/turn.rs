@@ -4,7 +4,8 @@
 //!
 //! `cargo bench --bench turn`. `VERSUS_BENCH_FILES` (default 10,000) files totalling
 //! `VERSUS_BENCH_MB` megabytes (default 200), `VERSUS_BENCH_MODELS` models (default 4),
-//! `VERSUS_BENCH_RUNS` (default 5) later turns; `VERSUS_BENCH_DIR` for the temporary folder.
+//! `VERSUS_BENCH_RUNS` (default 5) later turns; `VERSUS_BENCH_DIR` for the temporary folder;
+//! `VERSUS_BENCH_LOG=FILE` writes the library's debug log there.
 //! The process enters its copy-on-write namespace first, as the binary does.
 //!
 //! Rows: the first turn of a run (no kept checkout: the frozen checkout is written), later
@@ -70,6 +71,7 @@ impl ModelClient for Stamped {
     }
 
     fn stream(&self, request: ModelRequest, cancel: CancellationToken) -> EventStream {
+        tracing::debug!(target: "versus::bench", "request sent");
         self.sent.lock().unwrap().push(Instant::now());
         self.inner.stream(request, cancel)
     }
@@ -118,6 +120,7 @@ fn open_run(root: &Path, models: usize, turns: usize) -> Run {
 /// One turn: Enter to the first model request, and Enter to the end of the turn.
 fn turn(runtime: &tokio::runtime::Runtime, run: &mut Run, parent: &Path) -> (Duration, Duration) {
     run.sent.lock().unwrap().clear();
+    tracing::debug!(target: "versus::bench", "enter");
     let enter = Instant::now();
     runtime.block_on(async {
         let launch = run
@@ -181,6 +184,15 @@ fn main() {
         },
         t.elapsed().as_secs_f64()
     );
+    // `VERSUS_BENCH_LOG=FILE`: the library's debug log (where a turn's time goes).
+    if let Some(log) = std::env::var_os("VERSUS_BENCH_LOG") {
+        let file = fs::File::create(log).unwrap();
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("versus=debug"))
+            .with_writer(Mutex::new(file))
+            .with_ansi(false)
+            .init();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -222,7 +234,7 @@ fn main() {
     }
     // The user edits a file between turns, or 1,000 files changed (a pick applied): measured
     // with a whole checkout per state (before) and with the state laid over the kept checkout
-    // of the commit (now), alternating turn by turn so the machine's load hits both alike.
+    // of the commit (now).
     let mut edited = Vec::new();
     let mut edited_before = Vec::new();
     let mut picked = Vec::new();
@@ -237,9 +249,12 @@ fn main() {
         }
         serial += 1;
     };
-    for _ in 0..runs {
-        for layered in [false, true] {
-            versus::workspace::cow::set_layered(layered);
+    // Layered first: a whole checkout's writeback and its eviction in the background would
+    // otherwise slow the turns after it. After each measured turn the files go back to the
+    // commit (`git checkout`), so every state differs from the commit by exactly its case.
+    for layered in [true, false] {
+        versus::workspace::cow::set_layered(layered);
+        for _ in 0..runs {
             edit(1);
             let took = turn(&runtime, &mut run, &parent).0;
             if layered {
@@ -247,6 +262,7 @@ fn main() {
             } else {
                 edited_before.push(took)
             }
+            git(&root, &["checkout", "-q", "--", "."]);
             edit(1_000.min(files));
             let took = turn(&runtime, &mut run, &parent).0;
             if layered {
@@ -254,7 +270,9 @@ fn main() {
             } else {
                 picked_before.push(took)
             }
+            git(&root, &["checkout", "-q", "--", "."]);
         }
+        versus::workspace::settle_removals();
     }
     versus::workspace::cow::set_layered(true);
     run.engine.finish();

@@ -112,3 +112,76 @@ pub(crate) fn lay(
         tree,
     }))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::workspace::base::{BaseEntry, BaseKind};
+    use std::collections::BTreeMap;
+
+    fn entry(hash: &str, mode: u32) -> BaseEntry {
+        BaseEntry {
+            hash: hash.into(),
+            mode,
+            kind: BaseKind::File,
+        }
+    }
+
+    #[test]
+    fn the_layer_holds_exactly_what_differs_from_the_checkout() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("kept.log"), "same").unwrap();
+        std::fs::write(root.join("edited.log"), "now").unwrap();
+        let committed = |text: &str| {
+            crate::workspace::base::entry_of(&{
+                let p = root.join(".probe");
+                std::fs::write(&p, text).unwrap();
+                p
+            })
+            .unwrap()
+        };
+        let same_log = committed("same");
+        let old_log = committed("then");
+        std::fs::remove_file(root.join(".probe")).unwrap();
+        let checkout: BTreeMap<String, BaseEntry> = [
+            ("a.txt", entry("1", 0o644)),
+            ("b.txt", entry("2", 0o644)),
+            ("gone.txt", entry("3", 0o644)),
+            ("run.sh", entry("4", 0o644)),
+        ]
+        .into_iter()
+        .map(|(p, e)| (p.to_string(), e))
+        .collect();
+        let ignored: BTreeMap<String, BaseEntry> = [
+            ("kept.log".to_string(), same_log.clone()),
+            ("edited.log".to_string(), old_log),
+            ("deleted.log".to_string(), same_log),
+        ]
+        .into_iter()
+        .collect();
+        let files = Files::new("k", checkout, ignored);
+        let base = Base::from_entries(
+            root.clone(),
+            [
+                ("a.txt", entry("1", 0o644)),        // unchanged
+                ("b.txt", entry("22", 0o644)),       // edited
+                ("run.sh", entry("4", 0o755)),       // mode only
+                ("new/file.txt", entry("5", 0o644)), // untracked
+            ]
+            .into_iter()
+            .map(|(p, e)| (p.to_string(), e))
+            .collect(),
+        );
+        let (copies, hide) = plan(&base, &files);
+        assert_eq!(copies, vec!["b.txt", "new/file.txt", "run.sh"]);
+        // Deleted, and tracked-but-ignored files the user changed or deleted.
+        assert_eq!(hide, vec!["deleted.log", "edited.log", "gone.txt"]);
+        // The commit's files exactly: no layer at all.
+        let same = Base::from_entries(root, files.entries.clone());
+        let (copies, hide) = plan(&same, &files);
+        assert!(copies.is_empty());
+        assert_eq!(hide, vec!["deleted.log", "edited.log"]);
+    }
+}
