@@ -4,14 +4,17 @@
 //!
 //! `cargo bench --bench turn`. `VERSUS_BENCH_FILES` (default 10,000) files totalling
 //! `VERSUS_BENCH_MB` megabytes (default 200), `VERSUS_BENCH_MODELS` models (default 4),
-//! `VERSUS_BENCH_RUNS` (default 5) later turns; `VERSUS_BENCH_DIR` for the temporary folder.
+//! `VERSUS_BENCH_RUNS` (default 5) later turns; `VERSUS_BENCH_DIR` for the temporary folder;
+//! `VERSUS_BENCH_LOG=FILE` writes the library's debug log there.
 //! The process enters its copy-on-write namespace first, as the binary does.
 //!
 //! Rows: the first turn of a run (no kept checkout: the frozen checkout is written), later
-//! turns of the same session on the same state, a turn after the user edited a file (a new
-//! checkout), and the first turn of a second run on the same commit and state (a new engine
-//! in the same process: the kept checkout is found on disk). docs/benchmarks.md records the
-//! results.
+//! turns of the same session on the same state, a turn after the user edited a file and a
+//! turn after 1,000 files changed (as a pick applied leaves them), each measured with the
+//! uncommitted state laid as a thin layer over the kept checkout of the commit (now) and with
+//! a whole checkout per state (before: `cow::set_layered(false)`), and the first turn of a
+//! second run on the same commit and state (a new engine in the same process: the kept
+//! checkout is found on disk). docs/benchmarks.md records the results.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -68,6 +71,7 @@ impl ModelClient for Stamped {
     }
 
     fn stream(&self, request: ModelRequest, cancel: CancellationToken) -> EventStream {
+        tracing::debug!(target: "versus::bench", "request sent");
         self.sent.lock().unwrap().push(Instant::now());
         self.inner.stream(request, cancel)
     }
@@ -116,6 +120,7 @@ fn open_run(root: &Path, models: usize, turns: usize) -> Run {
 /// One turn: Enter to the first model request, and Enter to the end of the turn.
 fn turn(runtime: &tokio::runtime::Runtime, run: &mut Run, parent: &Path) -> (Duration, Duration) {
     run.sent.lock().unwrap().clear();
+    tracing::debug!(target: "versus::bench", "enter");
     let enter = Instant::now();
     runtime.block_on(async {
         let launch = run
@@ -179,11 +184,20 @@ fn main() {
         },
         t.elapsed().as_secs_f64()
     );
+    // `VERSUS_BENCH_LOG=FILE`: the library's debug log (where a turn's time goes).
+    if let Some(log) = std::env::var_os("VERSUS_BENCH_LOG") {
+        let file = fs::File::create(log).unwrap();
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("versus=debug"))
+            .with_writer(Mutex::new(file))
+            .with_ansi(false)
+            .init();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let turns = 4 * runs + 8;
+    let turns = 8 * runs + 8;
     let mut run = open_run(&root, models, turns);
 
     // Reference: `git worktree add --detach` of the same repository (and its removal, untimed).
@@ -218,14 +232,49 @@ fn main() {
         later.push(f);
         later_whole.push(w);
     }
-    // The user edits a file between turns: a new checkout for the new state.
+    // The user edits a file between turns, or 1,000 files changed (a pick applied): measured
+    // with a whole checkout per state (before) and with the state laid over the kept checkout
+    // of the commit (now).
     let mut edited = Vec::new();
-    for i in 0..runs {
-        let path = root.join(rel(i));
-        let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
-        f.write_all(b"// the user's edit\n").unwrap();
-        edited.push(turn(&runtime, &mut run, &parent).0);
+    let mut edited_before = Vec::new();
+    let mut picked = Vec::new();
+    let mut picked_before = Vec::new();
+    let mut serial = 0;
+    let mut edit = |count: usize| {
+        for k in 0..count {
+            let i = (serial * 7919 + k * (files / count.max(1)).max(1)) % files;
+            let path = root.join(rel(i));
+            let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+            writeln!(f, "// the user's edit {serial}").unwrap();
+        }
+        serial += 1;
+    };
+    // Layered first: a whole checkout's writeback and its eviction in the background would
+    // otherwise slow the turns after it. After each measured turn the files go back to the
+    // commit (`git checkout`), so every state differs from the commit by exactly its case.
+    for layered in [true, false] {
+        versus::workspace::cow::set_layered(layered);
+        for _ in 0..runs {
+            edit(1);
+            let took = turn(&runtime, &mut run, &parent).0;
+            if layered {
+                edited.push(took)
+            } else {
+                edited_before.push(took)
+            }
+            git(&root, &["checkout", "-q", "--", "."]);
+            edit(1_000.min(files));
+            let took = turn(&runtime, &mut run, &parent).0;
+            if layered {
+                picked.push(took)
+            } else {
+                picked_before.push(took)
+            }
+            git(&root, &["checkout", "-q", "--", "."]);
+        }
+        versus::workspace::settle_removals();
     }
+    versus::workspace::cow::set_layered(true);
     run.engine.finish();
     drop(run);
     // A new session on the same commit and state: a new engine finds the kept checkout (the
@@ -255,12 +304,27 @@ fn main() {
         ms(reference),
         ratio(median(later))
     );
-    println!(
-        "| later turn after the user edited a file (new checkout) | {} | - | {} | {:.2}x |",
-        ms(median(edited.clone())),
-        ms(reference),
-        ratio(median(edited))
-    );
+    for (case, now, before) in [
+        ("after the user edited a file", edited, edited_before),
+        (
+            "after 1,000 files changed (a pick applied)",
+            picked,
+            picked_before,
+        ),
+    ] {
+        println!(
+            "| later turn {case}, whole checkout of the state (before) | {} | - | {} | {:.2}x |",
+            ms(median(before.clone())),
+            ms(reference),
+            ratio(median(before))
+        );
+        println!(
+            "| later turn {case}, layer over the kept checkout of the commit | {} | - | {} | {:.2}x |",
+            ms(median(now.clone())),
+            ms(reference),
+            ratio(median(now))
+        );
+    }
     println!(
         "| first turn of a new session in this process, same commit and state | {} | - | {} | {:.2}x |",
         ms(median(again.clone())),

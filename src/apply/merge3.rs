@@ -183,6 +183,10 @@ pub fn line_delta(old: &[u8], new: &[u8]) -> (usize, usize) {
     if old == new {
         return (0, 0);
     }
+    // Whole lines both versions share at the start and at the end change nothing: only the
+    // middle is split and diffed (a preview of 1,000 files with one line appended each split
+    // and diffed 800,000 lines for it).
+    let (old, new) = trim_common_lines(old, new);
     let (a, b) = (split_lines(old), split_lines(new));
     let mut added = 0;
     let mut removed = 0;
@@ -200,6 +204,38 @@ pub fn line_delta(old: &[u8], new: &[u8]) -> (usize, usize) {
         }
     }
     (added, removed)
+}
+
+/// `old` and `new` without the whole lines they share at the start and at the end (a line
+/// ends after its `\n`; the last one may have none).
+fn trim_common_lines<'a>(old: &'a [u8], new: &'a [u8]) -> (&'a [u8], &'a [u8]) {
+    let same = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    // Back to the end of the last whole line inside the shared bytes.
+    let start = old[..same]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |at| at + 1);
+    let (old, new) = (&old[start..], &new[start..]);
+    let same = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let at_line_start = |text: &[u8], at: usize| at == 0 || text[at - 1] == b'\n';
+    let mut keep = same;
+    // Forward to the start of a line in both (the shared bytes are the same in both, so a
+    // `\n` inside them starts a line in each).
+    while keep > 0
+        && !(at_line_start(old, old.len() - keep) && at_line_start(new, new.len() - keep))
+    {
+        let from = old.len() - keep;
+        match old[from..].iter().position(|&c| c == b'\n') {
+            Some(at) => keep -= at + 1,
+            None => keep = 0,
+        }
+    }
+    (&old[..old.len() - keep], &new[..new.len() - keep])
 }
 
 /// True when the content holds a NUL byte in its first 8 KiB, the usual binary heuristic.
@@ -401,5 +437,12 @@ mod tests {
     fn line_delta_counts_added_and_removed() {
         assert_eq!(line_delta(b"a\nb\nc\n", b"a\nB\nc\nd\n"), (2, 1));
         assert_eq!(line_delta(b"", b"x\n"), (1, 0));
+        // Shared lines at both ends are trimmed, never a part of a line.
+        assert_eq!(line_delta(b"a\nb\nc\n", b"a\nb\nc\nd\n"), (1, 0));
+        assert_eq!(line_delta(b"a\nb", b"a\nxb"), (1, 1));
+        assert_eq!(line_delta(b"xa\nb\n", b"ya\nb\n"), (1, 1));
+        assert_eq!(line_delta(b"a\nb\n", b"a\nc\nb\n"), (1, 0));
+        assert_eq!(line_delta(b"ab\n", b"b\n"), (1, 1));
+        assert_eq!(line_delta(b"a\n", b"a"), (1, 1));
     }
 }

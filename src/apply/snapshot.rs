@@ -1,7 +1,7 @@
 //! Pre-apply snapshots: what every path looked like before an apply touched it.
 //!
-//! Layout: `<session>/snapshots/<apply-id>/manifest.json`, `entries/<n>` holding the old file of
-//! the manifest's entry `n`, and `new/<n>` holding the content the apply is about to put there
+//! Layout: `<session>/snapshots/<apply-id>/manifest.json`, `entries/<k>/<n>` holding the old file of
+//! the manifest's entry `n`, and `new/<k>/<n>` holding the content the apply is about to put there
 //! (staged, so the apply itself is only renames). The manifest also records the hash of what the
 //! apply writes, so rewind can tell a file edited after the apply from one still as the apply
 //! left it, and the folders the apply will create, so rewind can remove them again when empty.
@@ -29,9 +29,9 @@ use crate::workspace::ProjectPath;
 
 /// Name of the snapshots folder inside a session folder.
 pub const SNAPSHOTS_DIR: &str = "snapshots";
-/// Folder of a snapshot holding the old file of each entry (`entries/<n>`).
+/// Folder of a snapshot holding the old file of each entry (`entries/<k>/<n>`: `k` the thread that made it; older snapshots `entries/<n>`).
 const ENTRIES_DIR: &str = "entries";
-/// Folder of a snapshot holding the staged new content of each entry (`new/<n>`).
+/// Folder of a snapshot holding the staged new content of each entry (`new/<k>/<n>`).
 const STAGED_DIR: &str = "new";
 /// Suffix of the second name an object gets while it is being restored.
 const RESTORE_SUFFIX: &str = ".restore";
@@ -58,7 +58,7 @@ pub struct StoredFile {
     pub hash: String,
     /// Permission bits (`mode & 0o7777`).
     pub mode: u32,
-    /// The file holding the bytes, relative to the snapshot folder (`entries/<n>`), this
+    /// The file holding the bytes, relative to the snapshot folder (`entries/<k>/<n>`), this
     /// entry's alone, so it can be renamed back into place. Absent in snapshots made before
     /// hard-linking: their bytes are in `objects/<hash>`, shared by equal contents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,15 +178,27 @@ fn create_in(
 ) -> Result<Snapshot> {
     let entries_dir = dir.join(ENTRIES_DIR);
     let staged_dir = dir.join(STAGED_DIR);
-    for d in [&entries_dir, &staged_dir] {
-        fs::create_dir_all(d).map_err(|e| ApplyError::io("create", d, e))?;
+    // Each path's old file (a hard link, or a copy) and staged new content are independent
+    // files: made by a few threads at once, since creating a thousand new inodes is most of a
+    // large apply's time, each thread in folders of its own (`entries/<k>/`, `new/<k>/`):
+    // creating a name locks its folder, and four threads filling one folder took turns.
+    // Assembled in order afterwards.
+    let chunk = chunk_of(changes.len());
+    let shards = changes.len().div_ceil(chunk).max(1);
+    let mut folders = BTreeSet::new();
+    for top in [&entries_dir, &staged_dir] {
+        for k in 0..shards {
+            let d = top.join(k.to_string());
+            fs::create_dir_all(&d).map_err(|e| ApplyError::io("create", &d, e))?;
+            folders.insert(d);
+        }
+        folders.insert(top.clone());
     }
     // Staging only pays when the final step can be a rename.
     let stage = same_filesystem(root, &staged_dir);
-    // Each path's old file (a hard link, or a copy) and staged new content are independent
-    // files: made by a few threads at once, since creating a thousand new inodes is most of a
-    // large apply's time. Assembled in order afterwards.
-    let made = in_parallel(changes, |n, c| make_one(n, c, dir, &staged_dir, stage))?;
+    let made = in_parallel(changes, |n, c| {
+        make_one(n, n / chunk, c, dir, &staged_dir, stage)
+    })?;
     let mut entries = Vec::with_capacity(changes.len());
     let mut staged = Vec::with_capacity(changes.len());
     let mut linked_ids = Vec::with_capacity(changes.len());
@@ -210,7 +222,7 @@ fn create_in(
     // One batched flush: the old files (already on disk, unless the user just saved them) and
     // the staged new content.
     sync_files(&to_sync)?;
-    sync_dirs(&[entries_dir, staged_dir].into_iter().collect())?;
+    sync_dirs(&folders)?;
     created_dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
     let manifest = Manifest {
         apply_id: apply_id.to_string(),
@@ -246,9 +258,10 @@ struct Made {
 }
 
 /// Saves the old file of change `n` (hard link when it is exactly the file read, a copy
-/// otherwise) and stages its new content.
+/// otherwise) and stages its new content, both in the folders of `shard`.
 fn make_one(
     n: usize,
+    shard: usize,
     c: &PendingChange<'_>,
     dir: &Path,
     staged_dir: &Path,
@@ -261,7 +274,7 @@ fn make_one(
         staged: None,
     };
     if let Some((bytes, mode)) = c.current {
-        let name = format!("{ENTRIES_DIR}/{n}");
+        let name = format!("{ENTRIES_DIR}/{shard}/{n}");
         let object = dir.join(&name);
         let linked = !c.current_symlink
             && c.identity
@@ -283,7 +296,7 @@ fn make_one(
         && stage
         && !c.symlink
     {
-        let path = staged_dir.join(n.to_string());
+        let path = staged_dir.join(shard.to_string()).join(n.to_string());
         write_new_file(&path, bytes, c.new_mode)?;
         made.staged = Some(path);
     }
@@ -294,15 +307,28 @@ fn make_one(
 /// than a few only queue on the filesystem's locks).
 const MAKERS: usize = 4;
 
-/// `f` over every change, by up to [`MAKERS`] threads, results in order; the first error.
+/// Below this many changes one thread makes the snapshot.
+const PARALLEL_FROM: usize = 32;
+
+/// How many consecutive changes one thread (and one shard folder) takes.
+fn chunk_of(len: usize) -> usize {
+    if len < PARALLEL_FROM {
+        len.max(1)
+    } else {
+        len.div_ceil(MAKERS)
+    }
+}
+
+/// `f` over every change, by up to [`MAKERS`] threads (thread `k` takes the changes
+/// `k * chunk_of(len)..`), results in order; the first error.
 fn in_parallel<T: Send>(
     changes: &[PendingChange<'_>],
     f: impl Fn(usize, &PendingChange<'_>) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
-    if changes.len() < 32 {
+    if changes.len() < PARALLEL_FROM {
         return changes.iter().enumerate().map(|(n, c)| f(n, c)).collect();
     }
-    let chunk = changes.len().div_ceil(MAKERS);
+    let chunk = chunk_of(changes.len());
     let f = &f;
     std::thread::scope(|scope| {
         let workers: Vec<_> = changes
@@ -609,9 +635,15 @@ pub fn remove_orphans(session: &Path, named: &BTreeSet<String>) {
     }
 }
 
-/// Removes the (by then empty) staging folder of a committed apply.
+/// Removes the (by then empty) staging folders of a committed apply.
 pub fn discard_staging(session: &Path, apply_id: &str) {
-    let _ = fs::remove_dir(snapshot_dir(session, apply_id).join(STAGED_DIR));
+    let staged = snapshot_dir(session, apply_id).join(STAGED_DIR);
+    if let Ok(shards) = fs::read_dir(&staged) {
+        for shard in shards.flatten() {
+            let _ = fs::remove_dir(shard.path());
+        }
+    }
+    let _ = fs::remove_dir(&staged);
 }
 
 /// Removes the temporary files a killed apply left next to the paths it was writing

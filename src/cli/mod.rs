@@ -165,6 +165,9 @@ pub fn main() -> ExitCode {
     // Before anything starts a thread (logging, the runtime): see workspace::cow.
     let copy_on_write = wants_copy_on_write(&cli.command)
         .then(|| versus::workspace::cow::enter(&versus::workspace::default_parent()));
+    if wants_copy_on_write(&cli.command) {
+        versus::workspace::keep_hashes_between_runs();
+    }
     if let Some(path) = &cli.log
         && let Err(err) = start_log(path)
     {

@@ -85,9 +85,11 @@ impl Base {
         let started = std::time::Instant::now();
         let cache = Capture::start(&root);
         let entries = scan_with(&root, Some(&cache))?;
+        let read = cache.files_read();
         cache.keep();
         tracing::debug!(
             files = entries.len(),
+            read,
             ms = started.elapsed().as_millis() as u64,
             "project captured"
         );
@@ -423,6 +425,13 @@ pub(crate) fn rel_of(root: &Path, path: &Path) -> Option<String> {
 /// Hashes one file (streaming) or one symlink's target, with its permission bits.
 /// A file larger than `limit` is left unhashed (an empty hash, which equals no real one): a
 /// model's `truncate -s 1T` costs it nothing and would cost versus an hour.
+/// The entry of the file or symlink at `path` as a capture would record it (never following
+/// a link).
+pub(crate) fn entry_of(path: &Path) -> io::Result<BaseEntry> {
+    let meta = fs::symlink_metadata(path)?;
+    hash_with(path, &meta, meta.file_type().is_symlink(), u64::MAX)
+}
+
 fn hash_entry(path: &Path, is_symlink: bool, limit: u64) -> io::Result<BaseEntry> {
     let meta = fs::symlink_metadata(path)?;
     hash_with(path, &meta, is_symlink, limit)

@@ -78,7 +78,12 @@ pub(crate) fn copy_tree(base: &Base, src: &Path, dst: &Path) -> Result<(), Works
 /// (the base says the user has a folder there); the file itself is created `O_EXCL |
 /// O_NOFOLLOW` relative to that folder's handle. The source is opened without following a
 /// link or blocking on a fifo, and must be a regular file.
-fn copy_one(src: &Path, dst: &Path, rel: &str, is_link: bool) -> Result<(), WorkspaceError> {
+pub(crate) fn copy_one(
+    src: &Path,
+    dst: &Path,
+    rel: &str,
+    is_link: bool,
+) -> Result<(), WorkspaceError> {
     use nix::fcntl::{AtFlags, OFlag, openat};
     use nix::sys::stat::{Mode, fstatat};
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -170,6 +175,22 @@ pub(crate) fn make_real_folder(root: &Path, rel: &str) -> Result<(), WorkspaceEr
     real_folders(root, &inner, true)
         .map_err(|e| WorkspaceError::io("create folder", &path, e))
         .map(|_| ())
+}
+
+/// Puts an overlay whiteout (a character device 0/0, which hides the lower layers' entry of
+/// that name) at `rel` below `root`, making the folders on the way real ones (see
+/// [`real_folders`]). Linux lets any user make one since 5.8; an error means the caller
+/// cannot lay deletions as a layer.
+pub(crate) fn whiteout_beneath(root: &Path, rel: &str) -> Result<(), WorkspaceError> {
+    use nix::sys::stat::{Mode, SFlag, makedev, mknodat};
+    let path = root.join(rel);
+    let (dir, name) = real_folders(root, rel, true)
+        .map_err(|e| WorkspaceError::io("create folder", &path, e))?
+        .ok_or_else(|| WorkspaceError::io("create folder", &path, io::Error::other("no folder")))?;
+    match mknodat(&dir, name, SFlag::S_IFCHR, Mode::empty(), makedev(0, 0)) {
+        Ok(()) | Err(nix::errno::Errno::EEXIST) => Ok(()),
+        Err(e) => Err(WorkspaceError::io("hide a deleted file at", path, e.into())),
+    }
 }
 
 fn unlink(dir: &std::os::fd::OwnedFd, name: &str) -> io::Result<()> {

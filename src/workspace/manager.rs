@@ -269,6 +269,23 @@ impl TreePlan {
         }
     }
 
+    /// Writes the checkout of the commit alone at `tree` (no uncommitted state; worktree
+    /// plans only: a copy has no commit to check out).
+    pub(super) fn fill_commit(&self, tree: &Path) -> Result<Filled, WorkspaceError> {
+        let Some(checkout) = &self.checkout else {
+            return Err(WorkspaceError::io(
+                "check out the commit in",
+                tree,
+                io::Error::other("the project has no commit to check out"),
+            ));
+        };
+        super::worktree::write_commit_checkout(checkout, tree)?;
+        let filled = self.filled(tree);
+        fs::create_dir_all(&filled.root)
+            .map_err(|e| WorkspaceError::io("create folder", &filled.root, e))?;
+        Ok(filled)
+    }
+
     /// Writes the tree at `tree`.
     pub(super) fn fill(&self, base: &Base, tree: &Path) -> Result<Filled, WorkspaceError> {
         match &self.checkout {
@@ -386,7 +403,7 @@ impl Workspace {
         }
         let tree = folder.join("tree");
         if let Err(e) = super::cow::mount_layers(
-            frozen.tree(),
+            &frozen.lowers(),
             &folder.join("upper"),
             &folder.join("work"),
             &tree,

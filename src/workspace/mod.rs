@@ -24,6 +24,16 @@ mod view;
 mod worktree;
 
 pub use background::{remove_later, settle as settle_removals};
+
+/// Keeps the hashes a capture makes for the next process too (`versus/hashes` in the user's
+/// state folder, private, see `stat_cache`), so a new `versus ask` reads only the files that
+/// changed since the last run. Front ends call it once at start; without it (or without a
+/// state folder) hashes live in the process only (library users, tests).
+pub fn keep_hashes_between_runs() {
+    if let Some(state) = crate::fsutil::user_state_dir() {
+        stat_cache::keep_between_runs(&state.join("versus").join("hashes"));
+    }
+}
 pub use base::{Base, BaseEntry, BaseKind, DirChange};
 pub use changeset::{ChangeKind, ChangeSet, ChangeSetError, FileChange, Hunk};
 pub use direct::DirectView;

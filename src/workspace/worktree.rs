@@ -202,6 +202,18 @@ pub(crate) fn write_checkout(
 ) -> Result<(), WorkspaceError> {
     let repo = Repository::discover(base.root())
         .map_err(|e| WorkspaceError::git("open the repository", base.root(), e))?;
+    write_commit_checkout(plan, tree)?;
+    fill(&repo, base, tree, &plan.prefix)?;
+    Ok(())
+}
+
+/// Writes the checkout of the commit alone at `tree`: a fresh private repository with HEAD
+/// checked out and nothing of the user's uncommitted state (the copy-on-write layers lay that
+/// on top, see `cow::layer`).
+pub(crate) fn write_commit_checkout(
+    plan: &CheckoutPlan,
+    tree: &Path,
+) -> Result<(), WorkspaceError> {
     fs::create_dir_all(tree).map_err(|e| WorkspaceError::io("create folder", tree, e))?;
     // Without git's template folder: its hook samples (or the user's `init.templateDir`
     // hooks) have no place in a model's repository, and copying them was most of the CPU of
@@ -223,8 +235,38 @@ pub(crate) fn write_checkout(
         write_file(&private_git.join("info/exclude"), exclude)?;
     }
     checkout(tree)?;
-    fill(&repo, base, tree, &plan.prefix)?;
     Ok(())
+}
+
+/// The paths (relative to the project, `/`-separated) the index of the private checkout at
+/// `tree` holds below the project's place `prefix`: every file the commit checked out.
+pub(crate) fn tracked_paths(tree: &Path, prefix: &Path) -> Result<Vec<String>, WorkspaceError> {
+    let repo = Repository::open(tree)
+        .map_err(|e| WorkspaceError::git("open the workspace repository", tree, e))?;
+    let index = repo
+        .index()
+        .map_err(|e| WorkspaceError::git("read the workspace index", tree, e))?;
+    let prefix = prefix
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/");
+    let mut out = Vec::with_capacity(index.len());
+    for entry in index.iter() {
+        let Ok(path) = std::str::from_utf8(&entry.path) else {
+            continue;
+        };
+        let rel = if prefix.is_empty() {
+            Some(path)
+        } else {
+            path.strip_prefix(prefix.as_str())
+                .and_then(|p| p.strip_prefix('/'))
+        };
+        if let Some(rel) = rel {
+            out.push(rel.to_string());
+        }
+    }
+    Ok(out)
 }
 
 /// `Ok` when the repository libgit2 found for `workdir` is that folder's own: its git folder

@@ -152,6 +152,12 @@ fn a_later_run_reuses_the_kept_checkout_and_sees_its_own_state_only() {
         );
         let out = lab.ask(&first, "first.log");
         assert!(stdout(&out).contains("+first edit"), "{}", stdout(&out));
+        // A repository gets a kept checkout of its commit and a layer of the user's changes;
+        // a copy (no usable repository, as for the unprivileged user here) a kept checkout
+        // of the whole state.
+        let layered = lab
+            .log("first.log")
+            .contains("checkout of the commit written");
         let (kept, others) = lab.folders();
         assert_eq!(kept.len(), 1, "{kept:?}");
         assert!(others.is_empty(), "folders left: {others:?}");
@@ -162,8 +168,13 @@ fn a_later_run_reuses_the_kept_checkout_and_sees_its_own_state_only() {
         let second = lab.model("second.jsonl", look);
         let out = lab.ask(&second, "second.log");
         let text = stdout(&out);
+        let reused = if layered {
+            "kept checkout of the commit reused"
+        } else {
+            "kept frozen base reused"
+        };
         assert!(
-            lab.log("second.log").contains("kept frozen base reused"),
+            lab.log("second.log").contains(reused),
             "{}",
             lab.log("second.log")
         );
@@ -178,19 +189,114 @@ fn a_later_run_reuses_the_kept_checkout_and_sees_its_own_state_only() {
         assert!(text.contains("No such file"), "another run's file:\n{text}");
         assert_eq!(lab.folders().0, kept);
 
-        // The user edits between runs: the next run sees the edit, from a checkout of its own.
+        // The user edits between runs: the next run sees the edit, laid over the same kept
+        // checkout of the commit (nothing of the earlier runs' models there either); a copy
+        // gets a checkout of its own.
         std::fs::write(lab.root.join("src/main.rs"), "committed\nsecond edit\n").unwrap();
         let third = lab.model("third.jsonl", look);
         let out = lab.ask(&third, "third.log");
         let text = stdout(&out);
         assert!(text.contains("+second edit"), "{text}");
         assert!(!text.contains("first edit"), "{text}");
-        assert!(!lab.log("third.log").contains("kept frozen base reused"));
+        assert!(
+            !text.contains("by-the-model"),
+            "another run's edit:\n{text}"
+        );
+        assert!(text.contains("No such file"), "another run's file:\n{text}");
+        if layered {
+            assert!(
+                lab.log("third.log")
+                    .contains("kept checkout of the commit reused"),
+                "{}",
+                lab.log("third.log")
+            );
+        } else {
+            assert!(!lab.log("third.log").contains("kept frozen base reused"));
+        }
         let (kept, others) = lab.folders();
-        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert_eq!(kept.len(), if layered { 1 } else { 2 }, "{kept:?}");
         assert!(others.is_empty(), "folders left: {others:?}");
 
         // `versus clean` removes the kept checkouts nobody uses.
+        let out = lab.command(&["clean"]).output().unwrap();
+        assert!(out.status.success());
+        assert_eq!(lab.folders(), (vec![], vec![]));
+    }
+}
+
+/// Between two runs the user edits a tracked file, adds an untracked one and deletes a
+/// tracked one (and a tracked file the ignore rules hide). The second run reuses the kept
+/// checkout of the commit and lays only those changes over it: its model sees exactly the
+/// user's new files, and its own edit is diffed against them.
+#[test]
+fn a_later_run_after_the_user_changed_files_sees_them_through_a_thin_layer() {
+    {
+        let lab = lab();
+        std::fs::create_dir_all(lab.root.join("docs")).unwrap();
+        std::fs::write(lab.root.join("src/lib.rs"), "lib\n").unwrap();
+        std::fs::write(lab.root.join("docs/gone.txt"), "bye\n").unwrap();
+        std::fs::write(lab.root.join("trace.log"), "tracked but ignored\n").unwrap();
+        std::fs::write(lab.root.join(".gitignore"), "scripts/\n*.log\n").unwrap();
+        git(
+            &lab.root,
+            &["add", "src/lib.rs", "docs/gone.txt", ".gitignore"],
+        );
+        git(&lab.root, &["add", "-f", "trace.log"]);
+        git(&lab.root, &["commit", "-qm", "more"]);
+        let look = lab.model(
+            "look.jsonl",
+            "for f in src/main.rs src/lib.rs new.txt docs/gone.txt trace.log; do \
+             echo \"== $f\"; cat $f 2>&1 | sed 's/.*No such file.*/(none)/'; done > seen.txt; \
+             echo by-the-model >> src/lib.rs",
+        );
+        let out = lab.ask(&look, "first.log");
+        assert!(
+            lab.log("first.log")
+                .contains("checkout of the commit written"),
+            "{}",
+            lab.log("first.log")
+        );
+        let text = stdout(&out);
+        assert!(
+            text.contains(
+                "+== src/main.rs\n+committed\n+first edit\n+== src/lib.rs\n+lib\n\
+                 +== new.txt\n+(none)\n+== docs/gone.txt\n+bye\n+== trace.log\n\
+                 +tracked but ignored\n"
+            ),
+            "{text}"
+        );
+        let (kept, others) = lab.folders();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(others.is_empty(), "folders left: {others:?}");
+
+        // The user's changes between the runs.
+        std::fs::write(lab.root.join("src/lib.rs"), "lib\nuser edit\n").unwrap();
+        std::fs::write(lab.root.join("new.txt"), "untracked\n").unwrap();
+        std::fs::remove_file(lab.root.join("docs/gone.txt")).unwrap();
+        std::fs::remove_file(lab.root.join("trace.log")).unwrap();
+        let out = lab.ask(&look, "second.log");
+        let text = stdout(&out);
+        let log = lab.log("second.log");
+        assert!(log.contains("kept checkout of the commit reused"), "{log}");
+        assert!(
+            log.contains("uncommitted state laid over the kept checkout copied=3 hidden=2"),
+            "{log}"
+        );
+        assert!(
+            text.contains(
+                "+== src/main.rs\n+committed\n+first edit\n+== src/lib.rs\n+lib\n+user edit\n\
+                 +== new.txt\n+untracked\n+== docs/gone.txt\n+(none)\n+== trace.log\n+(none)\n"
+            ),
+            "the model did not see exactly the user's files:\n{text}"
+        );
+        // The model's edit is measured against the user's new state, not the commit.
+        assert!(
+            text.contains("@@ -1,2 +1,3 @@\n lib\n user edit\n+by-the-model\n"),
+            "{text}"
+        );
+        // One kept checkout (the commit's), and the layer went with the run.
+        assert_eq!(lab.folders().0, kept);
+        assert!(lab.folders().1.is_empty(), "{:?}", lab.folders().1);
         let out = lab.command(&["clean"]).output().unwrap();
         assert!(out.status.success());
         assert_eq!(lab.folders(), (vec![], vec![]));
@@ -259,8 +365,9 @@ fn concurrent_runs_share_a_kept_checkout_and_each_sees_its_own_users_state() {
         "{text}"
     );
     assert!(!text.contains("second edit"), "{text}");
+    // Every run, the edited state's too, used the one kept checkout of the commit.
     let (kept, others) = lab.folders();
-    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert_eq!(kept.len(), 1, "{kept:?}");
     assert!(others.is_empty(), "folders left: {others:?}");
     let out = lab.command(&["clean"]).output().unwrap();
     assert!(out.status.success());
@@ -363,4 +470,58 @@ async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_a
         "the edit between turns was missed"
     );
     assert!(seen[1].1.contains("No such file"), "{:?}", seen[1].1);
+}
+
+/// A new process reuses the hashes an earlier run kept (in the user's state folder, never in
+/// the project), and a file changed since, even with its old size and modification time, is
+/// read again: the model sees its new content.
+#[test]
+fn a_new_run_reads_only_the_files_changed_since_the_last_one() {
+    let lab = lab();
+    std::fs::write(lab.root.join("src/other.rs"), "other\n").unwrap();
+    let look = lab.model("look.jsonl", "cat src/main.rs > seen.txt");
+    // Older than a capture trusts (see workspace::stat_cache): only the stamp can tell.
+    std::thread::sleep(Duration::from_secs(3));
+    lab.ask(&look, "first.log");
+    // `.gitignore`, `src/main.rs`, `src/other.rs`.
+    assert!(
+        lab.log("first.log").contains("read=3"),
+        "{}",
+        lab.log("first.log")
+    );
+    let kept: Vec<_> = std::fs::read_dir(lab.base.join("state/versus/hashes"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let out = lab.ask(&look, "second.log");
+    assert!(
+        lab.log("second.log").contains("read=0"),
+        "{}",
+        lab.log("second.log")
+    );
+    assert!(stdout(&out).contains("+first edit"), "{}", stdout(&out));
+
+    // Same size, the old modification time put back: only the change time differs.
+    let file = lab.root.join("src/main.rs");
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    std::fs::write(&file, "committed\nFIRST EDIT\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let out = lab.ask(&look, "third.log");
+    assert!(
+        lab.log("third.log").contains("read=1"),
+        "{}",
+        lab.log("third.log")
+    );
+    let text = stdout(&out);
+    assert!(text.contains("+FIRST EDIT"), "{text}");
+    assert!(!text.contains("first edit"), "{text}");
+    let out = lab.command(&["clean"]).output().unwrap();
+    assert!(out.status.success());
 }

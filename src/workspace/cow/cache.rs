@@ -30,6 +30,7 @@
 //! eviction runs in the background at start (`cleanup_leftovers`) and after a new entry is
 //! published, and `versus clean` removes every entry nobody holds.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -39,6 +40,7 @@ use std::time::{Duration, SystemTime};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
+use crate::workspace::base::BaseEntry;
 use crate::workspace::error::WorkspaceError;
 
 /// Name of a kept checkout's folder, before its key.
@@ -46,6 +48,15 @@ pub(crate) const PREFIX: &str = "cache-";
 
 /// The typed record of a kept checkout (what it was made for).
 const RECORD: &str = "versus-base.json";
+
+/// The typed record of what a kept checkout of a commit holds (see [`Files`]).
+const FILES: &str = "versus-files.json";
+
+/// Version of [`Files`]; a file of another version is not used.
+const FILES_VERSION: u32 = 1;
+
+/// The largest [`FILES`] read back (about 2 million files).
+const FILES_CAP: u64 = 256 << 20;
 
 /// The file whose shared `flock` says "in use"; its modification time is the last use.
 const LOCK: &str = "lock";
@@ -71,6 +82,54 @@ struct Record {
     /// they may be incomplete on disk, and an entry of another boot is never used.
     #[serde(default)]
     boot: String,
+}
+
+/// What a kept checkout of a commit alone holds, as a scan of it found right after it was
+/// written: the copy-on-write layers compare the user's base with it to lay only the files
+/// that differ on top (see `cow::layer`). The checkout is never written again, so this stays
+/// true for as long as the entry exists.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Files {
+    version: u32,
+    /// The key of the entry it describes.
+    key: String,
+    /// Every file of the project's folder in the checkout the capture's rules take (path ->
+    /// hash, mode, kind), exactly as a capture of that folder would record them.
+    pub(crate) entries: BTreeMap<String, BaseEntry>,
+    /// The files the commit tracks that those rules ignore, with their entries: a capture
+    /// never sees them, so the layers decide from these whether the user still has them.
+    #[serde(default)]
+    pub(crate) ignored: BTreeMap<String, BaseEntry>,
+}
+
+impl Files {
+    /// What a scan of the checkout of `key` found.
+    pub(crate) fn new(
+        key: &str,
+        entries: BTreeMap<String, BaseEntry>,
+        ignored: BTreeMap<String, BaseEntry>,
+    ) -> Self {
+        Self {
+            version: FILES_VERSION,
+            key: key.to_string(),
+            entries,
+            ignored,
+        }
+    }
+}
+
+/// Writes `files` into the finished checkout folder `made` before it is published.
+pub(crate) fn write_files(made: &Path, files: &Files) -> io::Result<()> {
+    let json = serde_json::to_vec(files).map_err(io::Error::other)?;
+    crate::fsutil::atomic_write(&made.join(FILES), &json)
+}
+
+/// Reads back what the kept entry at `folder` holds, when its record is of this version and
+/// names `key`.
+pub(crate) fn read_files(folder: &Path, key: &str) -> Option<Files> {
+    let text = crate::fsutil::read_capped_string(&folder.join(FILES), FILES_CAP).ok()?;
+    let files: Files = serde_json::from_str(&text).ok()?;
+    (files.version == FILES_VERSION && files.key == key).then_some(files)
 }
 
 /// This boot's id (`/proc/sys/kernel/random/boot_id`); empty where it cannot be read, which

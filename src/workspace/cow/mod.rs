@@ -16,6 +16,7 @@
 //! for them ([`set_copy_on_write`]).
 
 pub(crate) mod cache;
+mod layer;
 mod namespace;
 
 use std::fs;
@@ -52,9 +53,11 @@ pub(crate) fn usable() -> bool {
 /// last workspace lets it go.
 #[derive(Debug)]
 pub struct FrozenBase {
-    /// Held only to keep the folder: the cache's shared lock, or the folder itself.
+    /// Held only to keep the folders: the cache's shared lock, or the folder itself.
     _holder: Holder,
-    tree: PathBuf,
+    /// The overlay's lower layers, the top one first: the checkout alone, or the layer of
+    /// the user's uncommitted state over a kept checkout of the commit.
+    lowers: Vec<PathBuf>,
     prefix: PathBuf,
     mode: Isolation,
     hidden: Vec<PathBuf>,
@@ -68,6 +71,12 @@ enum Holder {
     Kept { _lease: cache::Lease },
     /// A checkout of this process only: removed on drop.
     Owned { _folder: Owned },
+    /// A kept checkout of the commit alone and the layer of this base's uncommitted state
+    /// over it (none when the base is the commit's files exactly).
+    Layered {
+        _checkout: Arc<CommitCheckout>,
+        _layer: Option<layer::Layer>,
+    },
 }
 
 impl FrozenBase {
@@ -76,8 +85,8 @@ impl FrozenBase {
         let filled = plan.filled(&tree);
         Self {
             _holder: holder,
+            lowers: vec![tree],
             prefix: plan.prefix(),
-            tree,
             mode: filled.mode,
             hidden: filled.hidden,
             objects: filled.objects,
@@ -155,10 +164,10 @@ impl FrozenBase {
         }
     }
 
-    /// The lower layer: the whole checkout (the repository root when the project is a
-    /// subfolder of it).
-    pub(crate) fn tree(&self) -> &Path {
-        &self.tree
+    /// The overlay's lower layers, the top one first; the bottom one is the whole checkout
+    /// (the repository root when the project is a subfolder of it).
+    pub(crate) fn lowers(&self) -> Vec<&Path> {
+        self.lowers.iter().map(PathBuf::as_path).collect()
     }
 
     /// Where the project root lies inside the tree.
@@ -228,17 +237,248 @@ pub(crate) fn frozen_base(
         return Ok(found);
     }
     super::parent::prepare(parent)?;
-    let frozen = match cache::lookup(parent, &key) {
-        Some(lease) => {
-            tracing::debug!(folder = %lease.folder().display(), "kept frozen base reused");
-            let folder = lease.folder().to_path_buf();
-            FrozenBase::from_folder(Holder::Kept { _lease: lease }, &folder, &plan)
-        }
-        None => FrozenBase::create(parent, base, &plan, &key)?,
+    let layered = if plan.mode() == Isolation::Worktree && LAYERED.load(Ordering::Acquire) {
+        layered(parent, &plan, base)?
+    } else {
+        None
     };
+    let frozen = match layered {
+        Some(frozen) => frozen,
+        None => match cache::lookup(parent, &key) {
+            Some(lease) => {
+                tracing::debug!(folder = %lease.folder().display(), "kept frozen base reused");
+                let folder = lease.folder().to_path_buf();
+                FrozenBase::from_folder(Holder::Kept { _lease: lease }, &folder, &plan)
+            }
+            None => FrozenBase::create(parent, base, &plan, &key)?,
+        },
+    };
+    tracing::debug!(
+        ms = started.elapsed().as_millis() as u64,
+        "frozen base ready for the workspaces"
+    );
     let frozen = Arc::new(frozen);
     bases.push((key, Arc::downgrade(&frozen)));
     Ok(frozen)
+}
+
+static LAYERED: AtomicBool = AtomicBool::new(true);
+
+/// Turns the layered frozen bases (a kept checkout of the commit plus a layer of the
+/// uncommitted state) off or back on; off, each state gets a whole checkout of its own, as
+/// before. For tests and benches that compare the two.
+#[doc(hidden)]
+pub fn set_layered(on: bool) {
+    LAYERED.store(on, Ordering::Release);
+}
+
+/// A kept checkout of a commit alone, shared by every base of that commit, with what it
+/// holds.
+#[derive(Debug)]
+pub(crate) struct CommitCheckout {
+    _holder: Holder,
+    folder: PathBuf,
+    files: Arc<cache::Files>,
+}
+
+type Commits = Vec<(String, Weak<CommitCheckout>)>;
+
+static COMMITS: Mutex<Commits> = Mutex::new(Vec::new());
+
+/// What kept checkouts hold, read once per process: `(folder, its inode, files)`. A kept
+/// checkout is never written again, so the same folder (the same inode under the same name)
+/// holds the same files.
+static FILES_READ: Mutex<Vec<(PathBuf, u64, Arc<cache::Files>)>> = Mutex::new(Vec::new());
+
+/// The frozen base of `base` as a kept checkout of its commit (found or made) with a layer
+/// of what the user changed on top; `None` when no layer can be laid here (the caller makes a
+/// checkout of the whole state instead).
+fn layered(
+    parent: &Path,
+    plan: &TreePlan,
+    base: &Base,
+) -> Result<Option<FrozenBase>, WorkspaceError> {
+    let key = commit_key(parent, plan, base);
+    let checkout = commit_checkout(parent, plan, base, &key)?;
+    let tree = checkout.folder.join("tree");
+    let layer = match layer::lay(parent, base, &checkout.files, &plan.prefix()) {
+        Ok(layer) => layer,
+        Err(e) => {
+            tracing::warn!(error = %e, "uncommitted state not laid as a layer; a whole checkout instead");
+            return Ok(None);
+        }
+    };
+    let mut lowers: Vec<PathBuf> = layer.iter().map(|l| l.tree().to_path_buf()).collect();
+    lowers.push(tree.clone());
+    let filled = plan.filled(&tree);
+    Ok(Some(FrozenBase {
+        _holder: Holder::Layered {
+            _checkout: checkout,
+            _layer: layer,
+        },
+        lowers,
+        prefix: plan.prefix(),
+        mode: filled.mode,
+        hidden: filled.hidden,
+        objects: filled.objects,
+    }))
+}
+
+/// The checkout of the commit `plan` names: one this process holds, else the kept one of
+/// `key`, else a new one (kept for later).
+fn commit_checkout(
+    parent: &Path,
+    plan: &TreePlan,
+    base: &Base,
+    key: &str,
+) -> Result<Arc<CommitCheckout>, WorkspaceError> {
+    let mut commits = COMMITS.lock().unwrap_or_else(PoisonError::into_inner);
+    commits.retain(|(_, weak)| weak.strong_count() > 0);
+    if let Some(found) = commits
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, weak)| weak.upgrade())
+    {
+        return Ok(found);
+    }
+    let found = cache::lookup(parent, key).and_then(|lease| {
+        let folder = lease.folder().to_path_buf();
+        match files_of(&folder, key) {
+            Some(files) => Some(CommitCheckout {
+                _holder: Holder::Kept { _lease: lease },
+                folder,
+                files,
+            }),
+            None => {
+                tracing::info!(folder = %folder.display(), "kept checkout without a readable record of its files: not used");
+                None
+            }
+        }
+    });
+    let checkout = match found {
+        Some(found) => {
+            tracing::debug!(folder = %found.folder.display(), "kept checkout of the commit reused");
+            found
+        }
+        None => make_commit_checkout(parent, plan, base, key)?,
+    };
+    let checkout = Arc::new(checkout);
+    commits.push((key.to_string(), Arc::downgrade(&checkout)));
+    Ok(checkout)
+}
+
+/// The files of the kept checkout at `folder`, read once per process.
+fn files_of(folder: &Path, key: &str) -> Option<Arc<cache::Files>> {
+    use std::os::unix::fs::MetadataExt;
+    let ino = fs::symlink_metadata(folder).ok()?.ino();
+    let mut read = FILES_READ.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, _, files)) = read.iter().find(|(f, i, _)| f == folder && *i == ino) {
+        return Some(Arc::clone(files));
+    }
+    let files = Arc::new(cache::read_files(folder, key)?);
+    read.retain(|(f, _, _)| f != folder);
+    if read.len() >= cache::KEEP {
+        read.remove(0);
+    }
+    read.push((folder.to_path_buf(), ino, Arc::clone(&files)));
+    Some(files)
+}
+
+/// Writes the checkout of the commit alone, scans it, and keeps it under `key` (a kept one
+/// of the same key made meanwhile by another process is used instead).
+fn make_commit_checkout(
+    parent: &Path,
+    plan: &TreePlan,
+    base: &Base,
+    key: &str,
+) -> Result<CommitCheckout, WorkspaceError> {
+    let started = std::time::Instant::now();
+    let owned = new_folder(parent, "base", base.root())?;
+    let folder = owned.path().to_path_buf();
+    let tree = folder.join("tree");
+    let filled = plan.fill_commit(&tree)?;
+    let entries = scan(&filled.root)?;
+    let mut ignored = std::collections::BTreeMap::new();
+    for rel in super::worktree::tracked_paths(&tree, &plan.prefix())? {
+        if entries.contains_key(&rel) {
+            continue;
+        }
+        if let Ok(entry) = super::base::entry_of(&filled.root.join(&rel)) {
+            ignored.insert(rel, entry);
+        }
+    }
+    let files = cache::Files::new(key, entries, ignored);
+    tracing::debug!(
+        folder = %folder.display(),
+        files = files.entries.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "checkout of the commit written"
+    );
+    if let Err(e) = cache::write_files(&folder, &files) {
+        tracing::warn!(error = %e, "checkout of the commit not kept");
+        return Ok(CommitCheckout {
+            _holder: Holder::Owned { _folder: owned },
+            folder,
+            files: Arc::new(files),
+        });
+    }
+    let files = Arc::new(files);
+    match cache::publish(parent, &folder, key, base.root()) {
+        Ok(Some(lease)) => {
+            let folder = lease.folder().to_path_buf();
+            owned.forget();
+            spawn_eviction(parent);
+            Ok(CommitCheckout {
+                _holder: Holder::Kept { _lease: lease },
+                folder,
+                files,
+            })
+        }
+        Ok(None) => {
+            if let Some(lease) = cache::lookup(parent, key) {
+                let theirs = lease.folder().to_path_buf();
+                if let Some(their_files) = files_of(&theirs, key) {
+                    super::background::remove_later(owned);
+                    return Ok(CommitCheckout {
+                        _holder: Holder::Kept { _lease: lease },
+                        folder: theirs,
+                        files: their_files,
+                    });
+                }
+            }
+            Ok(CommitCheckout {
+                _holder: Holder::Owned { _folder: owned },
+                folder,
+                files,
+            })
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "checkout of the commit not kept");
+            Ok(CommitCheckout {
+                _holder: Holder::Owned { _folder: owned },
+                folder,
+                files,
+            })
+        }
+    }
+}
+
+/// The key of a kept checkout of a commit alone: blake3 over the workspace parent, the
+/// project and the tree's plan (repository, commit, refs, exclude file, borrowed objects, the
+/// project's place), as 32 hex digits. The captured entries are not in it: the layer over it
+/// carries them.
+fn commit_key(parent: &Path, plan: &TreePlan, base: &Base) -> String {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(b"versus commit checkout 1\0");
+    let mut field = |bytes: &[u8]| {
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    field(parent.as_os_str().as_encoded_bytes());
+    field(base.root().as_os_str().as_encoded_bytes());
+    field(&plan.identity());
+    let hex = hasher.finalize().to_hex();
+    hex[..32].to_string()
 }
 
 /// The key of a frozen base: blake3 over the workspace parent, the tree's plan (repository,

@@ -154,8 +154,13 @@ pub fn probe(scratch: &Path) -> Result<(), CowUnavailable> {
     let layers =
         ProbeLayers::create(scratch).map_err(CowUnavailable::setup("prepare the probe"))?;
     enter_namespace().map_err(CowUnavailable::Namespace)?;
-    mount_overlay(&layers.lower, &layers.upper, &layers.work, &layers.merged)
-        .map_err(CowUnavailable::setup("mount an overlay"))?;
+    mount_overlay(
+        &[&layers.lower],
+        &layers.upper,
+        &layers.work,
+        &layers.merged,
+    )
+    .map_err(CowUnavailable::setup("mount an overlay"))?;
     let checked = layers.exercise();
     let _ = unmount(&layers.merged);
     checked.map_err(CowUnavailable::setup("use the overlay"))?;
@@ -170,16 +175,16 @@ pub fn probe(scratch: &Path) -> Result<(), CowUnavailable> {
     Ok(())
 }
 
-/// Mounts an overlay of `lower` (never written) and `upper` (every change) at `target`.
-/// Paths holding `,`, `:` or `\` cannot be named in the mount options and are refused.
+/// Mounts an overlay of `lowers` (never written; the first one on top) and `upper` (every
+/// change) at `target`. Paths holding `,`, `:` or `\` cannot be named in the mount options and
+/// are refused.
 pub(crate) fn mount_overlay(
-    lower: &Path,
+    lowers: &[&Path],
     upper: &Path,
     work: &Path,
     target: &Path,
 ) -> io::Result<()> {
-    let mut data = String::new();
-    for (key, path) in [("lowerdir", lower), ("upperdir", upper), ("workdir", work)] {
+    let text_of = |path: &Path| -> io::Result<String> {
         let Some(text) = path.to_str() else {
             return Err(io::Error::other(format!("{} is not UTF-8", path.display())));
         };
@@ -189,8 +194,18 @@ pub(crate) fn mount_overlay(
                 path.display()
             )));
         }
-        data.push_str(&format!("{key}={text},"));
-    }
+        Ok(text.to_string())
+    };
+    let lower = lowers
+        .iter()
+        .map(|path| text_of(path))
+        .collect::<io::Result<Vec<_>>>()?
+        .join(":");
+    let mut data = format!(
+        "lowerdir={lower},upperdir={},workdir={},",
+        text_of(upper)?,
+        text_of(work)?
+    );
     data.push_str("userxattr");
     let mount_with = |options: &str| {
         mount(
