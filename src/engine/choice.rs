@@ -128,7 +128,7 @@ impl ChoiceJob {
 
 impl SessionEngine {
     /// Prepares the choice for the turn under review.
-    pub(crate) fn choice_job(&self, request: ChoiceRequest) -> Result<ChoiceJob, EngineError> {
+    pub(super) fn choice_job(&self, request: ChoiceRequest) -> Result<ChoiceJob, EngineError> {
         let state = self
             .turn
             .as_ref()
@@ -200,7 +200,7 @@ impl SessionEngine {
     }
 
     /// Records a choice carried out: the `Choice` record and the next turn's note.
-    pub(crate) fn chosen(&mut self, outcome: &ChoiceOutcome) {
+    pub(super) fn chosen(&mut self, outcome: &ChoiceOutcome) {
         self.recorder.record(&SessionRecord::Choice {
             turn: outcome.turn,
             chosen: outcome.chosen.clone(),

@@ -12,8 +12,9 @@
 //!
 //! Answers are events, in the order things happened: a turn reports `TurnStarted`, each
 //! model's `Agent` events, one `ModelFinished` per model once its change set is built (with
-//! the change set), `CheckStarted`/`CheckDone` when a check is configured, then `TurnEnded`
-//! with the turn's outcome. A refused or failed submission answers with
+//! the change set; when a check is configured its `CheckStarted` comes just before, so a front
+//! end holding every change set knows which checks still run, and `CheckDone` later), then
+//! `TurnEnded` with the turn's outcome. A refused or failed submission answers with
 //! [`EngineEvent::Failed`] naming the [`OpKind`], and nothing else happens.
 
 use std::collections::BTreeSet;
@@ -657,7 +658,7 @@ impl Task {
                     self.build_change_set(turn, model);
                 }
                 // The phase says when the turn is under review (every change set reported).
-                super::TurnEvent::Ended { .. } => {}
+                super::TurnEvent::Ended => {}
             }
         }
     }
@@ -756,15 +757,16 @@ impl Task {
                     .and_then(|t| t.check.clone())
                     .filter(|_| set.is_ok());
                 let entry = model.entry;
-                let label = model.label.clone();
+                // The check starts (and says so) before the model's change set is reported:
+                // a front end that has every change set knows which checks are still running.
+                if let Some(command) = check {
+                    self.start_check(turn, &model.label, command);
+                }
                 self.emit(EngineEvent::ModelFinished {
                     turn,
                     model,
                     change_set: set,
                 });
-                if let Some(command) = check {
-                    self.start_check(turn, &label, command);
-                }
                 let moved = self
                     .step(Step::ChangeSetBuilt { entry })
                     .unwrap_or_default();

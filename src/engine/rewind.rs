@@ -141,7 +141,7 @@ impl SessionEngine {
     }
 
     /// Prepares the plan of a rewind with `scope`; `Err`: nothing to rewind (why).
-    pub(crate) fn plan_rewind(&self, scope: RewindScope) -> Result<RewindPlanJob, EngineError> {
+    pub(super) fn plan_rewind(&self, scope: RewindScope) -> Result<RewindPlanJob, EngineError> {
         let (turn, prompt, apply) = if scope.conversation() {
             let Some(turn) = self.latest_turn() else {
                 return Err(EngineError::NothingToRewind(
@@ -168,7 +168,7 @@ impl SessionEngine {
     }
 
     /// Prepares a confirmed rewind (refused while models run).
-    pub(crate) fn rewind_job(
+    pub(super) fn rewind_job(
         &self,
         plan: RewindPlan,
         force: bool,
@@ -186,7 +186,7 @@ impl SessionEngine {
 
     /// Records a rewind carried out: the `Rewound` record, the mark in `preferences.jsonl`
     /// when the turn had a choice, the conversations rebuilt, and the next turn's note.
-    pub(crate) fn rewound(&mut self, done: &RewindDone) {
+    pub(super) fn rewound(&mut self, done: &RewindDone) {
         let Some(turn) = done.turn else {
             // A files-only rewind of an apply no turn names: the models learn nothing applies.
             self.next_note = Some(NoteInputs::default());

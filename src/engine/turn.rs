@@ -50,8 +50,6 @@ pub struct TurnRequest {
 
 /// A turn recorded and ready to start: run [`TurnLaunch::launch`] on the async runtime.
 pub struct TurnLaunch {
-    /// The turn number.
-    pub turn: u32,
     /// Models whose conversation was shortened first (label, turns folded).
     pub compacted: Vec<(String, usize)>,
     project: PathBuf,
@@ -72,7 +70,7 @@ impl TurnLaunch {
     /// Hands the previous turn's workspaces to the background removal (the new turn never
     /// waits for them), captures the project and starts every model. Blocking work runs on
     /// the blocking pool. An error means no model started.
-    pub(crate) async fn launch(self) -> Result<Launched, EngineError> {
+    pub(super) async fn launch(self) -> Result<Launched, EngineError> {
         crate::workspace::remove_later(self.old);
         let project = self.project.clone();
         let captured = tokio::task::spawn_blocking(move || Base::capture(&project))
@@ -160,10 +158,7 @@ pub enum TurnEvent {
     /// A model ended; its change set can be built ([`SessionEngine::change_set_job`]).
     Finished(FinishedModel),
     /// Every model of the turn has ended.
-    Ended {
-        /// The turn.
-        turn: u32,
-    },
+    Ended,
 }
 
 /// One model's slot in the turn under review.
@@ -198,7 +193,7 @@ impl TurnState {
         self.all.cancel();
     }
 
-    pub(crate) fn running(&self) -> bool {
+    pub(super) fn running(&self) -> bool {
         !self.restored && self.slots.iter().any(|s| s.finished.is_none())
     }
 }
@@ -236,18 +231,18 @@ impl ChangeSetJob {
 
 impl SessionEngine {
     /// Whether a turn is running.
-    pub(crate) fn running(&self) -> bool {
+    pub(super) fn running(&self) -> bool {
         self.turn.as_ref().is_some_and(TurnState::running)
     }
 
     /// The turn under review (running or finished), if any.
-    pub(crate) fn current_turn(&self) -> Option<u32> {
+    pub(super) fn current_turn(&self) -> Option<u32> {
         self.turn.as_ref().map(|t| t.turn)
     }
 
     /// Records a new turn and prepares each model's history and prompt; the front end then
     /// runs [`TurnLaunch::launch`]. The previous turn's workspaces go with it.
-    pub(crate) fn start_turn(&mut self, request: TurnRequest) -> Result<TurnLaunch, EngineError> {
+    pub(super) fn start_turn(&mut self, request: TurnRequest) -> Result<TurnLaunch, EngineError> {
         if self.running() {
             return Err(EngineError::Busy);
         }
@@ -341,7 +336,6 @@ impl SessionEngine {
             sandbox: request.options.sandbox.clone(),
         });
         Ok(TurnLaunch {
-            turn,
             compacted,
             project: self.project.clone(),
             runs,
@@ -351,7 +345,7 @@ impl SessionEngine {
     }
 
     /// The turn could not start (its project capture failed): nothing ran.
-    pub(crate) fn turn_rejected(&mut self, turn: u32) {
+    pub(super) fn turn_rejected(&mut self, turn: u32) {
         if self.turn.as_ref().is_some_and(|t| t.turn == turn) {
             self.turn = None;
             self.record_turn_end(turn);
@@ -359,7 +353,7 @@ impl SessionEngine {
     }
 
     /// The turn started from `base`.
-    pub(crate) fn turn_started(&mut self, turn: u32, base: Arc<Base>) {
+    pub(super) fn turn_started(&mut self, turn: u32, base: Arc<Base>) {
         if let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn) {
             state.base = Some(base);
         }
@@ -367,7 +361,7 @@ impl SessionEngine {
 
     /// Cancels every model of the running turn (their bash children are killed); a turn
     /// still running ends interrupted.
-    pub(crate) fn cancel_all(&mut self) {
+    pub(super) fn cancel_all(&mut self) {
         if let Some(turn) = &mut self.turn {
             if turn.running() {
                 turn.interrupted = true;
@@ -377,7 +371,7 @@ impl SessionEngine {
     }
 
     /// How the turn under review ended (see [`TurnOutcome`]).
-    pub(crate) fn turn_outcome(&self) -> TurnOutcome {
+    pub(super) fn turn_outcome(&self) -> TurnOutcome {
         match &self.turn {
             Some(state) => outcome_of(
                 state.interrupted,
@@ -391,7 +385,7 @@ impl SessionEngine {
     }
 
     /// Cancels one model of the running turn.
-    pub(crate) fn cancel(&self, label: &str) {
+    pub(super) fn cancel(&self, label: &str) {
         if let Some(turn) = &self.turn {
             for slot in turn.slots.iter().filter(|s| s.label == label) {
                 slot.cancel.cancel();
@@ -401,7 +395,7 @@ impl SessionEngine {
 
     /// Records one run event of turn `turn` and says what it means. Events of an older turn
     /// are ignored.
-    pub(crate) fn on_event(&mut self, turn: u32, event: RunEvent) -> Vec<TurnEvent> {
+    pub(super) fn on_event(&mut self, turn: u32, event: RunEvent) -> Vec<TurnEvent> {
         let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn) else {
             return Vec::new();
         };
@@ -454,14 +448,14 @@ impl SessionEngine {
         let mut out = vec![TurnEvent::Finished(finished)];
         if all_done {
             self.record_turn_end(turn);
-            out.push(TurnEvent::Ended { turn });
+            out.push(TurnEvent::Ended);
         }
         out
     }
 
     /// The job that builds `label`'s change set in the turn under review (`None`: no such
     /// finished model, or the turn has no base yet).
-    pub(crate) fn change_set_job(&self, label: &str) -> Option<ChangeSetJob> {
+    pub(super) fn change_set_job(&self, label: &str) -> Option<ChangeSetJob> {
         let state = self.turn.as_ref()?;
         let base = Arc::clone(state.base.as_ref()?);
         let slot = state.slots.iter().find(|s| s.label == label)?;
@@ -489,7 +483,7 @@ impl SessionEngine {
     }
 
     /// A change set was built: its size goes into the preference line.
-    pub(crate) fn change_set_built(&mut self, turn: u32, set: &ChangeSet) {
+    pub(super) fn change_set_built(&mut self, turn: u32, set: &ChangeSet) {
         if let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn)
             && let Some(slot) = state.slots.iter_mut().find(|s| s.label == set.model)
         {
@@ -498,7 +492,7 @@ impl SessionEngine {
     }
 
     /// The workspace of `label` in the turn under review (for checks and "open workspace").
-    pub(crate) fn workspace(&self, label: &str) -> Option<&crate::workspace::Workspace> {
+    pub(super) fn workspace(&self, label: &str) -> Option<&crate::workspace::Workspace> {
         self.turn
             .as_ref()?
             .slots
@@ -511,7 +505,7 @@ impl SessionEngine {
     }
 
     /// Keeps every workspace of the turn under review on disk; returns (label, root).
-    pub(crate) fn keep_workspaces(&mut self) -> Vec<(String, PathBuf)> {
+    pub(super) fn keep_workspaces(&mut self) -> Vec<(String, PathBuf)> {
         let mut kept = Vec::new();
         if let Some(state) = self.turn.as_mut() {
             for slot in &mut state.slots {
@@ -525,7 +519,7 @@ impl SessionEngine {
     }
 
     /// Removes the workspaces of the turn under review (blocking: call off async threads).
-    pub(crate) fn drop_workspaces(&mut self) {
+    pub(super) fn drop_workspaces(&mut self) {
         if let Some(state) = self.turn.as_mut() {
             for slot in &mut state.slots {
                 if let Some(result) = slot.result.as_mut() {

@@ -126,6 +126,7 @@ impl Live {
             EngineEvent::Agent { .. } => None,
             EngineEvent::ModelFinished { model, .. } => Some(format!("finished {}", model.label)),
             EngineEvent::TurnStarted { turn, .. } => Some(format!("started {turn}")),
+            EngineEvent::CheckStarted { label, .. } => Some(format!("check {label}")),
             EngineEvent::TurnEnded { turn, .. } => Some(format!("ended {turn}")),
             EngineEvent::Failed { op, .. } => Some(format!("failed {op:?}")),
             other => Some(
@@ -889,8 +890,9 @@ async fn a_running_turn_refuses_what_must_wait_and_cancels_one_model_or_all() {
 }
 
 /// Issue 23 item 2: the engine runs the turn's configured check in each finished model's
-/// workspace, reports it (`CheckStarted` after the model's `ModelFinished`, then `CheckDone`)
-/// and records it, so a reopened session shows it again.
+/// workspace, reports it (`CheckStarted` just before the model's `ModelFinished`, so a front
+/// end holding every change set knows which checks still run; then `CheckDone`) and records
+/// it, so a reopened session shows it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_engine_runs_and_records_the_configured_check() {
     let (tmp, root) = project();
@@ -918,12 +920,12 @@ async fn the_engine_runs_and_records_the_configured_check() {
     let seen = live.seen.clone();
     for label in [a, b] {
         let finished = seen.iter().position(|e| *e == format!("finished {label}"));
-        let started = seen
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| *e == "CheckStarted")
-            .count();
-        assert!(finished.is_some() && started == 2, "{seen:?}");
+        let started = seen.iter().position(|e| *e == format!("check {label}"));
+        assert_eq!(
+            started.zip(finished).map(|(s, f)| s + 1 == f),
+            Some(true),
+            "{seen:?}"
+        );
     }
     assert!(results[a].passed, "{:?}", results[a]);
     assert_eq!(results[a].tail, ["checked"]);
