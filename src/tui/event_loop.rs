@@ -1,4 +1,5 @@
-//! The one event loop: terminal input, the driver's messages and a clock, merged with
+//! The one event loop: terminal input, the engine's events, the front end's own messages and a
+//! clock, merged with
 //! `select!`; state changes through [`super::update::update`]; frames drawn only when something
 //! changed, at most one per [`FRAME`].
 //!
@@ -81,16 +82,17 @@ where
                 Some(Err(err)) => return Err(err),
                 None => vec![Msg::Terminate],
             },
-            Some(msg) = rx.recv() => {
-                let mut msgs: Vec<Msg> = engine.on_loop(msg).into_iter().map(Msg::Engine).collect();
+            Some(event) = engine.next_event() => {
+                let mut msgs: Vec<Msg> = engine.on_event(event).into_iter().map(Msg::Engine).collect();
                 for _ in 0..DRAIN {
-                    match rx.try_recv() {
-                        Ok(more) => msgs.extend(engine.on_loop(more).into_iter().map(Msg::Engine)),
-                        Err(_) => break,
+                    match engine.try_event() {
+                        Some(more) => msgs.extend(engine.on_event(more).into_iter().map(Msg::Engine)),
+                        None => break,
                     }
                 }
                 msgs
             }
+            Some(LoopMsg::App(msg)) = rx.recv() => vec![Msg::Engine(msg)],
             _ = tick.tick(), if ticking => vec![Msg::Tick],
             () = tokio::time::sleep_until(redraw_at.into()), if app.dirty => Vec::new(),
             _ = sigterm.recv() => vec![Msg::Terminate],

@@ -299,9 +299,6 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
         core,
     };
     let mut engine = Engine::new(parts, tx);
-    if let Some(turn) = &restored {
-        engine.restore(turn);
-    }
     app.mouse = config_mouse;
     terminal::set_mouse(app.mouse);
     let (mut terminal, guard) = terminal::enter()?;
@@ -311,7 +308,7 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     drop(guard);
     let hidden = engine.blind_names().filter(|n| !n.is_revealed()).cloned();
     // Ends the session: the engine reveals blind mode's names (recorded).
-    engine.shutdown();
+    engine.shutdown().await;
     result?;
     let revealed = hidden.map_or_else(Vec::new, |names| {
         names

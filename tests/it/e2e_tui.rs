@@ -1981,3 +1981,75 @@ fn continue_refuses_a_log_written_by_a_newer_versus() {
     assert!(!screen.contains("EXIT=0"), "{screen}");
     assert_eq!(std::fs::read(&log).unwrap(), before, "the log is unchanged");
 }
+
+/// Issue 23 item 3: the project-wide "an apply was interrupted" refusal holds for the
+/// interface's apply as it does for `versus ask --pick`: while another session's apply is
+/// interrupted half-way (its journal begun, never committed), applying in the review is
+/// refused with the command that rolls it back, and no file is written.
+#[test]
+fn the_interface_refuses_to_apply_while_another_sessions_apply_is_interrupted() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    std::fs::write(
+        proj.join("writer.jsonl"),
+        "{\"tools\": [{\"name\": \"write_file\", \"args\": {\"path\": \"other.txt\", \"content\": \"from the model\\n\"}}]}\n{\"say\": \"wrote other.txt\"}\n",
+    )
+    .unwrap();
+    // Another session applies; then its journal says a later apply began and never ended
+    // (what a crash half-way leaves).
+    let out = util::versus()
+        .args(["-C", proj.to_str().unwrap(), "ask", "write it", "-q"])
+        .args(["-m", "demo/writer.jsonl", "--pick", "demo/writer.jsonl"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(proj.join("other.txt")).unwrap();
+    let session = std::fs::read_dir(proj.join(".versus/sessions"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    versus::apply::journal::append(
+        &session,
+        &versus::apply::journal::Record::Begin {
+            apply_id: "a-interrupted".into(),
+            time: 1,
+            label: "write it".into(),
+            models: vec!["demo/writer.jsonl".into()],
+            hunks: Vec::new(),
+            paths: vec!["other.txt".into()],
+            snapshot: "s-interrupted".into(),
+        },
+    )
+    .unwrap();
+    let config = tmp.write("empty.toml", "");
+    let tmux = Tmux::start("refuse-interrupted", 140, 40);
+    launch(&tmux, &proj, &config, "-m demo/writer.jsonl");
+    tmux.wait_for(&["turn 0"]);
+    tmux.type_text("write it again");
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 1 finished", "other.txt"]);
+    tmux.press("c");
+    tmux.wait_for(&["basket: 1 file"]);
+    tmux.press("a");
+    let screen = tmux.wait_for_joined(&["a-interrupted", "was interrupted half-way"]);
+    assert!(screen.contains("versus rewind"), "{screen}");
+    assert!(
+        !proj.join("other.txt").exists(),
+        "nothing was written while the other apply is interrupted"
+    );
+    tmux.press_and_see("Escape");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+}

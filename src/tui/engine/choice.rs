@@ -1,34 +1,22 @@
-//! The review half of the driver: the apply preview, and the choice carried out by the session
-//! engine exactly as `versus ask --pick` does it (apply, preference line, `Choice` record,
-//! next-turn note), off the loop's thread.
+//! The review half of the driver: the apply preview and the choice, submitted to the session
+//! engine, which carries them out exactly as for `versus ask --pick` (apply, preference line,
+//! `Choice` record, next-turn note) and reports back.
 
-use crate::apply::{ApplyEngine, ApplyPlan};
-use crate::engine::{ChoiceOutcome, ChoiceRequest as EngineChoice};
+use crate::apply::ApplyPlan;
+use crate::engine::{ChoiceOutcome, ChoiceRequest as EngineChoice, EngineError, Op};
 
 use super::super::action::{ChoiceDone, ChoiceRequest, EngineMsg};
-use super::{Engine, LoopMsg};
+use super::Engine;
 
 impl Engine {
-    /// Previews the apply of `plan` (reads the user's files: off the loop's thread).
+    /// Asks the engine what applying `plan` would do (answered by `ApplyPreview`).
     pub(super) fn preview(&mut self, turn: u32, plan: ApplyPlan) -> Vec<EngineMsg> {
-        let (project, session) = (self.project.clone(), self.core.dir().to_path_buf());
-        let tx = self.tx.clone();
-        tokio::task::spawn_blocking(move || {
-            let msg = match ApplyEngine::new(&project, &session).and_then(|e| e.preview(&plan)) {
-                Ok(preview) => EngineMsg::ApplyPreview { turn, preview },
-                Err(e) => EngineMsg::ChoiceFailed {
-                    error: format!("could not check your files before applying: {e}"),
-                },
-            };
-            let _ = tx.send(LoopMsg::App(msg));
-        });
-        Vec::new()
+        self.send(Op::PreviewApply { turn, plan })
     }
 
-    /// Carries out a choice off the loop's thread; [`Engine::chosen`] records it.
+    /// Submits a choice; the engine answers with `Chosen`, or why nothing was applied.
     pub(super) fn choose(&mut self, request: ChoiceRequest) -> Vec<EngineMsg> {
-        self.checks.cancel();
-        let job = match self.core.choice_job(EngineChoice {
+        self.send(Op::Choose(EngineChoice {
             turn: request.turn,
             chosen: request.chosen,
             plan: request.plan,
@@ -36,30 +24,24 @@ impl Engine {
             resolve_rest: None,
             ratings: request.ratings,
             lock_wait: Default::default(),
-        }) {
-            Ok(job) => job,
-            Err(e) => {
-                return vec![EngineMsg::ChoiceFailed {
-                    error: e.to_string(),
-                }];
-            }
-        };
-        let tx = self.tx.clone();
-        tokio::task::spawn_blocking(move || {
-            let msg = match job.run() {
-                Ok(outcome) => LoopMsg::Chosen(outcome),
-                Err(e) => LoopMsg::App(EngineMsg::ChoiceFailed {
-                    error: format!("nothing was applied: {e}"),
-                }),
-            };
-            let _ = tx.send(msg);
-        });
-        Vec::new()
+        }))
     }
 
-    /// Records a choice carried out.
+    /// A preview or a choice failed: nothing was applied.
+    pub(super) fn choice_failed(&mut self, error: EngineError) -> Vec<EngineMsg> {
+        let error = match error {
+            // Refused before anything ran: the reason alone.
+            e @ (EngineError::NotUnderReview(_)
+            | EngineError::UnknownModel { .. }
+            | EngineError::Busy
+            | EngineError::Closed) => e.to_string(),
+            e => format!("nothing was applied: {e}"),
+        };
+        vec![EngineMsg::ChoiceFailed { error }]
+    }
+
+    /// A choice carried out (recorded by the engine).
     pub(super) fn chosen(&mut self, outcome: ChoiceOutcome) -> Vec<EngineMsg> {
-        self.core.chosen(&outcome);
         let mut out = Vec::new();
         if let Some(error) = &outcome.preference_error {
             out.push(EngineMsg::Error(error.clone()));

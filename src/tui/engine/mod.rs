@@ -1,15 +1,14 @@
-//! The driver: carries out the app's effects on the session engine ([`crate::engine`]) and
-//! turns what it reports into messages for the app.
+//! The TUI's side of the engine handle: turns the app's effects into submissions
+//! ([`crate::engine::Op`]) and the engine's events ([`crate::engine::EngineEvent`]) into
+//! messages for the app.
 //!
-//! Everything that is not display state lives in the session engine: conversations, the
-//! session log, the next-turn note, the turn under review and its workspaces, the choice and
-//! rewinds. What stays here is what only an interactive front end has: the models' clients
-//! by label (the roster can grow mid-session), the panel each model of the running turn draws
-//! into, review checks, `/save` and `/load`, and the shell request. Slow work (capturing the
-//! project, building change sets, checks, applying, rewinding, statistics) runs on tasks and
-//! reports back through the loop channel, so the event loop never waits on it.
+//! Everything that is not display state lives in the session engine's task: conversations,
+//! the session log, the next-turn note, the turn under review and its workspaces, change sets,
+//! review checks, the choice and rewinds. What stays here is what only an interactive front
+//! end has: the models' clients by label (the roster can grow mid-session), the panel each
+//! model of the running turn draws into, `/save` and `/load`, statistics and the shell
+//! request. Nothing here runs a slow step of the turn: the engine does, and says when.
 
-pub mod check;
 mod choice;
 pub mod models;
 mod rewind;
@@ -23,8 +22,8 @@ use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::{Config, Env};
-use crate::engine::{CheckResult, ChoiceOutcome, RewindDone, SessionEngine};
-use crate::runner::RunEvent;
+use crate::engine::{EngineEvent, EngineEvents, EngineHandle, Op, OpKind, SessionEngine};
+use crate::review::BlindNames;
 use crate::session::Store;
 
 pub use models::{Model, Resolver};
@@ -36,54 +35,12 @@ use super::action::{Effect, EngineMsg, Settings};
 /// Default file of `/save` and `/load`, relative to the project.
 pub const SETTINGS_FILE: &str = ".versus/tui.toml";
 
-/// What reaches the event loop from the driver's tasks.
+/// What reaches the event loop from the front end's own tasks (statistics, the prompt
+/// history and file list loaded at start).
 #[derive(Debug)]
 pub enum LoopMsg {
     /// Straight to the app.
     App(EngineMsg),
-    /// An event of turn `turn`.
-    Run {
-        /// Turn number.
-        turn: u32,
-        /// The event.
-        event: RunEvent,
-    },
-    /// The turn's project state is captured and every model has started.
-    Started {
-        /// Turn number.
-        turn: u32,
-        /// The project's state at the start (change sets are computed against it).
-        base: std::sync::Arc<crate::workspace::Base>,
-    },
-    /// The turn could not start.
-    Rejected {
-        /// Turn number.
-        turn: u32,
-        /// Why.
-        error: String,
-    },
-    /// A finished model's change set was built (or could not be).
-    ChangeSet {
-        /// Turn number.
-        turn: u32,
-        /// The model.
-        label: String,
-        /// The change set, or why not.
-        set: Result<crate::workspace::changeset::ChangeSet, String>,
-    },
-    /// A review check ended: the engine records it, then the app shows it.
-    Checked {
-        /// Turn number.
-        turn: u32,
-        /// The model.
-        label: String,
-        /// How it ended.
-        result: CheckResult,
-    },
-    /// A choice was carried out off the loop's thread: the engine records it.
-    Chosen(ChoiceOutcome),
-    /// The files part of a rewind was carried out: the engine does the conversation part.
-    Rewound(RewindDone),
 }
 
 /// The settings file `/save` writes.
@@ -102,17 +59,21 @@ pub struct Engine {
     env: Env,
     http: reqwest::Client,
     models: HashMap<String, Model>,
-    core: SessionEngine,
+    handle: EngineHandle,
+    events: EngineEvents,
     tx: UnboundedSender<LoopMsg>,
+    /// The turn asked for or running: which panel each of its models draws into.
     turn: Option<ActiveTurn>,
-    /// Cancels the running review checks (Esc, a new turn, quitting).
-    checks: tokio_util::sync::CancellationToken,
-    /// The check command of the turn under review.
-    check: Option<String>,
+    /// The session's models, as last set (the engine's roster; `/models` adds to it).
+    roster: Vec<String>,
+    /// Blind mode's names as the engine last told them.
+    names: Option<BlindNames>,
+    /// A turn was submitted and has not ended.
+    running: bool,
+    /// A shell asked for, waiting for the engine's answer: (label, shown, hidden).
+    shell_wanted: Option<(String, String, bool)>,
     /// A shell waiting for the event loop.
     shell: Option<ShellRequest>,
-    /// The blind-mode names the app was last told (it hears again when the engine's change).
-    shown_names: Option<crate::review::BlindNames>,
 }
 
 /// Everything the driver starts from.
@@ -127,52 +88,61 @@ pub struct EngineParts {
     pub http: reqwest::Client,
     /// Models that resolved, in order.
     pub models: Vec<(String, Model)>,
-    /// The open session.
+    /// The open session (spawned into its task here).
     pub core: SessionEngine,
 }
 
 impl Engine {
-    /// Starts the driver over an open session.
+    /// Starts the driver over an open session: the engine goes to its own task (a reopened
+    /// session's unchosen turn has its change sets rebuilt there and reported).
     pub fn new(parts: EngineParts, tx: UnboundedSender<LoopMsg>) -> Engine {
+        let roster = parts.core.models().to_vec();
+        let names = parts.core.blind_names().cloned();
+        let (handle, events) = parts.core.spawn();
         Engine {
             project: parts.project,
             config: parts.config,
             env: parts.env,
             http: parts.http,
             models: parts.models.into_iter().collect(),
+            handle,
+            events,
             tx,
             turn: None,
-            checks: tokio_util::sync::CancellationToken::new(),
-            check: None,
+            roster,
+            names,
+            running: false,
+            shell_wanted: None,
             shell: None,
-            shown_names: parts.core.blind_names().cloned(),
-            core: parts.core,
         }
+    }
+
+    /// Submits `op`; a closed engine (the session ended) is said in the status line.
+    fn send(&self, op: Op) -> Vec<EngineMsg> {
+        match self.handle.submit(op) {
+            Ok(()) => Vec::new(),
+            Err(e) => vec![EngineMsg::Error(e.to_string())],
+        }
+    }
+
+    /// The next event of the engine (`None` once the session ended).
+    pub async fn next_event(&mut self) -> Option<EngineEvent> {
+        self.events.recv().await
+    }
+
+    /// An event already waiting, if any.
+    pub fn try_event(&mut self) -> Option<EngineEvent> {
+        self.events.try_recv()
     }
 
     /// The session's blind-mode names now (the app starts from them).
-    pub fn blind_names(&self) -> Option<&crate::review::BlindNames> {
-        self.core.blind_names()
+    pub fn blind_names(&self) -> Option<&BlindNames> {
+        self.names.as_ref()
     }
 
-    /// `messages`, after a [`EngineMsg::Blind`] when the engine's names changed since the app
-    /// last heard: the aliases are the engine's (assigned when blind mode turns on, a model
-    /// joins, a turn starts), and the app must know them before it names anyone.
-    fn with_names(&mut self, messages: Vec<EngineMsg>) -> Vec<EngineMsg> {
-        let names = self.core.blind_names();
-        if names == self.shown_names.as_ref() {
-            return messages;
-        }
-        self.shown_names = names.cloned();
-        let mut out = vec![EngineMsg::Blind(self.shown_names.clone())];
-        out.extend(messages);
-        out
-    }
-
-    /// Handles what the turn's tasks report; returns messages for the app.
-    pub fn on_loop(&mut self, msg: LoopMsg) -> Vec<EngineMsg> {
-        let out = self.on_loop_msg(msg);
-        self.with_names(out)
+    /// Whether the names are hidden now.
+    fn blind(&self) -> bool {
+        self.names.as_ref().is_some_and(|n| !n.is_revealed())
     }
 
     /// Takes the shell the event loop should open, if one was asked for.
@@ -182,27 +152,28 @@ impl Engine {
 
     /// The session folder.
     pub fn session_dir(&self) -> &Path {
-        self.core.dir()
+        &self.handle.info().dir
     }
 
     /// Whether a turn is running.
     pub fn running(&self) -> bool {
-        self.core.running()
+        self.running
+    }
+
+    /// Sets the session's models (the engine records them) and remembers them.
+    fn set_roster(&mut self, roster: Vec<String>) -> Vec<EngineMsg> {
+        if roster == self.roster {
+            return Vec::new();
+        }
+        self.roster = roster.clone();
+        self.send(Op::SetModels(roster))
     }
 
     /// Carries out one effect; returns the messages that answer it at once.
     pub fn execute(&mut self, effect: Effect) -> Vec<EngineMsg> {
-        let out = self.carry_out(effect);
-        self.with_names(out)
-    }
-
-    fn carry_out(&mut self, effect: Effect) -> Vec<EngineMsg> {
         match effect {
             Effect::Submit(request) => self.submit(request),
-            Effect::Blind(on) => {
-                self.core.set_blind(on);
-                Vec::new()
-            }
+            Effect::Blind(on) => self.send(Op::Blind(on)),
             Effect::Mouse(on) => {
                 super::terminal::set_mouse(on);
                 Vec::new()
@@ -211,15 +182,8 @@ impl Engine {
                 super::terminal::notify(&super::notify::escape(notifier, &text));
                 Vec::new()
             }
-            Effect::CancelAll => {
-                self.core.cancel_all();
-                self.checks.cancel();
-                Vec::new()
-            }
-            Effect::Cancel { label } => {
-                self.core.cancel(&label);
-                Vec::new()
-            }
+            Effect::CancelAll => self.send(Op::CancelAll),
+            Effect::Cancel { label } => self.send(Op::Cancel { label }),
             Effect::AddModels { specs, replace } => {
                 let (ok, errors) = self.resolver().resolve_specs(&specs);
                 let added: Vec<String> = ok.iter().map(|(l, _)| l.clone()).collect();
@@ -227,34 +191,23 @@ impl Engine {
                 let mut roster = if replace && (!added.is_empty() || errors.is_empty()) {
                     Vec::new()
                 } else {
-                    self.core.models().to_vec()
+                    self.roster.clone()
                 };
                 for label in &added {
                     if !roster.contains(label) {
                         roster.push(label.clone());
                     }
                 }
-                self.core.set_models(roster);
-                vec![EngineMsg::ModelsAdded {
+                let mut out = self.set_roster(roster);
+                out.push(EngineMsg::ModelsAdded {
                     added,
                     errors,
                     replace,
-                }]
+                });
+                out
             }
-            Effect::ClearConversations => {
-                self.core.clear_conversations();
-                Vec::new()
-            }
-            Effect::Compact => {
-                let folded = self.core.compact();
-                vec![EngineMsg::Info(if folded == 0 {
-                    "nothing to compact: every conversation has at most one turn".to_string()
-                } else {
-                    format!(
-                        "compacted: {folded} earlier turn(s) folded into a recap; each model keeps its latest turn"
-                    )
-                })]
-            }
+            Effect::ClearConversations => self.send(Op::Clear),
+            Effect::Compact => self.send(Op::Compact),
             Effect::Save {
                 path,
                 settings,
@@ -264,7 +217,7 @@ impl Engine {
             Effect::Export { path, markdown } => {
                 let target = match &path {
                     Some(p) => self.project.join(p),
-                    None => self.core.dir().join("transcript.md"),
+                    None => self.handle.info().dir.join("transcript.md"),
                 };
                 vec![
                     match crate::fsutil::atomic_write(&target, markdown.as_bytes()) {
@@ -282,7 +235,7 @@ impl Engine {
             Effect::Rewind { plan, force } => self.rewind(plan, force),
             Effect::Stats => {
                 let project = self.project.clone();
-                let session = self.core.id().to_string();
+                let session = self.handle.info().id.clone();
                 let tx = self.tx.clone();
                 tokio::task::spawn_blocking(move || {
                     let msg = stats::show(&project, &session);
@@ -294,25 +247,85 @@ impl Engine {
                 label,
                 shown,
                 hidden,
-            } => match self.core.workspace(&label) {
-                Some(ws) => {
+            } => {
+                self.shell_wanted = Some((label.clone(), shown, hidden));
+                self.send(Op::OpenWorkspace { label })
+            }
+            Effect::Quit => self.send(Op::CancelAll),
+        }
+    }
+
+    /// What the engine reported, as messages for the app.
+    pub fn on_event(&mut self, event: EngineEvent) -> Vec<EngineMsg> {
+        match event {
+            EngineEvent::Blind(names) => {
+                self.names = names.clone();
+                vec![EngineMsg::Blind(names)]
+            }
+            EngineEvent::Compacted { folded } => vec![EngineMsg::Info(if folded == 0 {
+                "nothing to compact: every conversation has at most one turn".to_string()
+            } else {
+                format!(
+                    "compacted: {folded} earlier turn(s) folded into a recap; each model keeps its latest turn"
+                )
+            })],
+            EngineEvent::Workspace {
+                label,
+                root,
+                sandbox,
+            } => {
+                if let Some((wanted, shown, hidden)) = self.shell_wanted.take()
+                    && wanted == label
+                {
                     self.shell = Some(ShellRequest {
-                        dir: ws.root().to_path_buf(),
+                        dir: root,
                         shown,
                         hidden,
-                        sandbox: ws.sandbox(&self.config.sandbox),
+                        sandbox,
                     });
-                    Vec::new()
                 }
-                None => vec![EngineMsg::Error(format!(
-                    "{shown} has no workspace left to open (it could not be prepared, or a newer turn replaced it)"
-                ))],
-            },
-            Effect::Quit => {
-                self.core.cancel_all();
-                self.checks.cancel();
                 Vec::new()
             }
+            EngineEvent::Notice(text) => vec![EngineMsg::Info(text)],
+            EngineEvent::Failed {
+                op: OpKind::OpenWorkspace,
+                ..
+            } => match self.shell_wanted.take() {
+                Some((_, shown, _)) => vec![EngineMsg::Error(format!(
+                    "{shown} has no workspace left to open (it could not be prepared, or a newer turn replaced it)"
+                ))],
+                None => Vec::new(),
+            },
+            EngineEvent::Failed {
+                op: OpKind::PreviewApply | OpKind::Choose,
+                error,
+            } => self.choice_failed(error),
+            EngineEvent::Failed {
+                op: OpKind::PlanRewind | OpKind::Rewind,
+                error,
+            } => self.rewind_failed(error),
+            EngineEvent::Failed {
+                op: OpKind::StartTurn,
+                error,
+            } => {
+                self.turn = None;
+                self.running = false;
+                vec![EngineMsg::TurnRejected {
+                    error: error.to_string(),
+                }]
+            }
+            EngineEvent::Failed { error, .. } => vec![EngineMsg::Error(error.to_string())],
+            EngineEvent::ApplyPreview { turn, preview } => {
+                vec![EngineMsg::ApplyPreview { turn, preview }]
+            }
+            EngineEvent::Chosen(outcome) => self.chosen(outcome),
+            EngineEvent::RewindPlanned(plan) => vec![EngineMsg::RewindPlanned(plan)],
+            EngineEvent::Rewound(done) => vec![EngineMsg::Rewound(done)],
+            EngineEvent::Closed { .. } => {
+                self.running = false;
+                Vec::new()
+            }
+            turn_event => self.turn_event(turn_event),
         }
     }
 
@@ -367,7 +380,8 @@ impl Engine {
         let models: Vec<String> = ok.iter().map(|(l, _)| l.clone()).collect();
         self.models.extend(ok);
         if !models.is_empty() {
-            self.core.set_models(models.clone());
+            // A closed engine says so when the next turn is asked for.
+            let _ = self.set_roster(models.clone());
         }
         EngineMsg::SettingsLoaded {
             settings: saved.settings,
@@ -376,16 +390,31 @@ impl Engine {
         }
     }
 
-    /// Stops every run and removes the kept workspaces; flushes the log. Blocking: call it
-    /// after the terminal is restored.
-    pub fn shutdown(&mut self) {
-        self.checks.cancel();
-        self.core.finish();
-        self.core.drop_workspaces();
+    /// Ends the session: models and checks stopped, blind names revealed, the log closed,
+    /// the workspaces removed (by the engine, off the async threads); returns when the engine
+    /// says it is closed. Call it after the terminal is restored.
+    pub async fn shutdown(&mut self) {
+        if self
+            .handle
+            .submit(Op::Shutdown {
+                keep_workspaces: false,
+            })
+            .is_err()
+        {
+            return;
+        }
+        while let Some(event) = self.events.recv().await {
+            if let EngineEvent::Blind(names) = &event {
+                self.names = names.clone();
+            }
+            if matches!(event, EngineEvent::Closed { .. }) {
+                break;
+            }
+        }
     }
 
     /// The store (for the history file).
     pub fn store(&self) -> &Store {
-        self.core.store()
+        &self.handle.info().store
     }
 }

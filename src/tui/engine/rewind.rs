@@ -1,55 +1,30 @@
-//! `/rewind` from the interface: the session engine works out the plan and carries it out off
-//! the loop's thread, then records it (conversations rebuilt, the choice marked rewound).
+//! `/rewind` from the interface: the session engine works out the plan and carries it out
+//! (files on its blocking pool, then the conversations rebuilt and the choice marked rewound).
 
-use crate::engine::{RewindDone, RewindPlan, RewindScope};
+use crate::engine::{EngineError, Op, RewindPlan, RewindScope};
 
 use super::super::action::EngineMsg;
-use super::{Engine, LoopMsg};
+use super::Engine;
 
 impl Engine {
-    /// Works out what `/rewind` would do and sends the plan (journal reads: off the thread).
+    /// Asks what `/rewind` would do (answered by `RewindPlanned`).
     pub(super) fn plan_rewind(&mut self, scope: RewindScope) -> Vec<EngineMsg> {
-        let job = match self.core.plan_rewind(scope) {
-            Ok(job) => job,
-            Err(nothing) => return vec![EngineMsg::Info(nothing)],
-        };
-        let tx = self.tx.clone();
-        tokio::task::spawn_blocking(move || {
-            let msg = match job.run() {
-                Ok(Ok(plan)) => EngineMsg::RewindPlanned(plan),
-                Ok(Err(nothing)) => EngineMsg::Info(nothing),
-                Err(error) => EngineMsg::Error(error),
-            };
-            let _ = tx.send(LoopMsg::App(msg));
-        });
-        Vec::new()
+        self.send(Op::PlanRewind { scope })
     }
 
-    /// Carries out a confirmed rewind: the files first (off the thread), then
-    /// [`Engine::rewound`] records it.
+    /// Submits a confirmed rewind (answered by `Rewound`).
     pub(super) fn rewind(&mut self, plan: RewindPlan, force: bool) -> Vec<EngineMsg> {
-        let job = match self.core.rewind_job(plan, force) {
-            Ok(job) => job,
-            Err(_) => {
-                return vec![EngineMsg::Error(
-                    "models are running: wait for them before rewinding".to_string(),
-                )];
-            }
-        };
-        let tx = self.tx.clone();
-        tokio::task::spawn_blocking(move || {
-            let msg = match job.run() {
-                Ok(done) => LoopMsg::Rewound(done),
-                Err(error) => LoopMsg::App(EngineMsg::Error(error)),
-            };
-            let _ = tx.send(msg);
-        });
-        Vec::new()
+        self.send(Op::Rewind { plan, force })
     }
 
-    /// Records the rewind in the session engine and tells the app.
-    pub(super) fn rewound(&mut self, done: RewindDone) -> Vec<EngineMsg> {
-        self.core.rewound(&done);
-        vec![EngineMsg::Rewound(done)]
+    /// A rewind could not be planned or carried out: nothing changed.
+    pub(super) fn rewind_failed(&mut self, error: EngineError) -> Vec<EngineMsg> {
+        vec![match error {
+            e @ EngineError::NothingToRewind(_) => EngineMsg::Info(e.to_string()),
+            EngineError::Busy => {
+                EngineMsg::Error("models are running: wait for them before rewinding".to_string())
+            }
+            e => EngineMsg::Error(e.to_string()),
+        }]
     }
 }

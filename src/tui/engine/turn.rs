@@ -1,24 +1,21 @@
-//! One turn from the interface: the models addressed become engine targets, the session engine
-//! records the turn and prepares each model's history and note, a task captures the project and
-//! starts the models, and every run event goes through the engine (which records it) before it
-//! reaches the app.
+//! One turn from the interface: the models addressed become engine targets and the turn is
+//! submitted; the engine's events of the turn (already recorded) become the app's messages,
+//! each model's agent events drawn into its panel.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::{AgentSettings, system_prompt};
-use crate::engine::{HistoryPolicy, TurnEvent, TurnRequest as EngineTurn, TurnTarget};
+use crate::engine::{EngineEvent, HistoryPolicy, Op, TurnRequest as EngineTurn, TurnTarget};
 use crate::fsutil::read_capped;
 use crate::runner::{RunOptions, entry_for};
-use crate::session::{HistoryEntry, append_history, now};
 use crate::tools::{ToolLimits, ToolRegistry};
-use crate::workspace::{Base, Isolation, ProjectPath};
+use crate::workspace::{Isolation, ProjectPath};
 
 use super::super::action::{CheckState, EngineMsg, Target, TurnRequest};
 use super::super::panel::RunSummary;
-use super::check::{CHECK_TIMEOUT, run_check};
-use super::{Engine, LoopMsg};
+use super::Engine;
 
 /// Largest file `@path` attaches.
 const MAX_ATTACHMENT: u64 = 512 * 1024;
@@ -26,10 +23,8 @@ const MAX_ATTACHMENT: u64 = 512 * 1024;
 /// The running turn's display facts: which panel each model draws into.
 #[derive(Debug)]
 pub struct ActiveTurn {
-    turn: u32,
-    /// The prompt as typed, `@model` targets included (what history.jsonl keeps).
-    line: String,
-    remember: bool,
+    /// Its number, once the engine said it (`None`: submitted, not started yet).
+    turn: Option<u32>,
     targets: Vec<Target>,
     /// `@word`s that named neither a model nor a project file: sent as plain text, and said
     /// so in the status line once the turn starts.
@@ -40,7 +35,7 @@ impl Engine {
     /// Starts a turn; the answer (`TurnStarted` or `TurnRejected`) comes through the loop.
     pub(super) fn submit(&mut self, request: TurnRequest) -> Vec<EngineMsg> {
         let reject = |error: String| vec![EngineMsg::TurnRejected { error }];
-        if self.core.running() {
+        if self.running {
             return reject("models are still running: wait for them, or press Esc".to_string());
         }
         let mut registry = ToolRegistry::builtin();
@@ -69,18 +64,16 @@ impl Engine {
         for target in &request.targets {
             let Some(model) = self.models.get(&target.label) else {
                 // While blind mode hides the names, the alias alone.
-                return reject(
-                    match self.core.blind_names().filter(|_| self.core.blind()) {
-                        Some(names) => format!(
-                            "{} is not set up in this session",
-                            names.shown(&target.label)
-                        ),
-                        None => format!(
-                            "{} is not set up in this session; add it with /models add {}",
-                            target.label, target.label
-                        ),
-                    },
-                );
+                return reject(match self.names.as_ref().filter(|_| self.blind()) {
+                    Some(names) => format!(
+                        "{} is not set up in this session",
+                        names.shown(&target.label)
+                    ),
+                    None => format!(
+                        "{} is not set up in this session; add it with /models add {}",
+                        target.label, target.label
+                    ),
+                });
             };
             let entry = entry_for(
                 &model.resolved,
@@ -94,12 +87,16 @@ impl Engine {
                 window: model.resolved.context_window,
             });
         }
-        // The old workspaces go with the new turn: stop their checks first.
-        self.checks.cancel();
-        self.checks = tokio_util::sync::CancellationToken::new();
-        self.check = request.settings.check.clone();
-        self.core.set_blind(request.blind);
-        let launch = match self.core.start_turn(EngineTurn {
+        let mut out = self.send(Op::Blind(request.blind));
+        // A turn's models join the session's (the engine records them with the turn).
+        let mut roster = self.roster.clone();
+        for target in &request.targets {
+            if !roster.contains(&target.label) {
+                roster.push(target.label.clone());
+            }
+        }
+        self.roster = roster;
+        out.extend(self.send(Op::StartTurn(EngineTurn {
             prompt: request.prompt.clone(),
             attached,
             targets,
@@ -108,201 +105,107 @@ impl Engine {
                 limits: ToolLimits::default(),
                 setup: None,
                 workspace_parent: None,
-                spill_dir: self.core.dir().join("spill"),
+                spill_dir: self.handle.info().dir.join("spill"),
                 output_filter: None,
                 sandbox: self.config.sandbox.clone(),
             },
             policy: HistoryPolicy::default(),
-        }) {
-            Ok(launch) => launch,
-            Err(e) => return reject(e.to_string()),
-        };
-        let turn = launch.turn;
-        let compacted = launch.compacted.clone();
-        self.turn = Some(ActiveTurn {
-            turn,
-            line: request.line.clone(),
-            remember: request.remember,
-            targets: request.targets,
-            plain,
-        });
-        let tx = self.tx.clone();
-        tokio::spawn(async move {
-            match launch.launch().await {
-                Err(error) => {
-                    let _ = tx.send(LoopMsg::Rejected { turn, error });
-                }
-                Ok(mut launched) => {
-                    let _ = tx.send(LoopMsg::Started {
-                        turn,
-                        base: launched.base,
-                    });
-                    while let Some(event) = launched.events.recv().await {
-                        if tx.send(LoopMsg::Run { turn, event }).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
-        if compacted.is_empty() {
-            Vec::new()
-        } else {
-            // The app names the models (their aliases while names are hidden).
-            vec![EngineMsg::Compacted(compacted)]
-        }
-    }
-
-    /// Handles what the turn's tasks report (see [`Engine::on_loop`]).
-    pub(super) fn on_loop_msg(&mut self, msg: LoopMsg) -> Vec<EngineMsg> {
-        match msg {
-            LoopMsg::App(m) => vec![m],
-            LoopMsg::Started { turn, base } => self.started(turn, base),
-            LoopMsg::Rejected { turn, error } => {
-                self.core.turn_rejected(turn);
-                if self.turn.as_ref().is_some_and(|t| t.turn == turn) {
-                    self.turn = None;
-                }
-                vec![EngineMsg::TurnRejected { error }]
-            }
-            LoopMsg::Run { turn, event } => {
-                let events = self.core.on_event(turn, event);
-                events
-                    .into_iter()
-                    .flat_map(|e| self.turn_event(turn, e))
-                    .collect()
-            }
-            LoopMsg::ChangeSet { turn, label, set } => {
-                if let Ok(set) = &set {
-                    self.core.change_set_built(turn, set);
-                }
-                vec![EngineMsg::ChangeSet { turn, label, set }]
-            }
-            LoopMsg::Checked {
-                turn,
-                label,
-                result,
-            } => {
-                self.core.record_check(turn, &label, &result);
-                vec![EngineMsg::Check {
-                    turn,
-                    label,
-                    state: CheckState::Done(result),
-                }]
-            }
-            LoopMsg::Chosen(outcome) => self.chosen(outcome),
-            LoopMsg::Rewound(done) => self.rewound(done),
-        }
-    }
-
-    fn started(&mut self, turn: u32, base: Arc<Base>) -> Vec<EngineMsg> {
-        let Some(active) = self.turn.as_ref().filter(|t| t.turn == turn) else {
-            return Vec::new();
-        };
-        self.core.turn_started(turn, base);
-        if active.remember {
-            let entry = HistoryEntry {
-                time: now().rfc3339(),
-                session: self.core.id().to_string(),
-                prompt: active.line.clone(),
-            };
-            let path = self.core.store().history();
-            tokio::task::spawn_blocking(move || {
-                if let Err(err) = append_history(&path, &entry) {
-                    tracing::warn!(error = %err, "could not append to history.jsonl");
-                }
+            check: request.settings.check.clone(),
+            history_line: request.remember.then(|| request.line.clone()),
+        })));
+        if out.is_empty() {
+            self.running = true;
+            self.turn = Some(ActiveTurn {
+                turn: None,
+                targets: request.targets,
+                plain,
             });
-        }
-        let mut out = vec![EngineMsg::TurnStarted { turn }];
-        if !active.plain.is_empty() {
-            out.push(EngineMsg::Info(plain_note(turn, &active.plain)));
         }
         out
     }
 
     fn panel(&self, turn: u32, entry: usize) -> Option<usize> {
-        let active = self.turn.as_ref().filter(|t| t.turn == turn)?;
+        let active = self.turn.as_ref().filter(|t| t.turn == Some(turn))?;
         active.targets.get(entry).map(|t| t.panel)
     }
 
-    fn turn_event(&mut self, turn: u32, event: TurnEvent) -> Vec<EngineMsg> {
+    /// The number of the turn submitted, once the engine gives it.
+    fn number(&mut self, turn: u32) {
+        if let Some(active) = self.turn.as_mut().filter(|t| t.turn.is_none()) {
+            active.turn = Some(turn);
+        }
+    }
+
+    /// An event of a turn, as the app's messages.
+    pub(super) fn turn_event(&mut self, event: EngineEvent) -> Vec<EngineMsg> {
         match event {
-            TurnEvent::WorkspaceReady { .. } => Vec::new(),
-            TurnEvent::Agent { entry, event } => match self.panel(turn, entry) {
+            EngineEvent::HistoryShortened { turn, compacted } => {
+                self.number(turn);
+                // The app names the models (their aliases while names are hidden).
+                vec![EngineMsg::Compacted(compacted)]
+            }
+            EngineEvent::TurnStarted { turn, .. } => {
+                self.number(turn);
+                let mut out = vec![EngineMsg::TurnStarted { turn }];
+                if let Some(active) = self.turn.as_ref().filter(|t| !t.plain.is_empty()) {
+                    out.push(EngineMsg::Info(plain_note(turn, &active.plain)));
+                }
+                out
+            }
+            EngineEvent::Agent { turn, entry, event } => match self.panel(turn, entry) {
                 Some(panel) => vec![EngineMsg::Agent { panel, event }],
                 None => Vec::new(),
             },
-            TurnEvent::Finished(finished) => {
+            EngineEvent::ModelFinished {
+                turn,
+                model,
+                change_set,
+            } => {
                 let mut out = Vec::new();
-                if let Some(panel) = self.panel(turn, finished.entry) {
+                if let Some(panel) = self.panel(turn, model.entry) {
                     out.push(EngineMsg::Finished {
                         panel,
                         summary: RunSummary {
-                            stop: finished.stop,
-                            elapsed_ms: finished.stats.elapsed_ms,
-                            writes: finished.writes,
-                            files: finished.files.clone(),
-                            deleted: finished.deleted.clone(),
-                            error: finished.error.clone(),
+                            stop: model.stop,
+                            elapsed_ms: model.stats.elapsed_ms,
+                            writes: model.writes,
+                            files: model.files.clone(),
+                            deleted: model.deleted.clone(),
+                            error: model.error.clone(),
                         },
                     });
                 }
-                self.build_change_set(turn, &finished.label);
-                out.extend(self.start_check(turn, &finished.label));
+                out.push(EngineMsg::ChangeSet {
+                    turn,
+                    label: model.label,
+                    set: change_set.map_err(|e| e.to_string()),
+                });
                 out
             }
-            TurnEvent::Ended { turn } => {
-                if self.turn.as_ref().is_some_and(|t| t.turn == turn) {
-                    self.turn = None;
-                }
-                vec![EngineMsg::TurnEnded { turn }]
-            }
-        }
-    }
-
-    /// Builds a finished model's change set off the loop's thread.
-    pub(super) fn build_change_set(&self, turn: u32, label: &str) {
-        let Some(job) = self.core.change_set_job(label) else {
-            return;
-        };
-        let tx = self.tx.clone();
-        let label = label.to_string();
-        tokio::task::spawn_blocking(move || {
-            let set = job.build();
-            let _ = tx.send(LoopMsg::ChangeSet { turn, label, set });
-        });
-    }
-
-    /// A reopened session's last turn came back for review: rebuild its models' change sets.
-    pub fn restore(&self, restored: &crate::engine::RestoredTurn) {
-        for finished in &restored.finished {
-            self.build_change_set(restored.turn, &finished.label);
-        }
-    }
-
-    /// Runs the review check in a finished model's workspace.
-    fn start_check(&self, turn: u32, label: &str) -> Option<EngineMsg> {
-        let command = self.check.clone()?;
-        let workspace = self.core.workspace(label)?;
-        let dir = workspace.root().to_path_buf();
-        let sandbox = workspace.sandbox(&self.config.sandbox);
-        let token = self.checks.clone();
-        let tx = self.tx.clone();
-        let label = label.to_string();
-        let answer = EngineMsg::Check {
-            turn,
-            label: label.clone(),
-            state: CheckState::Running,
-        };
-        tokio::spawn(async move {
-            let result = run_check(&command, &dir, &sandbox, CHECK_TIMEOUT, &token).await;
-            let _ = tx.send(LoopMsg::Checked {
+            EngineEvent::CheckStarted { turn, label } => vec![EngineMsg::Check {
+                turn,
+                label,
+                state: CheckState::Running,
+            }],
+            EngineEvent::CheckDone {
                 turn,
                 label,
                 result,
-            });
-        });
-        Some(answer)
+            } => vec![EngineMsg::Check {
+                turn,
+                label,
+                state: CheckState::Done(result),
+            }],
+            EngineEvent::TurnEnded { turn, .. } => {
+                if self.turn.as_ref().is_some_and(|t| t.turn == Some(turn)) {
+                    self.turn = None;
+                }
+                self.running = false;
+                vec![EngineMsg::TurnEnded { turn }]
+            }
+            // The rest is not about a turn; the driver handles it (see `Engine::on_event`).
+            _ => Vec::new(),
+        }
     }
 }
 

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::super::action::CheckResult;
 use crate::exec::{CommandSpec, Ending, Sandbox, Tail};
+use crate::session::CheckResult;
 
 /// How long a check may run.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(10 * 60);
