@@ -557,6 +557,13 @@ impl Task {
             return;
         };
         let turn = core.last_turn + 1;
+        if let Some(restored) = self.restored {
+            // Its change sets come from its records, not from a workspace: nothing to wait for.
+            let _ = self.step(Step::RestoreSuperseded { turn: restored });
+        }
+        let Some(core) = self.core.as_mut() else {
+            return;
+        };
         let next = match self.phase.next(Step::StartTurn {
             turn,
             models: request.targets.len(),

@@ -83,6 +83,14 @@ pub enum Step {
         /// The entries that finished.
         finished: BTreeSet<usize>,
     },
+    /// A new turn is asked for while a reopened session's turn `turn` still has change sets
+    /// being rebuilt from its records (no model of it runs, no workspace is read): the new
+    /// turn supersedes it, so `versus ask --continue` does not wait for a review it never
+    /// shows. Refused when a model of `turn` still runs.
+    RestoreSuperseded {
+        /// The restored turn.
+        turn: u32,
+    },
     /// A choice of turn `turn` is asked for.
     Choose {
         /// The turn named.
@@ -150,6 +158,12 @@ impl Phase {
                 Ok((running, Moved::default()))
             }
             (_, Step::StartTurn { .. } | Step::Restored { .. }) => Err(EngineError::Busy),
+            (Phase::Running { turn, waiting, .. }, Step::RestoreSuperseded { turn: named })
+                if *turn == named && waiting.is_empty() =>
+            {
+                Ok((Phase::Reviewing { turn: named }, Moved::default()))
+            }
+            (_, Step::RestoreSuperseded { .. }) => stay(self),
             (Phase::Starting { turn, models }, Step::Launched) => Ok((
                 Phase::Running {
                     turn: *turn,
@@ -287,6 +301,41 @@ mod tests {
             })]
         );
         assert_eq!(phase, Phase::Reviewing { turn: 1 });
+    }
+
+    #[test]
+    fn a_new_turn_supersedes_a_restored_turn_whose_change_sets_are_still_rebuilt() {
+        let (phase, moved) = play(
+            Phase::Idle,
+            &[
+                Step::Restored {
+                    turn: 4,
+                    finished: BTreeSet::from([0, 1]),
+                },
+                Step::ChangeSetBuilt { entry: 0 },
+                Step::RestoreSuperseded { turn: 4 },
+                Step::StartTurn { turn: 5, models: 1 },
+                // The late change set of the restored turn moves nothing.
+                Step::ChangeSetBuilt { entry: 1 },
+            ],
+        );
+        assert!(moved.iter().all(Result::is_ok), "{moved:?}");
+        assert_eq!(phase, Phase::Starting { turn: 5, models: 1 });
+        // A turn whose model still runs is not superseded.
+        let running = Phase::Running {
+            turn: 4,
+            waiting: BTreeSet::from([1]),
+            building: BTreeSet::new(),
+        };
+        let (phase, moved) = play(
+            running.clone(),
+            &[
+                Step::RestoreSuperseded { turn: 4 },
+                Step::StartTurn { turn: 5, models: 1 },
+            ],
+        );
+        assert_eq!(phase, running);
+        assert!(moved[1].is_err(), "{moved:?}");
     }
 
     #[test]

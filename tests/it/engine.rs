@@ -536,7 +536,9 @@ fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
         .enable_all()
         .build()
         .unwrap();
-    let given = runtime.block_on(async {
+    // The handle outlives the runtime: dropped first, it would end the session as asked (and
+    // reveal the names) whenever the engine's task got to run before the runtime went.
+    let (given, live) = runtime.block_on(async {
         let mut live = Live::spawn(engine);
         live.blind(true).await;
         let given = told(&live);
@@ -562,9 +564,10 @@ fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
             "the names were told once, when blind mode came on: {:?}",
             live.seen
         );
-        given
+        (given, live)
     });
     drop(runtime);
+    drop(live);
 
     let reopened = SessionEngine::open(store.clone(), None, Source::Tui, None)
         .unwrap()
