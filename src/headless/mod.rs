@@ -26,7 +26,6 @@
 mod assemble;
 mod checkpoint;
 mod collect;
-mod command;
 mod criteria;
 mod execute;
 mod job;

@@ -222,7 +222,7 @@ fn run_criteria_see_each_models_own_workspace_and_the_project_is_untouched() {
     // for the vandal, whose test.sh is gone.
     assert!(!failed(cell(&report, "fix-add", CHEATER)).contains(&TESTS_PASS.to_string()));
     let vandal = detail(cell(&report, "fix-add", VANDAL), TESTS_PASS);
-    assert!(vandal.starts_with("exit code"), "{vandal}");
+    assert!(vandal.starts_with("failed (exit "), "{vandal}");
     assert!(vandal.contains("test.sh"), "{vandal}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("project/calc.sh")).unwrap(),
