@@ -20,6 +20,7 @@ use crate::workspace::Base;
 
 use super::HeadlessError;
 use super::checkpoint::{Checkpoint, Record};
+use super::execute::Turns;
 use super::job::JobEvent;
 use super::layout::Layout;
 use super::plan::Cell;
@@ -35,6 +36,8 @@ pub(super) struct Collector<'a> {
     events: BTreeMap<Cell, BufWriter<File>>,
     /// The run's session: each task is a turn.
     session: &'a mut SessionEngine,
+    /// The session turn of each task this process runs.
+    turns: Turns,
     /// The project as the run started.
     base: Arc<Base>,
     /// Cells of each task still to end in this process.
@@ -55,8 +58,8 @@ struct OpenCall {
 }
 
 impl<'a> Collector<'a> {
-    /// A collector writing into `layout` for these task and model names; `cells` are the
-    /// cells this process runs.
+    /// A collector writing into `layout` for these task and model names; `turns` are the
+    /// session turns of the cells this process runs.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         checkpoint: &'a mut Checkpoint,
@@ -64,14 +67,11 @@ impl<'a> Collector<'a> {
         tasks: &'a [String],
         labels: &'a [String],
         session: &'a mut SessionEngine,
+        turns: Turns,
         base: Arc<Base>,
-        cells: &[Cell],
         progress: &'a mut Progress,
     ) -> Self {
-        let mut open_cells = BTreeMap::new();
-        for (task, _) in cells {
-            *open_cells.entry(*task).or_insert(0) += 1;
-        }
+        let open_cells = turns.cells_of().map(|(task, _, n)| (task, n)).collect();
         Self {
             checkpoint,
             layout,
@@ -79,6 +79,7 @@ impl<'a> Collector<'a> {
             labels,
             events: BTreeMap::new(),
             session,
+            turns,
             base,
             open_cells,
             progress,
@@ -93,7 +94,8 @@ impl<'a> Collector<'a> {
             *left = left.saturating_sub(1);
             if *left == 0 {
                 self.open_cells.remove(&task);
-                self.session.record_turn_end(turn_of(task));
+                let (turn, _) = self.turns.of((task, 0));
+                self.session.record_turn_end(turn);
             }
         }
     }
@@ -132,15 +134,15 @@ impl<'a> Collector<'a> {
             }
             JobEvent::Phase { cell, phase } => self.progress.phase(cell, phase),
             JobEvent::Workspace { cell, root, mode } => {
-                self.session
-                    .record_workspace(turn_of(cell.0), cell.1, &root, mode);
+                let (turn, entry) = self.turns.of(cell);
+                self.session.record_workspace(turn, entry, &root, mode);
             }
             JobEvent::Agent { cell, event } => {
                 self.note_call(cell, &event);
                 self.progress.event(cell, &event);
                 let label = self.key(cell).1;
-                self.session
-                    .record_agent(turn_of(cell.0), cell.1, &label, &event);
+                let (turn, entry) = self.turns.of(cell);
+                self.session.record_agent(turn, entry, &label, &event);
                 self.log_event(cell, &event)?;
                 if let AgentEvent::StepFinished { step, .. } = event {
                     let (task, model) = self.key(cell);
@@ -163,9 +165,10 @@ impl<'a> Collector<'a> {
                 self.close_events(cell)?;
                 let label = self.key(cell).1;
                 let base = Arc::clone(&self.base);
+                let (turn, entry) = self.turns.of(cell);
                 self.session.record_finished(
-                    turn_of(cell.0),
-                    cell.1,
+                    turn,
+                    entry,
                     &label,
                     Finish {
                         outcome: output.outcome.as_ref(),
@@ -253,11 +256,6 @@ impl<'a> Collector<'a> {
         }
         Ok(())
     }
-}
-
-/// The session turn of a task: tasks in recipe order are turns 1, 2, ...
-pub(super) fn turn_of(task: usize) -> u32 {
-    u32::try_from(task).map_or(u32::MAX, |t| t.saturating_add(1))
 }
 
 /// Creates (truncating) `path` and its folders.

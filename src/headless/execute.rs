@@ -16,9 +16,9 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, Env};
-use crate::engine::SessionEngine;
+use crate::engine::{EngineError, SessionEngine};
 use crate::recipe::{Choice, Criterion, Recipe};
-use crate::session::{Source, Store, now};
+use crate::session::{SessionError, Source, Store, now};
 use crate::workspace::{Base, Isolation, WorkspaceError, cleanup_leftovers};
 
 use super::assemble::{self, Frame};
@@ -110,14 +110,9 @@ pub async fn run(
     let remaining = plan.remaining(&done);
     let cells: Vec<Cell> = remaining.iter().flat_map(|job| job.cells()).collect();
     // Every task is a turn of the run's session, recorded as `versus ask` and the TUI record
-    // theirs.
-    let store = Store::open(&request.project)?;
-    let mut session = SessionEngine::create(store, Source::Run, labels.clone())?;
-    for (task, prompt) in recipe.tasks().iter().map(|t| t.prompt.clone()).enumerate() {
-        if cells.iter().any(|(t, _)| *t == task) {
-            session.record_turn(super::collect::turn_of(task), &prompt, &labels);
-        }
-    }
+    // theirs; a resume continues the same session, so its log holds every attempt.
+    let mut session = run_session(&request, &mut opened, &labels, &mut progress)?;
+    let turns = Turns::record(&mut session, &recipe, &labels, &cells);
     let shared = Arc::new(Shared {
         base: Arc::clone(&base),
         recipe: Arc::clone(&recipe),
@@ -142,8 +137,8 @@ pub async fn run(
         &opened.tasks,
         &labels,
         &mut session,
+        turns,
         base,
-        &cells,
         &mut progress,
     );
     collect(&mut collector, rx, &run_cancel, request.display).await;
@@ -200,6 +195,100 @@ struct Opened {
     prepared: Prepared,
     /// Task names, in order.
     tasks: Vec<String>,
+    /// The run's session, when the checkpoint names one (a resume continues it).
+    session: Option<String>,
+}
+
+/// Opens the run's session: the one the checkpoint names when resuming (the session log is
+/// where every attempt of the run is recorded), else a new one, named in the checkpoint. A
+/// session that is gone (removed by hand) is replaced by a new one, with a note.
+fn run_session(
+    request: &RunRequest,
+    opened: &mut Opened,
+    labels: &[String],
+    progress: &mut Progress,
+) -> Result<SessionEngine, HeadlessError> {
+    let store = Store::open(&request.project)?;
+    if let Some(id) = opened.session.clone() {
+        match SessionEngine::open(store, Some(&id), Source::Run, Some(labels.to_vec())) {
+            Ok(reopened) => return Ok(reopened.engine),
+            Err(EngineError::Session(
+                SessionError::NoSuchSession(_) | SessionError::NoSessions(_),
+            )) => progress.note(&format!(
+                "versus: note: the run's session {id} is gone from .versus/sessions; the rest \
+                 of the run is recorded in a new session"
+            )),
+            Err(err) => return Err(err.into()),
+        }
+    }
+    let store = Store::open(&request.project)?;
+    let session = SessionEngine::create(store, Source::Run, labels.to_vec())?;
+    opened.checkpoint.append(&Record::Session {
+        id: session.id().to_string(),
+    })?;
+    opened.session = Some(session.id().to_string());
+    Ok(session)
+}
+
+/// The session turn of each task this process runs, and its models: tasks in recipe order
+/// become the turns after the session's last (1, 2, ... in a new run; a resume adds turns
+/// for the tasks it runs again, with only the models it runs again).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Turns {
+    by_task: BTreeMap<usize, (u32, Vec<usize>)>,
+}
+
+impl Turns {
+    /// Numbers the turns of `cells` after the session's last one and records each.
+    fn record(
+        session: &mut SessionEngine,
+        recipe: &Recipe,
+        labels: &[String],
+        cells: &[Cell],
+    ) -> Self {
+        let mut by_task: BTreeMap<usize, (u32, Vec<usize>)> = BTreeMap::new();
+        for &(task, model) in cells {
+            let models = &mut by_task.entry(task).or_default().1;
+            if !models.contains(&model) {
+                models.push(model);
+            }
+        }
+        let mut turn = session.last_turn();
+        for (task, (number, models)) in &mut by_task {
+            models.sort_unstable();
+            turn += 1;
+            *number = turn;
+            let prompt = recipe
+                .tasks()
+                .get(*task)
+                .map(|t| t.prompt.clone())
+                .unwrap_or_default();
+            let names: Vec<String> = models
+                .iter()
+                .filter_map(|m| labels.get(*m).cloned())
+                .collect();
+            session.record_turn(turn, &prompt, &names);
+        }
+        Self { by_task }
+    }
+
+    /// The turn of `cell` and the cell's entry in it (its model's position among the turn's).
+    pub fn of(&self, (task, model): Cell) -> (u32, usize) {
+        match self.by_task.get(&task) {
+            Some((turn, models)) => (
+                *turn,
+                models.iter().position(|m| *m == model).unwrap_or(model),
+            ),
+            None => (0, model),
+        }
+    }
+
+    /// The turn of `task`, and how many of its cells this process runs.
+    pub fn cells_of(&self) -> impl Iterator<Item = (usize, u32, usize)> + '_ {
+        self.by_task
+            .iter()
+            .map(|(task, (turn, models))| (*task, *turn, models.len()))
+    }
 }
 
 /// Checks the request, prepares the models, and creates (or reopens) the output folder and
@@ -260,11 +349,17 @@ fn open(
     };
     let layout = Layout::new(&dir, &tasks, &labels);
     let started_at = now().rfc3339();
-    let (checkpoint, header, resumes, earlier) = match resumed {
+    let (checkpoint, header, resumes, earlier, session) = match resumed {
         Some(state) => {
             let mut checkpoint = Checkpoint::reopen(&layout.checkpoint())?;
             checkpoint.append(&Record::Resumed { at: started_at })?;
-            (checkpoint, state.header, state.resumed + 1, state.finished)
+            (
+                checkpoint,
+                state.header,
+                state.resumed + 1,
+                state.finished,
+                state.session,
+            )
         }
         None => {
             let header = Header {
@@ -287,7 +382,7 @@ fn open(
                 started_at,
             };
             let checkpoint = Checkpoint::create(&layout.checkpoint(), header.clone())?;
-            (checkpoint, header, 0, BTreeMap::new())
+            (checkpoint, header, 0, BTreeMap::new(), None)
         }
     };
     Ok(Opened {
@@ -298,6 +393,7 @@ fn open(
         earlier,
         prepared,
         tasks,
+        session,
     })
 }
 

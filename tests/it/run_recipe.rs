@@ -430,6 +430,98 @@ fn a_run_killed_with_sigkill_resumes_and_does_not_rerun_finished_models() {
     assert!(dir.path().join("out/summary.md").exists());
 }
 
+/// The run's sessions in `.versus/sessions` of the fixture's project: (id, records).
+fn run_sessions(dir: &Dir) -> Vec<(String, Vec<Value>)> {
+    let sessions = dir.path().join("project/.versus/sessions");
+    let mut found: Vec<(String, Vec<Value>)> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let records = std::fs::read_to_string(path.join("events.jsonl"))
+                .unwrap()
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                records,
+            )
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+/// Issue 23: `versus run --resume` continues the run's own session (the session log holds every
+/// attempt) instead of opening a new one.
+#[test]
+fn a_resumed_run_continues_its_own_session() {
+    let dir = fixture();
+    let out = dir.path().join("out");
+    let mut child = spawn_run(
+        &dir,
+        &["run.recipe.md", "--out", "out", "-m", FIXER, "-m", SLOW],
+    );
+    wait_for(&out, "fixer finished and slow past its first step", |r| {
+        has(r, "finished", FIXER) && has(r, "step", SLOW)
+    });
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = run_sessions(&dir);
+    let ids = |sessions: &[(String, Vec<Value>)]| -> Vec<String> {
+        sessions.iter().map(|(id, _)| id.clone()).collect()
+    };
+    assert_eq!(before.len(), 1, "one session: {:?}", ids(&before));
+    let (id, first) = &before[0];
+    assert_eq!(first[0]["type"], "opened");
+    assert_eq!(first[0]["source"], "run");
+
+    let resumed = run_in(&dir, &["run.recipe.md", "--resume", "--out", "out"]);
+    assert_eq!(code(&resumed), 1, "{}", text(&resumed.stderr));
+    let after = run_sessions(&dir);
+    assert_eq!(after.len(), 1, "no second session: {:?}", ids(&after));
+    assert_eq!(&after[0].0, id, "the same session id");
+    let records = &after[0].1;
+    // Appended: the first process's records are still there, in order, as written (a torn
+    // last line of the killed process aside).
+    let whole = first.len();
+    assert_eq!(
+        &records[..whole],
+        &first[..],
+        "the earlier records are kept"
+    );
+    let added = &records[whole..];
+    assert_eq!(added[0]["type"], "opened", "{:?}", added[0]);
+    assert_eq!(added[0]["source"], "run");
+    assert_eq!(added[0]["continued_after_turn"], 1);
+    let turn = added
+        .iter()
+        .find(|r| r["type"] == "turn")
+        .expect("the task run again is a new turn");
+    assert_eq!(turn["turn"], 2);
+    assert_eq!(
+        turn["models"],
+        serde_json::json!([SLOW]),
+        "only the cut-off model"
+    );
+    let finished: Vec<&Value> = added.iter().filter(|r| r["type"] == "finished").collect();
+    assert_eq!(finished.len(), 1, "{finished:?}");
+    assert_eq!(finished[0]["model"], SLOW);
+    assert_eq!(finished[0]["turn"], 2);
+    assert_eq!(finished[0]["entry"], 0);
+    assert!(
+        added
+            .iter()
+            .any(|r| r["type"] == "turn_ended" && r["turn"] == 2)
+    );
+    assert_eq!(added.last().unwrap()["type"], "ended");
+    // The checkpoint names the session once, from the first process.
+    let records = checkpoint(&out);
+    let named: Vec<&Value> = records.iter().filter(|r| r["type"] == "session").collect();
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0]["id"], id.as_str());
+}
+
 #[test]
 fn sigterm_writes_an_incomplete_report_that_resume_completes() {
     let dir = fixture();
