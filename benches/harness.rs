@@ -499,6 +499,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         spill_dir: scratch.path().join("spill"),
         output_filter: None,
         sandbox: versus::exec::SandboxSettings::default(),
+        limit: None,
     };
     let base = Arc::new(Base::capture(&root).unwrap());
 

@@ -143,6 +143,7 @@ fn main() {
                         spill_dir: tmp.path().join("spill"),
                         output_filter: None,
                         sandbox: versus::exec::SandboxSettings::default(),
+                        limit: None,
                     },
                     policy: HistoryPolicy::default(),
                 })

@@ -323,6 +323,7 @@ impl SessionEngine {
                 },
                 prompt: Message::user(text),
                 cancel,
+                workspace: None,
             });
         }
         self.sent_notes.insert(turn, inputs);

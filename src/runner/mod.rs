@@ -4,6 +4,12 @@
 //! The runner owns workspaces and cancellation; it knows nothing of how results are shown.
 //! Everything it learns goes out as [`RunEvent`]s on one channel, tagged with the entry's
 //! position, so the TUI, `versus ask` and headless reports consume the same stream.
+//!
+//! Two things let a headless run go through the same fan-out as a turn of the interface: a
+//! [`Concurrency`] limit shared by every fan-out given it (`versus run --jobs N`: at most N
+//! models at once over the whole run, started in entry order), and an entry that continues in
+//! the workspace of its previous turn ([`EntryRun::workspace`]: a sequential job's tasks in one
+//! workspace) instead of a new one.
 
 mod entries;
 mod models;
@@ -11,7 +17,7 @@ mod models;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 pub use entries::{client_for, entry_for};
@@ -51,6 +57,42 @@ pub struct RunOptions {
     pub output_filter: Option<crate::agent::OutputFilter>,
     /// How model commands (bash, setup) are confined.
     pub sandbox: SandboxSettings,
+    /// At most this many entries run at once, over every fan-out given the same limit
+    /// (`None`: no limit).
+    pub limit: Option<Concurrency>,
+}
+
+/// A limit on how many entries run at once, shared by every fan-out given a clone of it
+/// (`versus run --jobs N` over all of a run's turns). Entries of one fan-out start in order:
+/// entry 2 never starts before entry 1.
+#[derive(Debug, Clone)]
+pub struct Concurrency {
+    permits: Arc<Semaphore>,
+    /// Keeps the start order across fan-outs too: one dispatcher at a time takes permits.
+    order: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Concurrency {
+    /// At most `n` entries at once (`n` of 0 counts as 1).
+    pub fn new(n: usize) -> Self {
+        Self {
+            permits: Arc::new(Semaphore::new(n.max(1))),
+            order: Arc::new(tokio::sync::Mutex::new(())),
+        }
+    }
+
+    /// Places free now.
+    pub fn available(&self) -> usize {
+        self.permits.available_permits()
+    }
+
+    /// Waits for a free place; `None` when `cancel` fires first.
+    async fn acquire(&self, cancel: &CancellationToken) -> Option<OwnedSemaphorePermit> {
+        tokio::select! {
+            permit = Arc::clone(&self.permits).acquire_owned() => permit.ok(),
+            () = cancel.cancelled() => None,
+        }
+    }
 }
 
 /// What the runner reports.
@@ -136,6 +178,7 @@ pub fn fan_out(
             entry,
             prompt: prompt.clone(),
             cancel: all.child_token(),
+            workspace: None,
         })
         .collect();
     let tokens = runs.iter().map(|r| r.cancel.clone()).collect();
@@ -158,45 +201,110 @@ pub struct EntryRun {
     pub prompt: Message,
     /// Cancels this entry (its bash children are killed).
     pub cancel: CancellationToken,
+    /// The workspace to continue in (the entry's previous turn's, for a sequential job), or
+    /// `None` for a new one. A continued workspace gets no setup command and keeps what the
+    /// earlier turns changed; its proposals are still taken against the turn's base.
+    pub workspace: Option<Workspace>,
 }
 
 /// Starts every entry on its own prompt; events are tagged with the entry's position. The
-/// channel closes after the last `Finished`.
+/// channel closes after the last `Finished`. With a [`Concurrency`] limit, entries start in
+/// order as places free up; an entry cancelled before its start ends at once (cancelled,
+/// without a workspace unless it was given one).
 pub fn fan_out_each(
     base: Arc<Base>,
     runs: Vec<EntryRun>,
     options: RunOptions,
 ) -> mpsc::UnboundedReceiver<RunEvent> {
     let (tx, rx) = mpsc::unbounded_channel();
-    for (index, run) in runs.into_iter().enumerate() {
-        let tx = tx.clone();
-        let base = Arc::clone(&base);
-        let options = options.clone();
-        tokio::spawn(async move {
-            let EntryRun {
-                entry,
-                prompt,
-                cancel,
-            } = run;
-            let result = run_entry(index, entry, base, prompt, options, cancel, tx.clone()).await;
-            let _ = tx.send(RunEvent::Finished {
-                entry: index,
-                result: Box::new(result),
+    match options.limit.clone() {
+        None => {
+            for (index, run) in runs.into_iter().enumerate() {
+                spawn_entry(index, run, Arc::clone(&base), options.clone(), None, &tx);
+            }
+        }
+        Some(limit) => {
+            tokio::spawn(async move {
+                let _turn = limit.order.lock().await;
+                for (index, run) in runs.into_iter().enumerate() {
+                    match limit.acquire(&run.cancel).await {
+                        Some(permit) => spawn_entry(
+                            index,
+                            run,
+                            Arc::clone(&base),
+                            options.clone(),
+                            Some(permit),
+                            &tx,
+                        ),
+                        None => not_started(index, run, &tx),
+                    }
+                }
             });
-        });
+        }
     }
     rx
 }
 
+fn spawn_entry(
+    index: usize,
+    run: EntryRun,
+    base: Arc<Base>,
+    options: RunOptions,
+    permit: Option<OwnedSemaphorePermit>,
+    tx: &mpsc::UnboundedSender<RunEvent>,
+) {
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let result = run_entry(index, run, base, options, tx.clone()).await;
+        // The place frees up before the result is handed on: the next entry may start while
+        // this one's result is recorded.
+        drop(permit);
+        let _ = tx.send(RunEvent::Finished {
+            entry: index,
+            result: Box::new(result),
+        });
+    });
+}
+
+/// An entry cancelled while it waited for its place: it ends cancelled without running, with
+/// its conversation as it was and the workspace it was given (if any) handed back.
+fn not_started(index: usize, run: EntryRun, tx: &mpsc::UnboundedSender<RunEvent>) {
+    let stop = crate::model::RunStop::Cancelled;
+    let _ = tx.send(RunEvent::Agent {
+        entry: index,
+        event: AgentEvent::Finished { stop },
+    });
+    let _ = tx.send(RunEvent::Finished {
+        entry: index,
+        result: Box::new(ModelResult {
+            label: run.entry.label,
+            outcome: Some(AgentOutcome {
+                stop,
+                error: None,
+                final_text: String::new(),
+                stats: crate::model::RunStats::default(),
+                messages: run.entry.history,
+            }),
+            workspace: run.workspace,
+            writes: Vec::new(),
+            error: None,
+        }),
+    });
+}
+
 async fn run_entry(
     index: usize,
-    entry: ModelEntry,
+    run: EntryRun,
     base: Arc<Base>,
-    prompt: Message,
     options: RunOptions,
-    cancel: CancellationToken,
     tx: mpsc::UnboundedSender<RunEvent>,
 ) -> ModelResult {
+    let EntryRun {
+        entry,
+        prompt,
+        cancel,
+        workspace,
+    } = run;
     let label = entry.label.clone();
     let failed = |error: String| ModelResult {
         label: label.clone(),
@@ -205,17 +313,22 @@ async fn run_entry(
         writes: Vec::new(),
         error: Some(error),
     };
-    let workspace = match prepare_workspace(
-        &entry.label,
-        Arc::clone(&base),
-        options.isolation,
-        options.setup.clone(),
-        options.workspace_parent.clone(),
-        &options.sandbox,
-        &cancel,
-    )
-    .await
-    {
+    let prepared = match workspace {
+        Some(workspace) => Ok(workspace),
+        None => {
+            prepare_workspace(
+                &entry.label,
+                Arc::clone(&base),
+                options.isolation,
+                options.setup.clone(),
+                options.workspace_parent.clone(),
+                &options.sandbox,
+                &cancel,
+            )
+            .await
+        }
+    };
+    let workspace = match prepared {
         Ok(workspace) => workspace,
         Err(err) => {
             let message = format!("{}: {err}", entry.label);

@@ -73,6 +73,7 @@ fn options(scratch: &Path) -> RunOptions {
         spill_dir: scratch.join("spill"),
         output_filter: None,
         sandbox: versus::exec::SandboxSettings::default(),
+        limit: None,
     }
 }
 

@@ -190,6 +190,7 @@ async fn run_with(
         spill_dir: scratch.join("spill"),
         output_filter: None,
         sandbox: versus::exec::SandboxSettings::default(),
+        limit: None,
     };
     let base = Arc::new(Base::capture(root).unwrap());
     let (mut rx, _handle) = fan_out(

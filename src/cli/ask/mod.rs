@@ -253,6 +253,7 @@ async fn ask(
                 sandbox.setup_network |= args.setup_network;
                 sandbox
             },
+            limit: None,
         },
         policy: HistoryPolicy::default(),
     })?;

@@ -111,6 +111,7 @@ impl Engine {
                 spill_dir: self.core.dir().join("spill"),
                 output_filter: None,
                 sandbox: self.config.sandbox.clone(),
+                limit: None,
             },
             policy: HistoryPolicy::default(),
         }) {
