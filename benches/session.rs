@@ -24,7 +24,10 @@ use std::process::Command;
 use std::sync::Arc;
 
 use versus::agent::{Agent, AgentSettings, system_prompt};
-use versus::engine::{ChoiceRequest, HistoryPolicy, SessionEngine, TurnRequest, TurnTarget};
+use versus::engine::{
+    ChoiceRequest, EngineEvent, EngineEvents, HistoryPolicy, Op, SessionEngine, TurnRequest,
+    TurnTarget,
+};
 use versus::provider::demo::DemoModel;
 use versus::runner::RunOptions;
 use versus::session::{Source, Store};
@@ -84,6 +87,20 @@ fn conversation_bytes(engine: &SessionEngine, labels: &[String]) -> usize {
         .sum()
 }
 
+/// Waits for the answer `pick` recognises; panics on a failure.
+async fn answer<T>(events: &mut EngineEvents, mut pick: impl FnMut(EngineEvent) -> Option<T>) -> T {
+    loop {
+        match events.recv().await.unwrap() {
+            EngineEvent::Failed { op, error } => panic!("{op:?}: {error}"),
+            event => {
+                if let Some(found) = pick(event) {
+                    return found;
+                }
+            }
+        }
+    }
+}
+
 fn main() {
     let turns = env_usize("VERSUS_BENCH_TURNS", 40);
     let models = env_usize("VERSUS_BENCH_MODELS", 4);
@@ -120,7 +137,7 @@ fn main() {
         })
         .collect();
     let store = Store::open(&root).unwrap();
-    let mut engine = SessionEngine::create(store, Source::Tui, labels.clone()).unwrap();
+    let engine = SessionEngine::create(store.clone(), Source::Tui, labels.clone()).unwrap();
     let log = engine.dir().join("events.jsonl");
     println!("{turns} turns x {models} models through the session engine");
     println!();
@@ -129,9 +146,10 @@ fn main() {
     let start = rss_kb();
     let mut curve = vec![start];
     runtime.block_on(async {
+        let (engine, mut events) = engine.spawn();
         for n in 0..turns {
-            let launch = engine
-                .start_turn(TurnRequest {
+            engine
+                .submit(Op::StartTurn(TurnRequest {
                     prompt: format!("Turn {n}: improve the notes."),
                     attached: String::new(),
                     targets: targets.clone(),
@@ -146,37 +164,50 @@ fn main() {
                         limit: None,
                     },
                     policy: HistoryPolicy::default(),
-                })
+                    check: None,
+                    history_line: None,
+                }))
                 .unwrap();
-            let turn = engine
-                .drive_turn(launch, std::future::pending(), |_| {})
-                .await
-                .unwrap()
-                .turn;
-            let outcome = engine
-                .choice_job(ChoiceRequest {
+            let turn = answer(&mut events, |e| match e {
+                EngineEvent::TurnEnded { turn, .. } => Some(turn),
+                _ => None,
+            })
+            .await;
+            engine
+                .submit(Op::Choose(ChoiceRequest {
                     turn,
                     chosen: vec![labels[n % models].clone()],
                     ..ChoiceRequest::default()
-                })
-                .unwrap()
-                .run()
+                }))
                 .unwrap();
-            engine.chosen(&outcome);
+            answer(&mut events, |e| {
+                matches!(e, EngineEvent::Chosen(_)).then_some(())
+            })
+            .await;
             let rss = rss_kb();
             let step = rss.saturating_sub(*curve.last().unwrap());
             curve.push(rss);
             std::thread::sleep(std::time::Duration::from_millis(50)); // let the log writer catch up
+            // The conversations the engine holds are inside its task: the reference column
+            // is the last turn's, read back from the log once the session ends.
             println!(
-                "| {} | {:.1} MB | {} KB | {:.1} KB | {:.1} KB |",
+                "| {} | {:.1} MB | {} KB | - | {:.1} KB |",
                 turn,
                 rss as f64 / 1024.0,
                 step,
-                conversation_bytes(&engine, &labels) as f64 / 1024.0,
                 std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0) as f64 / 1024.0
             );
         }
+        engine
+            .submit(Op::Shutdown {
+                keep_workspaces: false,
+            })
+            .unwrap();
+        while events.recv().await.is_some() {}
     });
+    let engine = SessionEngine::open(store, None, Source::Tui, None)
+        .unwrap()
+        .engine;
     let half = turns / 2;
     let first = (curve[half] as f64 - curve[1] as f64) / (half - 1).max(1) as f64;
     let second = (curve[turns] as f64 - curve[half] as f64) / (turns - half).max(1) as f64;
@@ -191,5 +222,4 @@ fn main() {
         (curve[turns] - curve[1]) as f64 / 1024.0,
         (curve[turns] - curve[1]) as f64 * 1024.0 / conversation_bytes(&engine, &labels) as f64
     );
-    engine.finish();
 }

@@ -31,7 +31,10 @@ mod repo;
 use repo::{generate, git, rel};
 use tokio_util::sync::CancellationToken;
 use versus::agent::{Agent, AgentSettings, system_prompt};
-use versus::engine::{HistoryPolicy, SessionEngine, TurnRequest, TurnTarget};
+use versus::engine::{
+    EngineEvent, EngineEvents, EngineHandle, HistoryPolicy, Op, SessionEngine, TurnRequest,
+    TurnTarget,
+};
 use versus::model::ModelRequest;
 use versus::provider::demo::DemoModel;
 use versus::provider::{EventStream, ModelClient};
@@ -74,12 +77,13 @@ impl ModelClient for Stamped {
 }
 
 struct Run {
-    engine: SessionEngine,
+    engine: EngineHandle,
+    events: EngineEvents,
     targets: Vec<TurnTarget>,
     sent: Arc<Mutex<Vec<Instant>>>,
 }
 
-fn open_run(root: &Path, models: usize, turns: usize) -> Run {
+fn open_run(runtime: &tokio::runtime::Runtime, root: &Path, models: usize, turns: usize) -> Run {
     let tools = Arc::new(ToolRegistry::builtin());
     let sent = Arc::new(Mutex::new(Vec::new()));
     let script = "{\"say\": \"Nothing to change.\"}\n".repeat(turns);
@@ -105,9 +109,13 @@ fn open_run(root: &Path, models: usize, turns: usize) -> Run {
         })
         .collect();
     let store = Store::open(root).unwrap();
-    let engine = SessionEngine::create(store, Source::Tui, labels).unwrap();
+    let _runtime = runtime.enter();
+    let (engine, events) = SessionEngine::create(store, Source::Tui, labels)
+        .unwrap()
+        .spawn();
     Run {
         engine,
+        events,
         targets,
         sent,
     }
@@ -118,9 +126,8 @@ fn turn(runtime: &tokio::runtime::Runtime, run: &mut Run, parent: &Path) -> (Dur
     run.sent.lock().unwrap().clear();
     let enter = Instant::now();
     runtime.block_on(async {
-        let launch = run
-            .engine
-            .start_turn(TurnRequest {
+        run.engine
+            .submit(Op::StartTurn(TurnRequest {
                 prompt: "Say hello.".into(),
                 attached: String::new(),
                 targets: run.targets.clone(),
@@ -135,16 +142,31 @@ fn turn(runtime: &tokio::runtime::Runtime, run: &mut Run, parent: &Path) -> (Dur
                     limit: None,
                 },
                 policy: HistoryPolicy::default(),
-            })
+                check: None,
+                history_line: None,
+            }))
             .unwrap();
-        run.engine
-            .drive_turn(launch, std::future::pending(), |_| {})
-            .await
-            .unwrap();
+        loop {
+            match run.events.recv().await.unwrap() {
+                EngineEvent::TurnEnded { .. } => break,
+                EngineEvent::Failed { op, error } => panic!("{op:?}: {error}"),
+                _ => {}
+            }
+        }
     });
     let whole = enter.elapsed();
     let first = *run.sent.lock().unwrap().iter().min().unwrap();
     (first - enter, whole)
+}
+
+/// Ends the run's session and waits for the engine to close it.
+fn close(runtime: &tokio::runtime::Runtime, mut run: Run) {
+    run.engine
+        .submit(Op::Shutdown {
+            keep_workspaces: false,
+        })
+        .unwrap();
+    runtime.block_on(async { while run.events.recv().await.is_some() {} });
 }
 
 fn main() {
@@ -185,7 +207,7 @@ fn main() {
         .build()
         .unwrap();
     let turns = 4 * runs + 8;
-    let mut run = open_run(&root, models, turns);
+    let mut run = open_run(&runtime, &root, models, turns);
 
     // Reference: `git worktree add --detach` of the same repository (and its removal, untimed).
     let mut reference = Vec::new();
@@ -227,15 +249,14 @@ fn main() {
         f.write_all(b"// the user's edit\n").unwrap();
         edited.push(turn(&runtime, &mut run, &parent).0);
     }
-    run.engine.finish();
-    drop(run);
+    close(&runtime, run);
     // A new session on the same commit and state: a new engine finds the kept checkout (the
     // capture's hash cache is this process's, as for a new session opened in the TUI).
     let mut again = Vec::new();
     for _ in 0..runs {
-        let mut second = open_run(&root, models, 2);
+        let mut second = open_run(&runtime, &root, models, 2);
         again.push(turn(&runtime, &mut second, &parent).0);
-        second.engine.finish();
+        close(&runtime, second);
     }
     let ratio = |d: Duration| d.as_secs_f64() / reference.as_secs_f64();
     println!(

@@ -7,9 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use super::{EngineError, NoteInputs, SessionEngine};
-use crate::apply::{
-    AppliedAs, ApplyEngine, ApplyError, ApplyPlan, FileStatus, LockWait, Resolution,
-};
+use crate::apply::{AppliedAs, ApplyEngine, ApplyPlan, FileStatus, LockWait, Resolution};
 use crate::model::{RunStats, RunStop};
 use crate::session::{ModelRecord, Preference, SessionRecord, append_preference, now};
 
@@ -35,6 +33,7 @@ pub struct ChoiceRequest {
 
 /// A choice ready to be carried out: [`ChoiceJob::run`] blocks (it writes the user's files).
 pub struct ChoiceJob {
+    store: crate::session::Store,
     project: PathBuf,
     session_dir: PathBuf,
     preferences: PathBuf,
@@ -71,8 +70,9 @@ pub struct ChoiceOutcome {
 
 impl ChoiceJob {
     /// Applies the plan, then appends the preference line. An error means nothing was
-    /// applied and nothing recorded (`ApplyError::Busy`: another versus holds the project).
-    pub fn run(self) -> Result<ChoiceOutcome, ApplyError> {
+    /// applied and nothing recorded (`ApplyError::Busy`: another versus holds the project;
+    /// [`EngineError::ApplyInterrupted`]: an apply of the project must be rolled back first).
+    pub fn run(self) -> Result<ChoiceOutcome, EngineError> {
         let mut outcome = ChoiceOutcome {
             turn: self.turn,
             chosen: self.chosen,
@@ -84,6 +84,7 @@ impl ChoiceJob {
             preference_error: None,
         };
         if let Some(plan) = &self.plan {
+            super::startup::refuse_if_interrupted(&self.store)?;
             let engine =
                 ApplyEngine::new(&self.project, &self.session_dir)?.lock_wait(self.lock_wait);
             let mut resolutions = self.resolutions;
@@ -127,7 +128,7 @@ impl ChoiceJob {
 
 impl SessionEngine {
     /// Prepares the choice for the turn under review.
-    pub fn choice_job(&self, request: ChoiceRequest) -> Result<ChoiceJob, EngineError> {
+    pub(crate) fn choice_job(&self, request: ChoiceRequest) -> Result<ChoiceJob, EngineError> {
         let state = self
             .turn
             .as_ref()
@@ -183,6 +184,7 @@ impl SessionEngine {
             source: self.source.word().to_string(),
         };
         Ok(ChoiceJob {
+            store: self.store.clone(),
             project: self.project.clone(),
             session_dir: self.dir.clone(),
             preferences: self.store.preferences(),
@@ -198,7 +200,7 @@ impl SessionEngine {
     }
 
     /// Records a choice carried out: the `Choice` record and the next turn's note.
-    pub fn chosen(&mut self, outcome: &ChoiceOutcome) {
+    pub(crate) fn chosen(&mut self, outcome: &ChoiceOutcome) {
         self.recorder.record(&SessionRecord::Choice {
             turn: outcome.turn,
             chosen: outcome.chosen.clone(),

@@ -15,11 +15,15 @@
 //! the same way.
 
 mod blind;
+pub mod check;
 mod choice;
+mod handle;
 pub mod history;
 mod record;
 mod restore;
 mod rewind;
+mod startup;
+pub mod state;
 mod turn;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -30,15 +34,16 @@ use crate::review::BlindNames;
 use crate::session::{Recorder, SessionError, SessionLog, SessionRecord, Source, Store, now};
 
 pub use blind::names_from_log;
-pub use choice::{ChoiceJob, ChoiceOutcome, ChoiceRequest};
+pub use choice::{ChoiceOutcome, ChoiceRequest};
+pub use handle::{EngineEvent, EngineEvents, EngineHandle, Op, OpKind, SessionInfo};
 pub use history::{HistoryPolicy, Shortened};
 pub use record::Finish;
 pub use restore::RestoredTurn;
-pub use rewind::{RewindDone, RewindJob, RewindPlan, RewindPlanJob, mark_apply_rewound};
-pub use turn::{
-    ChangeSetJob, DrivenTurn, FinishedModel, Launched, TurnEvent, TurnLaunch, TurnOutcome,
-    TurnRequest, TurnTarget,
-};
+pub use rewind::{RewindDone, RewindPlan, mark_apply_rewound};
+pub use startup::refuse_if_interrupted;
+pub use state::Phase;
+pub(crate) use turn::TurnEvent;
+pub use turn::{FinishedModel, TurnOutcome, TurnRequest, TurnTarget};
 
 pub use crate::session::{CheckResult, RewindScope};
 
@@ -64,6 +69,57 @@ pub enum EngineError {
     /// The turn named is not the one under review.
     #[error("turn {0} is no longer the one under review; nothing was applied")]
     NotUnderReview(u32),
+    /// The session has ended: the engine accepts nothing more.
+    #[error("the session has ended; start versus again to go on")]
+    Closed,
+    /// A turn was asked for without a model.
+    #[error("no model to run: add one (-m PROVIDER/MODEL, or /models add SPEC)")]
+    NoModels,
+    /// The project's files could not be captured at the start of a turn: no model started.
+    #[error("could not capture the project's files: {0}")]
+    Capture(#[source] crate::workspace::WorkspaceError),
+    /// A job of the engine (on the blocking pool) stopped without an answer.
+    #[error("an engine job stopped unexpectedly ({0}); nothing more was done")]
+    Job(#[from] tokio::task::JoinError),
+    /// A finished model's change set could not be built.
+    #[error("could not build the change set of {model}: {source}")]
+    ChangeSet {
+        /// The model.
+        model: String,
+        /// Why (boxed: every engine result carries this error type).
+        source: Box<crate::workspace::changeset::ChangeSetError>,
+    },
+    /// The turn has not captured the project yet, so no change set can be built.
+    #[error("turn {0} has no captured project state yet; nothing can be compared")]
+    NoBase(u32),
+    /// The apply engine refused or failed (the text says what to do).
+    #[error("{0}")]
+    Apply(#[from] crate::apply::ApplyError),
+    /// An apply of this project was interrupted half-way: nothing new is applied before it is
+    /// rolled back, since its snapshots would no longer match the files.
+    #[error(
+        "apply {apply_id} (session {session}) was interrupted half-way; run `versus rewind` to roll it back before applying anything new"
+    )]
+    ApplyInterrupted {
+        /// The interrupted apply.
+        apply_id: String,
+        /// Its session.
+        session: String,
+    },
+    /// There is nothing to rewind (the reason, in words).
+    #[error("nothing to rewind: {0}")]
+    NothingToRewind(String),
+    /// The applied changes moved on between the plan and the rewind.
+    #[error(
+        "the applied changes moved on since the question (another rewind?); nothing was restored: rewind again"
+    )]
+    RewindMoved,
+    /// Restoring the files failed: nothing changed, in the files or the conversations.
+    #[error("rewind failed, nothing was changed in the conversations: {0}")]
+    RewindFailed(#[source] crate::apply::ApplyError),
+    /// The model has no workspace in the turn under review.
+    #[error("{0} has no workspace left (it could not be prepared, or a newer turn replaced it)")]
+    NoWorkspace(String),
     /// A model named is not one of the turn's.
     #[error("{model} is not one of the models of turn {turn} ({known})")]
     UnknownModel {

@@ -150,6 +150,9 @@ impl SessionEngine {
             slots,
             all: CancellationToken::new(),
             restored: true,
+            interrupted: false,
+            check: None,
+            sandbox: crate::exec::SandboxSettings::default(),
         });
         Some(restored)
     }

@@ -64,7 +64,7 @@ pub struct RewindJob {
 
 impl RewindPlanJob {
     /// The plan, or a sentence saying there is nothing to rewind.
-    pub fn run(self) -> Result<Result<RewindPlan, String>, String> {
+    pub fn run(self) -> Result<RewindPlan, EngineError> {
         let (files, files_note) = files_part(&self.project, &self.session, self.scope, self.apply)?;
         let turn = match (self.scope, &files) {
             (RewindScope::Files, Some(preview)) => self
@@ -76,29 +76,30 @@ impl RewindPlanJob {
         };
         if self.scope == RewindScope::Files && files.is_none() {
             let never = self.applies.iter().all(|(_, id)| id.is_none());
-            return Ok(Err(files_note.unwrap_or_else(|| {
-                if never {
-                    "nothing to rewind: nothing was ever applied in this session".to_string()
-                } else {
-                    "nothing to rewind: every change applied in this session is already undone"
-                        .to_string()
-                }
-            })));
+            return Err(EngineError::NothingToRewind(files_note.unwrap_or_else(
+                || {
+                    if never {
+                        "nothing was ever applied in this session".to_string()
+                    } else {
+                        "every change applied in this session is already undone".to_string()
+                    }
+                },
+            )));
         }
-        Ok(Ok(RewindPlan {
+        Ok(RewindPlan {
             scope: self.scope,
             turn,
             prompt: self.prompt,
             files,
             files_note,
-        }))
+        })
     }
 }
 
 impl RewindJob {
     /// Restores the files of the plan, if any (`force`: also files edited since the apply).
     /// An error means nothing changed, in the files or the conversations.
-    pub fn run(self) -> Result<RewindDone, String> {
+    pub fn run(self) -> Result<RewindDone, EngineError> {
         let mut done = RewindDone {
             scope: self.plan.scope,
             turn: self.plan.turn,
@@ -121,16 +122,8 @@ impl RewindJob {
                     done.restored = report.restored;
                     done.kept = report.kept;
                 }
-                Ok(None) => {
-                    return Err("the applied changes moved on since the question (another \
-                                rewind?); nothing was restored: rewind again"
-                        .to_string());
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "rewind failed, nothing was changed in the conversations: {e}"
-                    ));
-                }
+                Ok(None) => return Err(EngineError::RewindMoved),
+                Err(e) => return Err(EngineError::RewindFailed(e)),
             }
         }
         Ok(done)
@@ -148,10 +141,12 @@ impl SessionEngine {
     }
 
     /// Prepares the plan of a rewind with `scope`; `Err`: nothing to rewind (why).
-    pub fn plan_rewind(&self, scope: RewindScope) -> Result<RewindPlanJob, String> {
+    pub(crate) fn plan_rewind(&self, scope: RewindScope) -> Result<RewindPlanJob, EngineError> {
         let (turn, prompt, apply) = if scope.conversation() {
             let Some(turn) = self.latest_turn() else {
-                return Err("nothing to rewind: this session has no turn left".to_string());
+                return Err(EngineError::NothingToRewind(
+                    "this session has no turn left".to_string(),
+                ));
             };
             (
                 Some(turn),
@@ -173,7 +168,11 @@ impl SessionEngine {
     }
 
     /// Prepares a confirmed rewind (refused while models run).
-    pub fn rewind_job(&self, plan: RewindPlan, force: bool) -> Result<RewindJob, EngineError> {
+    pub(crate) fn rewind_job(
+        &self,
+        plan: RewindPlan,
+        force: bool,
+    ) -> Result<RewindJob, EngineError> {
         if self.running() {
             return Err(EngineError::Busy);
         }
@@ -187,7 +186,7 @@ impl SessionEngine {
 
     /// Records a rewind carried out: the `Rewound` record, the mark in `preferences.jsonl`
     /// when the turn had a choice, the conversations rebuilt, and the next turn's note.
-    pub fn rewound(&mut self, done: &RewindDone) {
+    pub(crate) fn rewound(&mut self, done: &RewindDone) {
         let Some(turn) = done.turn else {
             // A files-only rewind of an apply no turn names: the models learn nothing applies.
             self.next_note = Some(NoteInputs::default());
@@ -287,7 +286,7 @@ fn files_part(
     session: &Path,
     scope: RewindScope,
     apply: Option<Option<String>>,
-) -> Result<FilesPart, String> {
+) -> Result<FilesPart, EngineError> {
     if !scope.files() {
         return Ok((None, None));
     }
@@ -296,18 +295,15 @@ fn files_part(
         if !has_journal {
             return Ok((None, None));
         }
-        let engine = ApplyEngine::new(project, session).map_err(|e| e.to_string())?;
-        return engine
-            .rewind_preview()
-            .map(|p| (p, None))
-            .map_err(|e| e.to_string());
+        let engine = ApplyEngine::new(project, session)?;
+        return Ok((engine.rewind_preview()?, None));
     }
     let id = match apply {
         None => return Ok((None, Some("no choice was made in that turn".to_string()))),
         Some(None) => return Ok((None, Some("nothing was applied in that turn".to_string()))),
         Some(Some(id)) => id,
     };
-    let records = journal::read(session).map_err(|e| e.to_string())?;
+    let records = journal::read(session)?;
     let entries = journal::entries(&records);
     let Some(entry) = entries.iter().find(|e| e.apply_id == id) else {
         return Ok((None, Some(format!("apply {id} is not in the journal"))));
@@ -326,9 +322,6 @@ fn files_part(
             ),
         ));
     }
-    let engine = ApplyEngine::new(project, session).map_err(|e| e.to_string())?;
-    engine
-        .rewind_preview()
-        .map(|p| (p, None))
-        .map_err(|e| e.to_string())
+    let engine = ApplyEngine::new(project, session)?;
+    Ok((engine.rewind_preview()?, None))
 }

@@ -40,6 +40,12 @@ pub struct TurnRequest {
     pub options: RunOptions,
     /// How conversations are shortened.
     pub policy: HistoryPolicy,
+    /// The review check run in each model's workspace once its change set is built (`None`:
+    /// none). Its result is recorded and reported ([`super::EngineEvent::CheckDone`]).
+    pub check: Option<String>,
+    /// The line kept in the project's prompt history once the turn started (`None`: not
+    /// kept, e.g. a prompt the TUI was told to forget).
+    pub history_line: Option<String>,
 }
 
 /// A turn recorded and ready to start: run [`TurnLaunch::launch`] on the async runtime.
@@ -66,31 +72,19 @@ impl TurnLaunch {
     /// Hands the previous turn's workspaces to the background removal (the new turn never
     /// waits for them), captures the project and starts every model. Blocking work runs on
     /// the blocking pool. An error means no model started.
-    pub async fn launch(self) -> Result<Launched, String> {
+    pub(crate) async fn launch(self) -> Result<Launched, EngineError> {
         crate::workspace::remove_later(self.old);
         let project = self.project.clone();
         let captured = tokio::task::spawn_blocking(move || Base::capture(&project))
-            .await
-            .map_err(|e| format!("preparing the turn failed: {e}"))?
-            .map_err(|e| format!("could not capture the project's files: {e}"))?;
+            .await?
+            .map_err(EngineError::Capture)?;
         let base = Arc::new(captured);
         let events = fan_out_each(Arc::clone(&base), self.runs, self.options);
         Ok(Launched { base, events })
     }
 }
 
-/// A turn run to its end by [`SessionEngine::drive_turn`].
-#[derive(Debug)]
-pub struct DrivenTurn {
-    /// The turn.
-    pub turn: u32,
-    /// Each finished model in turn order, with its change set (or why it could not be built).
-    pub models: Vec<(FinishedModel, Result<ChangeSet, String>)>,
-    /// `stop` fired: every model was cancelled.
-    pub interrupted: bool,
-}
-
-/// How a driven turn ended as a whole: the one decision front ends map to their exit codes
+/// How a turn ended as a whole: the one decision front ends map to their exit codes
 /// and messages, so `versus ask` and any later front end judge a turn the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TurnOutcome {
@@ -103,19 +97,9 @@ pub enum TurnOutcome {
     Interrupted,
 }
 
-impl DrivenTurn {
-    /// How the turn ended (see [`TurnOutcome`]).
-    pub fn outcome(&self) -> TurnOutcome {
-        outcome_of(
-            self.interrupted,
-            self.models.iter().map(|(model, _)| model.stop),
-        )
-    }
-}
-
-/// [`DrivenTurn::outcome`] from its parts: interrupted first; then failed when there was a
+/// A turn's [`TurnOutcome`] from its parts: interrupted first; then failed when there was a
 /// model and none ended without an error.
-fn outcome_of(interrupted: bool, stops: impl Iterator<Item = RunStop>) -> TurnOutcome {
+pub(super) fn outcome_of(interrupted: bool, stops: impl Iterator<Item = RunStop>) -> TurnOutcome {
     if interrupted {
         return TurnOutcome::Interrupted;
     }
@@ -201,6 +185,12 @@ pub(super) struct TurnState {
     pub all: CancellationToken,
     /// Rebuilt from the log after the process that ran it ended: nothing runs.
     pub restored: bool,
+    /// Every model was cancelled (Ctrl+C, a signal, Esc): the turn ends interrupted.
+    pub interrupted: bool,
+    /// The review check of the turn (`None`: none).
+    pub check: Option<String>,
+    /// The sandbox settings its commands ran under (checks and shells get the same).
+    pub sandbox: crate::exec::SandboxSettings,
 }
 
 impl TurnState {
@@ -208,7 +198,7 @@ impl TurnState {
         self.all.cancel();
     }
 
-    pub fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         !self.restored && self.slots.iter().any(|s| s.finished.is_none())
     }
 }
@@ -225,7 +215,7 @@ pub struct ChangeSetJob {
 
 impl ChangeSetJob {
     /// Folds the model's writes into its change set against the turn's base.
-    pub fn build(self) -> Result<ChangeSet, String> {
+    pub fn build(self) -> Result<ChangeSet, EngineError> {
         let mut reader = BaseReader::new(&self.base);
         for dir in &self.fallbacks {
             reader = reader.with_fallback(dir);
@@ -237,24 +227,27 @@ impl ChangeSetJob {
             &reader,
             self.root.as_deref(),
         )
-        .map_err(|e| e.to_string())
+        .map_err(|source| EngineError::ChangeSet {
+            model: self.label.clone(),
+            source: Box::new(source),
+        })
     }
 }
 
 impl SessionEngine {
     /// Whether a turn is running.
-    pub fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         self.turn.as_ref().is_some_and(TurnState::running)
     }
 
     /// The turn under review (running or finished), if any.
-    pub fn current_turn(&self) -> Option<u32> {
+    pub(crate) fn current_turn(&self) -> Option<u32> {
         self.turn.as_ref().map(|t| t.turn)
     }
 
     /// Records a new turn and prepares each model's history and prompt; the front end then
     /// runs [`TurnLaunch::launch`]. The previous turn's workspaces go with it.
-    pub fn start_turn(&mut self, request: TurnRequest) -> Result<TurnLaunch, EngineError> {
+    pub(crate) fn start_turn(&mut self, request: TurnRequest) -> Result<TurnLaunch, EngineError> {
         if self.running() {
             return Err(EngineError::Busy);
         }
@@ -344,6 +337,9 @@ impl SessionEngine {
             slots,
             all,
             restored: false,
+            interrupted: false,
+            check: request.check,
+            sandbox: request.options.sandbox.clone(),
         });
         Ok(TurnLaunch {
             turn,
@@ -355,71 +351,8 @@ impl SessionEngine {
         })
     }
 
-    /// Runs a turn to its end for a front end that waits for it (`versus ask`, tests, benches):
-    /// launches it, records every event and shows it to `on_event`, cancels every model when
-    /// `stop` completes, then builds each finished model's change set off the async threads.
-    pub async fn drive_turn<S, F>(
-        &mut self,
-        launch: TurnLaunch,
-        stop: S,
-        mut on_event: F,
-    ) -> Result<DrivenTurn, String>
-    where
-        S: std::future::Future<Output = ()>,
-        F: FnMut(&TurnEvent),
-    {
-        let turn = launch.turn;
-        let mut launched = match launch.launch().await {
-            Ok(launched) => launched,
-            Err(error) => {
-                self.turn_rejected(turn);
-                return Err(error);
-            }
-        };
-        self.turn_started(turn, Arc::clone(&launched.base));
-        let mut finished = Vec::new();
-        let mut interrupted = false;
-        tokio::pin!(stop);
-        loop {
-            tokio::select! {
-                event = launched.events.recv() => {
-                    let Some(event) = event else { break };
-                    for event in self.on_event(turn, event) {
-                        on_event(&event);
-                        if let TurnEvent::Finished(model) = event {
-                            finished.push(model);
-                        }
-                    }
-                }
-                () = &mut stop, if !interrupted => {
-                    interrupted = true;
-                    self.cancel_all();
-                }
-            }
-        }
-        finished.sort_by_key(|m| m.entry);
-        let mut models = Vec::with_capacity(finished.len());
-        for model in finished {
-            let set = match self.change_set_job(&model.label) {
-                Some(job) => tokio::task::spawn_blocking(move || job.build())
-                    .await
-                    .unwrap_or_else(|e| Err(e.to_string())),
-                None => Err("the turn has no base".to_string()),
-            };
-            if let Ok(set) = &set {
-                self.change_set_built(turn, set);
-            }
-            models.push((model, set));
-        }
-        Ok(DrivenTurn {
-            turn,
-            models,
-            interrupted,
-        })
-    }
-
     /// The turn could not start (its project capture failed): nothing ran.
-    pub fn turn_rejected(&mut self, turn: u32) {
+    pub(crate) fn turn_rejected(&mut self, turn: u32) {
         if self.turn.as_ref().is_some_and(|t| t.turn == turn) {
             self.turn = None;
             self.record_turn_end(turn);
@@ -427,21 +360,39 @@ impl SessionEngine {
     }
 
     /// The turn started from `base`.
-    pub fn turn_started(&mut self, turn: u32, base: Arc<Base>) {
+    pub(crate) fn turn_started(&mut self, turn: u32, base: Arc<Base>) {
         if let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn) {
             state.base = Some(base);
         }
     }
 
-    /// Cancels every model of the running turn (their bash children are killed).
-    pub fn cancel_all(&self) {
-        if let Some(turn) = &self.turn {
+    /// Cancels every model of the running turn (their bash children are killed); a turn
+    /// still running ends interrupted.
+    pub(crate) fn cancel_all(&mut self) {
+        if let Some(turn) = &mut self.turn {
+            if turn.running() {
+                turn.interrupted = true;
+            }
             turn.cancel_all();
         }
     }
 
+    /// How the turn under review ended (see [`TurnOutcome`]).
+    pub(crate) fn turn_outcome(&self) -> TurnOutcome {
+        match &self.turn {
+            Some(state) => outcome_of(
+                state.interrupted,
+                state
+                    .slots
+                    .iter()
+                    .filter_map(|s| s.finished.as_ref().map(|f| f.stop)),
+            ),
+            None => TurnOutcome::Done,
+        }
+    }
+
     /// Cancels one model of the running turn.
-    pub fn cancel(&self, label: &str) {
+    pub(crate) fn cancel(&self, label: &str) {
         if let Some(turn) = &self.turn {
             for slot in turn.slots.iter().filter(|s| s.label == label) {
                 slot.cancel.cancel();
@@ -451,7 +402,7 @@ impl SessionEngine {
 
     /// Records one run event of turn `turn` and says what it means. Events of an older turn
     /// are ignored.
-    pub fn on_event(&mut self, turn: u32, event: RunEvent) -> Vec<TurnEvent> {
+    pub(crate) fn on_event(&mut self, turn: u32, event: RunEvent) -> Vec<TurnEvent> {
         let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn) else {
             return Vec::new();
         };
@@ -511,7 +462,7 @@ impl SessionEngine {
 
     /// The job that builds `label`'s change set in the turn under review (`None`: no such
     /// finished model, or the turn has no base yet).
-    pub fn change_set_job(&self, label: &str) -> Option<ChangeSetJob> {
+    pub(crate) fn change_set_job(&self, label: &str) -> Option<ChangeSetJob> {
         let state = self.turn.as_ref()?;
         let base = Arc::clone(state.base.as_ref()?);
         let slot = state.slots.iter().find(|s| s.label == label)?;
@@ -539,7 +490,7 @@ impl SessionEngine {
     }
 
     /// A change set was built: its size goes into the preference line.
-    pub fn change_set_built(&mut self, turn: u32, set: &ChangeSet) {
+    pub(crate) fn change_set_built(&mut self, turn: u32, set: &ChangeSet) {
         if let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn)
             && let Some(slot) = state.slots.iter_mut().find(|s| s.label == set.model)
         {
@@ -548,7 +499,7 @@ impl SessionEngine {
     }
 
     /// The workspace of `label` in the turn under review (for checks and "open workspace").
-    pub fn workspace(&self, label: &str) -> Option<&crate::workspace::Workspace> {
+    pub(crate) fn workspace(&self, label: &str) -> Option<&crate::workspace::Workspace> {
         self.turn
             .as_ref()?
             .slots
@@ -561,7 +512,7 @@ impl SessionEngine {
     }
 
     /// Keeps every workspace of the turn under review on disk; returns (label, root).
-    pub fn keep_workspaces(&mut self) -> Vec<(String, PathBuf)> {
+    pub(crate) fn keep_workspaces(&mut self) -> Vec<(String, PathBuf)> {
         let mut kept = Vec::new();
         if let Some(state) = self.turn.as_mut() {
             for slot in &mut state.slots {
@@ -575,7 +526,7 @@ impl SessionEngine {
     }
 
     /// Removes the workspaces of the turn under review (blocking: call off async threads).
-    pub fn drop_workspaces(&mut self) {
+    pub(crate) fn drop_workspaces(&mut self) {
         if let Some(state) = self.turn.as_mut() {
             for slot in &mut state.slots {
                 if let Some(result) = slot.result.as_mut() {

@@ -1,6 +1,6 @@
-//! The session engine through its public API, as every front end drives it: turns of scripted
-//! demo models on a real temporary git project, the session log they leave, and a session
-//! reopened from it.
+//! The session engine through its public API, as every front end drives it: the handle
+//! (submissions in, events out) running turns of scripted demo models on a real temporary git
+//! project, the session log they leave, and a session reopened from it.
 
 use crate::util;
 
@@ -10,12 +10,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use versus::agent::{Agent, AgentSettings, system_prompt};
-use versus::engine::{ChoiceRequest, HistoryPolicy, SessionEngine, TurnRequest, TurnTarget};
+use versus::engine::{
+    ChoiceOutcome, ChoiceRequest, EngineError, EngineEvent, EngineEvents, EngineHandle,
+    HistoryPolicy, Op, OpKind, RewindDone, RewindPlan, RewindScope, SessionEngine, TurnOutcome,
+    TurnRequest, TurnTarget,
+};
 use versus::provider::demo::DemoModel;
+use versus::review::BlindNames;
 use versus::runner::RunOptions;
 use versus::session::{Source, Store};
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::Isolation;
+use versus::workspace::changeset::ChangeSet;
 
 fn project() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
@@ -77,30 +83,158 @@ fn options(scratch: &Path) -> RunOptions {
     }
 }
 
-/// Runs one turn to its end the way `versus ask` does; returns the turn number.
-async fn turn(
-    engine: &mut SessionEngine,
-    prompt: &str,
-    targets: Vec<TurnTarget>,
-    scratch: &Path,
-) -> u32 {
-    let launch = engine
-        .start_turn(TurnRequest {
-            prompt: prompt.to_string(),
-            attached: String::new(),
-            targets,
-            options: options(scratch),
-            policy: HistoryPolicy::default(),
-        })
-        .unwrap();
-    let driven = engine
-        .drive_turn(launch, std::future::pending(), |_| {})
-        .await
-        .unwrap();
-    for (_, set) in &driven.models {
-        assert!(set.is_ok(), "{set:?}");
+fn request(prompt: &str, targets: Vec<TurnTarget>, scratch: &Path) -> TurnRequest {
+    TurnRequest {
+        prompt: prompt.to_string(),
+        attached: String::new(),
+        targets,
+        options: options(scratch),
+        policy: HistoryPolicy::default(),
+        check: None,
+        history_line: None,
     }
-    driven.turn
+}
+
+/// A session engine running as its task, driven through its handle as a front end does; it
+/// keeps the blind names it was told and a short name of every event, in order.
+struct Live {
+    handle: EngineHandle,
+    events: EngineEvents,
+    names: Option<BlindNames>,
+    seen: Vec<String>,
+}
+
+impl Live {
+    fn spawn(engine: SessionEngine) -> Live {
+        let names = engine.blind_names().cloned();
+        let (handle, events) = engine.spawn();
+        Live {
+            handle,
+            events,
+            names,
+            seen: Vec::new(),
+        }
+    }
+
+    fn submit(&self, op: Op) {
+        self.handle.submit(op).unwrap();
+    }
+
+    /// The next event (the engine's blind names remembered on the way).
+    async fn next(&mut self) -> EngineEvent {
+        let event = self.events.recv().await.expect("the engine ended early");
+        let name = match &event {
+            EngineEvent::Agent { .. } => None,
+            EngineEvent::ModelFinished { model, .. } => Some(format!("finished {}", model.label)),
+            EngineEvent::TurnStarted { turn, .. } => Some(format!("started {turn}")),
+            EngineEvent::TurnEnded { turn, .. } => Some(format!("ended {turn}")),
+            EngineEvent::Failed { op, .. } => Some(format!("failed {op:?}")),
+            other => Some(
+                format!("{other:?}")
+                    .split([' ', '(', '{'])
+                    .next()
+                    .unwrap()
+                    .to_string(),
+            ),
+        };
+        self.seen.extend(name);
+        if let EngineEvent::Blind(names) = &event {
+            self.names = names.clone();
+        }
+        event
+    }
+
+    /// Runs one turn to its end the way `versus ask` does: its number, how it ended and the
+    /// change sets in model order.
+    async fn run_turn(
+        &mut self,
+        prompt: &str,
+        targets: Vec<TurnTarget>,
+        scratch: &Path,
+    ) -> (u32, TurnOutcome, Vec<ChangeSet>) {
+        self.submit(Op::StartTurn(request(prompt, targets, scratch)));
+        let mut sets = Vec::new();
+        loop {
+            match self.next().await {
+                EngineEvent::ModelFinished {
+                    model, change_set, ..
+                } => sets.push((model.entry, change_set.unwrap())),
+                EngineEvent::TurnEnded { turn, outcome } => {
+                    sets.sort_by_key(|(entry, _)| *entry);
+                    return (turn, outcome, sets.into_iter().map(|(_, s)| s).collect());
+                }
+                EngineEvent::Failed { op, error } => panic!("{op:?} failed: {error}"),
+                _ => {}
+            }
+        }
+    }
+
+    async fn turn(&mut self, prompt: &str, targets: Vec<TurnTarget>, scratch: &Path) -> u32 {
+        self.run_turn(prompt, targets, scratch).await.0
+    }
+
+    /// The answer to the last submission: `pick` returns `Some` for it, a failure is `Err`.
+    async fn answer<T>(
+        &mut self,
+        mut pick: impl FnMut(EngineEvent) -> Option<T>,
+    ) -> Result<T, EngineError> {
+        loop {
+            match self.next().await {
+                EngineEvent::Failed { error, .. } => return Err(error),
+                event => {
+                    if let Some(found) = pick(event) {
+                        return Ok(found);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn choose(&mut self, request: ChoiceRequest) -> Result<ChoiceOutcome, EngineError> {
+        self.submit(Op::Choose(request));
+        self.answer(|e| match e {
+            EngineEvent::Chosen(outcome) => Some(outcome),
+            _ => None,
+        })
+        .await
+    }
+
+    async fn plan_rewind(&mut self, scope: RewindScope) -> Result<RewindPlan, EngineError> {
+        self.submit(Op::PlanRewind { scope });
+        self.answer(|e| match e {
+            EngineEvent::RewindPlanned(plan) => Some(plan),
+            _ => None,
+        })
+        .await
+    }
+
+    async fn rewind(&mut self, plan: RewindPlan) -> Result<RewindDone, EngineError> {
+        self.submit(Op::Rewind { plan, force: false });
+        self.answer(|e| match e {
+            EngineEvent::Rewound(done) => Some(done),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Blind mode on or off; waits for the engine's new names.
+    async fn blind(&mut self, on: bool) {
+        self.submit(Op::Blind(on));
+        self.answer(|e| matches!(e, EngineEvent::Blind(_)).then_some(()))
+            .await
+            .unwrap();
+    }
+
+    /// Ends the session and waits for the engine to say so.
+    async fn close(mut self) {
+        self.submit(Op::Shutdown {
+            keep_workspaces: false,
+        });
+        self.answer(|e| matches!(e, EngineEvent::Closed { .. }).then_some(()))
+            .await
+            .unwrap();
+        assert!(self.events.recv().await.is_none(), "the stream ends");
+    }
 }
 
 /// Regression: after a turn addressed to some models only (`/resume` re-runs the interrupted
@@ -110,25 +244,21 @@ async fn a_continued_session_keeps_every_model_after_a_turn_for_some_of_them() {
     let (tmp, root) = project();
     let (a, b) = ("demo/a", "demo/b");
     let store = Store::open_with(&root, test_key(&root)).unwrap();
-    let mut engine =
-        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap();
-    turn(
-        &mut engine,
-        "first",
-        vec![target(a, "A", None, 1), target(b, "B", None, 2)],
-        tmp.path(),
-    )
-    .await;
+    let mut engine = Live::spawn(
+        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap(),
+    );
+    engine
+        .turn(
+            "first",
+            vec![target(a, "A", None, 1), target(b, "B", None, 2)],
+            tmp.path(),
+        )
+        .await;
     // Like /resume: only model b is addressed.
-    turn(
-        &mut engine,
-        "go on",
-        vec![target(b, "B", None, 2)],
-        tmp.path(),
-    )
-    .await;
-    engine.finish();
-    drop(engine);
+    engine
+        .turn("go on", vec![target(b, "B", None, 2)], tmp.path())
+        .await;
+    engine.close().await;
 
     let reopened = SessionEngine::open(store, None, Source::Tui, None).unwrap();
     assert_eq!(reopened.engine.models(), [a, b]);
@@ -157,26 +287,26 @@ async fn each_turn_records_only_the_messages_it_added() {
     let (tmp, root) = project();
     let store = Store::open_with(&root, test_key(&root)).unwrap();
     let label = "demo/a";
-    let mut engine = SessionEngine::create(store.clone(), Source::Ask, vec![label.into()]).unwrap();
+    let mut engine =
+        Live::spawn(SessionEngine::create(store.clone(), Source::Ask, vec![label.into()]).unwrap());
     let turns = 6;
     for n in 0..turns {
         let prompt = format!("prompt number {n} with a marker");
-        turn(
-            &mut engine,
-            &prompt,
-            vec![target(label, "Answer", Some(("notes.txt", "x")), turns)],
-            tmp.path(),
-        )
-        .await;
+        engine
+            .turn(
+                &prompt,
+                vec![target(label, "Answer", Some(("notes.txt", "x")), turns)],
+                tmp.path(),
+            )
+            .await;
         let chosen = ChoiceRequest {
             turn: n as u32 + 1,
             ..ChoiceRequest::default()
         };
-        let outcome = engine.choice_job(chosen).unwrap().run().unwrap();
-        engine.chosen(&outcome);
+        engine.choose(chosen).await.unwrap();
     }
-    let dir = engine.dir().to_path_buf();
-    engine.finish();
+    let dir = engine.handle.info().dir.clone();
+    engine.close().await;
     let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
     assert_eq!(
         text.matches("prompt number 0 with a marker").count(),
@@ -201,39 +331,36 @@ async fn each_turn_records_only_the_messages_it_added() {
 }
 
 /// Regression: a choice rewound in the interface (`/rewind`) kept counting as a win. Through
-/// the engine, as the TUI's driver does it: choose with an apply, plan the rewind, carry it
-/// out, record it; the preference line is then left out of the statistics.
+/// the engine's handle, as the TUI does it: choose with an apply, plan the rewind, carry it
+/// out; the preference line is then left out of the statistics.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rewound_choice_is_left_out_of_the_statistics() {
     let (tmp, root) = project();
     let store = Store::open_with(&root, test_key(&root)).unwrap();
     let label = "demo/a";
-    let mut engine = SessionEngine::create(store.clone(), Source::Tui, vec![label.into()]).unwrap();
-    let number = turn(
-        &mut engine,
-        "fix the notes",
-        vec![target(label, "Fixed", Some(("notes.txt", "fixed")), 1)],
-        tmp.path(),
-    )
-    .await;
-    let job = engine.change_set_job(label).unwrap();
-    let set = job.build().unwrap();
+    let mut engine =
+        Live::spawn(SessionEngine::create(store.clone(), Source::Tui, vec![label.into()]).unwrap());
+    let (number, _, sets) = engine
+        .run_turn(
+            "fix the notes",
+            vec![target(label, "Fixed", Some(("notes.txt", "fixed")), 1)],
+            tmp.path(),
+        )
+        .await;
     let plan = versus::apply::compose(
-        &[set],
+        &sets,
         &versus::apply::Selection::new().change_set(label),
         "fix the notes",
     )
     .unwrap();
-    let outcome = engine
-        .choice_job(ChoiceRequest {
+    engine
+        .choose(ChoiceRequest {
             turn: number,
             plan: Some(plan),
             ..ChoiceRequest::default()
         })
-        .unwrap()
-        .run()
+        .await
         .unwrap();
-    engine.chosen(&outcome);
     assert_eq!(
         std::fs::read_to_string(root.join("notes.txt")).unwrap(),
         "fixed 0\n"
@@ -242,15 +369,9 @@ async fn a_rewound_choice_is_left_out_of_the_statistics() {
         |root: &Path| versus::stats::collect(root, &versus::stats::Filter::default()).unwrap();
     assert_eq!(stats(&root).sources.preferences, 1);
 
-    let plan = engine
-        .plan_rewind(versus::engine::RewindScope::Both)
-        .unwrap()
-        .run()
-        .unwrap()
-        .unwrap();
+    let plan = engine.plan_rewind(RewindScope::Both).await.unwrap();
     assert_eq!(plan.turn, Some(number));
-    let done = engine.rewind_job(plan, false).unwrap().run().unwrap();
-    engine.rewound(&done);
+    engine.rewind(plan).await.unwrap();
     assert_eq!(
         std::fs::read_to_string(root.join("notes.txt")).unwrap(),
         "alpha\nbeta\n"
@@ -261,8 +382,10 @@ async fn a_rewound_choice_is_left_out_of_the_statistics() {
         "the rewound choice still counts"
     );
     assert_eq!(after.sources.rewound, 1);
+    engine.close().await;
+    let reopened = SessionEngine::open(store, None, Source::Tui, None).unwrap();
     assert!(
-        engine.conversation(label).is_empty(),
+        reopened.engine.conversation(label).is_empty(),
         "the turn left the conversation"
     );
 }
@@ -276,18 +399,24 @@ async fn check_results_are_recorded_and_come_back_with_the_reopened_turn() {
     let (tmp, root) = project();
     let (a, b) = ("demo/a", "demo/b");
     let store = Store::open_with(&root, test_key(&root)).unwrap();
-    let mut engine =
-        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap();
-    let t = turn(
-        &mut engine,
-        "fix it",
-        vec![
-            target(a, "A", Some(("notes.txt", "from a")), 1),
-            target(b, "B", Some(("tests/notes_test.rs", "from b")), 1),
-        ],
-        tmp.path(),
-    )
-    .await;
+    let mut live = Live::spawn(
+        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap(),
+    );
+    let t = live
+        .turn(
+            "fix it",
+            vec![
+                target(a, "A", Some(("notes.txt", "from a")), 1),
+                target(b, "B", Some(("tests/notes_test.rs", "from b")), 1),
+            ],
+            tmp.path(),
+        )
+        .await;
+    live.close().await;
+    // The turn's checks, recorded as a front end's check would (the exact results matter).
+    let mut engine = SessionEngine::open(store.clone(), None, Source::Tui, None)
+        .unwrap()
+        .engine;
     let passed = CheckResult {
         command: "cargo test --quiet".into(),
         passed: true,
@@ -358,17 +487,24 @@ fn aliases(engine: &SessionEngine) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The aliases the front end was told, as (label, alias) pairs.
+fn told(live: &Live) -> Vec<(String, String)> {
+    live.names
+        .as_ref()
+        .expect("blind mode is on")
+        .aliases()
+        .into_iter()
+        .collect()
+}
+
 /// Chooses "none of them" for `turn`; returns whether the preference line says blind.
-fn choose_none(engine: &mut SessionEngine, store: &Store, turn: u32) -> bool {
-    let outcome = engine
-        .choice_job(ChoiceRequest {
-            turn,
-            ..ChoiceRequest::default()
-        })
-        .unwrap()
-        .run()
-        .unwrap();
-    engine.chosen(&outcome);
+async fn choose_none(live: &mut Live, store: &Store, turn: u32) -> bool {
+    live.choose(ChoiceRequest {
+        turn,
+        ..ChoiceRequest::default()
+    })
+    .await
+    .unwrap();
     let prefs = versus::session::read_preferences(&store.preferences()).unwrap();
     let line = prefs
         .iter()
@@ -381,8 +517,8 @@ fn choose_none(engine: &mut SessionEngine, store: &Store, turn: u32) -> bool {
 /// first turn, stay the same through two turns and their choices (a choice does not reveal
 /// them), and a session reopened after versus was killed comes back with the same ones, still
 /// hidden; a model added later gets the next alias and the others keep theirs.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
+#[test]
+fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
     let (tmp, root) = project();
     let (a, b, c) = ("demo/a", "demo/b", "demo/c");
     // Five models (a shuffle that came out the same again would go unseen with two).
@@ -391,24 +527,46 @@ async fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
         .map(|m| m.to_string())
         .collect();
     let store = Store::open_with(&root, test_key(&root)).unwrap();
-    let mut engine = SessionEngine::create(store.clone(), Source::Tui, five.clone()).unwrap();
+    let engine = SessionEngine::create(store.clone(), Source::Tui, five.clone()).unwrap();
     assert!(engine.blind_names().is_none());
-    engine.set_blind(true);
-    assert!(engine.blind());
-    let given = aliases(&engine);
-    assert_eq!(given.len(), 5);
-    let targets = || vec![target(a, "A", None, 2), target(b, "B", None, 2)];
-    let one = turn(&mut engine, "first", targets(), tmp.path()).await;
-    assert_eq!(aliases(&engine), given, "the turn keeps the aliases");
-    assert!(choose_none(&mut engine, &store, one), "chosen while hidden");
-    assert!(engine.blind(), "a choice does not reveal the names");
-    let two = turn(&mut engine, "second", targets(), tmp.path()).await;
-    assert_eq!(aliases(&engine), given, "turn 2 keeps them too");
-    assert!(choose_none(&mut engine, &store, two));
-    // Killed: no `ended` record (dropping the engine flushes its log).
-    drop(engine);
+    // Killed: the runtime that runs the engine's task goes away without a shutdown, so no
+    // `ended` record (dropping the engine flushes its log).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let given = runtime.block_on(async {
+        let mut live = Live::spawn(engine);
+        live.blind(true).await;
+        let given = told(&live);
+        assert_eq!(given.len(), 5);
+        assert!(!live.names.as_ref().unwrap().is_revealed());
+        let targets = || vec![target(a, "A", None, 2), target(b, "B", None, 2)];
+        let one = live.turn("first", targets(), tmp.path()).await;
+        assert_eq!(told(&live), given, "the turn keeps the aliases");
+        assert!(
+            choose_none(&mut live, &store, one).await,
+            "chosen while hidden"
+        );
+        let two = live.turn("second", targets(), tmp.path()).await;
+        assert_eq!(told(&live), given, "turn 2 keeps them too");
+        assert!(choose_none(&mut live, &store, two).await);
+        assert!(
+            !live.names.as_ref().unwrap().is_revealed(),
+            "a choice does not reveal the names"
+        );
+        assert_eq!(
+            live.seen.iter().filter(|e| *e == "Blind").count(),
+            1,
+            "the names were told once, when blind mode came on: {:?}",
+            live.seen
+        );
+        given
+    });
+    drop(runtime);
 
-    let mut reopened = SessionEngine::open(store.clone(), None, Source::Tui, None)
+    let reopened = SessionEngine::open(store.clone(), None, Source::Tui, None)
         .unwrap()
         .engine;
     assert!(reopened.blind(), "still hidden after --continue");
@@ -417,17 +575,36 @@ async fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
         given,
         "the same aliases after --continue"
     );
-    // A model joins: it gets the next alias, the others keep theirs.
-    let mut six = five.clone();
-    six.push(c.to_string());
-    reopened.set_models(six);
-    let mut with_c = given.clone();
-    with_c.push((c.to_string(), "Model F".to_string()));
-    with_c.sort();
-    assert_eq!(aliases(&reopened), with_c);
-    // The session ends: the names are revealed, and a later reopening says so.
-    reopened.finish();
-    drop(reopened);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let with_c = runtime.block_on(async {
+        let mut live = Live::spawn(reopened);
+        // A model joins: it gets the next alias, the others keep theirs.
+        let mut six = five.clone();
+        six.push(c.to_string());
+        live.submit(Op::SetModels(six));
+        live.answer(|e| matches!(e, EngineEvent::Blind(_)).then_some(()))
+            .await
+            .unwrap();
+        let mut with_c = given.clone();
+        with_c.push((c.to_string(), "Model F".to_string()));
+        with_c.sort();
+        assert_eq!(told(&live), with_c);
+        // The session ends: the names are revealed, and a later reopening says so.
+        live.submit(Op::Shutdown {
+            keep_workspaces: false,
+        });
+        live.answer(|e| matches!(e, EngineEvent::Closed { .. }).then_some(()))
+            .await
+            .unwrap();
+        assert!(
+            live.names.as_ref().unwrap().is_revealed(),
+            "revealed at the end"
+        );
+        with_c
+    });
     let again = SessionEngine::open(store, None, Source::Tui, None).unwrap();
     assert!(!again.engine.blind());
     assert!(again.engine.blind_names().unwrap().is_revealed());
@@ -443,21 +620,23 @@ async fn choices_after_a_reveal_are_not_counted_as_blind() {
     let (tmp, root) = project();
     let (a, b) = ("demo/a", "demo/b");
     let store = Store::open_with(&root, test_key(&root)).unwrap();
-    let mut engine =
-        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap();
-    engine.set_blind(true);
+    let mut engine = Live::spawn(
+        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap(),
+    );
+    engine.blind(true).await;
     let targets = || vec![target(a, "A", None, 2), target(b, "B", None, 2)];
-    let one = turn(&mut engine, "first", targets(), tmp.path()).await;
-    assert!(choose_none(&mut engine, &store, one));
-    engine.set_blind(false);
-    assert!(!engine.blind());
-    let two = turn(&mut engine, "second", targets(), tmp.path()).await;
+    let one = engine.turn("first", targets(), tmp.path()).await;
+    assert!(choose_none(&mut engine, &store, one).await);
+    engine.blind(false).await;
+    assert!(engine.names.as_ref().unwrap().is_revealed());
+    let two = engine.turn("second", targets(), tmp.path()).await;
     assert!(
-        !choose_none(&mut engine, &store, two),
+        !choose_none(&mut engine, &store, two).await,
         "revealed: not blind"
     );
-    engine.finish();
-    let log = versus::session::SessionLog::read(engine.dir()).unwrap();
+    let dir = engine.handle.info().dir.clone();
+    engine.close().await;
+    let log = versus::session::SessionLog::read(&dir).unwrap();
     let blind_turns: Vec<bool> = log
         .records
         .iter()
@@ -507,4 +686,308 @@ fn a_blind_log_older_than_the_blind_record_keeps_its_names_hidden() {
         second.log.blind_aliases().is_some(),
         "recorded once reopened"
     );
+}
+
+/// A demo model whose first step runs `command` in bash, then says "done".
+fn bash_target(label: &str, command: &str) -> TurnTarget {
+    let mut t = target(label, "unused", None, 1);
+    let script = format!(
+        "{}\n{{\"say\": \"done\"}}\n",
+        serde_json::json!({"tools": [{"name": "bash", "args": {"command": command}}]})
+    );
+    t.agent.client = Arc::new(DemoModel::parse(label, &script).unwrap());
+    t
+}
+
+/// Issue 23 item 1: one turn through the handle reports, in order, the turn's start, each
+/// model's agent events before its `ModelFinished` (with its change set), then `TurnEnded`;
+/// and the log holds the records `versus ask` always wrote, in the same order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_through_the_handle_reports_its_events_in_order() {
+    let (tmp, root) = project();
+    let (a, b) = ("demo/a", "demo/b");
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
+    let mut live = Live::spawn(
+        SessionEngine::create(store.clone(), Source::Ask, vec![a.into(), b.into()]).unwrap(),
+    );
+    live.submit(Op::StartTurn(request(
+        "fix the notes",
+        vec![
+            target(a, "A", Some(("notes.txt", "from a")), 1),
+            target(b, "B", None, 1),
+        ],
+        tmp.path(),
+    )));
+    let mut order = Vec::new();
+    let (turn, outcome) = loop {
+        match live.next().await {
+            EngineEvent::TurnStarted { turn, models } => {
+                assert_eq!(models, [a, b]);
+                order.push(format!("started {turn}"));
+            }
+            EngineEvent::Agent { entry, .. } => order.push(format!("agent {entry}")),
+            EngineEvent::ModelFinished {
+                model, change_set, ..
+            } => {
+                let set = change_set.unwrap();
+                let files: Vec<&str> = set.files.iter().map(|f| f.path.as_str()).collect();
+                match model.label.as_str() {
+                    "demo/a" => assert_eq!(files, ["notes.txt"]),
+                    _ => assert!(files.is_empty(), "{files:?}"),
+                }
+                order.push(format!("finished {}", model.entry));
+            }
+            EngineEvent::TurnEnded { turn, outcome } => break (turn, outcome),
+            EngineEvent::Failed { op, error } => panic!("{op:?}: {error}"),
+            _ => {}
+        }
+    };
+    assert_eq!((turn, outcome), (1, TurnOutcome::Done));
+    assert_eq!(
+        order.first().map(String::as_str),
+        Some("started 1"),
+        "{order:?}"
+    );
+    for entry in 0..2 {
+        let finished = order
+            .iter()
+            .position(|e| *e == format!("finished {entry}"))
+            .unwrap_or_else(|| panic!("model {entry} finished: {order:?}"));
+        let agent = format!("agent {entry}");
+        assert!(order[..finished].contains(&agent), "{order:?}");
+        assert!(!order[finished..].contains(&agent), "{order:?}");
+    }
+    let dir = live.handle.info().dir.clone();
+    live.close().await;
+    let log = versus::session::SessionLog::read(&dir).unwrap();
+    let kinds: Vec<String> = log
+        .records
+        .iter()
+        .map(|r| {
+            let json = serde_json::to_value(r).unwrap();
+            json["type"].as_str().unwrap().to_string()
+        })
+        .filter(|k| !matches!(k.as_str(), "agent" | "workspace"))
+        .collect();
+    let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
+    // Each model's proposals, finished and conversation (in the order the models ended).
+    let mut middle = kinds[2..kinds.len() - 2].to_vec();
+    middle.sort();
+    assert_eq!(kinds[..2], ["opened", "turn"], "{kinds:?}");
+    assert_eq!(
+        middle,
+        [
+            "conversation",
+            "conversation",
+            "finished",
+            "finished",
+            "proposals",
+            "proposals"
+        ],
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds[kinds.len() - 2..],
+        ["turn_ended", "ended"],
+        "{kinds:?}"
+    );
+}
+
+/// Issue 23 item 1: a running engine refuses a new turn, a choice and a rewind with typed
+/// errors naming the submission; cancelling one model ends only it, and cancelling all ends
+/// the turn interrupted. Nothing here waits on a clock: the cancelled models sleep 30 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_turn_refuses_what_must_wait_and_cancels_one_model_or_all() {
+    let (tmp, root) = project();
+    let (a, b) = ("demo/a", "demo/b");
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
+    let mut live = Live::spawn(
+        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap(),
+    );
+    live.submit(Op::StartTurn(request(
+        "wait",
+        vec![bash_target(a, "sleep 30"), target(b, "B", None, 1)],
+        tmp.path(),
+    )));
+    live.submit(Op::StartTurn(request(
+        "too soon",
+        vec![target(b, "B", None, 1)],
+        tmp.path(),
+    )));
+    live.submit(Op::Choose(ChoiceRequest {
+        turn: 1,
+        ..ChoiceRequest::default()
+    }));
+    live.submit(Op::PlanRewind {
+        scope: RewindScope::Files,
+    });
+    let mut refusals = Vec::new();
+    let mut stops = Vec::new();
+    let mut cancelled = false;
+    let outcome = loop {
+        match live.next().await {
+            EngineEvent::Failed { op, error } => {
+                refusals.push((op, error.to_string()));
+                // Every refusal is in: cancel the sleeper alone.
+                if refusals.len() == 3 && !cancelled {
+                    cancelled = true;
+                    live.submit(Op::Cancel { label: a.into() });
+                }
+            }
+            EngineEvent::ModelFinished { model, .. } => stops.push((model.label, model.stop)),
+            EngineEvent::TurnEnded { outcome, .. } => break outcome,
+            _ => {}
+        }
+    };
+    assert_eq!(refusals[0].0, OpKind::StartTurn);
+    assert!(refusals[0].1.contains("still running"), "{refusals:?}");
+    assert_eq!(refusals[1].0, OpKind::Choose);
+    assert!(
+        refusals[1].1.contains("turn 1 is no longer"),
+        "{refusals:?}"
+    );
+    // Planning a rewind reads only: it may run, and says there is nothing to rewind.
+    assert_eq!(refusals[2].0, OpKind::PlanRewind);
+    assert!(
+        refusals[2].1.starts_with("nothing to rewind"),
+        "{refusals:?}"
+    );
+    stops.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(
+        stops,
+        [
+            (a.to_string(), versus::model::RunStop::Cancelled),
+            (b.to_string(), versus::model::RunStop::Completed)
+        ]
+    );
+    assert_eq!(
+        outcome,
+        TurnOutcome::Done,
+        "one model cancelled is not an interrupted turn"
+    );
+
+    // Cancel all: the turn ends interrupted.
+    live.submit(Op::StartTurn(request(
+        "wait again",
+        vec![bash_target(a, "sleep 30")],
+        tmp.path(),
+    )));
+    loop {
+        if let EngineEvent::TurnStarted { .. } = live.next().await {
+            break;
+        }
+    }
+    live.submit(Op::CancelAll);
+    let outcome = live
+        .answer(|e| match e {
+            EngineEvent::TurnEnded { outcome, .. } => Some(outcome),
+            _ => None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(outcome, TurnOutcome::Interrupted);
+    live.close().await;
+}
+
+/// Issue 23 item 2: the engine runs the turn's configured check in each finished model's
+/// workspace, reports it (`CheckStarted` after the model's `ModelFinished`, then `CheckDone`)
+/// and records it, so a reopened session shows it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_runs_and_records_the_configured_check() {
+    let (tmp, root) = project();
+    let (a, b) = ("demo/a", "demo/b");
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
+    let mut live = Live::spawn(
+        SessionEngine::create(store.clone(), Source::Tui, vec![a.into(), b.into()]).unwrap(),
+    );
+    let mut turn = request(
+        "fix it",
+        vec![
+            target(a, "A", Some(("notes.txt", "fixed")), 1),
+            target(b, "B", None, 1),
+        ],
+        tmp.path(),
+    );
+    turn.check = Some("grep -q fixed notes.txt && echo checked".into());
+    live.submit(Op::StartTurn(turn));
+    let mut results = std::collections::BTreeMap::new();
+    while results.len() < 2 {
+        if let EngineEvent::CheckDone { label, result, .. } = live.next().await {
+            results.insert(label, result);
+        }
+    }
+    let seen = live.seen.clone();
+    for label in [a, b] {
+        let finished = seen.iter().position(|e| *e == format!("finished {label}"));
+        let started = seen
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| *e == "CheckStarted")
+            .count();
+        assert!(finished.is_some() && started == 2, "{seen:?}");
+    }
+    assert!(results[a].passed, "{:?}", results[a]);
+    assert_eq!(results[a].tail, ["checked"]);
+    assert!(!results[b].passed, "{:?}", results[b]);
+    assert_eq!(results[b].ending, "failed (exit 1)");
+    live.close().await;
+    let reopened = SessionEngine::open(store, None, Source::Tui, None).unwrap();
+    let restored = reopened.restored.expect("the unchosen turn comes back");
+    assert_eq!(restored.checks.len(), 2);
+    assert!(restored.checks[a].passed);
+}
+
+/// Issue 23 item 1: a reopened session's unchosen turn comes back through the handle: one
+/// `ModelFinished` per finished model, with its change set rebuilt from the log, and a choice
+/// of that turn is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restored_turn_comes_back_through_the_handle_and_can_be_chosen() {
+    let (tmp, root) = project();
+    let a = "demo/a";
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
+    let mut live =
+        Live::spawn(SessionEngine::create(store.clone(), Source::Tui, vec![a.into()]).unwrap());
+    let t = live
+        .turn(
+            "fix it",
+            vec![target(a, "A", Some(("notes.txt", "fixed")), 1)],
+            tmp.path(),
+        )
+        .await;
+    live.close().await;
+    let reopened = SessionEngine::open(store.clone(), None, Source::Tui, None).unwrap();
+    assert!(reopened.restored.is_some());
+    let mut live = Live::spawn(reopened.engine);
+    let set = live
+        .answer(|e| match e {
+            EngineEvent::ModelFinished {
+                turn, change_set, ..
+            } => Some((turn, change_set)),
+            _ => None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(set.0, t);
+    let set = set.1.unwrap();
+    assert_eq!(set.files.len(), 1);
+    let plan = versus::apply::compose(
+        &[set],
+        &versus::apply::Selection::new().change_set(a),
+        "fix it",
+    )
+    .unwrap();
+    let outcome = live
+        .choose(ChoiceRequest {
+            turn: t,
+            plan: Some(plan),
+            ..ChoiceRequest::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(outcome.written, ["notes.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "fixed 0\n"
+    );
+    live.close().await;
 }

@@ -276,7 +276,7 @@ fn concurrent_runs_share_a_kept_checkout_and_each_sees_its_own_users_state() {
 async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_and_mtime() {
     use std::sync::Arc;
     use versus::agent::{Agent, AgentSettings, system_prompt};
-    use versus::engine::{HistoryPolicy, SessionEngine, TurnRequest, TurnTarget};
+    use versus::engine::{EngineEvent, HistoryPolicy, Op, SessionEngine, TurnRequest, TurnTarget};
     use versus::provider::demo::DemoModel;
     use versus::runner::RunOptions;
     use versus::session::{Source, Store};
@@ -310,7 +310,8 @@ async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_a
         versus::session::OwnerKey::at(&lab.base.join("state/store-key")).unwrap(),
     )
     .unwrap();
-    let mut engine = SessionEngine::create(store, Source::Tui, vec!["demo/look".into()]).unwrap();
+    let engine = SessionEngine::create(store, Source::Tui, vec!["demo/look".into()]).unwrap();
+    let (engine, mut events) = engine.spawn();
     // Older than a capture trusts (see workspace::stat_cache): only its stamp can tell.
     std::thread::sleep(Duration::from_secs(3));
     let mut seen = Vec::new();
@@ -326,8 +327,8 @@ async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_a
                 .set_modified(mtime)
                 .unwrap();
         }
-        let launch = engine
-            .start_turn(TurnRequest {
+        engine
+            .submit(Op::StartTurn(TurnRequest {
                 prompt: format!("turn {n}"),
                 attached: String::new(),
                 targets: vec![target.clone()],
@@ -342,13 +343,17 @@ async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_a
                     limit: None,
                 },
                 policy: HistoryPolicy::default(),
-            })
+                check: None,
+                history_line: None,
+            }))
             .unwrap();
-        let driven = engine
-            .drive_turn(launch, std::future::pending(), |_| {})
-            .await
-            .unwrap();
-        let set = driven.models.into_iter().next().unwrap().1.unwrap();
+        let set = loop {
+            match events.recv().await.unwrap() {
+                EngineEvent::ModelFinished { change_set, .. } => break change_set.unwrap(),
+                EngineEvent::Failed { error, .. } => panic!("{error}"),
+                _ => {}
+            }
+        };
         let text = |path: &str| {
             set.file(path)
                 .and_then(|f| f.proposed.clone())
@@ -357,7 +362,12 @@ async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_a
         };
         seen.push((text("seen.txt"), text("ls.txt")));
     }
-    engine.finish();
+    engine
+        .submit(Op::Shutdown {
+            keep_workspaces: false,
+        })
+        .unwrap();
+    while events.recv().await.is_some() {}
     assert_eq!(seen[0].0, "committed\nfirst edit\n");
     assert_eq!(
         seen[1].0, "committed\nFIRST EDIT\n",

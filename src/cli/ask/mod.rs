@@ -26,14 +26,14 @@ use serde_json::json;
 
 use versus::agent::{AgentSettings, system_prompt};
 use versus::apply::compose::{Selection, compose};
-use versus::apply::{AppliedAs, ApplyEngine, Resolution};
+use versus::apply::{AppliedAs, Resolution};
 use versus::engine::{
-    ChoiceOutcome, ChoiceRequest, FinishedModel, HistoryPolicy, SessionEngine, TurnEvent,
-    TurnOutcome, TurnRequest, TurnTarget,
+    ChoiceOutcome, ChoiceRequest, EngineEvent, EngineEvents, EngineHandle, FinishedModel,
+    HistoryPolicy, Op, SessionEngine, TurnOutcome, TurnRequest, TurnTarget,
 };
 use versus::runner::{ModelRequest, RunOptions, resolve_models};
 use versus::sanitize::{self, block, line, name};
-use versus::session::{EventLog, SessionError, Source, Store, now};
+use versus::session::{SessionError, Source, Store};
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::changeset::ChangeSet;
 use versus::workspace::{Isolation, cleanup_leftovers};
@@ -204,20 +204,18 @@ async fn ask(
         None => Store::open(&project)?,
     };
     if args.pick.as_deref().is_some_and(|p| p != "none") {
-        refuse_if_interrupted(&store)?;
+        versus::engine::refuse_if_interrupted(&store)?;
     }
     // A leftover that cannot be removed is said and skipped: it never stops this run.
     if let Err(err) = cleanup_leftovers(&project) {
         say(&format!("versus: warning: {err}"));
     }
-    let mut engine = match reopened {
+    let engine = match reopened {
         Some(reopened) => reopened.engine,
         None => SessionEngine::create(store, Source::Ask, labels.clone())?,
     };
-    let session_id = engine.id().to_string();
-    EventLog::open(&engine.store().history())?.append(&json!({
-        "time": now().rfc3339(), "session": session_id, "prompt": args.prompt,
-    }))?;
+    let (handle, mut events) = engine.spawn();
+    let session_id = handle.info().id.clone();
 
     let progress = Progress::new(labels.clone(), args.quiet);
     let isolation = match args.isolation {
@@ -237,7 +235,7 @@ async fn ask(
     for note in notes(&config, isolation, labels.len(), &args.prompt) {
         progress.note(&note);
     }
-    let launch = engine.start_turn(TurnRequest {
+    handle.submit(Op::StartTurn(TurnRequest {
         prompt: args.prompt.clone(),
         attached: String::new(),
         targets,
@@ -246,7 +244,7 @@ async fn ask(
             limits: ToolLimits::default(),
             setup: args.setup.clone(),
             workspace_parent: None,
-            spill_dir: engine.dir().join("spill"),
+            spill_dir: handle.info().dir.join("spill"),
             output_filter: None,
             sandbox: {
                 let mut sandbox = config.sandbox.clone();
@@ -256,35 +254,54 @@ async fn ask(
             limit: None,
         },
         policy: HistoryPolicy::default(),
-    })?;
+        check: None,
+        history_line: Some(args.prompt.clone()),
+    }))?;
     let mut stop_signals = crate::cli::signals::StopSignals::new()?;
-    let stop = async {
-        let signal = stop_signals.next().await;
-        progress.note(&format!(
-            "versus: {signal}, stopping every model (no file of yours is changed)"
-        ));
-    };
-    let driven = engine
-        .drive_turn(launch, stop, |event| {
-            if let TurnEvent::Agent { entry, event } = event {
-                progress.event(*entry, event);
+    let mut stopping = false;
+    let mut finished = Vec::new();
+    let (turn, outcome) = loop {
+        tokio::select! {
+            event = events.recv() => match event {
+                Some(EngineEvent::Agent { entry, event, .. }) => progress.event(entry, &event),
+                Some(EngineEvent::ModelFinished { model, change_set, .. }) => {
+                    finished.push((model, change_set));
+                }
+                Some(EngineEvent::TurnEnded { turn, outcome }) => break (turn, outcome),
+                Some(EngineEvent::Notice(text)) => progress.note(&format!("versus: {text}")),
+                Some(EngineEvent::Failed { error, .. }) => {
+                    close(&handle, &mut events, false).await;
+                    return Err(error.into());
+                }
+                Some(_) => {}
+                None => bail!("the session engine stopped before the turn ended"),
+            },
+            signal = stop_signals.next(), if !stopping => {
+                stopping = true;
+                progress.note(&format!(
+                    "versus: {signal}, stopping every model (no file of yours is changed)"
+                ));
+                handle.submit(Op::CancelAll)?;
             }
-        })
-        .await
-        .map_err(anyhow::Error::msg)?;
-    let outcome = driven.outcome();
+        }
+    };
+    finished.sort_by_key(|(model, _)| model.entry);
     let mut sets = Vec::new();
     let mut rows = Vec::new();
-    for (model, set) in driven.models {
-        let set = set
-            .map_err(anyhow::Error::msg)
-            .with_context(|| format!("build the change set of {}", model.label))?;
+    for (model, set) in finished {
+        let set = match set {
+            Ok(set) => set,
+            Err(error) => {
+                close(&handle, &mut events, false).await;
+                return Err(error.into());
+            }
+        };
         rows.push(row(&model, &set));
         sets.push(set);
     }
     if outcome == TurnOutcome::Interrupted {
         print_results(&args, &rows, &session_id, None)?;
-        engine.finish();
+        close(&handle, &mut events, false).await;
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
 
@@ -294,12 +311,22 @@ async fn ask(
     }
     let mut pick_report = None;
     if let Some(pick) = &args.pick {
-        let request = choice(&sets, pick, &args, driven.turn)?;
-        let outcome = engine.choice_job(request)?.run()?;
+        let request = choice(&sets, pick, &args, turn)?;
+        handle.submit(Op::Choose(request))?;
+        let outcome = loop {
+            match events.recv().await {
+                Some(EngineEvent::Chosen(outcome)) => break outcome,
+                Some(EngineEvent::Failed { error, .. }) => {
+                    close(&handle, &mut events, false).await;
+                    return Err(error.into());
+                }
+                Some(_) => {}
+                None => bail!("the session engine stopped before the choice was made"),
+            }
+        };
         if let Some(error) = &outcome.preference_error {
             say(&format!("versus: {error}"));
         }
-        engine.chosen(&outcome);
         if pick != "none" {
             let (report, conflicts) = pick_report_of(pick, &outcome);
             if conflicts > 0 {
@@ -309,16 +336,31 @@ async fn ask(
         }
     }
     print_results(&args, &rows, &session_id, pick_report.as_ref())?;
-    if args.keep_workspaces {
-        for (label, root) in engine.keep_workspaces() {
-            say(&format!("kept workspace of {label}: {}", root.display()));
-        }
+    for (label, root) in close(&handle, &mut events, args.keep_workspaces).await {
+        say(&format!("kept workspace of {label}: {}", root.display()));
     }
     if outcome == TurnOutcome::EveryModelFailed {
         say("versus: every model failed (each one's error is under its name above)");
     }
-    engine.finish();
     Ok(exit)
+}
+
+/// Ends the session (the `Ended` record, the workspaces removed unless kept) and waits for
+/// the engine to say so; returns the workspaces kept.
+async fn close(
+    handle: &EngineHandle,
+    events: &mut EngineEvents,
+    keep_workspaces: bool,
+) -> Vec<(String, PathBuf)> {
+    if handle.submit(Op::Shutdown { keep_workspaces }).is_err() {
+        return Vec::new();
+    }
+    while let Some(event) = events.recv().await {
+        if let EngineEvent::Closed { kept } = event {
+            return kept;
+        }
+    }
+    Vec::new()
 }
 
 /// The models of `-m` (else those of the continued session, else the config's defaults) as
@@ -455,23 +497,6 @@ fn store_to_continue(project: &std::path::Path) -> anyhow::Result<Store> {
     }
     // A `.versus` this user's versus did not stamp: opening it says what to do.
     Ok(Store::open(project)?)
-}
-
-/// An interrupted apply must be rolled back before a new one (its snapshots would be stale).
-fn refuse_if_interrupted(store: &Store) -> anyhow::Result<()> {
-    for id in store.sessions()?.into_iter().rev().take(20) {
-        let dir = store.root().join("sessions").join(&id);
-        if !dir.join(versus::apply::journal::JOURNAL_FILE).exists() {
-            continue;
-        }
-        if let Some(p) = ApplyEngine::new(store.project(), &dir)?.pending_recovery()? {
-            bail!(
-                "apply {} (session {id}) was interrupted half-way; run `versus rewind` to roll it back before applying anything new",
-                p.apply_id
-            );
-        }
-    }
-    Ok(())
 }
 
 /// What --pick did, for the output.

@@ -9,7 +9,6 @@
 //! project, building change sets, checks, applying, rewinding, statistics) runs on tasks and
 //! reports back through the loop channel, so the event loop never waits on it.
 
-pub mod check;
 mod choice;
 pub mod models;
 mod rewind;

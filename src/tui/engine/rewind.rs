@@ -11,14 +11,16 @@ impl Engine {
     pub(super) fn plan_rewind(&mut self, scope: RewindScope) -> Vec<EngineMsg> {
         let job = match self.core.plan_rewind(scope) {
             Ok(job) => job,
-            Err(nothing) => return vec![EngineMsg::Info(nothing)],
+            Err(nothing) => return vec![EngineMsg::Info(nothing.to_string())],
         };
         let tx = self.tx.clone();
         tokio::task::spawn_blocking(move || {
             let msg = match job.run() {
-                Ok(Ok(plan)) => EngineMsg::RewindPlanned(plan),
-                Ok(Err(nothing)) => EngineMsg::Info(nothing),
-                Err(error) => EngineMsg::Error(error),
+                Ok(plan) => EngineMsg::RewindPlanned(plan),
+                Err(nothing @ crate::engine::EngineError::NothingToRewind(_)) => {
+                    EngineMsg::Info(nothing.to_string())
+                }
+                Err(error) => EngineMsg::Error(error.to_string()),
             };
             let _ = tx.send(LoopMsg::App(msg));
         });
@@ -40,7 +42,7 @@ impl Engine {
         tokio::task::spawn_blocking(move || {
             let msg = match job.run() {
                 Ok(done) => LoopMsg::Rewound(done),
-                Err(error) => LoopMsg::App(EngineMsg::Error(error)),
+                Err(error) => LoopMsg::App(EngineMsg::Error(error.to_string())),
             };
             let _ = tx.send(msg);
         });

@@ -17,8 +17,8 @@ use crate::workspace::{Base, Isolation, ProjectPath};
 
 use super::super::action::{CheckState, EngineMsg, Target, TurnRequest};
 use super::super::panel::RunSummary;
-use super::check::{CHECK_TIMEOUT, run_check};
 use super::{Engine, LoopMsg};
+use crate::engine::check::{CHECK_TIMEOUT, run_check};
 
 /// Largest file `@path` attaches.
 const MAX_ATTACHMENT: u64 = 512 * 1024;
@@ -114,6 +114,9 @@ impl Engine {
                 limit: None,
             },
             policy: HistoryPolicy::default(),
+            // This driver runs its own checks and history lines (until it uses the handle).
+            check: None,
+            history_line: None,
         }) {
             Ok(launch) => launch,
             Err(e) => return reject(e.to_string()),
@@ -131,7 +134,10 @@ impl Engine {
         tokio::spawn(async move {
             match launch.launch().await {
                 Err(error) => {
-                    let _ = tx.send(LoopMsg::Rejected { turn, error });
+                    let _ = tx.send(LoopMsg::Rejected {
+                        turn,
+                        error: error.to_string(),
+                    });
                 }
                 Ok(mut launched) => {
                     let _ = tx.send(LoopMsg::Started {
@@ -267,7 +273,7 @@ impl Engine {
         let tx = self.tx.clone();
         let label = label.to_string();
         tokio::task::spawn_blocking(move || {
-            let set = job.build();
+            let set = job.build().map_err(|e| e.to_string());
             let _ = tx.send(LoopMsg::ChangeSet { turn, label, set });
         });
     }

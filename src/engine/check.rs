@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::super::action::CheckResult;
 use crate::exec::Sandbox;
+use crate::session::CheckResult;
 
 /// How long a check may run.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(10 * 60);
