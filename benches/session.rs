@@ -166,6 +166,7 @@ fn main() {
                     policy: HistoryPolicy::default(),
                     check: None,
                     history_line: None,
+                    workspaces: Default::default(),
                 }))
                 .unwrap();
             let turn = answer(&mut events, |e| match e {

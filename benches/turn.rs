@@ -144,6 +144,7 @@ fn turn(runtime: &tokio::runtime::Runtime, run: &mut Run, parent: &Path) -> (Dur
                 policy: HistoryPolicy::default(),
                 check: None,
                 history_line: None,
+                workspaces: Default::default(),
             }))
             .unwrap();
         loop {

@@ -43,7 +43,7 @@ pub use rewind::{RewindDone, RewindPlan, mark_apply_rewound};
 pub use startup::refuse_if_interrupted;
 pub use state::Phase;
 pub(crate) use turn::TurnEvent;
-pub use turn::{FinishedModel, TurnOutcome, TurnRequest, TurnTarget};
+pub use turn::{FinishedModel, TurnOutcome, TurnRequest, TurnTarget, TurnWorkspaces};
 
 pub use crate::session::{CheckResult, RewindScope};
 

@@ -153,6 +153,7 @@ impl SessionEngine {
             interrupted: false,
             check: None,
             sandbox: crate::exec::SandboxSettings::default(),
+            keep: false,
         });
         Some(restored)
     }

@@ -10,31 +10,27 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, Env};
-use crate::engine::{EngineError, SessionEngine};
+use crate::engine::{EngineError, EngineEvent, Op, SessionEngine, TurnTarget};
 use crate::recipe::{Choice, Criterion, Recipe};
+use crate::runner::{Concurrency, RunOptions};
 use crate::session::{SessionError, Source, Store, now};
-use crate::workspace::{Base, Isolation, WorkspaceError, cleanup_leftovers};
+use crate::workspace::{Isolation, cleanup_leftovers};
 
 use super::assemble::{self, Frame};
 use super::checkpoint::{self, CHECKPOINT_VERSION, Checkpoint, Header, HeaderModel, Record};
 use super::collect::Collector;
-use super::job::{self, JobEvent, Shared};
+use super::drive;
 use super::layout::{self, Layout};
 use super::models::{self, Prepared};
-use super::plan::{Cell, Job, Plan};
-use super::progress::{DisplayMode, Progress};
+use super::plan::{Cell, Plan};
+use super::progress::Progress;
 use super::report::{Environment, ModelRun, Report};
 use super::resume::{header_models, load_resume};
 use super::{HeadlessError, OutDir, RunOutcome, RunRequest, Verdict, summary};
-
-/// How often the live display is redrawn.
-const TICK: Duration = Duration::from_millis(250);
 
 /// Runs the recipe as `request` says, until done or until `cancel` fires.
 pub async fn run(
@@ -85,10 +81,6 @@ pub async fn run(
     }
 
     let _ = cleanup_leftovers(&request.project);
-    let capture_root = request.project.clone();
-    let base = tokio::task::spawn_blocking(move || Base::capture(&capture_root))
-        .await
-        .map_err(|e| WorkspaceError::io("capture", &request.project, std::io::Error::other(e)))??;
 
     let mut done: BTreeSet<Cell> = BTreeSet::new();
     for (t, task) in opened.tasks.iter().enumerate() {
@@ -106,45 +98,75 @@ pub async fn run(
         // Kept workspaces must be real trees that outlive this process.
         crate::workspace::cow::set_copy_on_write(false);
     }
-    let base = Arc::new(base);
-    let remaining = plan.remaining(&done);
-    let cells: Vec<Cell> = remaining.iter().flat_map(|job| job.cells()).collect();
-    // Every task is a turn of the run's session, recorded as `versus ask` and the TUI record
-    // theirs; a resume continues the same session, so its log holds every attempt.
-    let mut session = run_session(&request, &mut opened, &labels, &mut progress)?;
-    let turns = Turns::record(&mut session, &recipe, &labels, &cells);
-    let shared = Arc::new(Shared {
-        base: Arc::clone(&base),
+    let turns = drive::task_turns(&plan.remaining(&done), opened.tasks.len());
+    // Every task is a turn of the run's session, run by the engine as `versus ask` and the
+    // interface run theirs; a resume continues the same session, so its log holds every
+    // attempt.
+    let (session, restored_models) = run_session(&request, &mut opened, &labels, &mut progress)?;
+    let resumed_session = session.last_turn() > 0;
+    let (handle, mut events) = session.spawn();
+    let filter_recipe = Arc::clone(&recipe);
+    let shared = drive::Shared {
         recipe: Arc::clone(&recipe),
-        entries: std::mem::take(&mut opened.prepared.entries),
-        windows: std::mem::take(&mut opened.prepared.windows),
-        isolation,
-        limits: {
-            let mut limits = recipe.tool_limits();
-            limits.allow_local_fetch = recipe.allows_local_fetch(request.recipe_may_loosen);
-            limits
+        targets: opened
+            .prepared
+            .entries
+            .iter()
+            .zip(opened.prepared.windows.iter())
+            .map(|(entry, window)| TurnTarget {
+                label: entry.label.clone(),
+                agent: entry.agent.clone(),
+                window: *window,
+            })
+            .collect(),
+        options: RunOptions {
+            isolation,
+            limits: {
+                let mut limits = recipe.tool_limits();
+                limits.allow_local_fetch = recipe.allows_local_fetch(request.recipe_may_loosen);
+                limits
+            },
+            setup: recipe.workspace.setup.clone(),
+            workspace_parent: None,
+            spill_dir: opened.layout.path("spill"),
+            output_filter: Some(Arc::new(
+                move |tool: &str, text: String| match filter_recipe.output_filter(tool) {
+                    Some(rule) => rule.apply(&text),
+                    None => text,
+                },
+            )),
+            sandbox,
+            limit: Some(Concurrency::new(jobs)),
         },
         layout: opened.layout.clone(),
         cancel: run_cancel.clone(),
-        sandbox,
         commands_unavailable,
-    });
-    let rx = start_jobs(remaining, shared, jobs);
-
+        resumed_session,
+        restored_models,
+    };
     let mut collector = Collector::new(
         &mut opened.checkpoint,
         &opened.layout,
         &opened.tasks,
         &labels,
-        &mut session,
-        turns,
-        base,
         &mut progress,
+        request.display,
     );
-    collect(&mut collector, rx, &run_cancel, request.display).await;
+    let driven = drive::run(&shared, &turns, &handle, &mut events, &mut collector).await;
     let failure = collector.failure.take();
-    session.finish();
+    // The session ends: its log closed, the last turn's workspaces removed (kept with
+    // `keep: true`).
+    let _ = handle.submit(Op::Shutdown {
+        keep_workspaces: recipe.workspace.keep,
+    });
+    drop(handle);
+    while let Some(event) = events.recv().await {
+        if matches!(event, EngineEvent::Closed { .. }) {
+            break;
+        }
+    }
     progress.finish();
+    driven?;
     if let Some(err) = failure {
         return Err(err);
     }
@@ -201,17 +223,22 @@ struct Opened {
 
 /// Opens the run's session: the one the checkpoint names when resuming (the session log is
 /// where every attempt of the run is recorded), else a new one, named in the checkpoint. A
-/// session that is gone (removed by hand) is replaced by a new one, with a note.
+/// session that is gone (removed by hand) is replaced by a new one, with a note. Also says how
+/// many finished models of the reopened session's last turn the engine brings back (their
+/// change sets are rebuilt before it takes a new turn).
 fn run_session(
     request: &RunRequest,
     opened: &mut Opened,
     labels: &[String],
     progress: &mut Progress,
-) -> Result<SessionEngine, HeadlessError> {
+) -> Result<(SessionEngine, usize), HeadlessError> {
     let store = Store::open(&request.project)?;
     if let Some(id) = opened.session.clone() {
         match SessionEngine::open(store, Some(&id), Source::Run, Some(labels.to_vec())) {
-            Ok(reopened) => return Ok(reopened.engine),
+            Ok(reopened) => {
+                let restored = reopened.restored.map_or(0, |t| t.finished.len());
+                return Ok((reopened.engine, restored));
+            }
             Err(EngineError::Session(
                 SessionError::NoSuchSession(_) | SessionError::NoSessions(_),
             )) => progress.note(&format!(
@@ -227,68 +254,7 @@ fn run_session(
         id: session.id().to_string(),
     })?;
     opened.session = Some(session.id().to_string());
-    Ok(session)
-}
-
-/// The session turn of each task this process runs, and its models: tasks in recipe order
-/// become the turns after the session's last (1, 2, ... in a new run; a resume adds turns
-/// for the tasks it runs again, with only the models it runs again).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Turns {
-    by_task: BTreeMap<usize, (u32, Vec<usize>)>,
-}
-
-impl Turns {
-    /// Numbers the turns of `cells` after the session's last one and records each.
-    fn record(
-        session: &mut SessionEngine,
-        recipe: &Recipe,
-        labels: &[String],
-        cells: &[Cell],
-    ) -> Self {
-        let mut by_task: BTreeMap<usize, (u32, Vec<usize>)> = BTreeMap::new();
-        for &(task, model) in cells {
-            let models = &mut by_task.entry(task).or_default().1;
-            if !models.contains(&model) {
-                models.push(model);
-            }
-        }
-        let mut turn = session.last_turn();
-        for (task, (number, models)) in &mut by_task {
-            models.sort_unstable();
-            turn += 1;
-            *number = turn;
-            let prompt = recipe
-                .tasks()
-                .get(*task)
-                .map(|t| t.prompt.clone())
-                .unwrap_or_default();
-            let names: Vec<String> = models
-                .iter()
-                .filter_map(|m| labels.get(*m).cloned())
-                .collect();
-            session.record_turn(turn, &prompt, &names);
-        }
-        Self { by_task }
-    }
-
-    /// The turn of `cell` and the cell's entry in it (its model's position among the turn's).
-    pub fn of(&self, (task, model): Cell) -> (u32, usize) {
-        match self.by_task.get(&task) {
-            Some((turn, models)) => (
-                *turn,
-                models.iter().position(|m| *m == model).unwrap_or(model),
-            ),
-            None => (0, model),
-        }
-    }
-
-    /// The turn of `task`, and how many of its cells this process runs.
-    pub fn cells_of(&self) -> impl Iterator<Item = (usize, u32, usize)> + '_ {
-        self.by_task
-            .iter()
-            .map(|(task, (turn, models))| (*task, *turn, models.len()))
-    }
+    Ok((session, 0))
 }
 
 /// Checks the request, prepares the models, and creates (or reopens) the output folder and
@@ -395,72 +361,6 @@ fn open(
         tasks,
         session,
     })
-}
-
-/// Starts the jobs in plan order, at most `jobs` at once: one dispatcher takes a permit, then
-/// spawns the next job with it, so start order is the plan's (tasks racing for permits would
-/// start in whatever order the scheduler polls them). After cancellation the jobs not started
-/// have their cells reported as interrupted.
-fn start_jobs(
-    remaining: Vec<Job>,
-    shared: Arc<Shared>,
-    jobs: usize,
-) -> mpsc::UnboundedReceiver<JobEvent> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let permits = Arc::new(Semaphore::new(jobs));
-    tokio::spawn(async move {
-        let mut queue = remaining.into_iter();
-        while let Some(job) = queue.next() {
-            let permit = tokio::select! {
-                permit = Arc::clone(&permits).acquire_owned() => permit.ok(),
-                () = shared.cancel.cancelled() => None,
-            };
-            match permit {
-                Some(permit) if !shared.cancel.is_cancelled() => {
-                    let tx = tx.clone();
-                    let shared = Arc::clone(&shared);
-                    tokio::spawn(async move {
-                        let _permit = permit;
-                        job::run(job, shared, tx).await;
-                    });
-                }
-                _ => {
-                    for job in std::iter::once(job).chain(queue.by_ref()) {
-                        for cell in job.cells() {
-                            let _ = tx.send(JobEvent::Interrupted { cell });
-                        }
-                    }
-                }
-            }
-        }
-    });
-    rx
-}
-
-/// Hands every job event to the collector until the last job is done, redrawing a live
-/// display on a timer. A write failure cancels the run (the failure is returned afterwards).
-async fn collect(
-    collector: &mut Collector<'_>,
-    mut rx: mpsc::UnboundedReceiver<JobEvent>,
-    cancel: &CancellationToken,
-    display: DisplayMode,
-) {
-    let mut tick = tokio::time::interval(TICK);
-    let live = display == DisplayMode::Live;
-    loop {
-        tokio::select! {
-            event = rx.recv() => match event {
-                Some(event) => {
-                    collector.handle(event);
-                    if collector.failure.is_some() {
-                        cancel.cancel();
-                    }
-                }
-                None => break,
-            },
-            _ = tick.tick(), if live => collector.progress.tick(),
-        }
-    }
 }
 
 /// The report, from the checkpoint as written.

@@ -1,5 +1,5 @@
-//! The fan-out: one prompt to N model entries at once, each in its own workspace, each result
-//! delivered as soon as that model ends.
+//! The fan-out: N model entries at once, each on its prompt in its own workspace, each result
+//! delivered as soon as that model ends. An engine turn starts its models through it.
 //!
 //! The runner owns workspaces and cancellation; it knows nothing of how results are shown.
 //! Everything it learns goes out as [`RunEvent`]s on one channel, tagged with the entry's
@@ -136,60 +136,6 @@ pub struct ModelResult {
     pub writes: Vec<FileWrite>,
     /// A failure outside the agent: workspace creation, setup command, bash-change scan.
     pub error: Option<String>,
-}
-
-/// Handle to a running fan-out: cancel one entry or all.
-#[derive(Debug, Clone)]
-pub struct RunHandle {
-    all: CancellationToken,
-    entries: Vec<CancellationToken>,
-}
-
-impl RunHandle {
-    /// Cancels every model (their bash children are killed).
-    pub fn cancel_all(&self) {
-        self.all.cancel();
-    }
-
-    /// Cancels one entry; false if there is no such entry.
-    pub fn cancel(&self, entry: usize) -> bool {
-        match self.entries.get(entry) {
-            Some(token) => {
-                token.cancel();
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-/// Starts every entry on `prompt` and returns the event channel plus a handle. The channel
-/// closes after the last `Finished`.
-pub fn fan_out(
-    base: Arc<Base>,
-    entries: Vec<ModelEntry>,
-    prompt: Message,
-    options: RunOptions,
-) -> (mpsc::UnboundedReceiver<RunEvent>, RunHandle) {
-    let all = CancellationToken::new();
-    let runs: Vec<EntryRun> = entries
-        .into_iter()
-        .map(|entry| EntryRun {
-            entry,
-            prompt: prompt.clone(),
-            cancel: all.child_token(),
-            workspace: None,
-        })
-        .collect();
-    let tokens = runs.iter().map(|r| r.cancel.clone()).collect();
-    let rx = fan_out_each(base, runs, options);
-    (
-        rx,
-        RunHandle {
-            all,
-            entries: tokens,
-        },
-    )
 }
 
 /// One entry of [`fan_out_each`]: the model, its own prompt (a next-turn note differs from

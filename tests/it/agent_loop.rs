@@ -5,7 +5,7 @@
 
 use crate::util;
 
-use util::git;
+use util::{fan_out, git};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use versus::agent::{Agent, AgentSettings, CostFn, system_prompt};
 use versus::model::{AgentEvent, Message, Part, Role, RunStop};
 use versus::provider::demo::DemoModel;
 use versus::runner::{
-    Concurrency, EntryRun, ModelEntry, ModelResult, RunEvent, RunOptions, fan_out, fan_out_each,
+    Concurrency, EntryRun, ModelEntry, ModelResult, RunEvent, RunOptions, fan_out_each,
 };
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::{Base, Isolation};
@@ -85,7 +85,7 @@ async fn run_all(
         let handle = handle.clone();
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
-            handle.cancel_all();
+            handle.cancel();
         });
     }
     let mut results: Vec<Option<ModelResult>> = (0..n).map(|_| None).collect();

@@ -92,6 +92,7 @@ fn request(prompt: &str, targets: Vec<TurnTarget>, scratch: &Path) -> TurnReques
         policy: HistoryPolicy::default(),
         check: None,
         history_line: None,
+        workspaces: Default::default(),
     }
 }
 

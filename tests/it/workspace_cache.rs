@@ -345,6 +345,7 @@ async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_a
                 policy: HistoryPolicy::default(),
                 check: None,
                 history_line: None,
+                workspaces: Default::default(),
             }))
             .unwrap();
         let set = loop {

@@ -256,6 +256,7 @@ async fn ask(
         policy: HistoryPolicy::default(),
         check: None,
         history_line: Some(args.prompt.clone()),
+        workspaces: Default::default(),
     }))?;
     let mut stop_signals = crate::cli::signals::StopSignals::new()?;
     let mut stopping = false;

@@ -117,6 +117,7 @@ impl Engine {
             // This driver runs its own checks and history lines (until it uses the handle).
             check: None,
             history_line: None,
+            workspaces: Default::default(),
         }) {
             Ok(launch) => launch,
             Err(e) => return reject(e.to_string()),
