@@ -721,6 +721,29 @@ fn a_failing_setup_fails_the_run_and_keep_leaves_the_workspace() {
     assert!(fixed.contains("$(( $1 + $2 ))"), "{fixed}");
     // The kept workspace is ours to remove (its folder holds the marker and the tree).
     std::fs::remove_dir_all(kept.parent().unwrap()).unwrap();
+
+    // Two independent tasks: each is a turn of its own, and the first turn's workspace is
+    // kept too when the second starts (not only the last turn's).
+    dir.write(
+        "keep2.recipe.md",
+        "# Keep two\nversion: 1\n\n## Models\n- demo/fixer.jsonl\n\n## Constraints\nproject_root: project\n\n## Workspace\nkeep: true\n\n## Tasks\n- Fix it.\n- Fix it again.\n\n## Success Criteria\n- no_errors\n",
+    );
+    let out = run_in(&dir, &["keep2.recipe.md", "--out", "keep2"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let report = read_json(&dir.path().join("keep2/report.json"));
+    let roots: Vec<PathBuf> = ["task-1", "task-2"]
+        .iter()
+        .map(|t| PathBuf::from(cell(&report, t, FIXER)["workspace"].as_str().unwrap()))
+        .collect();
+    assert_ne!(roots[0], roots[1], "a fresh workspace per independent task");
+    for root in &roots {
+        assert!(
+            root.join("calc.sh").is_file(),
+            "{} was removed",
+            root.display()
+        );
+        std::fs::remove_dir_all(root.parent().unwrap()).unwrap();
+    }
 }
 
 #[test]
