@@ -97,6 +97,8 @@ impl SessionEngine {
                                 .get(entry)
                                 .map(|w| crate::workspace::FileWrite::deleted_paths(w))
                                 .unwrap_or_default(),
+                            notes: Vec::new(),
+                            scan_notes: Vec::new(),
                         },
                     );
                 }

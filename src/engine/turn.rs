@@ -155,6 +155,12 @@ pub struct FinishedModel {
     pub files: Vec<String>,
     /// Those of `files` it deleted (its last change to them was a delete), sorted.
     pub deleted: Vec<String>,
+    /// The notes at the end of `error` (what the change scan left out, build output it
+    /// proposed), as appended; empty for a model rebuilt from the log.
+    pub notes: Vec<String>,
+    /// What the change scan left out of its proposals, one text per path; empty for a model
+    /// rebuilt from the log.
+    pub scan_notes: Vec<String>,
 }
 
 /// What a run event meant, for the front end.
@@ -471,7 +477,7 @@ impl SessionEngine {
             return Vec::new();
         };
         let base = state.base.clone();
-        let finished = self.record_finished(
+        let mut finished = self.record_finished(
             turn,
             entry,
             &label,
@@ -482,6 +488,8 @@ impl SessionEngine {
                 base: base.as_deref(),
             },
         );
+        finished.notes = result.notes.clone();
+        finished.scan_notes = result.scan_notes.clone();
         let Some(state) = self.turn.as_mut() else {
             return Vec::new();
         };

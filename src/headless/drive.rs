@@ -359,10 +359,11 @@ fn check(
         return;
     };
     let never_started = slots.get(entry).is_some_and(|s| s.ready.is_none());
-    let changes = match set {
+    let mut changes = match set {
         Ok(set) => report_of(set),
         Err(_) => ChangeSetReport::default(),
     };
+    changes.notes = model.scan_notes.clone();
     let error = error_of(model, set.as_ref().err());
     let criteria = shared.recipe.criteria().to_vec();
     let stats = model.stats.clone();
@@ -397,12 +398,27 @@ fn check(
     });
 }
 
-/// The run's error: the model's (agent, workspace, setup), else its change set's.
+/// The run's error: the model's (agent, workspace, setup), else its change set's. What the
+/// engine appended to the model's error (what the scan left out, build output proposed) is
+/// not an error of the run: the report gives it apart (`change_set.notes`, `build_output`).
 fn error_of(model: &FinishedModel, change_set: Option<&String>) -> Option<String> {
-    model
-        .error
-        .clone()
-        .or_else(|| change_set.map(|err| format!("the change set could not be built: {err}")))
+    let own = match &model.error {
+        Some(error) if !model.notes.is_empty() => {
+            let notes = model.notes.join("; ");
+            if *error == notes {
+                None
+            } else {
+                Some(
+                    error
+                        .strip_suffix(&format!("; {notes}"))
+                        .unwrap_or(error)
+                        .to_string(),
+                )
+            }
+        }
+        other => other.clone(),
+    };
+    own.or_else(|| change_set.map(|err| format!("the change set could not be built: {err}")))
 }
 
 /// A finished cell as the report holds it.

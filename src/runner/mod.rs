@@ -134,8 +134,15 @@ pub struct ModelResult {
     pub workspace: Option<Workspace>,
     /// Recorded writes in order, then the changes bash made (found after the run).
     pub writes: Vec<FileWrite>,
-    /// A failure outside the agent: workspace creation, setup command, bash-change scan.
+    /// A failure outside the agent: workspace creation, setup command, bash-change scan; then
+    /// what the scan left out and build output it proposed, said once each.
     pub error: Option<String>,
+    /// The notes at the end of `error`, as appended (what the scan left out, build output
+    /// proposed): `versus run` reports them apart from the model's error.
+    pub notes: Vec<String>,
+    /// What the change scan left out of the proposals (too large, too deep, unreadable), one
+    /// text per path.
+    pub scan_notes: Vec<String>,
 }
 
 /// One entry of [`fan_out_each`]: the model, its own prompt (a next-turn note differs from
@@ -234,6 +241,8 @@ fn not_started(index: usize, run: EntryRun, tx: &mpsc::UnboundedSender<RunEvent>
             workspace: run.workspace,
             writes: Vec::new(),
             error: None,
+            notes: Vec::new(),
+            scan_notes: Vec::new(),
         }),
     });
 }
@@ -258,6 +267,8 @@ async fn run_entry(
         workspace: None,
         writes: Vec::new(),
         error: Some(error),
+        notes: Vec::new(),
+        scan_notes: Vec::new(),
     };
     let prepared = match workspace {
         Some(workspace) => Ok(workspace),
@@ -339,12 +350,16 @@ async fn run_entry(
     let mut paths: Vec<&str> = writes.iter().map(|w| w.path.as_str()).collect();
     paths.sort_unstable();
     paths.dedup();
-    let notes = workspace
+    let scan = workspace
         .as_ref()
-        .and_then(|w| crate::workspace::ScanNote::summary(&w.scan_notes()))
+        .map(|w| w.scan_notes())
+        .unwrap_or_default();
+    let scan_notes = scan.iter().map(ToString::to_string).collect();
+    let notes: Vec<String> = crate::workspace::ScanNote::summary(&scan)
         .into_iter()
-        .chain(crate::workspace::build_output_notes(paths));
-    for note in notes {
+        .chain(crate::workspace::build_output_notes(paths))
+        .collect();
+    for note in notes.iter().cloned() {
         error = Some(match error {
             Some(error) => format!("{error}; {note}"),
             None => note,
@@ -356,6 +371,8 @@ async fn run_entry(
         workspace,
         writes,
         error,
+        notes,
+        scan_notes,
     }
 }
 
