@@ -235,6 +235,13 @@ async fn run_turn(
     let (checked_tx, mut checked_rx) = mpsc::unbounded_channel::<Checked>();
     let mut cancelled = false;
     let live = collector.progress_is_live();
+    // A `run:` criterion runs in the workspace; a kept one is named in the report.
+    let needs_workspace = shared.recipe.workspace.keep
+        || shared
+            .recipe
+            .criteria()
+            .iter()
+            .any(|c| matches!(c, crate::recipe::Criterion::Run { .. }));
     // The entries whose workspace was asked for, in order: the engine answers in that order.
     let mut asked: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
     // A job starts when its model first shows up (its earlier results are void from then).
@@ -287,6 +294,11 @@ async fn run_turn(
                         if let Some(slot) = slots.get_mut(entry) {
                             slot.finished = Some((model, set));
                             slot.checking = true;
+                        }
+                        // Criteria that run no command need no workspace: checked at once.
+                        if !needs_workspace {
+                            check(shared, &slots, entry, None, &checked_tx);
+                            continue;
                         }
                         // Its workspace, for the criteria (answered by `Workspace` or, when
                         // there is none, `Failed`).
