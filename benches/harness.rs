@@ -5,9 +5,12 @@
 //!
 //! - overhead: N models in parallel (default 16, then 1 for the scaling ratio), each running
 //!   S steps (default 50) of read_file / search_code / edit_file calls on a small generated git
-//!   project, through the real runner (`fan_out`, worktree isolation: a full checkout per
-//!   model; with `VERSUS_BENCH_COW=1`, copy-on-write workspaces where the machine allows them,
-//!   as the binary makes them by default), `Agent::run_turn`,
+//!   project, through the path every front end takes: one turn of a session engine, submitted
+//!   to its handle (`SessionEngine::spawn`, `Op::StartTurn`; the engine captures the project,
+//!   records every event in the session log and builds each model's change set), the runner
+//!   (worktree isolation: a full checkout per model; with `VERSUS_BENCH_COW=1`, copy-on-write
+//!   workspaces where the machine allows them, as the binary makes them by default),
+//!   `Agent::run_turn`,
 //!   `HttpModel` + `ChatWire` and reqwest, against a keep-alive HTTP server in a process of its
 //!   own (so its CPU is not the harness's) that answers each request at once with a
 //!   pre-rendered Chat Completions stream. The server stamps
@@ -49,6 +52,7 @@ use std::time::{Duration, Instant};
 use mock_server::{Framing, fixture, payload_lines_to_sse};
 use serde_json::{Value, json};
 use versus::agent::{Agent, AgentSettings, system_prompt};
+use versus::engine::{EngineEvent, Op, SessionEngine, TurnRequest, TurnTarget};
 use versus::model::{AgentEvent, Message, ModelRequest, Reasoning, RunStop, ToolDef};
 use versus::provider::anthropic::AnthropicWire;
 use versus::provider::gemini::GeminiWire;
@@ -57,7 +61,8 @@ use versus::provider::openai_chat::ChatWire;
 use versus::provider::openai_responses::ResponsesWire;
 use versus::provider::sse::SseParser;
 use versus::provider::{Flow, HttpModel, RetryPolicy, Wire, WireConfig};
-use versus::runner::{ModelEntry, RunEvent, RunOptions, fan_out};
+use versus::runner::RunOptions;
+use versus::session::{SessionLog, Source, Store};
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::{Base, Isolation, Workspace};
 
@@ -463,7 +468,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         max_steps: u32::try_from(steps).unwrap() + 1,
         ..AgentSettings::default()
     };
-    let entries: Vec<ModelEntry> = (0..models)
+    let targets: Vec<TurnTarget> = (0..models)
         .map(|i| {
             let wire = ChatWire::new(WireConfig {
                 provider: "bench".into(),
@@ -474,7 +479,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
                 vision: true,
                 ..WireConfig::default()
             });
-            ModelEntry {
+            TurnTarget {
                 label: format!("bench/m{i}"),
                 agent: Agent {
                     client: Arc::new(HttpModel::new(
@@ -487,7 +492,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
                     settings: settings.clone(),
                     cost: None,
                 },
-                history: Vec::new(),
+                window: None,
             }
         })
         .collect();
@@ -499,6 +504,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         spill_dir: scratch.path().join("spill"),
         output_filter: None,
         sandbox: versus::exec::SandboxSettings::default(),
+        limit: None,
     };
     let base = Arc::new(Base::capture(&root).unwrap());
 
@@ -519,50 +525,86 @@ fn overhead_child(models: usize, steps: usize) -> Value {
     let prep_cpu = cpu_time().saturating_sub(prep_before);
     drop(warmup);
 
+    // The session, opened before the clock starts (as `versus ask` opens it before the turn).
+    let store = Store::open(&root).unwrap();
+    let labels: Vec<String> = targets.iter().map(|t| t.label.clone()).collect();
+    let engine = SessionEngine::create(store, Source::Ask, labels).unwrap();
+    let session_dir = engine.dir().to_path_buf();
+
     let cpu_before = cpu_time();
     let started = now();
-    // The consumer of the run's events is a task on the runtime, as a front end that lives on
-    // it would be: a send then wakes it on a worker instead of unparking the main thread for
-    // every event (seven context switches a step when it waited in `block_on`).
+    // The front end is a task on the runtime, as `versus ask` and the interface are: it
+    // submits the turn and reads the engine's events until the turn ended, then ends the
+    // session (its log closed, the workspaces removed).
     let consumer = runtime.spawn(async move {
-        let (mut rx, _handle) = fan_out(base, entries, Message::user("benchmark"), options);
+        let (handle, mut events) = engine.spawn();
+        handle
+            .submit(Op::StartTurn(TurnRequest {
+                prompt: "benchmark".into(),
+                attached: String::new(),
+                targets,
+                options,
+                policy: Default::default(),
+                check: None,
+                history_line: None,
+                workspaces: Default::default(),
+            }))
+            .unwrap();
         let mut ready = vec![None; models];
         let mut agent_done = vec![None; models];
         let mut results = Vec::new();
-        while let Some(event) = rx.recv().await {
+        while let Some(event) = events.recv().await {
             match event {
-                RunEvent::WorkspaceReady { entry, .. } => ready[entry] = Some(now()),
-                RunEvent::Agent {
+                EngineEvent::WorkspaceReady { entry, .. } => ready[entry] = Some(now()),
+                EngineEvent::Agent {
                     entry,
                     event: AgentEvent::Finished { .. },
+                    ..
                 } => agent_done[entry] = Some(now()),
-                RunEvent::Agent { .. } => {}
-                RunEvent::Finished { result, .. } => results.push(result),
+                EngineEvent::ModelFinished { model, .. } => results.push(model),
+                EngineEvent::TurnEnded { .. } => break,
+                EngineEvent::Failed { op, error } => panic!("{op:?}: {error}"),
+                _ => {}
             }
         }
-        (ready, agent_done, results)
+        let turn_end = (now(), cpu_time());
+        handle
+            .submit(Op::Shutdown {
+                keep_workspaces: false,
+            })
+            .unwrap();
+        while events.recv().await.is_some() {}
+        (ready, agent_done, results, turn_end)
     });
-    let (ready, agent_done, results) = runtime.block_on(consumer).unwrap();
-    let wall = now() - started;
-    let cpu = cpu_time()
+    let (ready, agent_done, results, turn_end) = runtime.block_on(consumer).unwrap();
+    // Up to the end of the turn (every change set built and recorded); the session's end
+    // (removing the workspaces) is not a step's.
+    let wall = turn_end.0 - started;
+    let cpu = turn_end
+        .1
         .saturating_sub(cpu_before)
         .saturating_sub(prep_cpu);
 
     // Every model did what it was told.
     let edits = (0..steps.saturating_sub(1)).filter(|k| k % 3 == 2).count();
+    assert_eq!(results.len(), models);
     for result in &results {
-        let outcome = result.outcome.as_ref().unwrap();
-        assert_eq!(outcome.stop, RunStop::Completed, "{}", result.label);
-        assert_eq!(outcome.stats.steps as usize, steps);
-        assert_eq!(outcome.stats.tool_calls as usize, steps - 1);
-        assert_eq!(outcome.stats.tool_errors, 0, "{:#?}", outcome.messages);
-        assert_eq!(result.writes.len(), edits);
+        assert_eq!(result.stop, RunStop::Completed, "{}", result.label);
+        assert_eq!(result.stats.steps as usize, steps);
+        assert_eq!(result.stats.tool_calls as usize, steps - 1);
+        assert_eq!(result.stats.tool_errors, 0, "{}", result.label);
+        assert_eq!(result.writes, edits);
     }
 
     // What building the last request costs: the whole conversation, the system prompt and
     // the tool schemas, as a JSON body (what `HttpModel` does before every step), from
     // nothing and after the step before.
-    let conversation = results[0].outcome.as_ref().unwrap().messages.clone();
+    // The conversation as the session log recorded it.
+    let conversation = SessionLog::read(&session_dir)
+        .unwrap()
+        .conversations()
+        .remove(&results[0].label)
+        .unwrap();
     let request = ModelRequest {
         model: "bench-model".into(),
         system: settings.system.as_str().into(),

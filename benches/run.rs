@@ -26,6 +26,16 @@
 //! Environment: `VERSUS_BENCH_RUNS` (3) timed runs, after one untimed warm-up;
 //! `VERSUS_BENCH_DELAY_MS` (50) the per-word delay; `VERSUS_BENCH_JOBS` (6);
 //! `VERSUS_BENCH_BIN` another `versus` binary.
+//!
+//! `cargo bench --bench run -- scale`: many instant jobs (issue 23). `VERSUS_BENCH_SCALE_JOBS`
+//! (6000) task x model jobs, `VERSUS_BENCH_SCALE_MODELS` (16) demo models over
+//! `jobs / models` tasks, `--jobs` `VERSUS_BENCH_JOBS` (16), each job one answer of
+//! `SCALE_WORDS` words at `VERSUS_BENCH_DELAY_MS` (5) ms a word and nothing else (no tool, only
+//! `no_errors`), in overlay workspaces: what is measured is what `versus run` adds per job
+//! (scheduling, the session's records, the checkpoint, events, diffs and the report). The
+//! reference is measured in the same run: the same pauses slept by tokio alone, one wave of
+//! `--jobs` jobs after the other (`jobs / --jobs` waves), which no schedule can beat; the
+//! ratio printed is the wall time above it as a share of it (target: < 5%).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -210,8 +220,93 @@ fn report_runs(report: &Value) -> Vec<(String, String, f64, f64, String)> {
     out
 }
 
+/// Words of a scale job's one answer.
+const SCALE_WORDS: usize = 10;
+
+/// `-- scale`: many instant jobs at `--jobs 16`; see the module's documentation.
+fn scale(bin: &Path) {
+    let total = env_usize("VERSUS_BENCH_SCALE_JOBS", 6000);
+    let models = env_usize("VERSUS_BENCH_SCALE_MODELS", 16);
+    let jobs = env_usize("VERSUS_BENCH_JOBS", 16);
+    let delay_ms = env_usize("VERSUS_BENCH_DELAY_MS", 5) as u64;
+    let runs = env_usize("VERSUS_BENCH_RUNS", 1);
+    let tasks = total.div_ceil(models);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let project = root.join("project");
+    versus::example::write_project(&project).unwrap();
+    let scripts_dir = root.join("scripts");
+    std::fs::create_dir_all(&scripts_dir).unwrap();
+    let words: Vec<String> = (1..=SCALE_WORDS).map(|w| format!("word{w}")).collect();
+    let step = json!({"say": words.join(" "), "token_delay_ms": delay_ms});
+    let per_job_pauses = pauses(std::slice::from_ref(&step));
+    let mut text = String::from(
+        "# Bench scale\nversion: 1\n\n## Constraints\ntimeout: 5m\nmax_steps: 5\n\n\
+         ## Workspace\nisolation: in_memory\n\n## Models\n",
+    );
+    for m in 1..=models {
+        let path = scripts_dir.join(format!("model-{m}.jsonl"));
+        std::fs::write(&path, format!("{step}\n")).unwrap();
+        text.push_str(&format!("- demo/{}\n", path.display()));
+    }
+    text.push_str("\n## Tasks\n");
+    for t in 1..=tasks {
+        text.push_str(&format!("- Answer question {t}.\n"));
+    }
+    text.push_str("\n## Success Criteria\n- no_errors\n");
+    let recipe = root.join("scale.recipe.md");
+    std::fs::write(&recipe, text).unwrap();
+
+    let cells = tasks * models;
+    let waves = cells.div_ceil(jobs.min(cells)) as u32;
+    let per_job = Duration::from_millis(delay_ms) * per_job_pauses;
+    let mut floors: Vec<f64> = (0..3)
+        .map(|_| ms(timer_floor(per_job_pauses, Duration::from_millis(delay_ms))))
+        .collect();
+    let floor = Duration::from_secs_f64(median(&mut floors) / 1e3);
+    let reference = floor * waves;
+    println!(
+        "versus run: {cells} jobs ({tasks} tasks x {models} demo models), --jobs {jobs}, one \
+         answer of {SCALE_WORDS} words at {delay_ms} ms a word per job (scripted {:.0} ms, \
+         {:.1} ms as tokio sleeps it); reference: {waves} waves of {jobs} jobs = {:.0} ms",
+        ms(per_job),
+        ms(floor),
+        ms(reference)
+    );
+    let mut ratios = Vec::new();
+    for i in 1..=runs {
+        let out = root.join(format!("scale-{i}"));
+        let (wall, report) = run_once(bin, &project, &recipe, &out, jobs);
+        let all = report_runs(&report);
+        assert_eq!(all.len(), cells, "one run per task and model");
+        let passed = all.iter().filter(|r| r.4 == "passed").count();
+        let mut latency: Vec<f64> = all.iter().map(|r| r.2 - ms(per_job)).collect();
+        let ratio = (ms(wall) - ms(reference)) / ms(reference);
+        ratios.push(ratio);
+        println!(
+            "run {i}: wall {:.0} ms for {cells} jobs ({passed} passed); scheduling overhead \
+             {:.0} ms = {:.2}% of the scripted time (target < 5%); {:.2} ms per job; a job's \
+             latency minus its scripted time, median {:.1} ms",
+            ms(wall),
+            ms(wall) - ms(reference),
+            ratio * 100.0,
+            (ms(wall) - ms(reference)) / cells as f64,
+            median(&mut latency)
+        );
+    }
+    println!(
+        "ratio (wall / reference), median of {}: {:.3}",
+        ratios.len(),
+        1.0 + median(&mut ratios)
+    );
+}
+
 fn main() {
     let bin = binary();
+    if std::env::args().skip(1).any(|a| a == "scale") {
+        scale(&bin);
+        return;
+    }
     let help = Command::new(&bin).args(["run", "--help"]).output();
     if !help.is_ok_and(|o| o.status.success()) {
         println!(

@@ -161,10 +161,12 @@ fn main() {
                         spill_dir: tmp.path().join("spill"),
                         output_filter: None,
                         sandbox: versus::exec::SandboxSettings::default(),
+                        limit: None,
                     },
                     policy: HistoryPolicy::default(),
                     check: None,
                     history_line: None,
+                    workspaces: Default::default(),
                 }))
                 .unwrap();
             let turn = answer(&mut events, |e| match e {

@@ -144,10 +144,12 @@ fn turn(runtime: &tokio::runtime::Runtime, run: &mut Run, parent: &Path) -> (Dur
                     spill_dir: parent.with_file_name("spill"),
                     output_filter: None,
                     sandbox: versus::exec::SandboxSettings::default(),
+                    limit: None,
                 },
                 policy: HistoryPolicy::default(),
                 check: None,
                 history_line: None,
+                workspaces: Default::default(),
             }))
             .unwrap();
         loop {

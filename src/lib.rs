@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod apply;
+pub mod check;
 pub mod config;
 pub mod engine;
 pub mod example;

@@ -2,24 +2,19 @@
 //! run in a model's workspace when it finishes, so the table can say whether its change builds
 //! and passes before the user picks anything.
 //!
-//! It goes through the one command runner ([`crate::exec`]): the workspace's sandbox, stderr
-//! merged into stdout in order, a time limit and cancellation that end every process the
-//! command started. Only the end of the output is kept.
+//! It is judged by the one evaluator ([`crate::check`]) a recipe's `run:` criterion uses: the
+//! same command gives the same verdict text here and in a report.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::exec::{CommandSpec, Ending, Sandbox, Tail};
+use crate::exec::Sandbox;
 use crate::session::CheckResult;
 
 /// How long a check may run.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(10 * 60);
-/// Lines of output kept for the transcript.
-const TAIL_LINES: usize = 20;
-/// Bytes of output kept while reading (the end of it).
-const KEEP_BYTES: usize = 64 * 1024;
 
 /// Runs `command` in `dir` inside `sandbox`; never fails (a command that cannot start is a
 /// failed check that says why).
@@ -30,57 +25,21 @@ pub async fn run_check(
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> CheckResult {
-    let started = Instant::now();
-    let mut kept = Tail::new(KEEP_BYTES);
-    let spec = CommandSpec {
-        script: command,
-        cwd: dir,
-        sandbox,
-        timeout,
-        cancel,
-    };
-    let (passed, ending) = match crate::exec::run(spec, |chunk| kept.push(chunk)).await {
-        Err(err) => (false, format!("not run: {err}")),
-        Ok(finished) => match finished.ending {
-            Ending::Exited(0) => (true, "passed (exit 0)".to_string()),
-            Ending::Exited(code) => (false, format!("failed (exit {code})")),
-            Ending::Signaled(_) => (false, "killed by a signal".to_string()),
-            Ending::TimedOut => (
-                false,
-                format!("timed out after {} s and was stopped", timeout.as_secs()),
-            ),
-            Ending::Cancelled => (false, "cancelled".to_string()),
-        },
-    };
-    let text = kept.text();
-    let mut tail = tail(&text);
-    // A network failure in a sandbox without the network names the switch that allows it.
-    if !passed
-        && sandbox.without_network()
-        && let Some(hint) = crate::exec::network_hint(crate::exec::CommandRole::Check, &text)
-    {
-        tail.push(format!("versus: {hint}"));
-    }
+    let verdict = crate::check::evaluate(command, dir, sandbox, timeout, cancel).await;
     CheckResult {
         command: command.to_string(),
-        passed,
-        ending,
-        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        tail,
+        passed: verdict.passed(),
+        ending: verdict.ending,
+        elapsed_ms: verdict.elapsed_ms,
+        tail: verdict.tail,
     }
-}
-
-/// The last lines of the output (trailing empty lines dropped).
-fn tail(text: &str) -> Vec<String> {
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    let from = lines.len().saturating_sub(TAIL_LINES);
-    lines[from..].iter().map(|l| l.to_string()).collect()
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::check::TAIL_LINES;
 
     #[tokio::test]
     async fn passes_fails_and_keeps_the_tail_of_both_streams() {

@@ -42,8 +42,8 @@ pub use restore::RestoredTurn;
 pub use rewind::{RewindDone, RewindPlan, mark_apply_rewound};
 pub use startup::refuse_if_interrupted;
 pub use state::Phase;
-use turn::TurnEvent;
-pub use turn::{FinishedModel, TurnOutcome, TurnRequest, TurnTarget};
+pub(crate) use turn::TurnEvent;
+pub use turn::{FinishedModel, TurnOutcome, TurnRequest, TurnTarget, TurnWorkspaces};
 
 pub use crate::session::{CheckResult, RewindScope};
 

@@ -154,6 +154,8 @@ impl SessionEngine {
             writes: finish.writes.len(),
             files,
             deleted: crate::workspace::FileWrite::deleted_paths(finish.writes),
+            notes: Vec::new(),
+            scan_notes: Vec::new(),
         }
     }
 

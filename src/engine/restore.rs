@@ -97,6 +97,8 @@ impl SessionEngine {
                                 .get(entry)
                                 .map(|w| crate::workspace::FileWrite::deleted_paths(w))
                                 .unwrap_or_default(),
+                            notes: Vec::new(),
+                            scan_notes: Vec::new(),
                         },
                     );
                 }
@@ -153,6 +155,7 @@ impl SessionEngine {
             interrupted: false,
             check: None,
             sandbox: crate::exec::SandboxSettings::default(),
+            keep: false,
         });
         Some(restored)
     }

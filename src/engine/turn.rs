@@ -46,6 +46,23 @@ pub struct TurnRequest {
     /// The line kept in the project's prompt history once the turn started (`None`: not
     /// kept, e.g. a prompt the TUI was told to forget).
     pub history_line: Option<String>,
+    /// What becomes of the models' workspaces across turns (default: a new one per turn,
+    /// removed when the next turn starts).
+    pub workspaces: TurnWorkspaces,
+}
+
+/// What becomes of a turn's workspaces: what `versus run` needs from the engine, where a
+/// sequential job's tasks are turns that continue in one workspace and a recipe may keep
+/// every workspace on disk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnWorkspaces {
+    /// Each model continues in its workspace of the previous turn when it has one (not made
+    /// again, no setup command; its earlier changes are there), and reads no next-turn note
+    /// (nothing was chosen: its own changes are where it left them).
+    pub continue_previous: bool,
+    /// The workspaces stay on disk when the turn's models are done with them (the next turn
+    /// starts, or the session ends).
+    pub keep: bool,
 }
 
 /// A turn recorded and ready to start: run [`TurnLaunch::launch`] on the async runtime.
@@ -136,6 +153,12 @@ pub struct FinishedModel {
     pub files: Vec<String>,
     /// Those of `files` it deleted (its last change to them was a delete), sorted.
     pub deleted: Vec<String>,
+    /// The notes at the end of `error` (what the change scan left out, build output it
+    /// proposed), as appended; empty for a model rebuilt from the log.
+    pub notes: Vec<String>,
+    /// What the change scan left out of its proposals, one text per path; empty for a model
+    /// rebuilt from the log.
+    pub scan_notes: Vec<String>,
 }
 
 /// What a run event meant, for the front end.
@@ -186,6 +209,8 @@ pub(super) struct TurnState {
     pub check: Option<String>,
     /// The sandbox settings its commands ran under (checks and shells get the same).
     pub sandbox: crate::exec::SandboxSettings,
+    /// Its workspaces stay on disk when it is replaced.
+    pub keep: bool,
 }
 
 impl TurnState {
@@ -253,6 +278,26 @@ impl SessionEngine {
             ..self.next_note.clone().unwrap_or_default()
         };
         let all = CancellationToken::new();
+        // The previous turn's workspaces: a model continuing in its own takes it; the rest
+        // are removed in the background when the turn launches (left on disk if kept).
+        let mut old: Vec<ModelResult> = match self.turn.take() {
+            Some(state) => {
+                let keep = state.keep;
+                state
+                    .slots
+                    .into_iter()
+                    .filter_map(|s| s.result)
+                    .map(|mut result| {
+                        if keep && let Some(ws) = result.workspace.as_mut() {
+                            ws.keep();
+                        }
+                        result
+                    })
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        let continues = request.workspaces.continue_previous;
         let mut runs = Vec::with_capacity(request.targets.len());
         let mut slots = Vec::with_capacity(request.targets.len());
         let mut compacted = Vec::new();
@@ -279,7 +324,7 @@ impl SessionEngine {
             // From the second turn on, a model reads what became of its proposals: which
             // model's changes were applied (or none) and which of its own files were not.
             let mut text = String::new();
-            if !history.is_empty() {
+            if !history.is_empty() && !continues {
                 text.push_str(&next_turn_note(
                     &target.label,
                     &inputs.chosen,
@@ -311,6 +356,11 @@ impl SessionEngine {
                 },
                 prompt: Message::user(text),
                 cancel,
+                workspace: old
+                    .iter_mut()
+                    .filter(|_| continues)
+                    .find(|r| r.label == target.label)
+                    .and_then(|r| r.workspace.take()),
             });
         }
         self.sent_notes.insert(turn, inputs);
@@ -319,11 +369,6 @@ impl SessionEngine {
         self.prompts.insert(turn, request.prompt.clone());
         let labels: Vec<String> = request.targets.iter().map(|t| t.label.clone()).collect();
         self.record_turn(turn, &request.prompt, &labels);
-        let old = self
-            .turn
-            .take()
-            .map(|t| t.slots.into_iter().filter_map(|s| s.result).collect())
-            .unwrap_or_default();
         self.turn = Some(TurnState {
             turn,
             prompt: request.prompt,
@@ -334,6 +379,7 @@ impl SessionEngine {
             interrupted: false,
             check: request.check,
             sandbox: request.options.sandbox.clone(),
+            keep: request.workspaces.keep,
         });
         Ok(TurnLaunch {
             compacted,
@@ -425,7 +471,7 @@ impl SessionEngine {
             return Vec::new();
         };
         let base = state.base.clone();
-        let finished = self.record_finished(
+        let mut finished = self.record_finished(
             turn,
             entry,
             &label,
@@ -436,6 +482,8 @@ impl SessionEngine {
                 base: base.as_deref(),
             },
         );
+        finished.notes = result.notes.clone();
+        finished.scan_notes = result.scan_notes.clone();
         let Some(state) = self.turn.as_mut() else {
             return Vec::new();
         };

@@ -3,6 +3,8 @@
 //!
 //! Records, in the order they happen:
 //! - `header` (first line): what was asked for (recipe hash, tasks, models, project);
+//! - `session`: the id of the run's session in `.versus/sessions/` (right after the header):
+//!   a resume continues that session, so the session log holds every attempt of every task;
 //! - `resumed`: a later process took the run over;
 //! - `started`: a job (re)starts; every earlier result of its cells is void from here on;
 //! - `step`: a model finished a request (written after every step, so progress survives a
@@ -68,6 +70,13 @@ pub struct HeaderModel {
 pub enum Record {
     /// What the run is (first line).
     Header(Header),
+    /// The run's session (`.versus/sessions/ID`): every task is a turn of it, and a resume
+    /// appends to it. Checkpoints written before this record existed have none (their resume
+    /// opens a new session).
+    Session {
+        /// The session id.
+        id: String,
+    },
     /// A later process continues the run.
     Resumed {
         /// When (RFC 3339).
@@ -107,6 +116,8 @@ pub struct State {
     pub resumed: u32,
     /// The last step recorded per (task, model) of the current attempts.
     pub steps: BTreeMap<(String, String), u32>,
+    /// The run's session, when the checkpoint names one.
+    pub session: Option<String>,
 }
 
 impl State {
@@ -120,10 +131,12 @@ impl State {
             finished: BTreeMap::new(),
             resumed: 0,
             steps: BTreeMap::new(),
+            session: None,
         };
         for record in &records[1..] {
             match record {
                 Record::Header(_) => {}
+                Record::Session { id } => state.session = Some(id.clone()),
                 Record::Resumed { .. } => state.resumed += 1,
                 Record::Started { model, tasks } => {
                     for task in tasks {

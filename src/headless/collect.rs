@@ -1,46 +1,37 @@
-//! The collector: the one writer of the output folder while jobs run.
+//! The collector: the one writer of the output folder while the run's turns go.
 //!
-//! Jobs send [`JobEvent`]s; the collector turns each into files, in the order they arrive:
-//! raw agent events into `events/<task>/<model>.jsonl`, a `step` checkpoint record after every
-//! model step, and for a finished cell first its diff file and then its `finished` record, so a
-//! record in the checkpoint always has its files. It also drives the progress display, and
-//! records every task as a turn of the run's session (`.versus/sessions/`) through the session
-//! engine, with the same records `versus ask` and the TUI write. Being the only writer, it
-//! needs no locks, and two jobs can never interleave half-lines.
+//! The driver ([`super::drive`]) hands it what the engine reports, in order: raw agent events
+//! into `events/<task>/<model>.jsonl`, a `step` checkpoint record after every model step, and
+//! for a finished cell first its diff file and then its `finished` record, so a record in the
+//! checkpoint always has its files. It also drives the progress display. The session log is
+//! the engine's: the collector writes only the report's files.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::Arc;
 
-use crate::engine::{Finish, SessionEngine};
 use crate::model::{AgentEvent, ToolOutcome, call_target};
-use crate::workspace::Base;
 
 use super::HeadlessError;
 use super::checkpoint::{Checkpoint, Record};
-use super::job::JobEvent;
+use super::drive::Phase;
 use super::layout::Layout;
 use super::plan::Cell;
-use super::progress::Progress;
-use super::report::ToolCallReport;
+use super::progress::{DisplayMode, Progress};
+use super::report::{ModelRun, ToolCallReport};
 
-/// The one writer of the output folder while jobs run.
+/// The one writer of the output folder while the run goes.
 pub(super) struct Collector<'a> {
     checkpoint: &'a mut Checkpoint,
     layout: &'a Layout,
     tasks: &'a [String],
     labels: &'a [String],
     events: BTreeMap<Cell, BufWriter<File>>,
-    /// The run's session: each task is a turn.
-    session: &'a mut SessionEngine,
-    /// The project as the run started.
-    base: Arc<Base>,
-    /// Cells of each task still to end in this process.
-    open_cells: BTreeMap<usize, usize>,
     /// The display.
     pub progress: &'a mut Progress,
+    /// How the display is shown.
+    display: DisplayMode,
     /// The first write that failed; the run is cancelled when it happens.
     pub failure: Option<HeadlessError>,
     /// The tool calls of each running cell so far, for its report.
@@ -55,56 +46,46 @@ struct OpenCall {
 }
 
 impl<'a> Collector<'a> {
-    /// A collector writing into `layout` for these task and model names; `cells` are the
-    /// cells this process runs.
-    #[allow(clippy::too_many_arguments)]
+    /// A collector writing into `layout` for these task and model names.
     pub fn new(
         checkpoint: &'a mut Checkpoint,
         layout: &'a Layout,
         tasks: &'a [String],
         labels: &'a [String],
-        session: &'a mut SessionEngine,
-        base: Arc<Base>,
-        cells: &[Cell],
         progress: &'a mut Progress,
+        display: DisplayMode,
     ) -> Self {
-        let mut open_cells = BTreeMap::new();
-        for (task, _) in cells {
-            *open_cells.entry(*task).or_insert(0) += 1;
-        }
         Self {
             checkpoint,
             layout,
             tasks,
             labels,
             events: BTreeMap::new(),
-            session,
-            base,
-            open_cells,
             progress,
+            display,
             failure: None,
             calls: BTreeMap::new(),
         }
     }
 
-    /// One cell of `task` ended (finished or interrupted): the last one ends the turn.
-    fn cell_ended(&mut self, task: usize) {
-        if let Some(left) = self.open_cells.get_mut(&task) {
-            *left = left.saturating_sub(1);
-            if *left == 0 {
-                self.open_cells.remove(&task);
-                self.session.record_turn_end(turn_of(task));
-            }
-        }
+    /// Whether the display is redrawn on a timer.
+    pub fn progress_is_live(&self) -> bool {
+        self.display == DisplayMode::Live
     }
 
-    /// Handles one event; a failure is kept in [`Collector::failure`].
-    pub fn handle(&mut self, event: JobEvent) {
-        if let Err(err) = self.try_handle(event)
+    /// Redraws the live display.
+    pub fn tick(&mut self) {
+        self.progress.tick();
+    }
+
+    /// Keeps the first failure (the run is cancelled on it) and passes the result on.
+    fn keep<T>(&mut self, result: Result<T, HeadlessError>) -> Result<(), HeadlessError> {
+        if let Err(err) = result
             && self.failure.is_none()
         {
             self.failure = Some(err);
         }
+        Ok(())
     }
 
     fn key(&self, (task, model): Cell) -> (String, String) {
@@ -114,83 +95,88 @@ impl<'a> Collector<'a> {
         )
     }
 
-    fn try_handle(&mut self, event: JobEvent) -> Result<(), HeadlessError> {
-        match event {
-            JobEvent::Started { job } => {
-                let model = self.labels.get(job.model).cloned().unwrap_or_default();
-                let tasks = job
-                    .tasks
-                    .iter()
-                    .map(|&t| self.tasks.get(t).cloned().unwrap_or_default())
-                    .collect();
-                self.checkpoint.append(&Record::Started { model, tasks })?;
-                for cell in job.cells() {
-                    let path = self.layout.path(&self.layout.events_rel(cell.0, cell.1));
-                    let file = create_with_parents(&path)?;
-                    self.events.insert(cell, BufWriter::new(file));
-                }
-            }
-            JobEvent::Phase { cell, phase } => self.progress.phase(cell, phase),
-            JobEvent::Workspace { cell, root, mode } => {
-                self.session
-                    .record_workspace(turn_of(cell.0), cell.1, &root, mode);
-            }
-            JobEvent::Agent { cell, event } => {
-                self.note_call(cell, &event);
-                self.progress.event(cell, &event);
-                let label = self.key(cell).1;
-                self.session
-                    .record_agent(turn_of(cell.0), cell.1, &label, &event);
-                self.log_event(cell, &event)?;
-                if let AgentEvent::StepFinished { step, .. } = event {
-                    let (task, model) = self.key(cell);
-                    self.checkpoint
-                        .append(&Record::Step { task, model, step })?;
-                }
-            }
-            JobEvent::Finished {
-                cell,
-                mut run,
-                output,
-            } => {
-                run.tool_results = self
-                    .calls
-                    .remove(&cell)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(|c| c.report)
-                    .collect();
-                self.close_events(cell)?;
-                let label = self.key(cell).1;
-                let base = Arc::clone(&self.base);
-                self.session.record_finished(
-                    turn_of(cell.0),
-                    cell.1,
-                    &label,
-                    Finish {
-                        outcome: output.outcome.as_ref(),
-                        writes: &output.writes,
-                        error: output.error.clone(),
-                        base: Some(&base),
-                    },
-                );
-                self.cell_ended(cell.0);
-                let path = self.layout.path(&run.change_set.diff_file);
-                create_with_parents(&path)?
-                    .write_all(run.change_set.diff.as_bytes())
-                    .map_err(|e| HeadlessError::io("write", &path, e))?;
-                self.checkpoint
-                    .append(&Record::Finished { run: run.clone() })?;
-                self.progress.finished(cell, &run);
-            }
-            JobEvent::Interrupted { cell } => {
-                self.calls.remove(&cell);
-                self.close_events(cell)?;
-                self.cell_ended(cell.0);
-                self.progress.interrupted(cell);
-            }
+    /// A job (re)starts: `model` on `tasks`; their earlier results are void from here on.
+    pub fn started(&mut self, model: usize, tasks: &[usize]) -> Result<(), HeadlessError> {
+        let result = self.try_started(model, tasks);
+        self.keep(result)
+    }
+
+    fn try_started(&mut self, model: usize, tasks: &[usize]) -> Result<(), HeadlessError> {
+        let label = self.labels.get(model).cloned().unwrap_or_default();
+        let names = tasks
+            .iter()
+            .map(|&t| self.tasks.get(t).cloned().unwrap_or_default())
+            .collect();
+        self.checkpoint.append(&Record::Started {
+            model: label,
+            tasks: names,
+        })?;
+        for &task in tasks {
+            let cell = (task, model);
+            let path = self.layout.path(&self.layout.events_rel(task, model));
+            let file = create_with_parents(&path)?;
+            self.events.insert(cell, BufWriter::new(file));
         }
         Ok(())
+    }
+
+    /// A cell moved to another phase.
+    pub fn phase(&mut self, cell: Cell, phase: Phase) {
+        self.progress.phase(cell, phase);
+    }
+
+    /// An event of a cell's agent.
+    pub fn agent(&mut self, cell: Cell, event: &AgentEvent) -> Result<(), HeadlessError> {
+        self.note_call(cell, event);
+        self.progress.event(cell, event);
+        let result = self.try_agent(cell, event);
+        self.keep(result)
+    }
+
+    fn try_agent(&mut self, cell: Cell, event: &AgentEvent) -> Result<(), HeadlessError> {
+        self.log_event(cell, event)?;
+        if let AgentEvent::StepFinished { step, .. } = event {
+            let (task, model) = self.key(cell);
+            self.checkpoint.append(&Record::Step {
+                task,
+                model,
+                step: *step,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// A cell is complete: its diff, then its checkpoint record.
+    pub fn finished(&mut self, cell: Cell, mut run: ModelRun) -> Result<(), HeadlessError> {
+        run.tool_results = self
+            .calls
+            .remove(&cell)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|c| c.report)
+            .collect();
+        let result = self.try_finished(cell, &run);
+        self.progress.finished(cell, &run);
+        self.keep(result)
+    }
+
+    fn try_finished(&mut self, cell: Cell, run: &ModelRun) -> Result<(), HeadlessError> {
+        self.close_events(cell)?;
+        let path = self.layout.path(&run.change_set.diff_file);
+        create_with_parents(&path)?
+            .write_all(run.change_set.diff.as_bytes())
+            .map_err(|e| HeadlessError::io("write", &path, e))?;
+        self.checkpoint.append(&Record::Finished {
+            run: Box::new(run.clone()),
+        })
+    }
+
+    /// A cell was not finished because the run was cancelled.
+    pub fn interrupted(&mut self, cell: Cell) {
+        self.calls.remove(&cell);
+        let result = self.close_events(cell);
+        let _ = self.keep(result);
+        self.progress.interrupted(cell);
     }
 
     /// Keeps what a cell's event says about its tool calls, for the cell's report.
@@ -253,11 +239,6 @@ impl<'a> Collector<'a> {
         }
         Ok(())
     }
-}
-
-/// The session turn of a task: tasks in recipe order are turns 1, 2, ...
-pub(super) fn turn_of(task: usize) -> u32 {
-    u32::try_from(task).map_or(u32::MAX, |t| t.saturating_add(1))
 }
 
 /// Creates (truncating) `path` and its folders.

@@ -13,11 +13,10 @@ use std::path::Path;
 use globset::GlobBuilder;
 use tokio_util::sync::CancellationToken;
 
+use crate::check;
 use crate::model::{RunStats, RunStop};
-use crate::recipe::criteria::RUN_DETAIL_LINES;
-use crate::recipe::{Criterion, duration};
+use crate::recipe::Criterion;
 
-use super::command::{self, Ending};
 use super::report::{ChangeSetReport, CriterionResult};
 use crate::exec::Sandbox;
 
@@ -226,63 +225,34 @@ fn protected(glob: &str, changes: &ChangeSetReport) -> (bool, String) {
     }
 }
 
-/// A `run:` criterion. A command that could not run at all (refused by the sandbox, which
-/// could not start; a spawn error) is an [`Outcome::Error`]: the model did nothing wrong, and
-/// counting it as a failure would rank models by the machine's state.
+/// A `run:` criterion, judged by the one evaluator ([`crate::check`]) the review's check uses,
+/// so its detail is worded as the review words the same command. A command that could not run
+/// at all (refused by the sandbox, which could not start; a spawn error) is an
+/// [`Outcome::Error`]: the model did nothing wrong, and counting it as a failure would rank
+/// models by the machine's state.
 async fn run(
     command: &str,
     timeout: std::time::Duration,
     facts: &Facts<'_>,
     cancel: &CancellationToken,
 ) -> Result<(Outcome, String), Cancelled> {
-    let limit = duration::format(timeout);
     let Some((dir, sandbox)) = facts.workspace else {
         if let Some(why) = facts.commands_unavailable {
-            return Ok((Outcome::Error, format!("not checked: {why}")));
+            return Ok((Outcome::Error, check::Verdict::not_checked(why).detail()));
         }
         return Ok((
             Outcome::Failed,
             "not run: the model has no workspace (it could not be prepared)".to_string(),
         ));
     };
-    let out = match command::run(command, dir, sandbox, timeout, cancel).await {
-        Ok(out) => out,
-        Err(err @ crate::exec::ExecError::Spawn(_)) => {
-            return Ok((
-                Outcome::Error,
-                format!(
-                    "not checked: could not start bash (timeout {limit}): {err}; is bash \
-                     installed and on PATH?"
-                ),
-            ));
-        }
-        Err(refused) => return Ok((Outcome::Error, format!("not checked: {refused}"))),
+    let verdict = check::evaluate(command, dir, sandbox, timeout, cancel).await;
+    let outcome = match verdict.outcome {
+        check::Outcome::Passed => Outcome::Passed,
+        check::Outcome::Failed => Outcome::Failed,
+        check::Outcome::NotChecked => Outcome::Error,
+        check::Outcome::Cancelled => return Err(Cancelled),
     };
-    let (passed, status) = match out.ending {
-        Ending::Exited(0) => (true, format!("exit code 0 (timeout {limit})")),
-        Ending::Exited(code) => (false, format!("exit code {code} (timeout {limit})")),
-        Ending::Signaled(signal) => (
-            false,
-            format!("killed by signal {signal} (timeout {limit})"),
-        ),
-        Ending::TimedOut => (false, format!("timed out after {limit} and was killed")),
-        Ending::Cancelled => return Err(Cancelled),
-    };
-    // A network failure in a sandbox without the network names the switch that allows it.
-    let hint = (sandbox.without_network() && !passed)
-        .then(|| crate::exec::network_hint(crate::exec::CommandRole::Check, &out.output))
-        .flatten();
-    let status = match hint {
-        Some(hint) => format!("{status}; {hint}"),
-        None => status,
-    };
-    let tail = command::last_lines(&out.output, RUN_DETAIL_LINES);
-    let detail = if tail.is_empty() {
-        format!("{status}; no output")
-    } else {
-        format!("{status}; last {RUN_DETAIL_LINES} lines of output:\n{tail}")
-    };
-    Ok((passed.into(), detail))
+    Ok((outcome, verdict.detail()))
 }
 
 fn plural(n: usize, noun: &str) -> String {
@@ -432,11 +402,12 @@ mod tests {
         };
         let r = one(run("grep -q 42 answer.txt"), &f);
         assert!(r.passed, "{}", r.detail);
-        assert_eq!(r.detail, "exit code 0 (timeout 1m); no output");
+        assert_eq!(r.detail, "passed (exit 0); no output");
         let r = one(run("seq 1 80; exit 4"), &f);
         assert!(!r.passed);
         assert!(
-            r.detail.starts_with("exit code 4 (timeout 1m)"),
+            r.detail
+                .starts_with("failed (exit 4); last 50 lines of output:\n"),
             "{}",
             r.detail
         );

@@ -10,31 +10,27 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, Env};
-use crate::engine::SessionEngine;
+use crate::engine::{EngineError, EngineEvent, Op, SessionEngine, TurnTarget};
 use crate::recipe::{Choice, Criterion, Recipe};
-use crate::session::{Source, Store, now};
-use crate::workspace::{Base, Isolation, WorkspaceError, cleanup_leftovers};
+use crate::runner::{Concurrency, RunOptions};
+use crate::session::{SessionError, Source, Store, now};
+use crate::workspace::{Isolation, cleanup_leftovers};
 
 use super::assemble::{self, Frame};
 use super::checkpoint::{self, CHECKPOINT_VERSION, Checkpoint, Header, HeaderModel, Record};
 use super::collect::Collector;
-use super::job::{self, JobEvent, Shared};
+use super::drive;
 use super::layout::{self, Layout};
 use super::models::{self, Prepared};
-use super::plan::{Cell, Job, Plan};
-use super::progress::{DisplayMode, Progress};
+use super::plan::{Cell, Plan};
+use super::progress::Progress;
 use super::report::{Environment, ModelRun, Report};
 use super::resume::{header_models, load_resume};
 use super::{HeadlessError, OutDir, RunOutcome, RunRequest, Verdict, summary};
-
-/// How often the live display is redrawn.
-const TICK: Duration = Duration::from_millis(250);
 
 /// Runs the recipe as `request` says, until done or until `cancel` fires.
 pub async fn run(
@@ -85,10 +81,6 @@ pub async fn run(
     }
 
     let _ = cleanup_leftovers(&request.project);
-    let capture_root = request.project.clone();
-    let base = tokio::task::spawn_blocking(move || Base::capture(&capture_root))
-        .await
-        .map_err(|e| WorkspaceError::io("capture", &request.project, std::io::Error::other(e)))??;
 
     let mut done: BTreeSet<Cell> = BTreeSet::new();
     for (t, task) in opened.tasks.iter().enumerate() {
@@ -106,50 +98,75 @@ pub async fn run(
         // Kept workspaces must be real trees that outlive this process.
         crate::workspace::cow::set_copy_on_write(false);
     }
-    let base = Arc::new(base);
-    let remaining = plan.remaining(&done);
-    let cells: Vec<Cell> = remaining.iter().flat_map(|job| job.cells()).collect();
-    // Every task is a turn of the run's session, recorded as `versus ask` and the TUI record
-    // theirs.
-    let store = Store::open(&request.project)?;
-    let mut session = SessionEngine::create(store, Source::Run, labels.clone())?;
-    for (task, prompt) in recipe.tasks().iter().map(|t| t.prompt.clone()).enumerate() {
-        if cells.iter().any(|(t, _)| *t == task) {
-            session.record_turn(super::collect::turn_of(task), &prompt, &labels);
-        }
-    }
-    let shared = Arc::new(Shared {
-        base: Arc::clone(&base),
+    let turns = drive::task_turns(&plan.remaining(&done), opened.tasks.len());
+    // Every task is a turn of the run's session, run by the engine as `versus ask` and the
+    // interface run theirs; a resume continues the same session, so its log holds every
+    // attempt.
+    let (session, restored_models) = run_session(&request, &mut opened, &labels, &mut progress)?;
+    let resumed_session = session.last_turn() > 0;
+    let (handle, mut events) = session.spawn();
+    let filter_recipe = Arc::clone(&recipe);
+    let shared = drive::Shared {
         recipe: Arc::clone(&recipe),
-        entries: std::mem::take(&mut opened.prepared.entries),
-        windows: std::mem::take(&mut opened.prepared.windows),
-        isolation,
-        limits: {
-            let mut limits = recipe.tool_limits();
-            limits.allow_local_fetch = recipe.allows_local_fetch(request.recipe_may_loosen);
-            limits
+        targets: opened
+            .prepared
+            .entries
+            .iter()
+            .zip(opened.prepared.windows.iter())
+            .map(|(entry, window)| TurnTarget {
+                label: entry.label.clone(),
+                agent: entry.agent.clone(),
+                window: *window,
+            })
+            .collect(),
+        options: RunOptions {
+            isolation,
+            limits: {
+                let mut limits = recipe.tool_limits();
+                limits.allow_local_fetch = recipe.allows_local_fetch(request.recipe_may_loosen);
+                limits
+            },
+            setup: recipe.workspace.setup.clone(),
+            workspace_parent: None,
+            spill_dir: opened.layout.path("spill"),
+            output_filter: Some(Arc::new(
+                move |tool: &str, text: String| match filter_recipe.output_filter(tool) {
+                    Some(rule) => rule.apply(&text),
+                    None => text,
+                },
+            )),
+            sandbox,
+            limit: Some(Concurrency::new(jobs)),
         },
         layout: opened.layout.clone(),
         cancel: run_cancel.clone(),
-        sandbox,
         commands_unavailable,
-    });
-    let rx = start_jobs(remaining, shared, jobs);
-
+        resumed_session,
+        restored_models,
+    };
     let mut collector = Collector::new(
         &mut opened.checkpoint,
         &opened.layout,
         &opened.tasks,
         &labels,
-        &mut session,
-        base,
-        &cells,
         &mut progress,
+        request.display,
     );
-    collect(&mut collector, rx, &run_cancel, request.display).await;
+    let driven = drive::run(&shared, &turns, &handle, &mut events, &mut collector).await;
     let failure = collector.failure.take();
-    session.finish();
+    // The session ends: its log closed, the last turn's workspaces removed (kept with
+    // `keep: true`).
+    let _ = handle.submit(Op::Shutdown {
+        keep_workspaces: recipe.workspace.keep,
+    });
+    drop(handle);
+    while let Some(event) = events.recv().await {
+        if matches!(event, EngineEvent::Closed { .. }) {
+            break;
+        }
+    }
     progress.finish();
+    driven?;
     if let Some(err) = failure {
         return Err(err);
     }
@@ -200,6 +217,44 @@ struct Opened {
     prepared: Prepared,
     /// Task names, in order.
     tasks: Vec<String>,
+    /// The run's session, when the checkpoint names one (a resume continues it).
+    session: Option<String>,
+}
+
+/// Opens the run's session: the one the checkpoint names when resuming (the session log is
+/// where every attempt of the run is recorded), else a new one, named in the checkpoint. A
+/// session that is gone (removed by hand) is replaced by a new one, with a note. Also says how
+/// many finished models of the reopened session's last turn the engine brings back (their
+/// change sets are rebuilt before it takes a new turn).
+fn run_session(
+    request: &RunRequest,
+    opened: &mut Opened,
+    labels: &[String],
+    progress: &mut Progress,
+) -> Result<(SessionEngine, usize), HeadlessError> {
+    let store = Store::open(&request.project)?;
+    if let Some(id) = opened.session.clone() {
+        match SessionEngine::open(store, Some(&id), Source::Run, Some(labels.to_vec())) {
+            Ok(reopened) => {
+                let restored = reopened.restored.map_or(0, |t| t.finished.len());
+                return Ok((reopened.engine, restored));
+            }
+            Err(EngineError::Session(
+                SessionError::NoSuchSession(_) | SessionError::NoSessions(_),
+            )) => progress.note(&format!(
+                "versus: note: the run's session {id} is gone from .versus/sessions; the rest \
+                 of the run is recorded in a new session"
+            )),
+            Err(err) => return Err(err.into()),
+        }
+    }
+    let store = Store::open(&request.project)?;
+    let session = SessionEngine::create(store, Source::Run, labels.to_vec())?;
+    opened.checkpoint.append(&Record::Session {
+        id: session.id().to_string(),
+    })?;
+    opened.session = Some(session.id().to_string());
+    Ok((session, 0))
 }
 
 /// Checks the request, prepares the models, and creates (or reopens) the output folder and
@@ -260,11 +315,17 @@ fn open(
     };
     let layout = Layout::new(&dir, &tasks, &labels);
     let started_at = now().rfc3339();
-    let (checkpoint, header, resumes, earlier) = match resumed {
+    let (checkpoint, header, resumes, earlier, session) = match resumed {
         Some(state) => {
             let mut checkpoint = Checkpoint::reopen(&layout.checkpoint())?;
             checkpoint.append(&Record::Resumed { at: started_at })?;
-            (checkpoint, state.header, state.resumed + 1, state.finished)
+            (
+                checkpoint,
+                state.header,
+                state.resumed + 1,
+                state.finished,
+                state.session,
+            )
         }
         None => {
             let header = Header {
@@ -287,7 +348,7 @@ fn open(
                 started_at,
             };
             let checkpoint = Checkpoint::create(&layout.checkpoint(), header.clone())?;
-            (checkpoint, header, 0, BTreeMap::new())
+            (checkpoint, header, 0, BTreeMap::new(), None)
         }
     };
     Ok(Opened {
@@ -298,73 +359,8 @@ fn open(
         earlier,
         prepared,
         tasks,
+        session,
     })
-}
-
-/// Starts the jobs in plan order, at most `jobs` at once: one dispatcher takes a permit, then
-/// spawns the next job with it, so start order is the plan's (tasks racing for permits would
-/// start in whatever order the scheduler polls them). After cancellation the jobs not started
-/// have their cells reported as interrupted.
-fn start_jobs(
-    remaining: Vec<Job>,
-    shared: Arc<Shared>,
-    jobs: usize,
-) -> mpsc::UnboundedReceiver<JobEvent> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let permits = Arc::new(Semaphore::new(jobs));
-    tokio::spawn(async move {
-        let mut queue = remaining.into_iter();
-        while let Some(job) = queue.next() {
-            let permit = tokio::select! {
-                permit = Arc::clone(&permits).acquire_owned() => permit.ok(),
-                () = shared.cancel.cancelled() => None,
-            };
-            match permit {
-                Some(permit) if !shared.cancel.is_cancelled() => {
-                    let tx = tx.clone();
-                    let shared = Arc::clone(&shared);
-                    tokio::spawn(async move {
-                        let _permit = permit;
-                        job::run(job, shared, tx).await;
-                    });
-                }
-                _ => {
-                    for job in std::iter::once(job).chain(queue.by_ref()) {
-                        for cell in job.cells() {
-                            let _ = tx.send(JobEvent::Interrupted { cell });
-                        }
-                    }
-                }
-            }
-        }
-    });
-    rx
-}
-
-/// Hands every job event to the collector until the last job is done, redrawing a live
-/// display on a timer. A write failure cancels the run (the failure is returned afterwards).
-async fn collect(
-    collector: &mut Collector<'_>,
-    mut rx: mpsc::UnboundedReceiver<JobEvent>,
-    cancel: &CancellationToken,
-    display: DisplayMode,
-) {
-    let mut tick = tokio::time::interval(TICK);
-    let live = display == DisplayMode::Live;
-    loop {
-        tokio::select! {
-            event = rx.recv() => match event {
-                Some(event) => {
-                    collector.handle(event);
-                    if collector.failure.is_some() {
-                        cancel.cancel();
-                    }
-                }
-                None => break,
-            },
-            _ = tick.tick(), if live => collector.progress.tick(),
-        }
-    }
 }
 
 /// The report, from the checkpoint as written.

@@ -3,13 +3,17 @@
 //! and a versioned report (`report.json`, `summary.md`, diffs, raw event logs).
 //!
 //! Design:
-//! - **Jobs, not turns.** The unit of work is a job (`plan.rs`): what one model does without a
-//!   break in one workspace (one task in `independent` mode, the chain of every task in
-//!   `sequential` mode). Jobs run concurrently up to `--jobs`; a job is also what a resume
-//!   re-runs, so "finished" always means "its workspace and conversation were complete".
-//! - **One writer.** Jobs never touch the output folder; they send events, and
-//!   one collector appends them to the event logs and the checkpoint, writes diffs, and
-//!   drives the progress display. Nothing races for a file.
+//! - **Jobs, run as engine turns.** The unit of a resume is a job (`plan.rs`): what one model
+//!   does without a break in one workspace (one task in `independent` mode, the chain of every
+//!   task in `sequential` mode), so "finished" always means "its workspace and conversation
+//!   were complete". The jobs left become one turn of the run's session per task (`drive.rs`),
+//!   submitted to the session engine's handle like a turn of `versus ask`: the engine runs the
+//!   models (at most `--jobs` at once, a sequential job continuing in its workspace), records
+//!   them and builds their change sets; the next task's turn starts once this one's criteria
+//!   are checked.
+//! - **One writer.** The engine never touches the output folder; one collector turns its
+//!   events into the event logs and the checkpoint, writes diffs, and drives the progress
+//!   display. Nothing races for a file.
 //! - **The checkpoint is the report's source.** Every finished run is appended to
 //!   `checkpoint.jsonl` as the exact [`report::ModelRun`] the report holds, after every model
 //!   step a step record is appended, and the final report is rebuilt from the checkpoint
@@ -26,10 +30,9 @@
 mod assemble;
 mod checkpoint;
 mod collect;
-mod command;
 mod criteria;
+mod drive;
 mod execute;
-mod job;
 pub mod layout;
 mod models;
 mod plan;

@@ -3,8 +3,7 @@
 //! A **job** is what one model does without a break in one workspace, so it is also the unit a
 //! resume re-runs:
 //! - `independent` task mode: one job per task x model, each in a fresh workspace. Jobs are
-//!   ordered task by task, so with `--jobs` equal to the number of models every model works on
-//!   the same task at the same time.
+//!   ordered task by task: each task is one engine turn of its jobs' models.
 //! - `sequential` task mode: one job per model covering every task in order, in one workspace
 //!   with the conversation carried from task to task. A chain cut short is re-run from its
 //!   first task (its workspace and conversation died with the process).

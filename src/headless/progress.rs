@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use crate::model::AgentEvent;
 use crate::sanitize::{self, Control};
 
-use super::job::Phase;
+use super::drive::Phase;
 use super::plan::Cell;
 use super::report::{ModelRun, RunStatus};
 

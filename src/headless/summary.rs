@@ -343,7 +343,7 @@ mod tests {
             kind: "run".into(),
             passed: false,
             error: false,
-            detail: "exit code 2 (timeout 1m); last 50 lines of output:\nboom".into(),
+            detail: "failed (exit 2); last 50 lines of output:\nboom".into(),
         };
         let good = CriterionResult {
             passed: true,
@@ -425,7 +425,9 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("- demo/bad|x: `run: make test`: exit code 2 (timeout 1m); last 50 lines of output: boom"),
+            md.contains(
+                "- demo/bad|x: `run: make test`: failed (exit 2); last 50 lines of output: boom"
+            ),
             "{md}"
         );
     }

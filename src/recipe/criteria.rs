@@ -14,9 +14,6 @@ use super::values::{self, Value, ValueError};
 /// Default timeout of a `run:` criterion.
 pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Lines of a `run:` command's output kept in the criterion's detail.
-pub const RUN_DETAIL_LINES: usize = 50;
-
 /// Every criterion name, for error messages.
 pub const NAMES: &[&str] = &[
     "no_errors",
@@ -45,7 +42,7 @@ pub enum Criterion {
     /// `contains: TEXT`: the final answer contains TEXT.
     Contains(String),
     /// `run: CMD` / `run(timeout=D): CMD`: CMD exits 0 in the workspace within the timeout;
-    /// the detail keeps the last [`RUN_DETAIL_LINES`] lines of its output.
+    /// the detail keeps the last `crate::check::TAIL_LINES` lines of its output.
     Run {
         /// The shell command.
         command: String,

@@ -1,9 +1,15 @@
-//! The fan-out: one prompt to N model entries at once, each in its own workspace, each result
-//! delivered as soon as that model ends.
+//! The fan-out: N model entries at once, each on its prompt in its own workspace, each result
+//! delivered as soon as that model ends. An engine turn starts its models through it.
 //!
 //! The runner owns workspaces and cancellation; it knows nothing of how results are shown.
 //! Everything it learns goes out as [`RunEvent`]s on one channel, tagged with the entry's
 //! position, so the TUI, `versus ask` and headless reports consume the same stream.
+//!
+//! Two things let a headless run go through the same fan-out as a turn of the interface: a
+//! [`Concurrency`] limit shared by every fan-out given it (`versus run --jobs N`: at most N
+//! models at once over the whole run, started in entry order), and an entry that continues in
+//! the workspace of its previous turn ([`EntryRun::workspace`]: a sequential job's tasks in one
+//! workspace) instead of a new one.
 
 mod entries;
 mod models;
@@ -11,7 +17,7 @@ mod models;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 pub use entries::{client_for, entry_for};
@@ -51,6 +57,42 @@ pub struct RunOptions {
     pub output_filter: Option<crate::agent::OutputFilter>,
     /// How model commands (bash, setup) are confined.
     pub sandbox: SandboxSettings,
+    /// At most this many entries run at once, over every fan-out given the same limit
+    /// (`None`: no limit).
+    pub limit: Option<Concurrency>,
+}
+
+/// A limit on how many entries run at once, shared by every fan-out given a clone of it
+/// (`versus run --jobs N` over all of a run's turns). Entries of one fan-out start in order:
+/// entry 2 never starts before entry 1.
+#[derive(Debug, Clone)]
+pub struct Concurrency {
+    permits: Arc<Semaphore>,
+    /// Keeps the start order across fan-outs too: one dispatcher at a time takes permits.
+    order: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Concurrency {
+    /// At most `n` entries at once (`n` of 0 counts as 1).
+    pub fn new(n: usize) -> Self {
+        Self {
+            permits: Arc::new(Semaphore::new(n.max(1))),
+            order: Arc::new(tokio::sync::Mutex::new(())),
+        }
+    }
+
+    /// Places free now.
+    pub fn available(&self) -> usize {
+        self.permits.available_permits()
+    }
+
+    /// Waits for a free place; `None` when `cancel` fires first.
+    async fn acquire(&self, cancel: &CancellationToken) -> Option<OwnedSemaphorePermit> {
+        tokio::select! {
+            permit = Arc::clone(&self.permits).acquire_owned() => permit.ok(),
+            () = cancel.cancelled() => None,
+        }
+    }
 }
 
 /// What the runner reports.
@@ -92,61 +134,15 @@ pub struct ModelResult {
     pub workspace: Option<Workspace>,
     /// Recorded writes in order, then the changes bash made (found after the run).
     pub writes: Vec<FileWrite>,
-    /// A failure outside the agent: workspace creation, setup command, bash-change scan.
+    /// A failure outside the agent: workspace creation, setup command, bash-change scan; then
+    /// what the scan left out and build output it proposed, said once each.
     pub error: Option<String>,
-}
-
-/// Handle to a running fan-out: cancel one entry or all.
-#[derive(Debug, Clone)]
-pub struct RunHandle {
-    all: CancellationToken,
-    entries: Vec<CancellationToken>,
-}
-
-impl RunHandle {
-    /// Cancels every model (their bash children are killed).
-    pub fn cancel_all(&self) {
-        self.all.cancel();
-    }
-
-    /// Cancels one entry; false if there is no such entry.
-    pub fn cancel(&self, entry: usize) -> bool {
-        match self.entries.get(entry) {
-            Some(token) => {
-                token.cancel();
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-/// Starts every entry on `prompt` and returns the event channel plus a handle. The channel
-/// closes after the last `Finished`.
-pub fn fan_out(
-    base: Arc<Base>,
-    entries: Vec<ModelEntry>,
-    prompt: Message,
-    options: RunOptions,
-) -> (mpsc::UnboundedReceiver<RunEvent>, RunHandle) {
-    let all = CancellationToken::new();
-    let runs: Vec<EntryRun> = entries
-        .into_iter()
-        .map(|entry| EntryRun {
-            entry,
-            prompt: prompt.clone(),
-            cancel: all.child_token(),
-        })
-        .collect();
-    let tokens = runs.iter().map(|r| r.cancel.clone()).collect();
-    let rx = fan_out_each(base, runs, options);
-    (
-        rx,
-        RunHandle {
-            all,
-            entries: tokens,
-        },
-    )
+    /// The notes at the end of `error`, as appended (what the scan left out, build output
+    /// proposed): `versus run` reports them apart from the model's error.
+    pub notes: Vec<String>,
+    /// What the change scan left out of the proposals (too large, too deep, unreadable), one
+    /// text per path.
+    pub scan_notes: Vec<String>,
 }
 
 /// One entry of [`fan_out_each`]: the model, its own prompt (a next-turn note differs from
@@ -158,45 +154,112 @@ pub struct EntryRun {
     pub prompt: Message,
     /// Cancels this entry (its bash children are killed).
     pub cancel: CancellationToken,
+    /// The workspace to continue in (the entry's previous turn's, for a sequential job), or
+    /// `None` for a new one. A continued workspace gets no setup command and keeps what the
+    /// earlier turns changed; its proposals are still taken against the turn's base.
+    pub workspace: Option<Workspace>,
 }
 
 /// Starts every entry on its own prompt; events are tagged with the entry's position. The
-/// channel closes after the last `Finished`.
+/// channel closes after the last `Finished`. With a [`Concurrency`] limit, entries start in
+/// order as places free up; an entry cancelled before its start ends at once (cancelled,
+/// without a workspace unless it was given one).
 pub fn fan_out_each(
     base: Arc<Base>,
     runs: Vec<EntryRun>,
     options: RunOptions,
 ) -> mpsc::UnboundedReceiver<RunEvent> {
     let (tx, rx) = mpsc::unbounded_channel();
-    for (index, run) in runs.into_iter().enumerate() {
-        let tx = tx.clone();
-        let base = Arc::clone(&base);
-        let options = options.clone();
-        tokio::spawn(async move {
-            let EntryRun {
-                entry,
-                prompt,
-                cancel,
-            } = run;
-            let result = run_entry(index, entry, base, prompt, options, cancel, tx.clone()).await;
-            let _ = tx.send(RunEvent::Finished {
-                entry: index,
-                result: Box::new(result),
+    match options.limit.clone() {
+        None => {
+            for (index, run) in runs.into_iter().enumerate() {
+                spawn_entry(index, run, Arc::clone(&base), options.clone(), None, &tx);
+            }
+        }
+        Some(limit) => {
+            tokio::spawn(async move {
+                let _turn = limit.order.lock().await;
+                for (index, run) in runs.into_iter().enumerate() {
+                    match limit.acquire(&run.cancel).await {
+                        Some(permit) => spawn_entry(
+                            index,
+                            run,
+                            Arc::clone(&base),
+                            options.clone(),
+                            Some(permit),
+                            &tx,
+                        ),
+                        None => not_started(index, run, &tx),
+                    }
+                }
             });
-        });
+        }
     }
     rx
 }
 
+fn spawn_entry(
+    index: usize,
+    run: EntryRun,
+    base: Arc<Base>,
+    options: RunOptions,
+    permit: Option<OwnedSemaphorePermit>,
+    tx: &mpsc::UnboundedSender<RunEvent>,
+) {
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let result = run_entry(index, run, base, options, tx.clone()).await;
+        // The place frees up before the result is handed on: the next entry may start while
+        // this one's result is recorded.
+        drop(permit);
+        let _ = tx.send(RunEvent::Finished {
+            entry: index,
+            result: Box::new(result),
+        });
+    });
+}
+
+/// An entry cancelled while it waited for its place: it ends cancelled without running, with
+/// its conversation as it was and the workspace it was given (if any) handed back.
+fn not_started(index: usize, run: EntryRun, tx: &mpsc::UnboundedSender<RunEvent>) {
+    let stop = crate::model::RunStop::Cancelled;
+    let _ = tx.send(RunEvent::Agent {
+        entry: index,
+        event: AgentEvent::Finished { stop },
+    });
+    let _ = tx.send(RunEvent::Finished {
+        entry: index,
+        result: Box::new(ModelResult {
+            label: run.entry.label,
+            outcome: Some(AgentOutcome {
+                stop,
+                error: None,
+                final_text: String::new(),
+                stats: crate::model::RunStats::default(),
+                messages: run.entry.history,
+            }),
+            workspace: run.workspace,
+            writes: Vec::new(),
+            error: None,
+            notes: Vec::new(),
+            scan_notes: Vec::new(),
+        }),
+    });
+}
+
 async fn run_entry(
     index: usize,
-    entry: ModelEntry,
+    run: EntryRun,
     base: Arc<Base>,
-    prompt: Message,
     options: RunOptions,
-    cancel: CancellationToken,
     tx: mpsc::UnboundedSender<RunEvent>,
 ) -> ModelResult {
+    let EntryRun {
+        entry,
+        prompt,
+        cancel,
+        workspace,
+    } = run;
     let label = entry.label.clone();
     let failed = |error: String| ModelResult {
         label: label.clone(),
@@ -204,18 +267,25 @@ async fn run_entry(
         workspace: None,
         writes: Vec::new(),
         error: Some(error),
+        notes: Vec::new(),
+        scan_notes: Vec::new(),
     };
-    let workspace = match prepare_workspace(
-        &entry.label,
-        Arc::clone(&base),
-        options.isolation,
-        options.setup.clone(),
-        options.workspace_parent.clone(),
-        &options.sandbox,
-        &cancel,
-    )
-    .await
-    {
+    let prepared = match workspace {
+        Some(workspace) => Ok(workspace),
+        None => {
+            prepare_workspace(
+                &entry.label,
+                Arc::clone(&base),
+                options.isolation,
+                options.setup.clone(),
+                options.workspace_parent.clone(),
+                &options.sandbox,
+                &cancel,
+            )
+            .await
+        }
+    };
+    let workspace = match prepared {
         Ok(workspace) => workspace,
         Err(err) => {
             let message = format!("{}: {err}", entry.label);
@@ -280,12 +350,16 @@ async fn run_entry(
     let mut paths: Vec<&str> = writes.iter().map(|w| w.path.as_str()).collect();
     paths.sort_unstable();
     paths.dedup();
-    let notes = workspace
+    let scan = workspace
         .as_ref()
-        .and_then(|w| crate::workspace::ScanNote::summary(&w.scan_notes()))
+        .map(|w| w.scan_notes())
+        .unwrap_or_default();
+    let scan_notes = scan.iter().map(ToString::to_string).collect();
+    let notes: Vec<String> = crate::workspace::ScanNote::summary(&scan)
         .into_iter()
-        .chain(crate::workspace::build_output_notes(paths));
-    for note in notes {
+        .chain(crate::workspace::build_output_notes(paths))
+        .collect();
+    for note in notes.iter().cloned() {
         error = Some(match error {
             Some(error) => format!("{error}; {note}"),
             None => note,
@@ -297,6 +371,8 @@ async fn run_entry(
         workspace,
         writes,
         error,
+        notes,
+        scan_notes,
     }
 }
 

@@ -344,6 +344,8 @@ mod tests {
             writes: 0,
             files: Vec::new(),
             deleted: Vec::new(),
+            notes: Vec::new(),
+            scan_notes: Vec::new(),
         };
         let restored = RestoredTurn {
             turn: 1,

@@ -5,16 +5,20 @@
 
 use crate::util;
 
-use util::git;
+use util::{fan_out, git};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
+
 use versus::agent::{Agent, AgentSettings, CostFn, system_prompt};
 use versus::model::{AgentEvent, Message, Part, Role, RunStop};
 use versus::provider::demo::DemoModel;
-use versus::runner::{ModelEntry, ModelResult, RunEvent, RunOptions, fan_out};
+use versus::runner::{
+    Concurrency, EntryRun, ModelEntry, ModelResult, RunEvent, RunOptions, fan_out_each,
+};
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::{Base, Isolation};
 
@@ -59,6 +63,7 @@ fn options(scratch: &Path) -> RunOptions {
         spill_dir: scratch.join("spill"),
         output_filter: None,
         sandbox: versus::exec::SandboxSettings::default(),
+        limit: None,
     }
 }
 
@@ -80,7 +85,7 @@ async fn run_all(
         let handle = handle.clone();
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
-            handle.cancel_all();
+            handle.cancel();
         });
     }
     let mut results: Vec<Option<ModelResult>> = (0..n).map(|_| None).collect();
@@ -446,4 +451,171 @@ async fn repeated_call_ids_are_made_unique_in_the_conversation() {
         .map(|r| r.0)
         .collect();
     assert_eq!(results, ids, "each result answers its own call");
+}
+
+/// Every event of a fan-out, in arrival order, as (entry, what) with `what` one of
+/// `workspace`, `event` or `finished`; plus each entry's result.
+async fn collect(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<RunEvent>,
+    n: usize,
+) -> (Vec<(usize, &'static str)>, Vec<ModelResult>) {
+    let mut order = Vec::new();
+    let mut results: Vec<Option<ModelResult>> = (0..n).map(|_| None).collect();
+    while let Some(event) = rx.recv().await {
+        match event {
+            RunEvent::WorkspaceReady { entry, .. } => order.push((entry, "workspace")),
+            RunEvent::Agent { entry, .. } => order.push((entry, "event")),
+            RunEvent::Finished { entry, result } => {
+                order.push((entry, "finished"));
+                results[entry] = Some(*result);
+            }
+        }
+    }
+    (order, results.into_iter().map(Option::unwrap).collect())
+}
+
+fn run_of(entry: ModelEntry, prompt: &str) -> EntryRun {
+    EntryRun {
+        entry,
+        prompt: Message::user(prompt),
+        cancel: CancellationToken::new(),
+        workspace: None,
+    }
+}
+
+const PAUSED_WRITE: &str = r#"
+{"say": "Writing slowly now.", "token_delay_ms": 30, "tools": [{"name": "write_file", "args": {"path": "out.txt", "content": "done\n"}}]}
+{"say": "Done."}
+"#;
+
+/// Issue 23: a concurrency limit shared by fan-outs. With one place, three entries of one
+/// fan-out run one after the other in entry order, and a second fan-out given the same limit
+/// starts only after the first one's last entry ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_limit_runs_entries_one_at_a_time_in_order() {
+    let (_tmp, root) = project();
+    let scratch = tempfile::tempdir().unwrap();
+    let base = Arc::new(Base::capture(&root).unwrap());
+    let limit = Concurrency::new(1);
+    let options = RunOptions {
+        limit: Some(limit.clone()),
+        ..options(scratch.path())
+    };
+    let runs = |names: &[&str]| -> Vec<EntryRun> {
+        names
+            .iter()
+            .map(|n| run_of(entry(n, PAUSED_WRITE, AgentSettings::default(), None), "go"))
+            .collect()
+    };
+    let first = fan_out_each(
+        Arc::clone(&base),
+        runs(&["demo/a", "demo/b", "demo/c"]),
+        options.clone(),
+    );
+    let second = fan_out_each(Arc::clone(&base), runs(&["demo/d"]), options);
+    let ((order, results), (later, _)) = tokio::join!(collect(first, 3), collect(second, 1));
+    assert!(
+        results
+            .iter()
+            .all(|r| r.outcome.as_ref().unwrap().stop == RunStop::Completed)
+    );
+    // Entry k's first sign of life comes after entry k-1 finished.
+    let started = |k: usize| order.iter().position(|(e, _)| *e == k).unwrap();
+    let finished = |k: usize| order.iter().position(|x| *x == (k, "finished")).unwrap();
+    assert!(started(1) > finished(0), "{order:?}");
+    assert!(started(2) > finished(1), "{order:?}");
+    assert_eq!(later.first(), Some(&(0, "workspace")), "{later:?}");
+    assert_eq!(limit.available(), 1, "every place is given back");
+}
+
+/// Issue 23: an entry cancelled while it waits for its place ends cancelled without running
+/// (no workspace made), and the others are not held up by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_cancelled_while_waiting_ends_without_running() {
+    let (_tmp, root) = project();
+    let scratch = tempfile::tempdir().unwrap();
+    let base = Arc::new(Base::capture(&root).unwrap());
+    let options = RunOptions {
+        limit: Some(Concurrency::new(1)),
+        ..options(scratch.path())
+    };
+    let runs: Vec<EntryRun> = ["demo/a", "demo/b", "demo/c"]
+        .iter()
+        .map(|n| run_of(entry(n, PAUSED_WRITE, AgentSettings::default(), None), "go"))
+        .collect();
+    runs[1].cancel.cancel();
+    let (order, results) = collect(fan_out_each(base, runs, options), 3).await;
+    let b = &results[1];
+    assert_eq!(b.outcome.as_ref().unwrap().stop, RunStop::Cancelled);
+    assert!(b.workspace.is_none() && b.writes.is_empty(), "{b:?}");
+    assert!(!order.contains(&(1, "workspace")), "{order:?}");
+    assert_eq!(
+        results[2].outcome.as_ref().unwrap().stop,
+        RunStop::Completed
+    );
+}
+
+/// Two turns of one demo model (it takes up its script where the conversation is): a write,
+/// then a command that reads it and adds to it.
+const TWO_TURNS: &str = r#"
+{"say": "Writing now.", "tools": [{"name": "write_file", "args": {"path": "out.txt", "content": "done\n"}}]}
+{"say": "Done."}
+{"tools": [{"name": "bash", "args": {"command": "cat out.txt && echo more >> out.txt"}}]}
+{"say": "Continued."}
+"#;
+
+/// Issue 23: workspace reuse. An entry given the workspace of its previous turn continues in
+/// it (same root, the earlier turn's file there, no setup run again), and its proposals are
+/// taken against the turn's base: the earlier write and the new change together.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_continues_in_the_workspace_of_its_previous_turn() {
+    let (_tmp, root) = project();
+    let scratch = tempfile::tempdir().unwrap();
+    let base = Arc::new(Base::capture(&root).unwrap());
+    let options = RunOptions {
+        isolation: Isolation::Copy,
+        setup: Some("echo setup >> setup-runs.txt".to_string()),
+        ..options(scratch.path())
+    };
+    let first = run_of(
+        entry("demo/a", TWO_TURNS, AgentSettings::default(), None),
+        "one",
+    );
+    let (order, mut results) = collect(
+        fan_out_each(Arc::clone(&base), vec![first], options.clone()),
+        1,
+    )
+    .await;
+    assert_eq!(order.first(), Some(&(0, "workspace")));
+    let done = results.remove(0);
+    let workspace = done.workspace.unwrap();
+    let root_then = workspace.root().to_path_buf();
+    let mut next = run_of(
+        entry("demo/a", TWO_TURNS, AgentSettings::default(), None),
+        "two",
+    );
+    next.entry.history = done.outcome.unwrap().messages;
+    next.workspace = Some(workspace);
+    let (_, mut results) = collect(fan_out_each(base, vec![next], options), 1).await;
+    let done = results.remove(0);
+    let outcome = done.outcome.unwrap();
+    assert_eq!(outcome.stop, RunStop::Completed, "{:?}", outcome.error);
+    let seen = tool_results(&outcome.messages);
+    assert!(
+        seen.last().unwrap().1.starts_with("done\n"),
+        "the earlier turn's file is there: {seen:?}"
+    );
+    let ws = done.workspace.unwrap();
+    assert_eq!(ws.root(), root_then, "the same workspace");
+    assert_eq!(
+        std::fs::read_to_string(ws.root().join("setup-runs.txt")).unwrap(),
+        "setup\n",
+        "the setup ran once"
+    );
+    let paths: Vec<&str> = done.writes.iter().map(|w| w.path.as_str()).collect();
+    assert!(paths.contains(&"out.txt"), "{paths:?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.root().join("out.txt")).unwrap(),
+        "done\nmore\n"
+    );
 }

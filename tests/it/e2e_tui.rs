@@ -1644,6 +1644,120 @@ fn a_command_that_exits_3_is_shown_failed_with_its_output_in_a_real_terminal() {
     assert!(shown.contains("│ KNOWN-OUTPUT-7731"), "{shown}");
 }
 
+/// Issue 23: the review's check and a recipe's `run:` criterion are one evaluator. The same
+/// command (62 lines of output, the model's file last, exit 3) as the recipe's `Review: check`
+/// in the interface and as its `run:` criterion in `versus run`: the session's `check` record
+/// and the report's criterion detail say the same thing in the same words, with the same tail.
+#[test]
+fn one_check_command_reads_the_same_in_the_review_and_in_a_run_report() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    std::fs::create_dir_all(proj.join("scripts")).unwrap();
+    std::fs::write(proj.join("notes.txt"), "hello\n").unwrap();
+    std::fs::write(proj.join(".gitignore"), "scripts/\n*.recipe.md\nout/\n").unwrap();
+    let step = serde_json::json!({"say": "Fixing.", "tools": [
+        {"name": "write_file", "args": {"path": "notes.txt", "content": "hello, fixed\n"}}]});
+    std::fs::write(
+        proj.join("scripts/fix.jsonl"),
+        format!("{step}\n{{\"say\": \"Fixed the notes.\"}}\n"),
+    )
+    .unwrap();
+    let command = "seq 1 60; cat notes.txt; exit 3";
+    let recipe = proj.join("verdict.recipe.md");
+    std::fs::write(
+        &recipe,
+        format!(
+            "# Verdict\nversion: 1\n\n## Models\n- demo/scripts/fix.jsonl\n\n## Review\ncheck: {command}\n\n## Tasks\n- fix the notes\n\n## Success Criteria\n- run: {command}\n"
+        ),
+    )
+    .unwrap();
+    util::git(&proj, &["init", "-q"]);
+    util::git(&proj, &["add", "."]);
+    util::git(&proj, &["commit", "-qm", "init"]);
+    let config = tmp.write("empty.toml", "");
+
+    let run = util::versus()
+        .current_dir(&proj)
+        .arg("--config")
+        .arg(&config)
+        .args(["run", "verdict.recipe.md", "--out", "out", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    {
+        let tmux = Tmux::start("verdict", 120, 32);
+        launch(
+            &tmux,
+            &proj,
+            &config,
+            &format!("--recipe {}", recipe.display()),
+        );
+        tmux.wait_for(&["turn 0"]);
+        tmux.type_text("fix the notes");
+        tmux.press("Enter");
+        tmux.wait_for(&["turn 1 finished", "failed (exit 3)"]);
+        tmux.press_and_see("Escape");
+        tmux.type_text("/quit");
+        tmux.press("Enter");
+        tmux.wait_for(&["EXIT=0"]);
+    }
+    let mut checks = Vec::new();
+    for entry in std::fs::read_dir(proj.join(".versus/sessions")).unwrap() {
+        let log = std::fs::read_to_string(entry.unwrap().path().join("events.jsonl")).unwrap();
+        for line in log.lines() {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            if record["type"] == "check" {
+                checks.push(record["result"].clone());
+            }
+        }
+    }
+    assert_eq!(checks.len(), 1, "one review check: {checks:?}");
+    let review = &checks[0];
+    assert_eq!(review["ending"], "failed (exit 3)", "{review}");
+    let tail: Vec<&str> = review["tail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(tail.len(), 50, "{tail:?}");
+    assert_eq!(tail.first(), Some(&"12"), "{tail:?}");
+    assert_eq!(
+        tail.last(),
+        Some(&"hello, fixed"),
+        "the model's file: {tail:?}"
+    );
+
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(proj.join("out/report.json")).unwrap())
+            .unwrap();
+    let criteria = report["tasks"][0]["runs"][0]["criteria"]
+        .as_array()
+        .unwrap();
+    let criterion = criteria
+        .iter()
+        .find(|c| c["kind"] == "run")
+        .expect("the run criterion");
+    let detail = criterion["detail"].as_str().unwrap();
+    assert_eq!(
+        detail,
+        format!(
+            "failed (exit 3); last 50 lines of output:\n{}",
+            tail.join("\n")
+        ),
+        "the same verdict, the same words, the same tail"
+    );
+    let summary = std::fs::read_to_string(proj.join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("failed (exit 3); last 50 lines of output:"),
+        "{summary}"
+    );
+}
+
 /// The row of the review table that names `label` (empty when none does).
 fn table_row(screen: &str, label: &str) -> String {
     screen

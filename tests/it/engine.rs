@@ -79,6 +79,7 @@ fn options(scratch: &Path) -> RunOptions {
         spill_dir: scratch.join("spill"),
         output_filter: None,
         sandbox: versus::exec::SandboxSettings::default(),
+        limit: None,
     }
 }
 
@@ -91,6 +92,7 @@ fn request(prompt: &str, targets: Vec<TurnTarget>, scratch: &Path) -> TurnReques
         policy: HistoryPolicy::default(),
         check: None,
         history_line: None,
+        workspaces: Default::default(),
     }
 }
 

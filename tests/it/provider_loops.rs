@@ -1,4 +1,4 @@
-//! The whole agent loop through each real adapter: `runner::fan_out` -> `Agent::run_turn` ->
+//! The whole agent loop through each real adapter: `runner::fan_out_each` -> `Agent::run_turn` ->
 //! `HttpModel` + the provider's `Wire`, against a local `MockServer` that answers with
 //! hand-written streams in that provider's exact wire format, on a real git project in its own
 //! worktree.
@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use mock_server::*;
 use serde_json::{Value, json};
+use util::fan_out;
 use versus::agent::{Agent, AgentSettings, system_prompt};
 use versus::model::{AgentEvent, Message, Part, Role, RunStop};
 use versus::provider::anthropic::AnthropicWire;
@@ -32,7 +33,7 @@ use versus::provider::http::default_client;
 use versus::provider::openai_chat::ChatWire;
 use versus::provider::openai_responses::ResponsesWire;
 use versus::provider::{HttpModel, RetryPolicy, Wire, WireConfig};
-use versus::runner::{ModelEntry, ModelResult, RunEvent, RunOptions, fan_out};
+use versus::runner::{ModelEntry, ModelResult, RunEvent, RunOptions};
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::{Base, Isolation};
 
@@ -190,6 +191,7 @@ async fn run_with(
         spill_dir: scratch.join("spill"),
         output_filter: None,
         sandbox: versus::exec::SandboxSettings::default(),
+        limit: None,
     };
     let base = Arc::new(Base::capture(root).unwrap());
     let (mut rx, _handle) = fan_out(

@@ -222,7 +222,7 @@ fn run_criteria_see_each_models_own_workspace_and_the_project_is_untouched() {
     // for the vandal, whose test.sh is gone.
     assert!(!failed(cell(&report, "fix-add", CHEATER)).contains(&TESTS_PASS.to_string()));
     let vandal = detail(cell(&report, "fix-add", VANDAL), TESTS_PASS);
-    assert!(vandal.starts_with("exit code"), "{vandal}");
+    assert!(vandal.starts_with("failed (exit "), "{vandal}");
     assert!(vandal.contains("test.sh"), "{vandal}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("project/calc.sh")).unwrap(),
@@ -318,20 +318,26 @@ fn jobs_1_runs_one_model_at_a_time_in_order() {
     assert_eq!(report["environment"]["jobs"], 1);
     assert_eq!(report["complete"], true);
     let records = checkpoint(&dir.path().join("out"));
-    let mut order = Vec::new();
-    let mut running: Option<String> = None;
-    for r in &records {
-        match r["type"].as_str().unwrap() {
-            "started" => {
-                assert!(running.is_none(), "two jobs at once with --jobs 1");
-                running = Some(r["model"].as_str().unwrap().to_string());
-                order.push(r["model"].as_str().unwrap().to_string());
-            }
-            "finished" => running = None,
-            _ => {}
+    // `--jobs` bounds the models running at once: with 1, a model's steps all come before
+    // the next model's first (its criteria are checked once it gave its place up).
+    let mut order: Vec<String> = Vec::new();
+    for r in records.iter().filter(|r| r["type"] == "step") {
+        let model = r["model"].as_str().unwrap().to_string();
+        if order.last() != Some(&model) {
+            assert!(
+                !order.contains(&model),
+                "two models at once with --jobs 1: {records:?}"
+            );
+            order.push(model);
         }
     }
     assert_eq!(order, [FIXER, CHEATER, VANDAL]);
+    let started: Vec<&str> = records
+        .iter()
+        .filter(|r| r["type"] == "started")
+        .map(|r| r["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(started, [FIXER, CHEATER, VANDAL], "jobs start in order");
 }
 
 fn checkpoint(out: &Path) -> Vec<Value> {
@@ -428,6 +434,98 @@ fn a_run_killed_with_sigkill_resumes_and_does_not_rerun_finished_models() {
         "the finished model's event log is untouched"
     );
     assert!(dir.path().join("out/summary.md").exists());
+}
+
+/// The run's sessions in `.versus/sessions` of the fixture's project: (id, records).
+fn run_sessions(dir: &Dir) -> Vec<(String, Vec<Value>)> {
+    let sessions = dir.path().join("project/.versus/sessions");
+    let mut found: Vec<(String, Vec<Value>)> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let records = std::fs::read_to_string(path.join("events.jsonl"))
+                .unwrap()
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                records,
+            )
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+/// Issue 23: `versus run --resume` continues the run's own session (the session log holds every
+/// attempt) instead of opening a new one.
+#[test]
+fn a_resumed_run_continues_its_own_session() {
+    let dir = fixture();
+    let out = dir.path().join("out");
+    let mut child = spawn_run(
+        &dir,
+        &["run.recipe.md", "--out", "out", "-m", FIXER, "-m", SLOW],
+    );
+    wait_for(&out, "fixer finished and slow past its first step", |r| {
+        has(r, "finished", FIXER) && has(r, "step", SLOW)
+    });
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = run_sessions(&dir);
+    let ids = |sessions: &[(String, Vec<Value>)]| -> Vec<String> {
+        sessions.iter().map(|(id, _)| id.clone()).collect()
+    };
+    assert_eq!(before.len(), 1, "one session: {:?}", ids(&before));
+    let (id, first) = &before[0];
+    assert_eq!(first[0]["type"], "opened");
+    assert_eq!(first[0]["source"], "run");
+
+    let resumed = run_in(&dir, &["run.recipe.md", "--resume", "--out", "out"]);
+    assert_eq!(code(&resumed), 1, "{}", text(&resumed.stderr));
+    let after = run_sessions(&dir);
+    assert_eq!(after.len(), 1, "no second session: {:?}", ids(&after));
+    assert_eq!(&after[0].0, id, "the same session id");
+    let records = &after[0].1;
+    // Appended: the first process's records are still there, in order, as written (a torn
+    // last line of the killed process aside).
+    let whole = first.len();
+    assert_eq!(
+        &records[..whole],
+        &first[..],
+        "the earlier records are kept"
+    );
+    let added = &records[whole..];
+    assert_eq!(added[0]["type"], "opened", "{:?}", added[0]);
+    assert_eq!(added[0]["source"], "run");
+    assert_eq!(added[0]["continued_after_turn"], 1);
+    let turn = added
+        .iter()
+        .find(|r| r["type"] == "turn")
+        .expect("the task run again is a new turn");
+    assert_eq!(turn["turn"], 2);
+    assert_eq!(
+        turn["models"],
+        serde_json::json!([SLOW]),
+        "only the cut-off model"
+    );
+    let finished: Vec<&Value> = added.iter().filter(|r| r["type"] == "finished").collect();
+    assert_eq!(finished.len(), 1, "{finished:?}");
+    assert_eq!(finished[0]["model"], SLOW);
+    assert_eq!(finished[0]["turn"], 2);
+    assert_eq!(finished[0]["entry"], 0);
+    assert!(
+        added
+            .iter()
+            .any(|r| r["type"] == "turn_ended" && r["turn"] == 2)
+    );
+    assert_eq!(added.last().unwrap()["type"], "ended");
+    // The checkpoint names the session once, from the first process.
+    let records = checkpoint(&out);
+    let named: Vec<&Value> = records.iter().filter(|r| r["type"] == "session").collect();
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0]["id"], id.as_str());
 }
 
 #[test]
@@ -600,7 +698,10 @@ fn a_failing_setup_fails_the_run_and_keep_leaves_the_workspace() {
     let run = cell(&report, "task-1", FIXER);
     assert_eq!(run["stop_reason"], Value::Null, "the model never started");
     let error = run["error"].as_str().unwrap();
-    assert!(error.contains("setup command failed"), "{error}");
+    assert!(
+        error.contains("the setup command `echo preparing; exit 3` failed"),
+        "{error}"
+    );
     assert!(error.contains("exit code 3"), "{error}");
     assert!(detail(run, "run: true").contains("no workspace"));
 
@@ -620,6 +721,29 @@ fn a_failing_setup_fails_the_run_and_keep_leaves_the_workspace() {
     assert!(fixed.contains("$(( $1 + $2 ))"), "{fixed}");
     // The kept workspace is ours to remove (its folder holds the marker and the tree).
     std::fs::remove_dir_all(kept.parent().unwrap()).unwrap();
+
+    // Two independent tasks: each is a turn of its own, and the first turn's workspace is
+    // kept too when the second starts (not only the last turn's).
+    dir.write(
+        "keep2.recipe.md",
+        "# Keep two\nversion: 1\n\n## Models\n- demo/fixer.jsonl\n\n## Constraints\nproject_root: project\n\n## Workspace\nkeep: true\n\n## Tasks\n- Fix it.\n- Fix it again.\n\n## Success Criteria\n- no_errors\n",
+    );
+    let out = run_in(&dir, &["keep2.recipe.md", "--out", "keep2"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let report = read_json(&dir.path().join("keep2/report.json"));
+    let roots: Vec<PathBuf> = ["task-1", "task-2"]
+        .iter()
+        .map(|t| PathBuf::from(cell(&report, t, FIXER)["workspace"].as_str().unwrap()))
+        .collect();
+    assert_ne!(roots[0], roots[1], "a fresh workspace per independent task");
+    for root in &roots {
+        assert!(
+            root.join("calc.sh").is_file(),
+            "{} was removed",
+            root.display()
+        );
+        std::fs::remove_dir_all(root.parent().unwrap()).unwrap();
+    }
 }
 
 #[test]

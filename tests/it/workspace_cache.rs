@@ -447,10 +447,12 @@ async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_a
                     spill_dir: lab.base.join("spill"),
                     output_filter: None,
                     sandbox: versus::exec::SandboxSettings::default(),
+                    limit: None,
                 },
                 policy: HistoryPolicy::default(),
                 check: None,
                 history_line: None,
+                workspaces: Default::default(),
             }))
             .unwrap();
         let set = loop {

@@ -251,10 +251,12 @@ async fn ask(
                 sandbox.setup_network |= args.setup_network;
                 sandbox
             },
+            limit: None,
         },
         policy: HistoryPolicy::default(),
         check: None,
         history_line: Some(args.prompt.clone()),
+        workspaces: Default::default(),
     }))?;
     let mut stop_signals = crate::cli::signals::StopSignals::new()?;
     let mut stopping = false;

@@ -108,10 +108,12 @@ impl Engine {
                 spill_dir: self.handle.info().dir.join("spill"),
                 output_filter: None,
                 sandbox: self.config.sandbox.clone(),
+                limit: None,
             },
             policy: HistoryPolicy::default(),
             check: request.settings.check.clone(),
             history_line: request.remember.then(|| request.line.clone()),
+            workspaces: Default::default(),
         })));
         if out.is_empty() {
             self.running = true;

@@ -6,6 +6,37 @@ pub mod users;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use versus::model::Message;
+use versus::runner::{EntryRun, ModelEntry, RunEvent, RunOptions, fan_out_each};
+use versus::workspace::Base;
+
+/// Every entry on the same prompt through the runner (`fan_out_each`, as an engine turn
+/// starts them), each in a new workspace; the token cancels them all. For tests of the agent
+/// loop and the adapters below the engine.
+pub fn fan_out(
+    base: Arc<Base>,
+    entries: Vec<ModelEntry>,
+    prompt: Message,
+    options: RunOptions,
+) -> (
+    tokio::sync::mpsc::UnboundedReceiver<RunEvent>,
+    CancellationToken,
+) {
+    let all = CancellationToken::new();
+    let runs = entries
+        .into_iter()
+        .map(|entry| EntryRun {
+            entry,
+            prompt: prompt.clone(),
+            cancel: all.child_token(),
+            workspace: None,
+        })
+        .collect();
+    (fan_out_each(base, runs, options), all)
+}
 
 /// A temporary project directory.
 pub struct Dir {
