@@ -536,7 +536,7 @@ fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
         .enable_all()
         .build()
         .unwrap();
-    let given = runtime.block_on(async {
+    let (given, live) = runtime.block_on(async {
         let mut live = Live::spawn(engine);
         live.blind(true).await;
         let given = told(&live);
@@ -562,9 +562,12 @@ fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
             "the names were told once, when blind mode came on: {:?}",
             live.seen
         );
-        given
+        // The handle outlives the runtime: dropped inside it, the engine would see every
+        // handle gone and end the session properly, which a kill never does.
+        (given, live)
     });
     drop(runtime);
+    drop(live);
 
     let reopened = SessionEngine::open(store.clone(), None, Source::Tui, None)
         .unwrap()
