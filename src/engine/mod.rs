@@ -40,7 +40,7 @@ pub use history::{HistoryPolicy, Shortened};
 pub use record::Finish;
 pub use restore::RestoredTurn;
 pub use rewind::{RewindDone, RewindPlan, mark_apply_rewound};
-pub use startup::refuse_if_interrupted;
+pub use startup::{StartNotice, prepare_start, refuse_if_interrupted};
 pub use state::Phase;
 pub(crate) use turn::TurnEvent;
 pub use turn::{FinishedModel, TurnOutcome, TurnRequest, TurnTarget, TurnWorkspaces};

@@ -54,7 +54,7 @@ pub mod wrap;
 use std::path::{Path, PathBuf};
 
 use crate::config::ConfigError;
-use crate::engine::{EngineError, SessionEngine};
+use crate::engine::{EngineError, SessionEngine, StartNotice};
 use crate::provider::ProviderError;
 use crate::session::{SessionError, SessionLog, Source, Store};
 use crate::tools::ToolRegistry;
@@ -203,7 +203,6 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     };
     let session_id = core.id().to_string();
     let session_dir = core.dir().to_path_buf();
-    let _ = crate::workspace::cleanup_leftovers(&project);
     let session = SessionInfo {
         id: session_id.clone(),
         project: project.display().to_string(),
@@ -237,11 +236,15 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     if let Some(notice) = config.trust.notice() {
         app.banner.insert(0, notice);
     }
-    if let Some(warning) = config.sandbox.warning() {
-        app.banner.insert(0, format!("WARNING: {warning}"));
-    } else if let Err(err) = crate::exec::check_available(&config.sandbox) {
-        app.banner
-            .insert(0, format!("model commands will be refused: {err}"));
+    // The one start of every front end: leftovers removed, the sandbox checked.
+    for notice in crate::engine::prepare_start(&project, &config.sandbox) {
+        match notice {
+            StartNotice::SandboxOff(warning) => app.banner.insert(0, format!("WARNING: {warning}")),
+            StartNotice::CommandsRefused(err) => app
+                .banner
+                .insert(0, format!("model commands will be refused: {err}")),
+            StartNotice::Leftover(err) => app.banner.push(format!("warning: {err}")),
+        }
     }
     app.tool_names = ToolRegistry::builtin()
         .names()

@@ -538,8 +538,6 @@ fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
         .enable_all()
         .build()
         .unwrap();
-    // The handle outlives the runtime: dropped first, it would end the session as asked (and
-    // reveal the names) whenever the engine's task got to run before the runtime went.
     let (given, live) = runtime.block_on(async {
         let mut live = Live::spawn(engine);
         live.blind(true).await;
@@ -566,6 +564,8 @@ fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
             "the names were told once, when blind mode came on: {:?}",
             live.seen
         );
+        // The handle outlives the runtime: dropped inside it, the engine would see every
+        // handle gone and end the session properly, which a kill never does.
         (given, live)
     });
     drop(runtime);

@@ -29,14 +29,15 @@ use versus::apply::compose::{Selection, compose};
 use versus::apply::{AppliedAs, Resolution};
 use versus::engine::{
     ChoiceOutcome, ChoiceRequest, EngineEvent, EngineEvents, EngineHandle, FinishedModel,
-    HistoryPolicy, Op, SessionEngine, TurnOutcome, TurnRequest, TurnTarget,
+    HistoryPolicy, Op, SessionEngine, StartNotice, TurnOutcome, TurnRequest, TurnTarget,
+    prepare_start,
 };
 use versus::runner::{ModelRequest, RunOptions, resolve_models};
 use versus::sanitize::{self, block, line, name};
 use versus::session::{SessionError, Source, Store};
 use versus::tools::{ToolLimits, ToolRegistry};
+use versus::workspace::Isolation;
 use versus::workspace::changeset::ChangeSet;
-use versus::workspace::{Isolation, cleanup_leftovers};
 
 use progress::Progress;
 use report::{ChangedFile, Row};
@@ -206,9 +207,19 @@ async fn ask(
     if args.pick.as_deref().is_some_and(|p| p != "none") {
         versus::engine::refuse_if_interrupted(&store)?;
     }
-    // A leftover that cannot be removed is said and skipped: it never stops this run.
-    if let Err(err) = cleanup_leftovers(&project) {
-        say(&format!("versus: warning: {err}"));
+    // The one start of every front end: leftovers removed (one that cannot go is said and
+    // skipped: it never stops this run), the sandbox checked (said with the notes below).
+    let mut sandbox_notes = Vec::new();
+    for notice in prepare_start(&project, &config.sandbox) {
+        match notice {
+            StartNotice::Leftover(err) => say(&format!("versus: warning: {err}")),
+            StartNotice::SandboxOff(warning) => {
+                sandbox_notes.push(format!("versus: WARNING: {warning}"));
+            }
+            StartNotice::CommandsRefused(err) => {
+                sandbox_notes.push(format!("versus: model commands will be refused: {err}"));
+            }
+        }
     }
     let engine = match reopened {
         Some(reopened) => reopened.engine,
@@ -232,7 +243,10 @@ async fn ask(
         }
         None => Isolation::default_for(&project),
     };
-    for note in notes(&config, isolation, labels.len(), &args.prompt) {
+    for note in sandbox_notes
+        .into_iter()
+        .chain(notes(isolation, labels.len(), &args.prompt))
+    {
         progress.note(&note);
     }
     handle.submit(Op::StartTurn(TurnRequest {
@@ -424,20 +438,10 @@ fn targets(
         .collect())
 }
 
-/// What `versus ask` says before the models start: the sandbox's state, overlay's limits, the
-/// prompt.
-fn notes(
-    config: &versus::config::Config,
-    isolation: Isolation,
-    models: usize,
-    prompt: &str,
-) -> Vec<String> {
+/// What `versus ask` says before the models start, after the sandbox's state: in-memory
+/// isolation's limits, the prompt.
+fn notes(isolation: Isolation, models: usize, prompt: &str) -> Vec<String> {
     let mut notes = Vec::new();
-    if let Some(warning) = config.sandbox.warning() {
-        notes.push(format!("versus: WARNING: {warning}"));
-    } else if let Err(err) = versus::exec::check_available(&config.sandbox) {
-        notes.push(format!("versus: model commands will be refused: {err}"));
-    }
     if isolation == Isolation::Overlay {
         notes.push(
             "versus: in-memory isolation: model commands (bash, setup) are refused, since they \
