@@ -21,7 +21,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 pub use entries::{client_for, entry_for};
-pub use models::{ModelRequest, Roster, RosterError, RosterModel, SkippedModel, resolve_models};
+pub use models::{
+    ModelRequest, Roster, RosterError, RosterModel, SkippedModel, Unrunnable, resolve_models,
+    runnable,
+};
 
 use crate::agent::{Agent, AgentOutcome, EventSink, ToolEnv};
 use crate::exec::SandboxSettings;

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::agent::AgentSettings;
-use crate::config::{Config, Env, ModelSpec, ResolveError, resolve};
-use crate::provider::RetryPolicy;
+use crate::config::{Config, Env, ModelSpec, ResolveError, ResolvedModel, resolve};
+use crate::provider::{ModelClient, RetryPolicy};
 use crate::tools::ToolRegistry;
 
 use super::{ModelEntry, client_for, entry_for};
@@ -84,6 +84,50 @@ pub enum RosterError {
     },
 }
 
+/// Why one model asked for cannot run: skipped (a missing key: the run goes on without it,
+/// after a warning) or an error that would fail however often it was retried.
+#[derive(Debug)]
+pub enum Unrunnable {
+    /// Skipped, with the warning every front end gives.
+    Skipped(SkippedModel),
+    /// Not skippable.
+    Error(RosterError),
+}
+
+/// One model asked for, made runnable: its resolution and its adapter. The one place a spec
+/// becomes a client, so `versus ask`, `versus run` and the interface (which builds its agents
+/// turn by turn, as its settings change) skip and refuse the same models with the same words.
+pub fn runnable(
+    request: &ModelRequest,
+    config: &Config,
+    env: &Env,
+    http: &reqwest::Client,
+) -> Result<(ResolvedModel, Arc<dyn ModelClient>), Unrunnable> {
+    let resolved = match resolve(&request.spec, config, env) {
+        Ok(resolved) => resolved,
+        Err(err) if err.is_skippable() => {
+            return Err(Unrunnable::Skipped(SkippedModel {
+                model: request.spec.to_string(),
+                reason: err.to_string(),
+            }));
+        }
+        Err(err) => return Err(Unrunnable::Error(err.into())),
+    };
+    let client = client_for(
+        &resolved,
+        &request.script_base,
+        http,
+        RetryPolicy::default(),
+    )
+    .map_err(|e| {
+        Unrunnable::Error(RosterError::Client {
+            model: request.spec.to_string(),
+            message: e.to_string(),
+        })
+    })?;
+    Ok((resolved, client))
+}
+
 /// Resolves every model asked for with the same tools; `settings` gives each its agent
 /// settings. Each skipped model is handed to `warn` as soon as it is known, before any error,
 /// so the error "every model given was skipped" always comes after its reasons.
@@ -100,29 +144,15 @@ pub fn resolve_models(
     let mut models = Vec::new();
     let mut skipped = Vec::new();
     for request in requests {
-        let resolved = match resolve(&request.spec, config, env) {
-            Ok(resolved) => resolved,
-            Err(err) if err.is_skippable() => {
-                let model = SkippedModel {
-                    model: request.spec.to_string(),
-                    reason: err.to_string(),
-                };
+        let (resolved, client) = match runnable(request, config, env, &http) {
+            Ok(found) => found,
+            Err(Unrunnable::Skipped(model)) => {
                 warn(&model);
                 skipped.push(model);
                 continue;
             }
-            Err(err) => return Err(err.into()),
+            Err(Unrunnable::Error(err)) => return Err(err),
         };
-        let client = client_for(
-            &resolved,
-            &request.script_base,
-            &http,
-            RetryPolicy::default(),
-        )
-        .map_err(|e| RosterError::Client {
-            model: request.spec.to_string(),
-            message: e.to_string(),
-        })?;
         let entry = entry_for(
             &resolved,
             client,

@@ -1,12 +1,14 @@
-//! Turning typed model specs into runnable clients, the same way `versus ask` does: parse,
-//! resolve against the config and environment, build the adapter.
+//! Turning typed model specs into runnable clients through the runner's one resolver
+//! (`runner::runnable`), so the interface skips and refuses the same models with the same
+//! words as `versus ask` and `versus run`; it only keeps going where they stop (one line per
+//! model that cannot run, the others usable), as an interactive session should.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::{Config, Env, ResolvedModel, resolve};
-use crate::provider::{ModelClient, RetryPolicy};
-use crate::runner::client_for;
+use crate::config::{Config, Env, ResolvedModel};
+use crate::provider::ModelClient;
+use crate::runner::{ModelRequest, Unrunnable, runnable};
 
 /// A model ready to run turns.
 #[derive(Clone)]
@@ -54,9 +56,15 @@ impl Resolver<'_> {
 
     fn one(&self, text: &str) -> Result<(String, Model), String> {
         let spec = self.config.parse_spec(text).map_err(|e| e.to_string())?;
-        let resolved = resolve(&spec, self.config, self.env).map_err(|e| e.to_string())?;
-        let client = client_for(&resolved, self.project, self.http, RetryPolicy::default())
-            .map_err(|e| e.to_string())?;
-        Ok((spec.to_string(), Model { resolved, client }))
+        let request = ModelRequest {
+            spec,
+            script_base: self.project.to_path_buf(),
+        };
+        match runnable(&request, self.config, self.env, self.http) {
+            Ok((resolved, client)) => Ok((request.spec.to_string(), Model { resolved, client })),
+            // The reason starts with the model entry; each caller words it ("skipped: ...").
+            Err(Unrunnable::Skipped(skipped)) => Err(skipped.reason),
+            Err(Unrunnable::Error(err)) => Err(err.to_string()),
+        }
     }
 }
