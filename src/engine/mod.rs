@@ -47,6 +47,17 @@ pub use turn::{FinishedModel, TurnOutcome, TurnRequest, TurnTarget, TurnWorkspac
 
 pub use crate::session::{CheckResult, RewindScope};
 
+/// What a front end needs to describe a turn's models: the roster's one resolution and skip
+/// policy, the turn's options and the settings of the one agent loop. Front ends name these
+/// through the engine, never the runner (its fan-out, workspaces) or the agent loop itself:
+/// the dependency table in docs/ARCHITECTURE.md lists neither for `tui` nor `headless`, and
+/// tests/it/architecture.rs holds them to it.
+pub use crate::agent::{AgentSettings, system_prompt};
+pub use crate::runner::{
+    Concurrency, ModelEntry, ModelRequest, RosterError, RunOptions, SkippedModel, Unrunnable,
+    entry_for, resolve_models, runnable,
+};
+
 /// What the engine refuses, in words a user can act on.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::RunOptions;
 use crate::engine::{
     EngineEvent, EngineEvents, EngineHandle, FinishedModel, HistoryPolicy, Op, OpKind, TurnRequest,
     TurnTarget, TurnWorkspaces,
@@ -26,7 +27,6 @@ use crate::engine::{
 use crate::exec::Sandbox;
 use crate::model::RunStats;
 use crate::recipe::{CompactStrategy, Recipe, TaskMode};
-use crate::runner::RunOptions;
 use crate::workspace::ChangeKind;
 use crate::workspace::changeset::ChangeSet;
 

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, Env};
+use crate::engine::{Concurrency, RunOptions};
 use crate::engine::{EngineError, EngineEvent, Op, SessionEngine, TurnTarget};
 use crate::recipe::{Choice, Criterion, Recipe};
-use crate::runner::{Concurrency, RunOptions};
 use crate::session::{SessionError, Source, Store, now};
 use crate::workspace::{Isolation, cleanup_leftovers};
 

@@ -51,7 +51,7 @@ pub use progress::DisplayMode;
 /// A model the run was asked for: its demo script path (`demo/path/to/script.jsonl`) is read
 /// from the recipe's folder for models listed in the recipe, the folder versus runs in for
 /// `-m`. The same request `versus ask` makes, resolved by the same skip policy.
-pub type RequestedModel = crate::runner::ModelRequest;
+pub type RequestedModel = crate::engine::ModelRequest;
 
 /// Where the run writes its output.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::config::{Config, Env};
+use crate::engine::{ModelEntry, RosterError, resolve_models};
 use crate::recipe::Recipe;
-use crate::runner::{ModelEntry, RosterError, resolve_models};
 
 use super::report::SkippedModel;
 use super::{HeadlessError, RequestedModel};
@@ -50,7 +50,7 @@ pub(super) fn prepare(
     models: &[RequestedModel],
     config: &Config,
     env: &Env,
-    warn: &mut dyn FnMut(&crate::runner::SkippedModel),
+    warn: &mut dyn FnMut(&crate::engine::SkippedModel),
 ) -> Result<Prepared, HeadlessError> {
     check_list(models)?;
     let tools = Arc::new(recipe.tool_registry());

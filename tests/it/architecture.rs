@@ -733,3 +733,24 @@ fn the_library_does_not_depend_on_the_binary_edge() {
         );
     }
 }
+
+/// The front ends reach the turn only through the engine: neither the interface nor
+/// `versus run` names the runner (fan-out, workspaces of a turn) or the agent loop, whatever
+/// the table says (a row loosened together with the code would pass the test above). What
+/// they need of either, the engine re-exports (`engine::RunOptions`, `engine::runnable`...).
+#[test]
+fn front_ends_reach_the_turn_only_through_the_engine() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let found = imports(&root.join("src"));
+    let reaching: Vec<String> = found
+        .iter()
+        .filter(|i| ["tui", "headless"].contains(&i.from.as_str()))
+        .filter(|i| ["runner", "agent"].contains(&i.to.as_str()))
+        .map(|i| i.to_string())
+        .collect();
+    assert!(
+        reaching.is_empty(),
+        "a front end names the turn's machinery directly:\n{}",
+        reaching.join("\n")
+    );
+}

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::{Config, Env, ResolvedModel};
+use crate::engine::{ModelRequest, Unrunnable, runnable};
 use crate::provider::ModelClient;
-use crate::runner::{ModelRequest, Unrunnable, runnable};
 
 /// A model ready to run turns.
 #[derive(Clone)]

@@ -6,10 +6,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::{AgentSettings, system_prompt};
-use crate::engine::{EngineEvent, HistoryPolicy, Op, TurnRequest as EngineTurn, TurnTarget};
+use crate::engine::{
+    AgentSettings, EngineEvent, HistoryPolicy, Op, RunOptions, TurnRequest as EngineTurn,
+    TurnTarget, entry_for, system_prompt,
+};
 use crate::fsutil::read_capped;
-use crate::runner::{RunOptions, entry_for};
 use crate::tools::{ToolLimits, ToolRegistry};
 use crate::workspace::{Isolation, ProjectPath};
 
