@@ -70,20 +70,10 @@ fn millis(ms: f64) -> Duration {
 }
 
 /// Writes `d` as `1h30m`, `90s` becomes `1m30s`, zero is `0s`; sub-millisecond parts are
-/// dropped (they cannot be written and are never read).
+/// dropped (they cannot be written and are never read). The evaluator words its timeouts the
+/// same way, so one function writes both (`check::duration_text`).
 pub fn format(d: Duration) -> String {
-    let mut ms = d.as_millis();
-    if ms == 0 {
-        return "0s".to_string();
-    }
-    let mut out = String::new();
-    for (unit, size) in [("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)] {
-        if ms >= size {
-            out.push_str(&format!("{}{unit}", ms / size));
-            ms %= size;
-        }
-    }
-    out
+    crate::check::duration_text(d)
 }
 
 #[cfg(test)]
