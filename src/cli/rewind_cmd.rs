@@ -193,6 +193,9 @@ fn rewind(
     let report = match answer(runtime, events, OpKind::Rewind)? {
         Ok(EngineEvent::Rewound(done)) => done,
         Ok(_) => bail!("the session engine answered the rewind with something else"),
+        // Said as before: the apply engine's own sentence (another versus holds the lock,
+        // a damaged journal), nothing about conversations this command never touches.
+        Err(EngineError::RewindFailed(error)) => return Err(error.into()),
         Err(error) => return Err(error.into()),
     };
     say!(
