@@ -1,7 +1,8 @@
 //! `versus rewind [--session ID] [--yes] [--force]`: undo the latest applied change.
 //!
-//! The same engine as /rewind in the TUI: it reads the session's journal and snapshots from
-//! disk, shows what will change, asks, and restores. An apply that was interrupted half-way is
+//! The same engine as /rewind in the TUI: the session with the latest apply still in effect is
+//! opened in the session engine (source `rewind`), which plans the files-only rewind from the
+//! journal and snapshots, and, once confirmed, restores and records it in the session's log. An apply that was interrupted half-way is
 //! rolled back first (that is what "the next start offers to roll it back" means here).
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -13,7 +14,10 @@ use clap::Args;
 
 use versus::apply::journal::JOURNAL_FILE;
 use versus::apply::{ApplyEngine, RewindAction, RewindPreview};
-use versus::session::Store;
+use versus::engine::{
+    EngineError, EngineEvent, EngineEvents, EngineHandle, Op, OpKind, RewindScope, SessionEngine,
+};
+use versus::session::{Source, Store};
 
 /// A line on stdout; a closed stdout (e.g. `| head`) must not turn a finished rewind into an
 /// error, so write failures are ignored here. Escaped on the way
@@ -86,11 +90,87 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
         say!("Rolled back: {} file(s) restored.", report.restored.len());
         return Ok(ExitCode::SUCCESS);
     }
-    let Some(preview) = engine.rewind_preview()? else {
+    drop(engine);
+    // The rewind itself goes through the session engine, like /rewind in the TUI: the
+    // session's one log writer records the `rewound` record and the choice's mark.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?;
+    let _entered = runtime.enter();
+    let reopened = SessionEngine::open(store, Some(&id), Source::Rewind, None)?;
+    for skipped in &reopened.log.skipped {
+        eprintln!("versus: {skipped}");
+    }
+    let session = reopened
+        .engine
+        .rewind_only()
+        .with_rewind_lock(super::lock_wait(args.no_wait));
+    let (handle, mut events) = session.spawn();
+    let result = rewind(&runtime, &handle, &mut events, &id, &args);
+    // The session ends whatever happened: its `ended` record is written and the log closed.
+    if handle
+        .submit(Op::Shutdown {
+            keep_workspaces: true,
+        })
+        .is_ok()
+    {
+        runtime.block_on(async {
+            while let Some(event) = events.recv().await {
+                if matches!(event, EngineEvent::Closed { .. }) {
+                    break;
+                }
+            }
+        });
+    }
+    result
+}
+
+/// The next answer of the engine about `op`: what it reports, or why it refused.
+fn answer(
+    runtime: &tokio::runtime::Runtime,
+    events: &mut EngineEvents,
+    op: OpKind,
+) -> anyhow::Result<Result<EngineEvent, EngineError>> {
+    runtime.block_on(async {
+        while let Some(event) = events.recv().await {
+            match event {
+                EngineEvent::Failed { op: kind, error } if kind == op => return Ok(Err(error)),
+                EngineEvent::RewindPlanned(_) if op == OpKind::PlanRewind => return Ok(Ok(event)),
+                EngineEvent::Rewound(_) if op == OpKind::Rewind => return Ok(Ok(event)),
+                _ => {}
+            }
+        }
+        bail!("the session engine stopped before it answered")
+    })
+}
+
+/// Plans the files-only rewind on the engine, shows it, asks, and carries it out.
+fn rewind(
+    runtime: &tokio::runtime::Runtime,
+    handle: &EngineHandle,
+    events: &mut EngineEvents,
+    id: &str,
+    args: &RewindArgs,
+) -> anyhow::Result<ExitCode> {
+    handle.submit(Op::PlanRewind {
+        scope: RewindScope::Files,
+    })?;
+    let plan = match answer(runtime, events, OpKind::PlanRewind)? {
+        Ok(EngineEvent::RewindPlanned(plan)) => plan,
+        Err(EngineError::NothingToRewind(_)) | Ok(_) => {
+            say!(
+                "Nothing to rewind in session {id}: every change applied in it is already undone."
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let Some(preview) = plan.files.clone() else {
         say!("Nothing to rewind in session {id}: every change applied in it is already undone.");
         return Ok(ExitCode::SUCCESS);
     };
-    print_preview(&id, &preview);
+    print_preview(id, &preview);
     if !confirm(args.yes, "Rewind?")? {
         say!("Nothing changed.");
         return Ok(ExitCode::SUCCESS);
@@ -107,16 +187,17 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
             ),
         )?;
     }
-    let report = engine.rewind(force)?;
-    // The choice that made this apply no longer stands: the session log says so and
-    // `versus stats` leaves it out.
-    versus::engine::mark_apply_rewound(
-        &store,
-        &id,
-        &report.apply_id,
-        report.restored.clone(),
-        report.kept.clone(),
-    )?;
+    handle.submit(Op::Rewind { plan, force })?;
+    // The choice that made this apply no longer stands: the engine's `rewound` record says
+    // so and `versus stats` leaves it out.
+    let report = match answer(runtime, events, OpKind::Rewind)? {
+        Ok(EngineEvent::Rewound(done)) => done,
+        Ok(_) => bail!("the session engine answered the rewind with something else"),
+        // Said as before: the apply engine's own sentence (another versus holds the lock,
+        // a damaged journal), nothing about conversations this command never touches.
+        Err(EngineError::RewindFailed(error)) => return Err(error.into()),
+        Err(error) => return Err(error.into()),
+    };
     say!(
         "Rewound: {} file(s) restored{}.",
         report.restored.len(),
@@ -130,8 +211,8 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
             )
         }
     );
-    if !report.label.is_empty() {
-        say!("The prompt of that turn was: {}", report.label);
+    if !preview.label.is_empty() {
+        say!("The prompt of that turn was: {}", preview.label);
     }
     Ok(ExitCode::SUCCESS)
 }

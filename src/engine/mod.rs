@@ -39,7 +39,7 @@ pub use handle::{EngineEvent, EngineEvents, EngineHandle, Op, OpKind, SessionInf
 pub use history::{HistoryPolicy, Shortened};
 pub use record::Finish;
 pub use restore::RestoredTurn;
-pub use rewind::{RewindDone, RewindPlan, mark_apply_rewound};
+pub use rewind::{RewindDone, RewindPlan};
 pub use startup::{StartNotice, prepare_start, refuse_if_interrupted};
 pub use state::Phase;
 pub(crate) use turn::TurnEvent;
@@ -187,6 +187,11 @@ pub struct SessionEngine {
     /// Blind mode's aliases for the whole session (`None`: never blind), recorded in the log
     /// each time they change, so a reopened session shows the same ones (see `blind`).
     names: Option<BlindNames>,
+    /// What a rewind does when another versus holds the project's lock (`versus rewind
+    /// --no-wait` refuses at once; every other front end waits).
+    rewind_lock: crate::apply::LockWait,
+    /// Opened only to rewind ([`SessionEngine::rewind_only`]): the end reveals no names.
+    rewind_only: bool,
 }
 
 impl std::fmt::Debug for SessionEngine {
@@ -327,6 +332,8 @@ impl SessionEngine {
             turn: None,
             models: models.clone(),
             names: blind::names_from_log(log),
+            rewind_lock: crate::apply::LockWait::Wait,
+            rewind_only: false,
         };
         engine.recorder.record(&SessionRecord::Opened {
             time: now().rfc3339(),
@@ -340,6 +347,13 @@ impl SessionEngine {
         }
         engine.assign_aliases();
         Ok(engine)
+    }
+
+    /// Sets what this session's rewinds do when another versus holds the project's lock:
+    /// `versus rewind --no-wait` refuses at once instead of waiting.
+    pub fn with_rewind_lock(mut self, wait: crate::apply::LockWait) -> Self {
+        self.rewind_lock = wait;
+        self
     }
 
     /// Session id.
@@ -464,8 +478,11 @@ impl SessionEngine {
         if let Some(turn) = &self.turn {
             turn.cancel_all();
         }
-        // The session ends: blind mode's names are revealed (the front end says who was who).
-        self.reveal();
+        // The session ends: blind mode's names are revealed (the front end says who was who),
+        // unless it was opened only to rewind (`versus rewind` says nothing of the models).
+        if !self.rewind_only {
+            self.reveal();
+        }
         self.recorder.record(&SessionRecord::Ended {
             turn: self.last_turn,
             time: now().rfc3339(),

@@ -31,6 +31,18 @@ pub struct RestoredTurn {
 }
 
 impl SessionEngine {
+    /// Opens the session only to undo an apply (`versus rewind`): the unchosen turn of a
+    /// reopened session is left alone (its change sets are not rebuilt; the log still has it,
+    /// the next `--continue` brings it back), and blind mode's names stay hidden at the end
+    /// (the user's blind review has not ended).
+    pub fn rewind_only(mut self) -> Self {
+        if self.turn.as_ref().is_some_and(|t| t.restored) {
+            self.turn = None;
+        }
+        self.rewind_only = true;
+        self
+    }
+
     /// Brings back the last turn when it has no choice yet and is not rewound.
     pub(super) fn restore_interrupted(&mut self, log: &SessionLog) -> Option<RestoredTurn> {
         let turn = log.records.iter().rev().find_map(|r| match r {

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{EngineError, NoteInputs, SessionEngine};
 use crate::apply::{ApplyEngine, RewindPreview, journal};
-use crate::session::{
-    RewindScope, SessionError, SessionLog, SessionRecord, Store, mark_rewound, now,
-};
+use crate::session::{RewindScope, SessionLog, SessionRecord, mark_rewound, now};
 
 /// What a rewind will do, shown before asking.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +58,7 @@ pub struct RewindJob {
     session: PathBuf,
     plan: RewindPlan,
     force: bool,
+    lock: crate::apply::LockWait,
 }
 
 impl RewindPlanJob {
@@ -109,7 +108,9 @@ impl RewindJob {
             kept: Vec::new(),
         };
         if let Some(files) = &self.plan.files {
+            let lock = self.lock;
             let result = ApplyEngine::new(&self.project, &self.session).and_then(|engine| {
+                let engine = engine.lock_wait(lock);
                 let still = engine.rewind_preview()?;
                 if still.as_ref().map(|p| &p.apply_id) != Some(&files.apply_id) {
                     return Ok(None);
@@ -181,6 +182,7 @@ impl SessionEngine {
             session: self.dir.clone(),
             plan,
             force,
+            lock: self.rewind_lock.clone(),
         })
     }
 
@@ -229,52 +231,6 @@ impl SessionEngine {
             self.next_note = Some(NoteInputs::default());
         }
     }
-}
-
-/// Marks the choice whose apply was `apply_id` as rewound (files only): the session log says
-/// so and statistics leave the choice out. For `versus rewind`, which undoes an apply without
-/// opening the session in an engine. Returns the turn, if a choice made that apply.
-pub fn mark_apply_rewound(
-    store: &Store,
-    session: &str,
-    apply_id: &str,
-    restored: Vec<String>,
-    kept: Vec<String>,
-) -> Result<Option<u32>, SessionError> {
-    let (mut open, log) = crate::session::Session::open(store, Some(session))?;
-    let turn = log.records.iter().find_map(|r| match r {
-        SessionRecord::Choice {
-            turn,
-            apply_id: Some(id),
-            ..
-        } if id == apply_id => Some(*turn),
-        _ => None,
-    });
-    let Some(turn) = turn else {
-        return Ok(None);
-    };
-    let path = open.dir().join(crate::session::EVENTS_FILE);
-    let io = |source| SessionError::Io {
-        op: "append to",
-        path,
-        source,
-    };
-    open.append(&SessionRecord::Rewound {
-        turn,
-        scope: RewindScope::Files,
-        apply_id: Some(apply_id.to_string()),
-        restored,
-        kept,
-    })
-    .map_err(io)?;
-    mark_rewound(&store.preferences(), open.id(), turn, now().rfc3339()).map_err(|source| {
-        SessionError::Io {
-            op: "append to",
-            path: store.preferences(),
-            source,
-        }
-    })?;
-    Ok(Some(turn))
 }
 
 type FilesPart = (Option<RewindPreview>, Option<String>);

@@ -33,15 +33,18 @@ pub enum Source {
     Tui,
     /// `versus run` (a recipe).
     Run,
+    /// `versus rewind`: the session opened only to undo its latest apply.
+    Rewind,
 }
 
 impl Source {
-    /// The word used in logs and preferences (`ask`, `tui`, `run`).
+    /// The word used in logs and preferences (`ask`, `tui`, `run`, `rewind`).
     pub fn word(self) -> &'static str {
         match self {
             Source::Ask => "ask",
             Source::Tui => "tui",
             Source::Run => "run",
+            Source::Rewind => "rewind",
         }
     }
 }

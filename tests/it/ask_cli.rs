@@ -714,3 +714,120 @@ fn ask_continue_goes_on_with_the_conversation_and_the_note() {
         prompts[1]
     );
 }
+
+/// `versus rewind` opens the session in the session engine and records through its one log
+/// writer: `opened` (source `rewind`), the `rewound` record of the chosen turn, `ended`, in
+/// that order after the choice, every line whole and none twice; `versus ask --continue`
+/// afterwards tells the model nothing is applied any more.
+#[test]
+fn rewind_records_through_the_sessions_one_writer_and_continue_sees_it() {
+    let (_tmp, root) = project();
+    write(&root, "scripts/two.jsonl", TWO_TURNS);
+    let before = std::fs::read_to_string(root.join("src/calc.txt")).unwrap();
+    let first = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["ask", "fix two", "-m", "demo/scripts/two.jsonl"])
+        .args(["--pick", "demo/scripts/two.jsonl", "--quiet"])
+        .env("XDG_CONFIG_HOME", root.join(".no-config"))
+        .output()
+        .unwrap();
+    assert!(first.status.success(), "{:?}", text(&first));
+    let rewind = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["rewind", "--yes"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&rewind);
+    assert!(rewind.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Rewound: 1 file(s) restored."), "{stdout}");
+    assert!(
+        stdout.contains("The prompt of that turn was: fix two"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/calc.txt")).unwrap(),
+        before,
+        "the file is back"
+    );
+
+    let sessions: Vec<_> = std::fs::read_dir(root.join(".versus/sessions"))
+        .unwrap()
+        .collect();
+    assert_eq!(
+        sessions.len(),
+        1,
+        "the rewind reopened the session, made none"
+    );
+    let dir = sessions[0].as_ref().unwrap().path();
+    let log = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    assert!(log.ends_with('\n'), "a torn last line: {log}");
+    let lines: Vec<&str> = log.lines().collect();
+    let unique: std::collections::BTreeSet<&&str> = lines.iter().collect();
+    assert_eq!(unique.len(), lines.len(), "a line written twice: {log}");
+    let records: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<String> = records
+        .iter()
+        .map(|r| match r["type"].as_str().unwrap() {
+            "opened" => format!("opened/{}", r["source"].as_str().unwrap()),
+            other => other.to_string(),
+        })
+        .filter(|k| {
+            ["opened/ask", "opened/rewind", "choice", "rewound", "ended"].contains(&k.as_str())
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "opened/ask",
+            "choice",
+            "ended",
+            "opened/rewind",
+            "rewound",
+            "ended"
+        ],
+        "{log}"
+    );
+    let choice = records.iter().find(|r| r["type"] == "choice").unwrap();
+    let rewound = records.iter().find(|r| r["type"] == "rewound").unwrap();
+    assert_eq!(rewound["turn"], 1);
+    assert_eq!(rewound["scope"], "files");
+    assert_eq!(rewound["apply_id"], choice["apply_id"]);
+    assert_eq!(rewound["restored"], serde_json::json!(["src/calc.txt"]));
+    // The log, typed, reads whole and knows the choice is undone.
+    let typed = versus::session::SessionLog::read(&dir).unwrap();
+    assert!(typed.skipped.is_empty(), "{:?}", typed.skipped);
+    assert!(typed.undone_choices().contains(&1));
+    let show = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["sessions", "show"])
+        .output()
+        .unwrap();
+    assert!(show.status.success(), "{:?}", text(&show));
+
+    let second = versus()
+        .arg("-C")
+        .arg(&root)
+        .args(["ask", "and now?", "--continue", "--json", "--quiet"])
+        .env("XDG_CONFIG_HOME", root.join(".no-config"))
+        .output()
+        .unwrap();
+    assert!(second.status.success(), "{:?}", text(&second));
+    let log = versus::session::SessionLog::read(&dir).unwrap();
+    assert_eq!(log.turns().len(), 2);
+    let conversation = &log.conversations()["demo/scripts/two.jsonl"];
+    let last = conversation
+        .iter()
+        .rfind(|m| m.role == versus::model::Role::User && !m.text().is_empty())
+        .unwrap()
+        .text();
+    assert!(
+        last.contains("none of the proposed changes were applied") && last.ends_with("and now?"),
+        "{last}"
+    );
+}

@@ -332,6 +332,51 @@ async fn each_turn_records_only_the_messages_it_added() {
     );
 }
 
+/// `versus rewind` opens a session only to undo an apply (`rewind_only`): a blind session a
+/// kill left with its names hidden keeps them hidden when that open ends.
+#[test]
+fn a_rewind_only_open_leaves_blind_names_hidden() {
+    let (_tmp, root) = project();
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
+    let models = vec!["demo/a".to_string(), "demo/b".to_string()];
+    let engine = SessionEngine::create(store.clone(), Source::Tui, models).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    // Killed while blind: the runtime goes away without a shutdown (see the test above).
+    let (given, live) = runtime.block_on(async {
+        let mut live = Live::spawn(engine);
+        live.blind(true).await;
+        (told(&live), live)
+    });
+    drop(runtime);
+    drop(live);
+
+    let opened = SessionEngine::open(store.clone(), None, Source::Rewind, None)
+        .unwrap()
+        .engine
+        .rewind_only();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let live = Live::spawn(opened);
+        live.close().await;
+    });
+    let again = SessionEngine::open(store, None, Source::Tui, None).unwrap();
+    assert!(
+        again.engine.blind(),
+        "still hidden after a rewind-only open"
+    );
+    assert_eq!(aliases(&again.engine), given);
+    let log = std::fs::read_to_string(again.engine.dir().join("events.jsonl")).unwrap();
+    assert!(log.contains(r#""source":"rewind""#), "{log}");
+    assert!(!log.contains(r#""revealed":true"#), "{log}");
+}
+
 /// Regression: a choice rewound in the interface (`/rewind`) kept counting as a win. Through
 /// the engine's handle, as the TUI does it: choose with an apply, plan the rewind, carry it
 /// out; the preference line is then left out of the statistics.
