@@ -33,6 +33,8 @@ pub(super) struct Frame<'a> {
     pub skipped: &'a [SkippedModel],
     /// File paths of the output folder.
     pub layout: &'a Layout,
+    /// The run's session id.
+    pub session: Option<&'a str>,
 }
 
 /// The report for `frame` with the finished runs by (task name, model label).
@@ -84,6 +86,7 @@ pub(super) fn report(frame: Frame<'_>, finished: &BTreeMap<(String, String), Mod
         complete,
         passed,
         broken,
+        session: frame.session.map(str::to_string),
         recipe: RecipeInfo {
             name: frame.recipe.name.clone(),
             file: frame.recipe_file.to_string(),
@@ -278,6 +281,7 @@ mod tests {
             models: &models,
             skipped: &[],
             layout: &layout,
+            session: Some("20261127-120000-abcd"),
         };
         let report = report(frame, &finished);
         assert!(!report.complete);

@@ -390,6 +390,7 @@ fn final_report(
             models: labels,
             skipped: &opened.prepared.skipped,
             layout: &opened.layout,
+            session: opened.session.as_deref(),
         },
         &finished,
     ))

@@ -48,6 +48,11 @@ pub struct Report {
     /// results say nothing about the models. Written only when true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub broken: bool,
+    /// The run's session in `.versus/sessions/` (each task one of its turns; a resume
+    /// continues it), so `versus sessions show ID` finds every model's transcript. Absent in
+    /// reports written before runs were sessions of their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
     /// Which recipe ran.
     pub recipe: RecipeInfo,
     /// Where and when it ran.

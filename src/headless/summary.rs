@@ -355,6 +355,7 @@ mod tests {
             broken: false,
             complete: true,
             passed: false,
+            session: None,
             recipe: RecipeInfo {
                 name: "Demo".into(),
                 file: "demo.recipe.md".into(),

@@ -260,6 +260,7 @@ fn protected_catches_a_model_that_edits_or_deletes_a_protected_file() {
 fn without_volatile(value: &mut Value) {
     const VOLATILE: &[&str] = &[
         "run_id",
+        "session",
         "started_at",
         "finished_at",
         "latency_ms",
@@ -526,6 +527,10 @@ fn a_resumed_run_continues_its_own_session() {
     let named: Vec<&Value> = records.iter().filter(|r| r["type"] == "session").collect();
     assert_eq!(named.len(), 1, "{named:?}");
     assert_eq!(named[0]["id"], id.as_str());
+    // And the report says which session holds the run's transcripts.
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["session"], id.as_str());
 }
 
 #[test]
