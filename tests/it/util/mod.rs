@@ -160,6 +160,9 @@ pub fn git(dir: &Path, args: &[&str]) {
             "commit.gpgsign=false",
             "-c",
             "init.defaultBranch=main",
+            // The test's own git, on repositories a test may have given to another user.
+            "-c",
+            "safe.directory=*",
         ])
         .args(args)
         .current_dir(dir)
