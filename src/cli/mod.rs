@@ -112,8 +112,9 @@ fn start_log(path: &std::path::Path) -> anyhow::Result<()> {
         .append(true)
         .open(path)
         .with_context(|| format!("open the log file {}", path.display()))?;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("VERSUS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,versus=debug"));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("VERSUS_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new("warn,versus=debug,versus_core=debug,versus_tui=debug")
+    });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)

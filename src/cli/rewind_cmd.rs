@@ -12,10 +12,10 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 
-use versus::apply::journal::JOURNAL_FILE;
-use versus::apply::{ApplyEngine, RewindAction, RewindPreview};
+use versus::apply::{RewindAction, RewindPreview};
 use versus::engine::{
-    EngineError, EngineEvent, EngineEvents, EngineHandle, Op, OpKind, RewindScope, SessionEngine,
+    EngineError, EngineEvent, EngineEvents, EngineHandle, Op, OpKind, RewindScope, RewindTarget,
+    SessionEngine, find_rewind_target, roll_back_interrupted,
 };
 use versus::session::{Source, Store};
 
@@ -59,23 +59,25 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
         eprintln!("Nothing to rewind: versus has not applied anything in this project.");
         return Ok(ExitCode::SUCCESS);
     };
-    let (id, engine) = match find_target(&store, args.session.as_deref())? {
-        Target::Found(id, engine) => (id, engine),
-        Target::AllUndone => {
+    let (id, interrupted) = match find_rewind_target(&store, args.session.as_deref())? {
+        RewindTarget::Found {
+            session,
+            interrupted,
+        } => (session, interrupted),
+        RewindTarget::AllUndone => {
             eprintln!("Nothing to rewind: every change versus applied here is already undone.");
             return Ok(ExitCode::SUCCESS);
         }
-        Target::NeverApplied(None) => {
+        RewindTarget::NeverApplied(None) => {
             eprintln!("Nothing to rewind: versus has not applied anything in this project.");
             return Ok(ExitCode::SUCCESS);
         }
-        Target::NeverApplied(Some(id)) => {
+        RewindTarget::NeverApplied(Some(id)) => {
             eprintln!("Nothing to rewind: nothing was ever applied in session {id}.");
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let engine = engine.lock_wait(super::lock_wait(args.no_wait));
-    if let Some(pending) = engine.pending_recovery()? {
+    if let Some(pending) = interrupted {
         say!(
             "Apply {} in session {id} was interrupted while writing {} file(s) ({}).",
             pending.apply_id,
@@ -86,11 +88,15 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
             say!("Left as it is.");
             return Ok(ExitCode::SUCCESS);
         }
-        let report = engine.rollback_incomplete(&pending.apply_id)?;
+        let report = roll_back_interrupted(
+            &store,
+            &id,
+            &pending.apply_id,
+            super::lock_wait(args.no_wait),
+        )?;
         say!("Rolled back: {} file(s) restored.", report.restored.len());
         return Ok(ExitCode::SUCCESS);
     }
-    drop(engine);
     // The rewind itself goes through the session engine, like /rewind in the TUI: the
     // session's one log writer records the `rewound` record and the choice's mark.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -215,47 +221,6 @@ fn rewind(
         say!("The prompt of that turn was: {}", preview.label);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What `versus rewind` acts on.
-enum Target {
-    /// This session's engine (it has an interrupted apply or an apply in effect, or it was
-    /// named).
-    Found(String, ApplyEngine),
-    /// Something was applied in this project, and all of it is undone already.
-    AllUndone,
-    /// Nothing was ever applied: in the project (`None`), or in the session named.
-    NeverApplied(Option<String>),
-}
-
-/// The session to act on: the one named, else the newest with something to undo (an
-/// interrupted apply or an apply in effect); else whether anything was ever applied, so the
-/// message says which of the two it is.
-fn find_target(store: &Store, session: Option<&str>) -> anyhow::Result<Target> {
-    if let Some(prefix) = session {
-        let (id, dir) = store.session(Some(prefix))?;
-        if !dir.join(JOURNAL_FILE).exists() {
-            return Ok(Target::NeverApplied(Some(id)));
-        }
-        return Ok(Target::Found(id, ApplyEngine::new(store.project(), &dir)?));
-    }
-    let mut applied = false;
-    for id in store.sessions()?.into_iter().rev() {
-        let dir = store.root().join("sessions").join(&id);
-        if !dir.join(JOURNAL_FILE).exists() {
-            continue;
-        }
-        applied = true;
-        let engine = ApplyEngine::new(store.project(), &dir)?;
-        if engine.pending_recovery()?.is_some() || engine.rewind_preview()?.is_some() {
-            return Ok(Target::Found(id, engine));
-        }
-    }
-    Ok(if applied {
-        Target::AllUndone
-    } else {
-        Target::NeverApplied(None)
-    })
 }
 
 fn print_preview(session: &str, preview: &RewindPreview) {

@@ -43,7 +43,7 @@ pub(super) fn check_list(models: &[RequestedModel]) -> Result<(), HeadlessError>
 }
 
 /// Resolves every model with the recipe's tools and settings, by the skip policy every front
-/// end shares ([`crate::runner::resolve_models`]): each skipped model is handed to `warn` as
+/// end shares ([`crate::engine::resolve_models`]): each skipped model is handed to `warn` as
 /// soon as it is known, so the warnings come before the error when none can run.
 pub(super) fn prepare(
     recipe: &Recipe,

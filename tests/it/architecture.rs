@@ -84,8 +84,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The module path of a file below `src`: `src/a/b.rs` is `a::b`, `src/a/mod.rs` and `src/a.rs`
-/// are `a`, `src/lib.rs` and `src/main.rs` are the root.
-fn module_of(src: &Path, file: &Path) -> Vec<String> {
+/// are `a`, `src/lib.rs` and `src/main.rs` are the root; each after the crate's `prefix`.
+fn module_of(src: &Path, prefix: &[String], file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src).unwrap().with_extension("");
     let mut parts: Vec<String> = rel
         .components()
@@ -97,7 +97,7 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
     if parts.last().is_some_and(|p| p == "mod") {
         parts.pop();
     }
-    parts
+    [prefix, &parts].concat()
 }
 
 /// What an import of the crate root is reported as: no row may name it, since a module that
@@ -105,9 +105,39 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
 /// module without naming it again.
 const CRATE_ROOT: &str = "the crate root";
 
+/// One crate of the workspace as the checker sees it: its source folder, and the module of the
+/// one tree the table describes that its `crate::` stands for (the TUI crate's root is `tui`;
+/// the core crate's and the binary package's are the root, the binary package re-exporting the
+/// core's modules under their own names).
+struct Source {
+    src: PathBuf,
+    prefix: Vec<String>,
+}
+
+/// The workspace's crates: the core, the TUI, and the binary package (`headless`, `cli`).
+fn sources() -> Vec<Source> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    vec![
+        Source {
+            src: root.join("crates/core/src"),
+            prefix: Vec::new(),
+        },
+        Source {
+            src: root.join("crates/tui/src"),
+            prefix: vec!["tui".to_string()],
+        },
+        Source {
+            src: root.join("src"),
+            prefix: Vec::new(),
+        },
+    ]
+}
+
 /// Walks one file's syntax tree and records every path into the crate.
 struct Collector<'a> {
     file: &'a Path,
+    /// Where this crate's `crate::` lands in the one tree ([`Source::prefix`]).
+    prefix: &'a [String],
     /// The module the visitor is in: the file's module, plus any inline `mod x { }` around it.
     module: Vec<String>,
     /// Per scope (the file, then each inline module), the names the crate root is imported
@@ -123,7 +153,11 @@ impl Collector<'_> {
     fn resolve(&self, segments: &[String]) -> Option<Vec<String>> {
         let first = segments.first()?;
         let rest = match first.as_str() {
-            "crate" => return Some(segments[1..].to_vec()),
+            "crate" => return Some([self.prefix, &segments[1..]].concat()),
+            // The other crates of the workspace, named from outside: the core's modules are
+            // the tree's top-level modules, the TUI crate is `tui`.
+            "versus_core" | "versus" => return Some(segments[1..].to_vec()),
+            "versus_tui" => return Some([&["tui".to_string()], &segments[1..]].concat()),
             "super" | "self" => segments,
             alias
                 if self
@@ -131,7 +165,7 @@ impl Collector<'_> {
                     .last()
                     .is_some_and(|a| a.iter().any(|n| n == alias)) =>
             {
-                return Some(segments[1..].to_vec());
+                return Some([self.prefix, &segments[1..]].concat());
             }
             _ => return None,
         };
@@ -155,7 +189,7 @@ impl Collector<'_> {
         let Some(path) = self.resolve(segments) else {
             return;
         };
-        if path.is_empty() {
+        if path == self.prefix {
             return; // the root itself in an expression: only `use` can bring it in (below)
         }
         let (Some(from), Some(to)) = (self.module.first(), path.first()) else {
@@ -220,11 +254,16 @@ impl Collector<'_> {
 
     /// Whether `segments` (a `use` path from this module) names the crate root itself.
     fn is_root(&self, segments: &[String]) -> bool {
-        !segments.is_empty() && self.resolve(segments).is_some_and(|p| p.is_empty())
+        !segments.is_empty() && self.resolve(segments).is_some_and(|p| p == self.prefix)
     }
 
     /// Records an import of the whole crate root, shown as written (`crate::*`, `crate as x`).
+    /// The root of a crate that is one module of the tree (the TUI's) is that module itself:
+    /// nothing is reached through it, the core is named as `versus_core::...` there.
     fn root_import(&mut self, shown: String, line: usize) {
+        if !self.prefix.is_empty() {
+            return;
+        }
         let Some(from) = self.module.first() else {
             return;
         };
@@ -382,29 +421,39 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     fn visit_attribute(&mut self, _: &'ast syn::Attribute) {}
 }
 
-/// Every path from a file under `src` into another top-level module.
-fn imports(src: &Path) -> Vec<Import> {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
-    files.sort();
+/// Every path from a file of the crates into another top-level module.
+fn imports(sources: &[Source]) -> Vec<Import> {
     let mut out = Vec::new();
-    for file in files {
-        let module = module_of(src, &file);
-        if module.is_empty() {
-            continue; // lib.rs and main.rs only declare the modules
+    for source in sources {
+        let mut files = Vec::new();
+        rust_files(&source.src, &mut files);
+        files.sort();
+        for file in files {
+            let module = module_of(&source.src, &source.prefix, &file);
+            if module.is_empty() {
+                continue; // the root lib.rs and main.rs only declare or re-export the modules
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            imports_in(&file, &source.prefix, module, &text, &mut out);
         }
-        let text = std::fs::read_to_string(&file).unwrap();
-        imports_in(&file, module, &text, &mut out);
     }
     out
 }
 
-/// Every path from the source `text` of `file`, module `module`, into another top-level module.
-fn imports_in(file: &Path, module: Vec<String>, text: &str, out: &mut Vec<Import>) {
+/// Every path from the source `text` of `file`, module `module` of a crate whose `crate::` is
+/// `prefix`, into another top-level module.
+fn imports_in(
+    file: &Path,
+    prefix: &[String],
+    module: Vec<String>,
+    text: &str,
+    out: &mut Vec<Import>,
+) {
     let ast =
         syn::parse_file(text).unwrap_or_else(|e| panic!("{}: does not parse: {e}", file.display()));
     Collector {
         file,
+        prefix,
         module,
         aliases: Vec::new(),
         out,
@@ -412,21 +461,31 @@ fn imports_in(file: &Path, module: Vec<String>, text: &str, out: &mut Vec<Import
     .visit_file(&ast);
 }
 
-/// The top-level modules under `src`: its folders and its files other than lib.rs and main.rs.
-fn top_level_modules(src: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(src)
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let path = e.path();
-            if path.is_dir() {
-                return Some(e.file_name().to_string_lossy().into_owned());
-            }
-            let stem = path.file_stem()?.to_string_lossy().into_owned();
-            (path.extension()? == "rs" && stem != "lib" && stem != "main").then_some(stem)
-        })
-        .collect();
+/// The top-level modules of the crates: a crate with a prefix is that one module, one without
+/// has its folders and its files other than lib.rs and main.rs.
+fn top_level_modules(sources: &[Source]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for source in sources {
+        if let Some(first) = source.prefix.first() {
+            names.push(first.clone());
+            continue;
+        }
+        names.extend(
+            std::fs::read_dir(&source.src)
+                .unwrap()
+                .flatten()
+                .filter_map(|e| {
+                    let path = e.path();
+                    if path.is_dir() {
+                        return Some(e.file_name().to_string_lossy().into_owned());
+                    }
+                    let stem = path.file_stem()?.to_string_lossy().into_owned();
+                    (path.extension()? == "rs" && stem != "lib" && stem != "main").then_some(stem)
+                }),
+        );
+    }
     names.sort();
+    names.dedup();
     names
 }
 
@@ -481,7 +540,18 @@ fn layer_of(module: &str) -> Option<usize> {
 /// module of the same or a higher layer, a path the row does not allow (with file and line),
 /// and an allowed module the code no longer uses (the table says exactly what is used).
 fn check(src: &Path, doc: &str) -> Vec<String> {
-    let modules = top_level_modules(src);
+    check_sources(
+        &[Source {
+            src: src.to_path_buf(),
+            prefix: Vec::new(),
+        }],
+        doc,
+    )
+}
+
+/// [`check`] over several crates seen as one tree ([`Source`]).
+fn check_sources(sources: &[Source], doc: &str) -> Vec<String> {
+    let modules = top_level_modules(sources);
     let table = documented_dependencies(doc);
     let mut problems = Vec::new();
     for module in &modules {
@@ -494,7 +564,7 @@ fn check(src: &Path, doc: &str) -> Vec<String> {
             ));
         }
     }
-    let found = imports(src);
+    let found = imports(sources);
     for (module, allowed) in &table {
         if !modules.contains(module) {
             problems.push(format!(
@@ -532,7 +602,7 @@ fn check(src: &Path, doc: &str) -> Vec<String> {
 fn each_module_uses_exactly_what_the_architecture_table_says() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
-    let problems = check(&root.join("src"), &doc);
+    let problems = check_sources(&sources(), &doc);
     assert!(
         problems.is_empty(),
         "docs/ARCHITECTURE.md and the code disagree:\n{}",
@@ -626,11 +696,39 @@ fn found_in(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     imports_in(
         Path::new("src/exec/mod.rs"),
+        &[],
         vec!["exec".into()],
         text,
         &mut out,
     );
     out.iter().map(ToString::to_string).collect()
+}
+
+/// The TUI crate's own `crate::` is the `tui` module, and the core's modules are named from it
+/// as `versus_core::...`: both resolve into the one tree, so its row is checked like any other.
+/// Its own root imported whole is only the `tui` module (its tests do `use super::*;`).
+#[test]
+fn the_tui_crate_is_the_tui_module_of_the_tree() {
+    let mut out = Vec::new();
+    imports_in(
+        Path::new("crates/tui/src/review/mod.rs"),
+        &["tui".to_string()],
+        vec!["tui".into(), "review".into()],
+        "use crate::state::App;\n\
+         use versus_core::review::BlindNames;\n\
+         fn f() { super::draw(); versus_core::runner::fan_out(); }\n\
+         mod m { use crate as root; use super::*; fn g() { root::state::f(); } }\n",
+        &mut out,
+    );
+    let found: Vec<String> = out.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        found,
+        [
+            "crates/tui/src/review/mod.rs:2: tui uses review (crate::review::BlindNames)",
+            "crates/tui/src/review/mod.rs:3: tui uses runner (crate::runner::fan_out)",
+        ],
+        "{found:?}"
+    );
 }
 
 #[test]
@@ -715,7 +813,9 @@ fn inline_paths_in_expressions_patterns_and_types_are_caught() {
 fn the_library_does_not_depend_on_the_binary_edge() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    for source in sources() {
+        rust_files(&source.src, &mut files);
+    }
     for f in files {
         if f.starts_with(src.join("cli")) || f.ends_with("main.rs") {
             continue;
@@ -740,8 +840,7 @@ fn the_library_does_not_depend_on_the_binary_edge() {
 /// they need of either, the engine re-exports (`engine::RunOptions`, `engine::runnable`...).
 #[test]
 fn front_ends_reach_the_turn_only_through_the_engine() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let found = imports(&root.join("src"));
+    let found = imports(&sources());
     let reaching: Vec<String> = found
         .iter()
         .filter(|i| ["tui", "headless"].contains(&i.from.as_str()))

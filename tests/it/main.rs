@@ -21,6 +21,7 @@ mod apply_rewind;
 mod architecture;
 mod ask_cli;
 mod ask_providers;
+mod boundary;
 mod changeset_compose;
 mod config_models;
 mod e2e_tui;

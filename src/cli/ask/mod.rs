@@ -24,15 +24,15 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use versus::agent::{AgentSettings, system_prompt};
 use versus::apply::compose::{Selection, compose};
 use versus::apply::{AppliedAs, Resolution};
+use versus::engine::{AgentSettings, system_prompt};
 use versus::engine::{
     ChoiceOutcome, ChoiceRequest, EngineEvent, EngineEvents, EngineHandle, FinishedModel,
     HistoryPolicy, Op, SessionEngine, StartNotice, TurnOutcome, TurnRequest, TurnTarget,
     prepare_start,
 };
-use versus::runner::{ModelRequest, RunOptions, resolve_models};
+use versus::engine::{ModelRequest, RunOptions, resolve_models};
 use versus::sanitize::{self, block, line, name};
 use versus::session::{SessionError, Source, Store};
 use versus::tools::{ToolLimits, ToolRegistry};
