@@ -15,7 +15,8 @@ use clap::Args;
 use versus::apply::{RewindAction, RewindPreview};
 use versus::engine::{
     EngineError, EngineEvent, EngineEvents, EngineHandle, Op, OpKind, RewindScope, RewindTarget,
-    SessionEngine, find_rewind_target, roll_back_interrupted,
+    SessionStart, StartNotice, StartOptions, find_rewind_target, roll_back_interrupted,
+    start_session,
 };
 use versus::session::{Source, Store};
 
@@ -104,11 +105,29 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
         .build()
         .context("start the async runtime")?;
     let _entered = runtime.enter();
-    let reopened = SessionEngine::open(store, Some(&id), Source::Rewind, None)?;
-    for skipped in &reopened.log.skipped {
+    drop(store);
+    // The one start of every front end; a rewind runs no command, so no sandbox to check.
+    let started = start_session(
+        SessionStart::Continue {
+            id: Some(id.clone()),
+            models: None,
+        },
+        StartOptions {
+            project: &project,
+            source: Source::Rewind,
+            sandbox: None,
+            refuse_if_interrupted: false,
+        },
+    )?;
+    for skipped in &started.log.skipped {
         eprintln!("versus: {skipped}");
     }
-    let session = reopened
+    for notice in &started.notices {
+        if let StartNotice::Leftover(err) = notice {
+            eprintln!("versus: warning: {err}");
+        }
+    }
+    let session = started
         .engine
         .rewind_only()
         .with_rewind_lock(super::lock_wait(args.no_wait));

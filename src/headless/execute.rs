@@ -15,10 +15,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, Env};
 use crate::engine::{Concurrency, RunOptions};
-use crate::engine::{EngineError, EngineEvent, Op, SessionEngine, TurnTarget};
+use crate::engine::{
+    EngineEvent, Op, SessionStart, StartNotice, StartOptions, Started, TurnTarget, start_session,
+};
 use crate::recipe::{Choice, Criterion, Recipe};
-use crate::session::{SessionError, Source, Store, now};
-use crate::workspace::{Isolation, cleanup_leftovers};
+use crate::session::{Source, Store, now};
+use crate::workspace::Isolation;
 
 use super::assemble::{self, Frame};
 use super::checkpoint::{self, CHECKPOINT_VERSION, Checkpoint, Header, HeaderModel, Record};
@@ -68,19 +70,6 @@ pub async fn run(
     }
     let sandbox = recipe.sandbox_settings(&config.sandbox, request.recipe_may_loosen);
     let sandbox_info = super::report::SandboxInfo::of(&sandbox);
-    let mut commands_unavailable = None;
-    if let Some(warning) = sandbox.warning() {
-        progress.note(&format!("versus: WARNING: {warning}"));
-    }
-    if let Err(err) = crate::exec::check_available(&sandbox) {
-        progress.note(&format!(
-            "versus: model commands will be refused, and `run:` criteria reported as errors \
-             of the run: {err}"
-        ));
-        commands_unavailable = Some(err.to_string());
-    }
-
-    let _ = cleanup_leftovers(&request.project);
 
     let mut done: BTreeSet<Cell> = BTreeSet::new();
     for (t, task) in opened.tasks.iter().enumerate() {
@@ -102,7 +91,31 @@ pub async fn run(
     // Every task is a turn of the run's session, run by the engine as `versus ask` and the
     // interface run theirs; a resume continues the same session, so its log holds every
     // attempt.
-    let (session, restored_models) = run_session(&request, &mut opened, &labels, &mut progress)?;
+    let started = run_session(&request, &mut opened, &labels, &sandbox)?;
+    let mut commands_unavailable = None;
+    for notice in started.notices {
+        match notice {
+            StartNotice::SandboxOff(warning) => {
+                progress.note(&format!("versus: WARNING: {warning}"));
+            }
+            StartNotice::CommandsRefused(err) => {
+                progress.note(&format!(
+                    "versus: model commands will be refused, and `run:` criteria reported as \
+                     errors of the run: {err}"
+                ));
+                commands_unavailable = Some(err);
+            }
+            StartNotice::Leftover(err) => progress.note(&format!("versus: warning: {err}")),
+            StartNotice::SessionGone(id) => progress.note(&format!(
+                "versus: note: the run's session {id} is gone from .versus/sessions; the rest \
+                 of the run is recorded in a new session"
+            )),
+        }
+    }
+    // The finished models of the reopened session's last turn the engine brings back (their
+    // change sets are rebuilt before it takes a new turn).
+    let restored_models = started.restored.map_or(0, |t| t.finished.len());
+    let session = started.engine;
     let resumed_session = session.last_turn() > 0;
     let (handle, mut events) = session.spawn();
     let filter_recipe = Arc::clone(&recipe);
@@ -221,40 +234,40 @@ struct Opened {
     session: Option<String>,
 }
 
-/// Opens the run's session: the one the checkpoint names when resuming (the session log is
-/// where every attempt of the run is recorded), else a new one, named in the checkpoint. A
-/// session that is gone (removed by hand) is replaced by a new one, with a note. Also says how
-/// many finished models of the reopened session's last turn the engine brings back (their
-/// change sets are rebuilt before it takes a new turn).
+/// Starts the run's session through the engine's one start: the one the checkpoint names when
+/// resuming (the session log is where every attempt of the run is recorded), else a new one,
+/// named in the checkpoint; a session that is gone (removed by hand) is replaced by a new one
+/// ([`StartNotice::SessionGone`]).
 fn run_session(
     request: &RunRequest,
     opened: &mut Opened,
     labels: &[String],
-    progress: &mut Progress,
-) -> Result<(SessionEngine, usize), HeadlessError> {
-    let store = Store::open(&request.project)?;
-    if let Some(id) = opened.session.clone() {
-        match SessionEngine::open(store, Some(&id), Source::Run, Some(labels.to_vec())) {
-            Ok(reopened) => {
-                let restored = reopened.restored.map_or(0, |t| t.finished.len());
-                return Ok((reopened.engine, restored));
-            }
-            Err(EngineError::Session(
-                SessionError::NoSuchSession(_) | SessionError::NoSessions(_),
-            )) => progress.note(&format!(
-                "versus: note: the run's session {id} is gone from .versus/sessions; the rest \
-                 of the run is recorded in a new session"
-            )),
-            Err(err) => return Err(err.into()),
-        }
+    sandbox: &crate::exec::SandboxSettings,
+) -> Result<Started, HeadlessError> {
+    let start = match opened.session.clone() {
+        Some(id) => SessionStart::ContinueOrNew {
+            id,
+            models: labels.to_vec(),
+        },
+        None => SessionStart::New(labels.to_vec()),
+    };
+    let started = start_session(
+        start,
+        StartOptions {
+            project: &request.project,
+            source: Source::Run,
+            sandbox: Some(sandbox),
+            refuse_if_interrupted: false,
+        },
+    )?;
+    let id = started.engine.id().to_string();
+    if opened.session.as_deref() != Some(id.as_str()) {
+        opened
+            .checkpoint
+            .append(&Record::Session { id: id.clone() })?;
+        opened.session = Some(id);
     }
-    let store = Store::open(&request.project)?;
-    let session = SessionEngine::create(store, Source::Run, labels.to_vec())?;
-    opened.checkpoint.append(&Record::Session {
-        id: session.id().to_string(),
-    })?;
-    opened.session = Some(session.id().to_string());
-    Ok((session, 0))
+    Ok(started)
 }
 
 /// Checks the request, prepares the models, and creates (or reopens) the output folder and

@@ -665,6 +665,35 @@ const TWO_TURNS: &str = r#"
 {"say": "Second turn: noted."}
 "#;
 
+/// The one session start, asked to continue where versus never ran: a clear error, and nothing
+/// created (no `.versus/`, no line in git's exclude file).
+#[test]
+fn ask_continue_where_versus_never_ran_says_so_and_creates_nothing() {
+    let (_tmp, root) = project();
+    let exclude = std::fs::read(root.join(".git/info/exclude")).unwrap_or_default();
+    for flags in [&["--continue"][..], &["--session", "abc"][..]] {
+        let out = versus()
+            .arg("-C")
+            .arg(&root)
+            .args(["ask", "and now?", "--quiet"])
+            .args(flags)
+            .env("XDG_CONFIG_HOME", root.join(".no-config"))
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains("this project has no versus session yet"),
+            "{flags:?}: {stderr}"
+        );
+        assert!(!root.join(".versus").exists(), "{flags:?}");
+    }
+    assert_eq!(
+        std::fs::read(root.join(".git/info/exclude")).unwrap_or_default(),
+        exclude
+    );
+}
+
 /// Continuing a conversation was only in the TUI: `versus ask --continue` goes on with the
 /// session's models, their conversations and the note about the last choice.
 #[test]

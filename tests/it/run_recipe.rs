@@ -459,6 +459,57 @@ fn run_sessions(dir: &Dir) -> Vec<(String, Vec<Value>)> {
     found
 }
 
+/// The one session start under `versus run`: a resume whose session folder was removed by hand
+/// says so and records the rest of the run in a new session, named in the checkpoint and the
+/// report.
+#[test]
+fn a_resumed_run_whose_session_is_gone_records_the_rest_in_a_new_one() {
+    let dir = fixture();
+    let out = dir.path().join("out");
+    let mut child = spawn_run(
+        &dir,
+        &["run.recipe.md", "--out", "out", "-m", FIXER, "-m", SLOW],
+    );
+    wait_for(&out, "fixer finished and slow past its first step", |r| {
+        has(r, "finished", FIXER) && has(r, "step", SLOW)
+    });
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = run_sessions(&dir);
+    assert_eq!(before.len(), 1);
+    let gone = before[0].0.clone();
+    std::fs::remove_dir_all(dir.path().join("project/.versus/sessions").join(&gone)).unwrap();
+
+    let resumed = run_in(&dir, &["run.recipe.md", "--resume", "--out", "out"]);
+    let stderr = text(&resumed.stderr);
+    assert_eq!(code(&resumed), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the run's session {gone} is gone from .versus/sessions"
+        )),
+        "{stderr}"
+    );
+    let after = run_sessions(&dir);
+    assert_eq!(after.len(), 1, "one new session");
+    let (id, records) = &after[0];
+    assert_ne!(id, &gone);
+    assert_eq!(records[0]["type"], "opened");
+    assert_eq!(records[0]["source"], "run");
+    let named: Vec<String> = checkpoint(&out)
+        .iter()
+        .filter(|r| r["type"] == "session")
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        named,
+        [gone, id.clone()],
+        "the checkpoint names both, in order"
+    );
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["session"], id.as_str());
+}
+
 /// Issue 23: `versus run --resume` continues the run's own session (the session log holds every
 /// attempt) instead of opening a new one.
 #[test]

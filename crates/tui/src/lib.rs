@@ -53,9 +53,9 @@ pub mod wrap;
 use std::path::{Path, PathBuf};
 
 use versus_core::config::ConfigError;
-use versus_core::engine::{EngineError, SessionEngine, StartNotice};
+use versus_core::engine::{EngineError, SessionStart, StartNotice, StartOptions, start_session};
 use versus_core::provider::ProviderError;
-use versus_core::session::{SessionError, SessionLog, Source, Store};
+use versus_core::session::{SessionError, Source, Store};
 use versus_core::tools::ToolRegistry;
 
 use action::{EngineMsg, Settings};
@@ -162,12 +162,28 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     {
         options.models = recipe.model_specs().iter().map(|s| s.to_string()).collect();
     }
+    // The sandbox the session's commands run in: the recipe's may narrow the settings' (or
+    // loosen them, once trusted).
+    let sandbox_for = |config: &versus_core::config::Config| match &recipe {
+        Some(recipe) => recipe.sandbox_settings(&config.sandbox, recipe_may_loosen),
+        None => config.sandbox.clone(),
+    };
     let mut reopened = None;
     let (project, models, banner, warnings, demo) = match &options.resume {
         Some(id) => {
-            let store = Store::open(&options.project)?;
             let roster = (!options.models.is_empty()).then(|| options.models.clone());
-            let opened = SessionEngine::open(store, id.as_deref(), Source::Tui, roster)?;
+            let opened = start_session(
+                SessionStart::Continue {
+                    id: id.clone(),
+                    models: roster,
+                },
+                StartOptions {
+                    project: &options.project,
+                    source: Source::Tui,
+                    sandbox: Some(&sandbox_for(&config)),
+                    refuse_if_interrupted: false,
+                },
+            )?;
             let specs = opened.engine.models().to_vec();
             let (models, warnings) =
                 start::choose_for_session(&specs, &options.project, &config, &env, &http)?;
@@ -192,14 +208,22 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
         },
     };
     let labels: Vec<String> = models.iter().map(|(l, _)| l.clone()).collect();
-    let (mut core, log, restored) = match reopened {
-        Some(opened) => (opened.engine, opened.log, opened.restored),
-        None => (
-            SessionEngine::create(Store::open(&project)?, Source::Tui, labels.clone())?,
-            SessionLog::default(),
-            None,
-        ),
+    config.sandbox = sandbox_for(&config);
+    // The one start of every front end: the session created or reopened, leftovers removed,
+    // the sandbox checked.
+    let started = match reopened {
+        Some(started) => started,
+        None => start_session(
+            SessionStart::New(labels.clone()),
+            StartOptions {
+                project: &project,
+                source: Source::Tui,
+                sandbox: Some(&config.sandbox),
+                refuse_if_interrupted: false,
+            },
+        )?,
     };
+    let (mut core, log, restored) = (started.engine, started.log, started.restored);
     let session_id = core.id().to_string();
     let session_dir = core.dir().to_path_buf();
     let session = SessionInfo {
@@ -229,20 +253,17 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
     let term_program = std::env::var("TERM_PROGRAM").ok();
     app.notifier = notify::resolve(config.ui.notify, term_program.as_deref());
     app.banner = banner;
-    if let Some(recipe) = &recipe {
-        config.sandbox = recipe.sandbox_settings(&config.sandbox, recipe_may_loosen);
-    }
     if let Some(notice) = config.trust.notice() {
         app.banner.insert(0, notice);
     }
-    // The one start of every front end: leftovers removed, the sandbox checked.
-    for notice in versus_core::engine::prepare_start(&project, &config.sandbox) {
+    for notice in started.notices {
         match notice {
             StartNotice::SandboxOff(warning) => app.banner.insert(0, format!("WARNING: {warning}")),
             StartNotice::CommandsRefused(err) => app
                 .banner
                 .insert(0, format!("model commands will be refused: {err}")),
             StartNotice::Leftover(err) => app.banner.push(format!("warning: {err}")),
+            StartNotice::SessionGone(id) => app.banner.push(format!("session {id} is gone")),
         }
     }
     app.tool_names = ToolRegistry::builtin()

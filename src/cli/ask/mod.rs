@@ -29,12 +29,12 @@ use versus::apply::{AppliedAs, Resolution};
 use versus::engine::{AgentSettings, system_prompt};
 use versus::engine::{
     ChoiceOutcome, ChoiceRequest, EngineEvent, EngineEvents, EngineHandle, FinishedModel,
-    HistoryPolicy, Op, SessionEngine, StartNotice, TurnOutcome, TurnRequest, TurnTarget,
-    prepare_start,
+    HistoryPolicy, Op, SessionStart, StartNotice, StartOptions, TurnOutcome, TurnRequest,
+    TurnTarget, start_session,
 };
 use versus::engine::{ModelRequest, RunOptions, resolve_models};
 use versus::sanitize::{self, block, line, name};
-use versus::session::{SessionError, Source, Store};
+use versus::session::Source;
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::Isolation;
 use versus::workspace::changeset::ChangeSet;
@@ -170,26 +170,28 @@ async fn ask(
     super::print_config_notices(&config, &env);
     // Nothing is created (no `.versus/`, no line in git's exclude file) before the turn can
     // start: the models are resolved and --pick checked first.
-    let reopened = match (&args.session, args.continue_session) {
-        (Some(id), _) => Some(SessionEngine::open(
-            store_to_continue(&project)?,
-            Some(id),
-            Source::Ask,
-            None,
-        )?),
-        (None, true) => Some(SessionEngine::open(
-            store_to_continue(&project)?,
-            None,
-            Source::Ask,
-            None,
+    let start = |refuse| StartOptions {
+        project: &project,
+        source: Source::Ask,
+        sandbox: Some(&config.sandbox),
+        refuse_if_interrupted: refuse,
+    };
+    let applies = args.pick.as_deref().is_some_and(|p| p != "none");
+    let continued = match (&args.session, args.continue_session) {
+        (Some(_), _) | (None, true) => Some(start_session(
+            SessionStart::Continue {
+                id: args.session.clone(),
+                models: None,
+            },
+            start(applies),
         )?),
         (None, false) => None,
     };
-    for skipped in reopened.iter().flat_map(|r| &r.log.skipped) {
+    for skipped in continued.iter().flat_map(|r| &r.log.skipped) {
         say(&format!("versus: {skipped}"));
     }
-    let continued = reopened.as_ref().map(|r| r.engine.models().to_vec());
-    let targets = targets(&args, continued.as_deref(), &project, &config, &env)?;
+    let models = continued.as_ref().map(|r| r.engine.models().to_vec());
+    let targets = targets(&args, models.as_deref(), &project, &config, &env)?;
     let labels: Vec<String> = targets.iter().map(|t| t.label.clone()).collect();
     if let Some(pick) = &args.pick
         && pick != "none"
@@ -200,17 +202,14 @@ async fn ask(
             labels.join(", ")
         );
     }
-    let store = match &reopened {
-        Some(reopened) => reopened.engine.store().clone(),
-        None => Store::open(&project)?,
+    let started = match continued {
+        Some(started) => started,
+        None => start_session(SessionStart::New(labels.clone()), start(applies))?,
     };
-    if args.pick.as_deref().is_some_and(|p| p != "none") {
-        versus::engine::refuse_if_interrupted(&store)?;
-    }
     // The one start of every front end: leftovers removed (one that cannot go is said and
     // skipped: it never stops this run), the sandbox checked (said with the notes below).
     let mut sandbox_notes = Vec::new();
-    for notice in prepare_start(&project, &config.sandbox) {
+    for notice in started.notices {
         match notice {
             StartNotice::Leftover(err) => say(&format!("versus: warning: {err}")),
             StartNotice::SandboxOff(warning) => {
@@ -219,12 +218,10 @@ async fn ask(
             StartNotice::CommandsRefused(err) => {
                 sandbox_notes.push(format!("versus: model commands will be refused: {err}"));
             }
+            StartNotice::SessionGone(id) => say(&format!("versus: session {id} is gone")),
         }
     }
-    let engine = match reopened {
-        Some(reopened) => reopened.engine,
-        None => SessionEngine::create(store, Source::Ask, labels.clone())?,
-    };
+    let engine = started.engine;
     let (handle, mut events) = engine.spawn();
     let session_id = handle.info().id.clone();
 
@@ -488,20 +485,6 @@ fn choice(
         request.chosen = vec![pick.to_string()];
     }
     Ok(request)
-}
-
-/// The project's store for `--continue` / `--session`: there is nothing to continue where
-/// versus never ran, and that is said without creating `.versus/`.
-fn store_to_continue(project: &std::path::Path) -> anyhow::Result<Store> {
-    if let Some(store) = Store::existing(project)? {
-        return Ok(store);
-    }
-    let root = project.join(".versus");
-    if std::fs::symlink_metadata(&root).is_err() {
-        return Err(SessionError::NoSessions(root.join("sessions")).into());
-    }
-    // A `.versus` this user's versus did not stamp: opening it says what to do.
-    Ok(Store::open(project)?)
 }
 
 /// What --pick did, for the output.

@@ -41,8 +41,8 @@ pub use record::Finish;
 pub use restore::RestoredTurn;
 pub use rewind::{RewindDone, RewindPlan};
 pub use startup::{
-    RewindTarget, StartNotice, find_rewind_target, prepare_start, refuse_if_interrupted,
-    roll_back_interrupted,
+    RewindTarget, SessionStart, StartNotice, StartOptions, Started, find_rewind_target,
+    refuse_if_interrupted, roll_back_interrupted, start_session,
 };
 pub use state::Phase;
 pub(crate) use turn::TurnEvent;

@@ -2,9 +2,137 @@
 //! apply while an apply of any session was interrupted half-way, and, for `versus rewind`, the
 //! session to act on and the roll-back of such an apply.
 
-use super::EngineError;
+use std::path::Path;
+
+use super::{EngineError, RestoredTurn, SessionEngine};
 use crate::apply::{ApplyEngine, LockWait, PendingApply, RecoveryReport};
-use crate::session::Store;
+use crate::exec::SandboxSettings;
+use crate::session::{SessionError, SessionLog, Source, Store};
+
+/// Which session a front end's work goes into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionStart {
+    /// A new session for these models (their labels).
+    New(Vec<String>),
+    /// An existing session (`id`: a prefix; `None`: the latest) with `models` as its roster
+    /// (`None`: the session's own). Where versus never ran there is nothing to continue, and
+    /// that is said without creating `.versus/`.
+    Continue {
+        /// The session, or the latest.
+        id: Option<String>,
+        /// The roster to go on with.
+        models: Option<Vec<String>>,
+    },
+    /// The session `id` while it is there, else a new one for `models` (`versus run --resume`
+    /// of a run whose session was removed by hand), said with [`StartNotice::SessionGone`].
+    ContinueOrNew {
+        /// The session the run recorded.
+        id: String,
+        /// The roster, of either.
+        models: Vec<String>,
+    },
+}
+
+/// How a front end starts: where, as what, and what its commands run in.
+#[derive(Debug, Clone, Copy)]
+pub struct StartOptions<'a> {
+    /// The project.
+    pub project: &'a Path,
+    /// Which front end (recorded in the session's `opened` record).
+    pub source: Source,
+    /// The sandbox the session's commands run in, checked at the start; `None` when the
+    /// session runs no command (`versus rewind`).
+    pub sandbox: Option<&'a SandboxSettings>,
+    /// Refuse before anything is created while an apply of the project is interrupted (a
+    /// start that is going to apply, like `versus ask --pick`).
+    pub refuse_if_interrupted: bool,
+}
+
+/// A session started for a front end: the engine to spawn, what its log held, and what the
+/// start has to tell the user (each front end words it).
+pub struct Started {
+    /// The engine, ready to spawn.
+    pub engine: SessionEngine,
+    /// The log as read (empty for a new session); its skipped lines are the front end's to say.
+    pub log: SessionLog,
+    /// A turn killed before its choice whose finished models can still be reviewed.
+    pub restored: Option<RestoredTurn>,
+    /// What the start found: leftovers, the sandbox's state, a session that was gone.
+    pub notices: Vec<StartNotice>,
+}
+
+/// The one start of a session for every front end (`versus ask`, the interface, `versus run`,
+/// `versus rewind`): the store opened (never created to continue nothing), the session created
+/// or reopened (its interrupted turn restored), the project-wide refusal while an apply is
+/// interrupted when asked for, workspaces of crashed runs removed and the sandbox checked.
+/// Blocking (reads logs and journals, walks the workspaces' folder, probes the sandbox).
+pub fn start_session(
+    start: SessionStart,
+    options: StartOptions<'_>,
+) -> Result<Started, EngineError> {
+    let mut notices = Vec::new();
+    let (engine, log, restored) = match start {
+        SessionStart::New(models) => {
+            let store = Store::open(options.project)?;
+            if options.refuse_if_interrupted {
+                refuse_if_interrupted(&store)?;
+            }
+            let engine = SessionEngine::create(store, options.source, models)?;
+            (engine, SessionLog::default(), None)
+        }
+        SessionStart::Continue { id, models } => {
+            let store = store_to_continue(options.project)?;
+            if options.refuse_if_interrupted {
+                refuse_if_interrupted(&store)?;
+            }
+            let reopened = SessionEngine::open(store, id.as_deref(), options.source, models)?;
+            (reopened.engine, reopened.log, reopened.restored)
+        }
+        SessionStart::ContinueOrNew { id, models } => {
+            let store = Store::open(options.project)?;
+            if options.refuse_if_interrupted {
+                refuse_if_interrupted(&store)?;
+            }
+            match SessionEngine::open(
+                store.clone(),
+                Some(&id),
+                options.source,
+                Some(models.clone()),
+            ) {
+                Ok(reopened) => (reopened.engine, reopened.log, reopened.restored),
+                Err(EngineError::Session(
+                    SessionError::NoSuchSession(_) | SessionError::NoSessions(_),
+                )) => {
+                    notices.push(StartNotice::SessionGone(id));
+                    let engine = SessionEngine::create(store, options.source, models)?;
+                    (engine, SessionLog::default(), None)
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    };
+    notices.extend(prepare_start(options.project, options.sandbox));
+    Ok(Started {
+        engine,
+        log,
+        restored,
+        notices,
+    })
+}
+
+/// The project's store to continue a session in: there is nothing to continue where versus
+/// never ran, and that is said without creating `.versus/`; a `.versus` this user's versus did
+/// not stamp is opened so that the refusal says what to do.
+fn store_to_continue(project: &Path) -> Result<Store, EngineError> {
+    if let Some(store) = Store::existing(project)? {
+        return Ok(store);
+    }
+    let root = project.join(".versus");
+    if std::fs::symlink_metadata(&root).is_err() {
+        return Err(SessionError::NoSessions(root.join("sessions")).into());
+    }
+    Ok(Store::open(project)?)
+}
 
 /// How many of the latest sessions are searched for an interrupted apply.
 const SESSIONS_SEARCHED: usize = 20;
@@ -112,20 +240,21 @@ pub enum StartNotice {
     CommandsRefused(String),
     /// A workspace a crashed run left behind could not be removed (it is skipped).
     Leftover(String),
+    /// The session to continue (its id) is gone from `.versus/sessions`: a new one was started.
+    SessionGone(String),
 }
 
-/// The one start of a session's work in a project, for every front end: workspaces left by
-/// crashed runs removed (one that cannot go is reported, never fatal) and the sandbox's state
-/// checked. Blocking (walks the workspaces' folder, probes the sandbox).
-pub fn prepare_start(
-    project: &std::path::Path,
-    sandbox: &crate::exec::SandboxSettings,
-) -> Vec<StartNotice> {
+/// Part of [`start_session`]: workspaces left by crashed runs removed (one that cannot go is
+/// reported, never fatal) and the sandbox's state checked (`None`: the session runs no
+/// command). Blocking (walks the workspaces' folder, probes the sandbox).
+fn prepare_start(project: &Path, sandbox: Option<&SandboxSettings>) -> Vec<StartNotice> {
     let mut notices = Vec::new();
-    if let Some(warning) = sandbox.warning() {
-        notices.push(StartNotice::SandboxOff(warning.to_string()));
-    } else if let Err(err) = crate::exec::check_available(sandbox) {
-        notices.push(StartNotice::CommandsRefused(err.to_string()));
+    if let Some(sandbox) = sandbox {
+        if let Some(warning) = sandbox.warning() {
+            notices.push(StartNotice::SandboxOff(warning.to_string()));
+        } else if let Err(err) = crate::exec::check_available(sandbox) {
+            notices.push(StartNotice::CommandsRefused(err.to_string()));
+        }
     }
     if let Err(err) = crate::workspace::cleanup_leftovers(project) {
         notices.push(StartNotice::Leftover(err.to_string()));
