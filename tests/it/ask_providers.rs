@@ -161,6 +161,17 @@ fn responses(n: usize, calls: &[(&str, &str, Value)], text: Option<&str>) -> Rep
 /// Anthropic Messages events: one tool_use block per call (input streamed in two pieces) or
 /// one text block.
 fn messages(n: usize, calls: &[(&str, &str, Value)], text: Option<&str>) -> Reply {
+    messages_ending(n, calls, text, None)
+}
+
+/// [`messages`] with the stop reason given (`max_tokens`), instead of the one its content
+/// implies.
+fn messages_ending(
+    n: usize,
+    calls: &[(&str, &str, Value)],
+    text: Option<&str>,
+    stop: Option<&str>,
+) -> Reply {
     let (input, out) = usage(n);
     let mut events = vec![json!({"type": "message_start", "message": {
         "id": format!("msg_0{n}"), "type": "message", "role": "assistant",
@@ -185,11 +196,11 @@ fn messages(n: usize, calls: &[(&str, &str, Value)], text: Option<&str>) -> Repl
                            "delta": {"type": "text_delta", "text": text}}));
         events.push(json!({"type": "content_block_stop", "index": 0}));
     }
-    let stop = if calls.is_empty() {
+    let stop = stop.unwrap_or(if calls.is_empty() {
         "end_turn"
     } else {
         "tool_use"
-    };
+    });
     events.push(
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
                        "usage": {"output_tokens": out}}),
@@ -612,4 +623,58 @@ fn a_local_server_that_is_not_running_is_named_at_once_without_retries() {
     let log = std::fs::read_to_string(session.path().join("events.jsonl")).unwrap();
     assert!(log.contains("nothing listens"), "{log}");
     assert!(!log.contains("\"retrying\""), "{log}");
+}
+
+/// Wire finding 3 of issue 25: an answer cut at the output token limit is not "done". The
+/// table, the JSON and the session log say `max tokens`, with why.
+#[test]
+fn an_answer_cut_at_the_token_limit_is_reported_as_max_tokens_not_done() {
+    let setup = Setup::new();
+    let openai = MockServer::start(Vec::new());
+    let anthropic = MockServer::start(vec![messages_ending(
+        1,
+        &[],
+        Some("Here is the start of a long expla"),
+        Some("max_tokens"),
+    )]);
+    let run = |extra: &[&str]| {
+        let out = setup
+            .command(&openai, &anthropic)
+            .args(["ask", "explain calc.py", "-m", ANTHROPIC, "--quiet"])
+            .args(extra)
+            .output()
+            .unwrap();
+        text(&out)
+    };
+    let (stdout, stderr) = run(&[]);
+    let row = table_row(&stdout, ANTHROPIC);
+    assert_eq!(row[1..3], ["max", "tokens"], "{stdout}\n{stderr}");
+    let anthropic_again = MockServer::start(vec![messages_ending(
+        1,
+        &[],
+        Some("Cut again"),
+        Some("max_tokens"),
+    )]);
+    let out = setup
+        .command(&openai, &anthropic_again)
+        .args([
+            "ask",
+            "explain calc.py",
+            "-m",
+            ANTHROPIC,
+            "--quiet",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stdout}\n{stderr}"));
+    let model = &doc["models"][0];
+    assert_eq!(model["status"], "max_tokens", "{model}");
+    assert!(
+        model["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("output token limit")),
+        "{model}"
+    );
 }

@@ -270,6 +270,18 @@ impl Run<'_> {
             (self.emit)(AgentEvent::StepFinished { step, stop });
             self.messages.push(completion.message);
             if !has_calls {
+                // An answer cut at the output token limit is not a finished one: said as its
+                // own stop, so a table never shows it as done.
+                if completion.stop == StopReason::MaxTokens {
+                    return (
+                        RunStop::MaxTokens,
+                        Some(
+                            "stopped: the answer was cut at the model's output token limit \
+                             (max_tokens)"
+                                .to_string(),
+                        ),
+                    );
+                }
                 return (RunStop::Completed, None);
             }
             // The calls of a step run even when a limit is reached now: they were asked for

@@ -24,6 +24,9 @@ pub enum RunStop {
     Cancelled,
     /// The provider failed (after retries) or the context overflowed.
     Error,
+    /// Its last answer was cut at the output token limit (the provider's `max_tokens`,
+    /// `length`, `MAX_TOKENS`): it did not finish, though it asked for no tool.
+    MaxTokens,
 }
 
 impl RunStop {
@@ -36,6 +39,7 @@ impl RunStop {
             RunStop::MaxCost => "max cost",
             RunStop::Cancelled => "cancelled",
             RunStop::Error => "error",
+            RunStop::MaxTokens => "max tokens",
         }
     }
 }

@@ -50,19 +50,21 @@ impl std::fmt::Display for Rating {
 }
 
 /// How a model's run ended, written as the word the review shows (`done`, `max steps`,
-/// `timeout`, `max cost`, `cancelled`, `error`: [`RunStop::label`]), as it always was.
+/// `timeout`, `max cost`, `cancelled`, `error`, `max tokens`: [`RunStop::label`]), as it always
+/// was.
 mod stop_label {
     use serde::{Deserialize, Deserializer, Serializer};
 
     use crate::model::RunStop;
 
-    const ALL: [RunStop; 6] = [
+    const ALL: [RunStop; 7] = [
         RunStop::Completed,
         RunStop::MaxSteps,
         RunStop::Timeout,
         RunStop::MaxCost,
         RunStop::Cancelled,
         RunStop::Error,
+        RunStop::MaxTokens,
     ];
 
     pub fn serialize<S: Serializer>(stop: &RunStop, s: S) -> Result<S::Ok, S::Error> {

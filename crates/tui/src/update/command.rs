@@ -399,7 +399,11 @@ fn resume(app: &mut App) -> Vec<Effect> {
             matches!(
                 p.status,
                 PanelStatus::Done(
-                    RunStop::Cancelled | RunStop::Timeout | RunStop::MaxSteps | RunStop::Error
+                    RunStop::Cancelled
+                        | RunStop::Timeout
+                        | RunStop::MaxSteps
+                        | RunStop::MaxTokens
+                        | RunStop::Error
                 )
             ) && app.roster.contains(&p.label)
         })
