@@ -8,6 +8,7 @@ pub mod agent;
 pub mod apply;
 pub mod check;
 pub mod config;
+pub mod context;
 pub mod engine;
 pub mod example;
 pub mod exec;

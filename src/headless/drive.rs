@@ -72,6 +72,8 @@ pub(super) struct Shared {
     /// Finished models of the reopened session's last turn whose change sets the engine
     /// rebuilds first (it takes no new turn until then).
     pub restored_models: usize,
+    /// Where every turn's project context comes from (the config's, the recipe's skills).
+    pub context: crate::engine::ContextSources,
 }
 
 /// One task's turn: which models run it, by model position (entry order).
@@ -224,6 +226,7 @@ async fn run_turn(
             continue_previous: continues,
             keep: shared.recipe.workspace.keep,
         },
+        context: shared.context.clone(),
     };
     handle
         .submit(Op::StartTurn(request))

@@ -93,6 +93,7 @@ fn request(prompt: &str, targets: Vec<TurnTarget>, scratch: &Path) -> TurnReques
         check: None,
         history_line: None,
         workspaces: Default::default(),
+        context: Default::default(),
     }
 }
 
@@ -771,7 +772,7 @@ async fn a_turn_through_the_handle_reports_its_events_in_order() {
     let mut order = Vec::new();
     let (turn, outcome) = loop {
         match live.next().await {
-            EngineEvent::TurnStarted { turn, models } => {
+            EngineEvent::TurnStarted { turn, models, .. } => {
                 assert_eq!(models, [a, b]);
                 order.push(format!("started {turn}"));
             }

@@ -271,6 +271,7 @@ async fn ask(
         check: None,
         history_line: Some(args.prompt.clone()),
         workspaces: Default::default(),
+        context: config.context_sources(&env),
     }))?;
     let mut stop_signals = crate::cli::signals::StopSignals::new()?;
     let mut stopping = false;
@@ -410,6 +411,7 @@ fn targets(
         timeout: Duration::from_secs(args.timeout),
         max_cost: args.max_cost,
         system: system_prompt(&tools.guidance(), None),
+        seed: config.seed,
         ..AgentSettings::default()
     };
     let requests: Vec<ModelRequest> = specs
