@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 pub use files::{CONTEXT_CAP, ContextFile, FileOrigin};
 pub use ledger::{LedgerEntry, LedgerInput, compare};
+
 pub use skills::{Skill, SkillOrigin, SkippedSkill};
 
 /// Where a turn's context comes from: what the front end knows from the user's config, handed
@@ -104,6 +105,104 @@ impl ProjectContext {
     }
 }
 
+/// A size for people: `812 B`, `3.4 KiB`.
+fn size_text(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}
+
+/// The lines every front end shows about a turn's context (the review, `versus sessions
+/// show`): the instruction files with their sizes (cut ones said), the skills, those left
+/// out, and the fairness ledger's verdict ([`fairness_lines`]). The same words everywhere;
+/// `name` shows a model's label (its alias while blind mode hides the names); the caller
+/// sanitizes the lines (paths and names come from the project).
+pub fn summary_lines(
+    context: &ProjectContext,
+    ledger: &[LedgerEntry],
+    name: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if context.files.is_empty() {
+        out.push("context files: none".to_string());
+    } else {
+        let files: Vec<String> = context
+            .files
+            .iter()
+            .map(|f| {
+                let whose = match f.origin {
+                    FileOrigin::Global => "global, ",
+                    FileOrigin::Project => "",
+                };
+                if f.cut() {
+                    format!(
+                        "{} ({whose}{}, cut to {})",
+                        f.path,
+                        size_text(f.bytes),
+                        size_text(f.given)
+                    )
+                } else {
+                    format!("{} ({whose}{})", f.path, size_text(f.bytes))
+                }
+            })
+            .collect();
+        out.push(format!("context files: {}", files.join(", ")));
+    }
+    if !context.skills.is_empty() {
+        let skills: Vec<String> = context
+            .skills
+            .iter()
+            .map(|s| {
+                let origin = match s.origin {
+                    SkillOrigin::Project => "project",
+                    SkillOrigin::Recipe => "recipe",
+                    SkillOrigin::User => "user",
+                };
+                format!("{} ({origin})", s.name)
+            })
+            .collect();
+        out.push(format!("skills: {}", skills.join(", ")));
+    }
+    for s in &context.skipped {
+        out.push(format!("skill left out: {}: {}", s.location, s.reason));
+    }
+    for note in &context.notes {
+        out.push(format!("left out: {note}"));
+    }
+    out.extend(fairness_lines(ledger, name));
+    out
+}
+
+/// The fairness ledger's verdict: one line saying every model was given the same (with the
+/// ledger's hash), or one line per model that was given something different, naming what.
+/// Nothing for an empty ledger (a log written before it).
+pub fn fairness_lines(ledger: &[LedgerEntry], name: &dyn Fn(&str) -> String) -> Vec<String> {
+    let Some(first) = ledger.first() else {
+        return Vec::new();
+    };
+    let differing: Vec<String> = ledger
+        .iter()
+        .filter(|e| !e.differs.is_empty())
+        .map(|e| {
+            format!(
+                "fairness: {} was given something different: {}",
+                name(&e.model),
+                e.differs.join("; ")
+            )
+        })
+        .collect();
+    if differing.is_empty() {
+        vec![format!(
+            "fairness: every model was given the same (ledger {})",
+            first.hash
+        )]
+    } else {
+        differing
+    }
+}
+
 /// Hex blake3 of `bytes`, cut to 16 digits: enough to tell inputs apart in a log and a
 /// header, short enough to read.
 pub(crate) fn short_hash(bytes: &[u8]) -> String {
@@ -114,6 +213,58 @@ pub(crate) fn short_hash(bytes: &[u8]) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_names_sizes_cuts_skills_and_the_verdict() {
+        let context = ProjectContext {
+            files: vec![
+                ContextFile {
+                    origin: FileOrigin::Global,
+                    path: "/u/AGENTS.md".into(),
+                    bytes: 20,
+                    given: 20,
+                    ..ContextFile::default()
+                },
+                ContextFile {
+                    path: "AGENTS.md".into(),
+                    bytes: 40 * 1024,
+                    given: 32 * 1024,
+                    ..ContextFile::default()
+                },
+            ],
+            skills: vec![Skill {
+                name: "pdf".into(),
+                origin: SkillOrigin::User,
+                ..Skill::default()
+            }],
+            ..ProjectContext::default()
+        };
+        let entry = |model: &str, differs: &[&str]| LedgerEntry {
+            model: model.into(),
+            hash: "h1".into(),
+            differs: differs.iter().map(|d| d.to_string()).collect(),
+            ..LedgerEntry::default()
+        };
+        let plain = |label: &str| label.to_string();
+        let lines = summary_lines(&context, &[entry("a", &[]), entry("b", &[])], &plain);
+        assert_eq!(
+            lines,
+            [
+                "context files: /u/AGENTS.md (global, 20 B), AGENTS.md (40.0 KiB, cut to 32.0 KiB)",
+                "skills: pdf (user)",
+                "fairness: every model was given the same (ledger h1)",
+            ]
+        );
+        let lines = summary_lines(
+            &context,
+            &[entry("a", &[]), entry("b", &["seed (1 vs none)"])],
+            &plain,
+        );
+        assert_eq!(
+            lines[2],
+            "fairness: b was given something different: seed (1 vs none)"
+        );
+    }
 
     #[test]
     fn an_empty_context_leaves_the_prompt_alone() {

@@ -150,21 +150,15 @@ impl Op {
     }
 }
 
-/// What a front end should say about a turn's context: instruction files and skills left
-/// out (with why), and models that were given something different from the others.
-pub fn context_notices(context: &ProjectContext, ledger: &[LedgerEntry]) -> Vec<String> {
+/// What a front end should say about a turn's context when it starts: instruction files and
+/// skills left out, with why. (Models given something different are in the ledger of
+/// [`EngineEvent::TurnStarted`]: a front end names them as it names models, blind or not.)
+pub fn context_notices(context: &ProjectContext) -> Vec<String> {
     let mut out: Vec<String> = context.notes.clone();
     for skipped in &context.skipped {
         out.push(format!(
             "skill {} was left out: {}",
             skipped.location, skipped.reason
-        ));
-    }
-    for entry in ledger.iter().filter(|e| !e.differs.is_empty()) {
-        out.push(format!(
-            "{} was given something different from the other models: {}",
-            entry.model,
-            entry.differs.join("; ")
         ));
     }
     out
@@ -772,7 +766,7 @@ impl Task {
                         .unwrap_or_default();
                     self.run = Some((turn, launched.events));
                     let _ = self.step(Step::Launched);
-                    for note in context_notices(&launched.context, &launched.ledger) {
+                    for note in context_notices(&launched.context) {
                         self.emit(EngineEvent::Notice(note));
                     }
                     self.emit(EngineEvent::TurnStarted {

@@ -51,7 +51,9 @@ pub use crate::session::{CheckResult, RewindScope};
 
 /// The project context a turn gives its models and the fairness ledger of what each got:
 /// front ends hand [`ContextSources`] to a turn and show the rest.
-pub use crate::context::{ContextSources, LedgerEntry, ProjectContext};
+pub use crate::context::{
+    ContextSources, LedgerEntry, ProjectContext, fairness_lines, summary_lines as context_summary,
+};
 
 /// What a front end needs to describe a turn's models: the roster's one resolution and skip
 /// policy, the turn's options and the settings of the one agent loop. Front ends name these

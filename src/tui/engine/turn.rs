@@ -149,9 +149,21 @@ impl Engine {
                 // The app names the models (their aliases while names are hidden).
                 vec![EngineMsg::Compacted(compacted)]
             }
-            EngineEvent::TurnStarted { turn, .. } => {
+            EngineEvent::TurnStarted {
+                turn,
+                context,
+                ledger,
+                ..
+            } => {
                 self.number(turn);
-                let mut out = vec![EngineMsg::TurnStarted { turn }];
+                let mut out = vec![
+                    EngineMsg::TurnStarted { turn },
+                    EngineMsg::TurnContext {
+                        turn,
+                        context: Box::new(context),
+                        ledger,
+                    },
+                ];
                 if let Some(active) = self.turn.as_ref().filter(|t| !t.plain.is_empty()) {
                     out.push(EngineMsg::Info(plain_note(turn, &active.plain)));
                 }
