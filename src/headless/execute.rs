@@ -110,7 +110,11 @@ pub async fn run(
     let (handle, mut events) = session.spawn();
     let filter_recipe = Arc::clone(&recipe);
     let shared = drive::Shared {
-        context: config.context_sources(env),
+        context: {
+            let mut sources = config.context_sources(env);
+            sources.skill_dirs = recipe.skill_dirs(&request.recipe_file);
+            sources
+        },
         recipe: Arc::clone(&recipe),
         targets: opened
             .prepared

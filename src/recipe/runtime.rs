@@ -301,6 +301,16 @@ impl Recipe {
         }
     }
 
+    /// The skill folders the recipe names (`## Context` `skills:`), resolved against the
+    /// folder of the recipe file `recipe_file`.
+    pub fn skill_dirs(&self, recipe_file: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let base = recipe_file
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .to_path_buf();
+        self.context.skills.iter().map(|s| base.join(s)).collect()
+    }
+
     /// One warning per model of the recipe given a seed (by the recipe, else `config_seed`)
     /// whose provider's API takes none (OpenAI Responses, Anthropic Messages): the seed is not
     /// sent to it, and its samples may differ where the others' repeat. `kind_of` gives a

@@ -23,6 +23,7 @@ mod ask_cli;
 mod ask_providers;
 mod changeset_compose;
 mod config_models;
+mod context;
 mod e2e_tui;
 mod engine;
 mod first_hour;
