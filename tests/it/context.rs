@@ -521,3 +521,32 @@ fn the_ledger_flags_the_model_given_other_limits_and_names_the_difference() {
         "{shown}"
     );
 }
+
+#[test]
+fn recipe_check_warns_for_the_models_whose_api_takes_no_seed() {
+    let w = world();
+    let recipe = w.root.join("seeded.recipe.md");
+    write(
+        &recipe,
+        "# Seeded\nversion: 1\n\n## Models\n- openai/gpt-5\n- anthropic/claude-sonnet-4-5\n\
+         - gemini/gemini-2.5-pro\n- openrouter/qwen/qwen3-coder\n\n\
+         ## Model Parameters\nseed: 11\n\n## Tasks\n\n### t\nDo it.\n",
+    );
+    let out = w
+        .versus()
+        .args(["recipe", "check"])
+        .arg(&recipe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let said = text(&out);
+    let warnings: Vec<&str> = said.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: openai/gpt-5: seed 11 is not sent; the openai-responses API takes no seed, so its samples may differ where other models' repeat",
+            "warning: anthropic/claude-sonnet-4-5: seed 11 is not sent; the anthropic API takes no seed, so its samples may differ where other models' repeat",
+        ],
+        "{said}"
+    );
+}
