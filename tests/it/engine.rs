@@ -822,9 +822,10 @@ async fn a_turn_through_the_handle_reports_its_events_in_order() {
         .collect();
     let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
     // Each model's proposals, finished and conversation (in the order the models ended).
-    let mut middle = kinds[2..kinds.len() - 2].to_vec();
+    // The turn's context (files, skills, the fairness ledger) comes before any model's record.
+    let mut middle = kinds[3..kinds.len() - 2].to_vec();
     middle.sort();
-    assert_eq!(kinds[..2], ["opened", "turn"], "{kinds:?}");
+    assert_eq!(kinds[..3], ["opened", "turn", "context"], "{kinds:?}");
     assert_eq!(
         middle,
         [
