@@ -113,11 +113,19 @@ pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
 
 impl Config {
     /// Where a turn's project context comes from under this config: the user's config folder
-    /// (global `AGENTS.md`, `skills/`) and whether the project's skills count (trusted).
-    /// Front ends hand it to the engine with each turn; a recipe adds its skill folders.
+    /// (global `AGENTS.md`, `skills/`), the folder of the user config file in effect (with
+    /// `--config FILE`, FILE's folder: a config given for one run brings its own context), and
+    /// whether the project's skills count (trusted). Front ends hand it to the engine with each
+    /// turn; a recipe adds its skill folders.
     pub fn context_sources(&self, env: &Env) -> crate::context::ContextSources {
+        let user_dir = self
+            .files
+            .iter()
+            .find(|f| matches!(f.role, FileRole::User | FileRole::Explicit))
+            .and_then(|f| f.path.parent().map(Path::to_path_buf))
+            .or_else(|| user_config_dir(env));
         crate::context::ContextSources {
-            user_dir: user_config_dir(env),
+            user_dir,
             project_trusted: self.project_trusted,
             skill_dirs: Vec::new(),
         }

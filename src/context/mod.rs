@@ -132,19 +132,26 @@ pub fn summary_lines(
             .files
             .iter()
             .map(|f| {
-                let whose = match f.origin {
-                    FileOrigin::Global => "global, ",
-                    FileOrigin::Project => "",
+                // The global file by its name alone (the log has its whole path): the line
+                // stays short whatever the user's folder is called.
+                let (whose, path) = match f.origin {
+                    FileOrigin::Global => (
+                        "global, ",
+                        std::path::Path::new(&f.path)
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_else(|| f.path.clone()),
+                    ),
+                    FileOrigin::Project => ("", f.path.clone()),
                 };
                 if f.cut() {
                     format!(
-                        "{} ({whose}{}, cut to {})",
-                        f.path,
+                        "{path} ({whose}{}, cut to {})",
                         size_text(f.bytes),
                         size_text(f.given)
                     )
                 } else {
-                    format!("{} ({whose}{})", f.path, size_text(f.bytes))
+                    format!("{path} ({whose}{})", size_text(f.bytes))
                 }
             })
             .collect();
@@ -250,7 +257,7 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "context files: /u/AGENTS.md (global, 20 B), AGENTS.md (40.0 KiB, cut to 32.0 KiB)",
+                "context files: AGENTS.md (global, 20 B), AGENTS.md (40.0 KiB, cut to 32.0 KiB)",
                 "skills: pdf (user)",
                 "fairness: every model was given the same (ledger h1)",
             ]
