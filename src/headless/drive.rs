@@ -276,7 +276,16 @@ async fn run_turn(
                     break;
                 };
                 match event {
-                    EngineEvent::TurnStarted { turn: t, .. } => turn = Some(t),
+                    EngineEvent::TurnStarted { turn: t, ledger, .. } => {
+                        turn = Some(t);
+                        // A comparison whose models were not given the same says so.
+                        if ledger.iter().any(|e| !e.differs.is_empty()) {
+                            for text in crate::engine::fairness_lines(&ledger, &|l| l.to_string()) {
+                                collector.note(&format!("versus: warning: {text}"));
+                            }
+                        }
+                    }
+                    EngineEvent::Notice(text) => collector.note(&format!("versus: {text}")),
                     EngineEvent::WorkspaceReady { turn: t, entry, .. } if Some(t) == turn => {
                         begin(&mut slots, entry, collector)?;
                         if let Some(slot) = slots.get_mut(entry) {

@@ -484,10 +484,18 @@ fn the_ledger_flags_the_model_given_other_limits_and_names_the_difference() {
         .current_dir(&dir)
         .env("XDG_CONFIG_HOME", &w.config)
         .env("TMPDIR", &w.temp)
-        .args(["run", "ledger.recipe.md", "-q"])
+        .args(["run", "ledger.recipe.md"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
+    // The run says so as it starts the turn.
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(
+            "versus: warning: fairness: demo/project/scripts/c.jsonl was given something different: limits ("
+        ),
+        "{said}"
+    );
     let doc = w.session();
     let turn = &doc["turns"][0];
     let ledger = turn["ledger"].as_array().unwrap();
