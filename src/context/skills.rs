@@ -188,6 +188,21 @@ fn outside_skills(
 ) {
     for name in entries(dir) {
         let folder = dir.join(&name);
+        // A recipe may have come with a project: its skill folders are taken as they are, a
+        // link among them is not followed (it could lead to any folder of the user's, which
+        // read_file would then read). The user's own may be links.
+        if origin == SkillOrigin::Recipe
+            && folder
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            context.skipped.push(SkippedSkill {
+                location: folder.display().to_string(),
+                reason: "it is a symlink; links in a recipe's skill folders are not followed"
+                    .into(),
+            });
+            continue;
+        }
         if !folder.is_dir() {
             continue;
         }
@@ -661,5 +676,34 @@ mod tests {
         assert!(text.find("a-skill").unwrap() < text.find("b-skill").unwrap());
         // The user's skill folder is readable by read_file; the project's are in the workspace.
         assert_eq!(trusted.read_roots(), [project.join("user/skills/a-skill")]);
+    }
+
+    #[test]
+    fn a_link_among_a_recipes_skill_folders_is_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let elsewhere = base.join("elsewhere/private");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(
+            elsewhere.join("SKILL.md"),
+            "---\nname: private\ndescription: P\n---\n",
+        )
+        .unwrap();
+        let recipe_skills = base.join("recipe/skills");
+        std::fs::create_dir_all(&recipe_skills).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, recipe_skills.join("private")).unwrap();
+        let sources = ContextSources {
+            user_dir: None,
+            project_trusted: false,
+            skill_dirs: vec![recipe_skills],
+        };
+        let context = ProjectContext::gather(&base.join("recipe"), &sources);
+        assert!(context.skills.is_empty());
+        assert!(context.read_roots().is_empty());
+        assert!(
+            context.skipped[0].reason.contains("symlink"),
+            "{:?}",
+            context.skipped
+        );
     }
 }
