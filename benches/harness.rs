@@ -548,6 +548,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
                 check: None,
                 history_line: None,
                 workspaces: Default::default(),
+                context: Default::default(),
             }))
             .unwrap();
         let mut ready = vec![None; models];
@@ -622,6 +623,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         max_output_tokens: None,
         temperature: None,
         reasoning: Reasoning::Default,
+        seed: None,
     };
     let config = WireConfig {
         provider: "bench".into(),
@@ -1065,6 +1067,7 @@ fn bench_streaming() {
             max_output_tokens: None,
             temperature: None,
             reasoning: Reasoning::Default,
+            seed: None,
         };
         // The workload: the recorded responses in turn until the target size is reached.
         let mut order = Vec::new();

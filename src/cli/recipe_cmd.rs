@@ -84,6 +84,21 @@ fn check(
     match loaded {
         Ok(recipe) => {
             summary(file, &recipe);
+            // Seeds only reach providers that take one: say which models go without.
+            let warnings = match &config {
+                Some(config) => recipe.seed_warnings(config.seed, |spec| {
+                    config.provider(&spec.provider).map(|p| p.kind)
+                }),
+                None => recipe.seed_warnings(None, |spec| {
+                    versus::config::providers::builtin_providers()
+                        .into_iter()
+                        .find(|p| p.name == spec.provider)
+                        .map(|p| p.kind)
+                }),
+            };
+            for warning in warnings {
+                say!("warning: {warning}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(errors) if errors.is_unreadable() => {

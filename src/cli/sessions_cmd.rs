@@ -129,6 +129,12 @@ fn show_turn(out: &mut impl Write, turn: &TurnSummary) -> std::io::Result<()> {
     for prompt_line in turn.prompt.trim().split('\n') {
         writeln!(out, "> {}", line(prompt_line))?;
     }
+    // What the models were given besides the prompt, and whether each got the same.
+    if let Some(context) = &turn.context {
+        for text in versus::context::summary_lines(context, &turn.ledger, &|l| l.to_string()) {
+            writeln!(out, "  {}", line(&text))?;
+        }
+    }
     for model in &turn.models {
         let status = model.stop.map_or("did not finish", |s| s.label());
         let cost = model

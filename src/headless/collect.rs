@@ -73,6 +73,11 @@ impl<'a> Collector<'a> {
         self.display == DisplayMode::Live
     }
 
+    /// A note above the progress (a skill left out, a model given something different).
+    pub fn note(&mut self, text: &str) {
+        self.progress.note(text);
+    }
+
     /// Redraws the live display.
     pub fn tick(&mut self) {
         self.progress.tick();

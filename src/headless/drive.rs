@@ -72,6 +72,8 @@ pub(super) struct Shared {
     /// Finished models of the reopened session's last turn whose change sets the engine
     /// rebuilds first (it takes no new turn until then).
     pub restored_models: usize,
+    /// Where every turn's project context comes from (the config's, the recipe's skills).
+    pub context: crate::engine::ContextSources,
 }
 
 /// One task's turn: which models run it, by model position (entry order).
@@ -224,6 +226,7 @@ async fn run_turn(
             continue_previous: continues,
             keep: shared.recipe.workspace.keep,
         },
+        context: shared.context.clone(),
     };
     handle
         .submit(Op::StartTurn(request))
@@ -273,7 +276,16 @@ async fn run_turn(
                     break;
                 };
                 match event {
-                    EngineEvent::TurnStarted { turn: t, .. } => turn = Some(t),
+                    EngineEvent::TurnStarted { turn: t, ledger, .. } => {
+                        turn = Some(t);
+                        // A comparison whose models were not given the same says so.
+                        if ledger.iter().any(|e| !e.differs.is_empty()) {
+                            for text in crate::engine::fairness_lines(&ledger, &|l| l.to_string()) {
+                                collector.note(&format!("versus: warning: {text}"));
+                            }
+                        }
+                    }
+                    EngineEvent::Notice(text) => collector.note(&format!("versus: {text}")),
                     EngineEvent::WorkspaceReady { turn: t, entry, .. } if Some(t) == turn => {
                         begin(&mut slots, entry, collector)?;
                         if let Some(slot) = slots.get_mut(entry) {

@@ -68,6 +68,9 @@ pub async fn run(
     for note in models::unapplied_settings(&recipe) {
         progress.note(&format!("versus: note: {note}"));
     }
+    for warning in models::seed_warnings(&recipe, config) {
+        progress.note(&format!("versus: warning: {warning}"));
+    }
     let sandbox = recipe.sandbox_settings(&config.sandbox, request.recipe_may_loosen);
     let sandbox_info = super::report::SandboxInfo::of(&sandbox);
 
@@ -120,6 +123,11 @@ pub async fn run(
     let (handle, mut events) = session.spawn();
     let filter_recipe = Arc::clone(&recipe);
     let shared = drive::Shared {
+        context: {
+            let mut sources = config.context_sources(env);
+            sources.skill_dirs = recipe.skill_dirs(&request.recipe_file);
+            sources
+        },
         recipe: Arc::clone(&recipe),
         targets: opened
             .prepared

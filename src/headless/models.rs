@@ -58,6 +58,7 @@ pub(super) fn prepare(
     let settings = |spec: &crate::config::ModelSpec| {
         let mut settings = recipe.agent_settings(spec);
         settings.system = system.clone();
+        settings.seed = settings.seed.or(config.seed);
         settings
     };
     let roster =
@@ -99,19 +100,15 @@ pub(super) fn unapplied_settings(recipe: &Recipe) -> Vec<String> {
                 .to_string(),
         );
     }
-    if recipe.parameters.all.seed.is_some()
-        || recipe
-            .parameters
-            .per_model
-            .iter()
-            .any(|o| matches!(o.seed, Some(Some(_))))
-    {
-        notes.push(
-            "the recipe sets a seed; providers are not sent seeds yet, so it has no effect"
-                .to_string(),
-        );
-    }
     notes
+}
+
+/// The seed warnings of a run: models given a seed (the recipe's, else the config's) whose
+/// provider takes none. The same words as `versus recipe check`.
+pub(super) fn seed_warnings(recipe: &Recipe, config: &Config) -> Vec<String> {
+    recipe.seed_warnings(config.seed, |spec| {
+        config.provider(&spec.provider).map(|p| p.kind)
+    })
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use syn::visit::{self, Visit};
 /// the second lock, so that widening a row upward means editing this file too, in review.
 const LAYERS: &[&[&str]] = &[
     &["exec", "fsutil", "jsonl", "model", "sanitize"],
-    &["example", "workspace", "provider", "check"],
+    &["example", "workspace", "provider", "check", "context"],
     &["apply", "tools", "config", "session"],
     &["agent", "review", "stats"],
     &["runner", "recipe"],

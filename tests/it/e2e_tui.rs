@@ -2167,3 +2167,58 @@ fn the_interface_refuses_to_apply_while_another_sessions_apply_is_interrupted() 
     tmux.press("Enter");
     tmux.wait_for(&["EXIT=0"]);
 }
+
+/// The turn's context in a real terminal: the project's `AGENTS.md` and the global one beside
+/// the config file given (`--config FILE`: FILE's folder is the user's for this run) are
+/// listed under the review's table with their sizes, with the fairness verdict, and the
+/// session log holds the same in its `context` record.
+#[test]
+fn the_review_lists_the_context_files_the_models_read() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("AGENTS.md"), "Keep the story short.\n").unwrap();
+    review_project(&proj);
+    let config = tmp.write("empty.toml", "");
+    tmp.write("AGENTS.md", "Answer in English.\n");
+    let tmux = Tmux::start("context", 150, 40);
+    launch(
+        &tmux,
+        &proj,
+        &config,
+        "-m demo/review_a.jsonl -m demo/review_b.jsonl",
+    );
+    tmux.wait_for(&["turn 0"]);
+    tmux.type_text("tell the story");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&[
+        "review · turn 1 · 2/2 finished",
+        "context files: ",
+        "AGENTS.md (global, 19 B), AGENTS.md (22 B)",
+        "fairness: every model was given the same",
+    ]);
+    assert!(
+        !screen.contains("was given something different"),
+        "{screen}"
+    );
+    let context = events(&proj)
+        .into_iter()
+        .find(|r| r["type"] == "context")
+        .expect("a context record");
+    let paths: Vec<&str> = context["context"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert!(
+        paths[0].ends_with("/AGENTS.md") && paths[1] == "AGENTS.md",
+        "{paths:?}"
+    );
+    assert_eq!(context["ledger"].as_array().unwrap().len(), 2);
+}

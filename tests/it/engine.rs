@@ -93,6 +93,7 @@ fn request(prompt: &str, targets: Vec<TurnTarget>, scratch: &Path) -> TurnReques
         check: None,
         history_line: None,
         workspaces: Default::default(),
+        context: Default::default(),
     }
 }
 
@@ -771,7 +772,7 @@ async fn a_turn_through_the_handle_reports_its_events_in_order() {
     let mut order = Vec::new();
     let (turn, outcome) = loop {
         match live.next().await {
-            EngineEvent::TurnStarted { turn, models } => {
+            EngineEvent::TurnStarted { turn, models, .. } => {
                 assert_eq!(models, [a, b]);
                 order.push(format!("started {turn}"));
             }
@@ -821,9 +822,10 @@ async fn a_turn_through_the_handle_reports_its_events_in_order() {
         .collect();
     let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
     // Each model's proposals, finished and conversation (in the order the models ended).
-    let mut middle = kinds[2..kinds.len() - 2].to_vec();
+    // The turn's context (files, skills, the fairness ledger) comes before any model's record.
+    let mut middle = kinds[3..kinds.len() - 2].to_vec();
     middle.sort();
-    assert_eq!(kinds[..2], ["opened", "turn"], "{kinds:?}");
+    assert_eq!(kinds[..3], ["opened", "turn", "context"], "{kinds:?}");
     assert_eq!(
         middle,
         [
@@ -1041,4 +1043,101 @@ async fn a_restored_turn_comes_back_through_the_handle_and_can_be_chosen() {
         "fixed 0\n"
     );
     live.close().await;
+}
+
+/// A model that records the system prompt of every request it is sent, then answers as its
+/// demo script says.
+struct SystemRecorder {
+    inner: DemoModel,
+    seen: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl versus::provider::ModelClient for SystemRecorder {
+    fn provider(&self) -> &str {
+        "demo"
+    }
+
+    fn stream(
+        &self,
+        request: versus::model::ModelRequest,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> versus::provider::EventStream {
+        self.seen.lock().unwrap().push(request.system.to_string());
+        self.inner.stream(request, cancel)
+    }
+}
+
+/// The project context is put into the system prompt of every turn, which compaction never
+/// folds: after `/compact` the next turn's model still reads AGENTS.md and the skill catalog,
+/// and each turn's `context` record lists them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_context_and_skill_catalog_survive_compaction() {
+    let (tmp, root) = project();
+    std::fs::write(root.join("AGENTS.md"), "ENGINE-RULE-3141\n").unwrap();
+    let user = tmp.path().join("user");
+    std::fs::create_dir_all(user.join("skills/lint-fix")).unwrap();
+    std::fs::write(
+        user.join("skills/lint-fix/SKILL.md"),
+        "---\nname: lint-fix\ndescription: Fix lint warnings.\n---\nRun the linter.\n",
+    )
+    .unwrap();
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
+    let label = "demo/a";
+    let mut engine =
+        Live::spawn(SessionEngine::create(store.clone(), Source::Ask, vec![label.into()]).unwrap());
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let recording = || {
+        let mut t = target(label, "A", None, 10);
+        let script: String = (0..10)
+            .map(|n| format!("{{\"say\": \"A {n}\"}}\n"))
+            .collect();
+        t.agent.client = Arc::new(SystemRecorder {
+            inner: DemoModel::parse(label, &script).unwrap(),
+            seen: Arc::clone(&seen),
+        });
+        t
+    };
+    let sources = versus::engine::ContextSources {
+        user_dir: Some(user.clone()),
+        project_trusted: false,
+        skill_dirs: Vec::new(),
+    };
+    for prompt in ["one", "two", "three"] {
+        if prompt == "three" {
+            engine.submit(Op::Compact);
+            let folded = engine
+                .answer(|e| match e {
+                    EngineEvent::Compacted { folded } => Some(folded),
+                    _ => None,
+                })
+                .await
+                .unwrap();
+            assert!(folded > 0, "nothing was compacted");
+        }
+        let mut turn = request(prompt, vec![recording()], tmp.path());
+        turn.context = sources.clone();
+        engine.submit(Op::StartTurn(turn));
+        engine
+            .answer(|e| matches!(e, EngineEvent::TurnEnded { .. }).then_some(()))
+            .await
+            .unwrap();
+    }
+    let dir = engine.handle.info().dir.clone();
+    engine.close().await;
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
+    for system in &seen {
+        assert!(system.contains("ENGINE-RULE-3141"), "{system}");
+        assert!(system.contains("<name>lint-fix</name>"), "{system}");
+        assert!(system.contains("Fix lint warnings."), "{system}");
+        // Given once per turn, never piled up from one turn to the next.
+        assert_eq!(system.matches("ENGINE-RULE-3141").count(), 1, "{system}");
+    }
+    let log = versus::session::SessionLog::read(&dir).unwrap();
+    for turn in log.turns() {
+        let context = turn.context.expect("every turn has its context record");
+        assert_eq!(context.files[0].path, "AGENTS.md");
+        assert_eq!(context.skills[0].name, "lint-fix");
+        assert_eq!(turn.ledger.len(), 1);
+    }
 }

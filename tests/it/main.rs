@@ -24,6 +24,7 @@ mod ask_providers;
 mod boundary;
 mod changeset_compose;
 mod config_models;
+mod context;
 mod e2e_tui;
 mod engine;
 mod first_hour;

@@ -55,6 +55,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         max_output_tokens: None,
         temperature: Some(0.5),
         reasoning: Reasoning::Default,
+        seed: None,
     }
 }
 

@@ -64,6 +64,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         max_output_tokens: Some(2048),
         temperature: None,
         reasoning: Reasoning::Low,
+        seed: None,
     }
 }
 

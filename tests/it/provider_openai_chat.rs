@@ -59,6 +59,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         max_output_tokens: Some(512),
         temperature: None,
         reasoning: Reasoning::Default,
+        seed: None,
     }
 }
 

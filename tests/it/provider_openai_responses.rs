@@ -56,6 +56,7 @@ fn request(model: &str, messages: Vec<Message>) -> ModelRequest {
         max_output_tokens: None,
         temperature: None,
         reasoning: Reasoning::Medium,
+        seed: None,
     }
 }
 

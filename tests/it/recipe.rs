@@ -157,6 +157,7 @@ fn every_section_and_key_is_read() {
             max_history_turns: 0,
             strategy: CompactStrategy::Manual,
             compact_threshold: 1.0,
+            skills: Vec::new(),
         }
     );
     assert_eq!(

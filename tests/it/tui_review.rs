@@ -2381,3 +2381,60 @@ fn with_a_check_the_review_opens_on_the_best_model_once_every_check_ended() {
         "{screen}"
     );
 }
+
+/// The turn's context under the review table: the context files with their sizes, and the
+/// model given something different named as the table names it (its alias in blind mode).
+#[test]
+fn the_review_shows_the_turns_context_and_flags_the_model_given_something_different() {
+    use versus::engine::{LedgerEntry, ProjectContext};
+    let dir = project();
+    let base = Base::capture(dir.path()).unwrap();
+    let mut a = reviewed(&base, true);
+    let context: ProjectContext = serde_json::from_value(serde_json::json!({
+        "files": [{"origin": "project", "path": "AGENTS.md", "bytes": 1234, "given": 1234,
+                   "hash": "0123456789abcdef"}],
+        "skills": [{"name": "release-notes", "description": "d", "location": "x",
+                    "origin": "user"}],
+    }))
+    .unwrap();
+    let entry = |model: &str, hash: &str, differs: &[&str]| LedgerEntry {
+        model: model.into(),
+        hash: hash.into(),
+        differs: differs.iter().map(|d| d.to_string()).collect(),
+        ..LedgerEntry::default()
+    };
+    send(
+        &mut a,
+        EngineMsg::TurnContext {
+            turn: 1,
+            context: Box::new(context),
+            ledger: vec![
+                entry(GOOD, "aaaa", &[]),
+                entry(SLOPPY, "bbbb", &["limits (max_steps=5 vs max_steps=50)"]),
+            ],
+        },
+    );
+    let alias = a.shown_label(SLOPPY);
+    assert_ne!(alias, SLOPPY, "blind mode hides the name");
+    for (width, height) in [(160, 40), (100, 30)] {
+        let t = render(&mut a, width, height);
+        let shown = format!("{}", t.backend());
+        assert!(
+            shown.contains("context files: AGENTS.md (1.2 KiB)"),
+            "{width}x{height}\n{shown}"
+        );
+        assert!(
+            !shown.contains(SLOPPY),
+            "{width}x{height}: a hidden name\n{shown}"
+        );
+        if width == 160 {
+            assert!(
+                shown.contains(&format!(
+                    "fairness: {alias} was given something different: limits"
+                )),
+                "{shown}"
+            );
+            insta::assert_snapshot!(t.backend());
+        }
+    }
+}

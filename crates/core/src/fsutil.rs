@@ -333,6 +333,58 @@ pub fn read_capped_beneath(root: &Path, rel: &str, cap: u64) -> io::Result<Vec<u
     read_open_capped(fs::File::from(fd), cap)
 }
 
+/// The first `cap` bytes of the regular file `rel` inside `root`, following no link at all (as
+/// [`read_capped_beneath`]), and the file's whole length: a file over the cap is cut, not
+/// refused.
+///
+/// Why: a project's instruction files (`AGENTS.md`) go into every model's system prompt up to
+/// a size cap; a long one is cut with a note saying so, where a config file over its cap is
+/// an error. The file is still someone else's: no link followed, nothing but a regular file.
+pub fn read_head_beneath(root: &Path, rel: &str, cap: u64) -> io::Result<(Vec<u8>, u64)> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    let (dir, name) = walk_beneath(root, rel, false)?;
+    let flags = OFlag::O_RDONLY
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_NONBLOCK
+        | OFlag::O_NOCTTY
+        | OFlag::O_CLOEXEC;
+    let fd = openat(&dir, name, flags, Mode::empty()).map_err(|e| match e {
+        nix::errno::Errno::ELOOP => io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{rel}` is a symlink: refused"),
+        ),
+        e => e.into(),
+    })?;
+    read_open_head(fs::File::from(fd), cap)
+}
+
+/// [`read_head_beneath`] of a path the user chose (their own config folder): a link is
+/// followed, but what it names must be a regular file.
+pub fn read_head(path: &Path, cap: u64) -> io::Result<(Vec<u8>, u64)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
+        .open(path)?;
+    read_open_head(file, cap)
+}
+
+fn read_open_head(file: fs::File, cap: u64) -> io::Result<(Vec<u8>, u64)> {
+    use std::io::Read;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is not a regular file; versus reads only regular files here",
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(cap)).unwrap_or(0));
+    file.take(cap).read_to_end(&mut bytes)?;
+    let len = meta.len().max(bytes.len() as u64);
+    Ok((bytes, len))
+}
+
 /// The checks and the bounded read of [`read_capped`] on a file already open.
 fn read_open_capped(file: fs::File, cap: u64) -> io::Result<Vec<u8>> {
     use std::io::Read;

@@ -36,6 +36,7 @@ internal! {
 pub mod apply;
 pub mod check;
 pub mod config;
+pub mod context;
 pub mod engine;
 pub mod example;
 pub mod exec;

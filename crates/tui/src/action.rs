@@ -136,6 +136,16 @@ pub enum EngineMsg {
         /// Turn number.
         turn: u32,
     },
+    /// What the turn's models were given besides the prompt (instruction files, skills) and
+    /// the fairness ledger, as recorded: shown in the review (right after `TurnStarted`).
+    TurnContext {
+        /// Turn number.
+        turn: u32,
+        /// Instruction files and skills.
+        context: Box<versus_core::engine::ProjectContext>,
+        /// What each model was given, differences flagged.
+        ledger: Vec<versus_core::engine::LedgerEntry>,
+    },
     /// The session's blind-mode aliases changed (blind mode turned on or off, a model added,
     /// a session reopened): the engine owns them, the app shows them.
     Blind(Option<BlindNames>),

@@ -159,7 +159,13 @@ pub fn review_areas(app: &App, area: Rect) -> ReviewAreas {
     let models = app.review.as_ref().map_or(0, |r| r.models.len());
     let check_line = u16::from(app.settings.check.is_some() || has_checks(app));
     let tests_line = u16::from(has_test_edits(app));
-    let wanted = u16::try_from(models).unwrap_or(u16::MAX) + 3 + check_line + tests_line;
+    let context_line = u16::from(
+        app.review
+            .as_ref()
+            .is_some_and(super::view::review::table::shows_context),
+    );
+    let wanted =
+        u16::try_from(models).unwrap_or(u16::MAX) + 3 + check_line + tests_line + context_line;
     let table_height = wanted.min(area.height / 2).max(3.min(area.height));
     let [table, rest] =
         Layout::vertical([Constraint::Length(table_height), Constraint::Min(0)]).areas(area);

@@ -268,6 +268,7 @@ async fn ask(
         check: None,
         history_line: Some(args.prompt.clone()),
         workspaces: Default::default(),
+        context: config.context_sources(&env),
     }))?;
     let mut stop_signals = crate::cli::signals::StopSignals::new()?;
     let mut stopping = false;
@@ -281,6 +282,14 @@ async fn ask(
                 }
                 Some(EngineEvent::TurnEnded { turn, outcome }) => break (turn, outcome),
                 Some(EngineEvent::Notice(text)) => progress.note(&format!("versus: {text}")),
+                Some(EngineEvent::TurnStarted { ledger, .. }) => {
+                    // Only a difference is worth a line here; `sessions show` has the rest.
+                    if ledger.iter().any(|e| !e.differs.is_empty()) {
+                        for text in versus::engine::fairness_lines(&ledger, &|l| l.to_string()) {
+                            progress.note(&format!("versus: warning: {text}"));
+                        }
+                    }
+                }
                 Some(EngineEvent::Failed { error, .. }) => {
                     close(&handle, &mut events, false).await;
                     return Err(error.into());
@@ -407,6 +416,7 @@ fn targets(
         timeout: Duration::from_secs(args.timeout),
         max_cost: args.max_cost,
         system: system_prompt(&tools.guidance(), None),
+        seed: config.seed,
         ..AgentSettings::default()
     };
     let requests: Vec<ModelRequest> = specs

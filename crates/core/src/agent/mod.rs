@@ -13,4 +13,6 @@ mod prompt;
 mod turn;
 
 pub use prompt::system_prompt;
-pub use turn::{Agent, AgentOutcome, AgentSettings, CostFn, EventSink, OutputFilter, ToolEnv};
+pub use turn::{
+    Agent, AgentOutcome, AgentSettings, CostFn, EventSink, OutputFilter, ToolEnv, limits_text,
+};

@@ -40,6 +40,12 @@ pub struct AgentSettings {
     pub reasoning: Reasoning,
     /// The full system prompt (see [`super::system_prompt`]).
     pub system: String,
+    /// Sampling seed, sent to providers that take one (Chat `seed`, Gemini
+    /// `generationConfig.seed`), so samples of one model can be repeated.
+    pub seed: Option<u64>,
+    /// Folders outside the workspace that `read_file` may read by absolute path, read-only
+    /// (the user's and a recipe's skills), so a model can open a skill the catalog names.
+    pub read_roots: Vec<PathBuf>,
 }
 
 impl Default for AgentSettings {
@@ -52,6 +58,8 @@ impl Default for AgentSettings {
             temperature: None,
             reasoning: Reasoning::Default,
             system: String::new(),
+            seed: None,
+            read_roots: Vec::new(),
         }
     }
 }
@@ -88,6 +96,45 @@ pub struct Agent {
     pub settings: AgentSettings,
     /// Pricing.
     pub cost: Option<CostFn>,
+}
+
+impl Agent {
+    /// The tools as the provider is sent them (name, description, schema): what the model
+    /// is offered, and what the fairness ledger hashes.
+    pub fn tool_defs(&self) -> Vec<ToolDef> {
+        self.tools
+            .specs()
+            .iter()
+            .map(|spec| ToolDef {
+                name: spec.name.to_string(),
+                description: spec.description.clone(),
+                parameters: spec.parameters.clone(),
+            })
+            .collect()
+    }
+}
+
+/// The limits and sampling settings of `settings` as one canonical text, for the fairness
+/// ledger: two models with the same text ran under the same limits.
+pub fn limits_text(settings: &AgentSettings) -> String {
+    format!(
+        "max_steps={} timeout={}s max_cost={} max_output_tokens={} temperature={} reasoning={:?}",
+        settings.max_steps,
+        settings.timeout.as_secs_f64(),
+        settings
+            .max_cost
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "none".into()),
+        settings
+            .max_output_tokens
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "default".into()),
+        settings
+            .temperature
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "default".into()),
+        settings.reasoning,
+    )
 }
 
 /// How a turn ended, with everything needed to show, score or continue it.
@@ -156,16 +203,7 @@ impl Agent {
         };
         let mut messages = Conversation::from(history);
         messages.push(prompt);
-        let tools: Arc<[ToolDef]> = self
-            .tools
-            .specs()
-            .iter()
-            .map(|spec| ToolDef {
-                name: spec.name.to_string(),
-                description: spec.description.clone(),
-                parameters: spec.parameters.clone(),
-            })
-            .collect();
+        let tools: Arc<[ToolDef]> = self.tool_defs().into();
         let call_ids = messages
             .iter()
             .flat_map(|m| m.tool_calls().map(|(id, _, _)| id.to_string()))
@@ -348,6 +386,7 @@ impl Run<'_> {
             max_output_tokens: settings.max_output_tokens,
             temperature: settings.temperature,
             reasoning: settings.reasoning,
+            seed: settings.seed,
         }
     }
 
@@ -465,6 +504,7 @@ impl Run<'_> {
                 cancel: self.cancel.clone(),
                 spill_dir: self.env.spill_dir.clone(),
                 sandbox: Arc::clone(&self.env.sandbox),
+                read_roots: self.agent.settings.read_roots.clone().into(),
             };
             let started = Instant::now();
             let mut output = self.agent.tools.dispatch(&name, &arguments, &ctx).await;

@@ -55,6 +55,7 @@ struct RawFile {
     ui: Option<Spanned<toml::Table>>,
     sandbox: Option<Spanned<toml::Table>>,
     check: Option<Spanned<CheckBlock>>,
+    seed: Option<u64>,
 }
 
 /// `[check]`: the review check, a command run in each model's workspace as soon as that model
@@ -106,6 +107,8 @@ pub struct Layer {
     pub sandbox: Option<(toml::Table, Origin)>,
     /// `[check]`.
     pub check: Option<(CheckBlock, Origin)>,
+    /// `seed = N`: the sampling seed sent to every provider that takes one.
+    pub seed: Option<u64>,
 }
 
 /// Reads and parses a config file.
@@ -176,6 +179,7 @@ pub fn parse_layer(text: &str, path: &Path) -> Result<Layer, ConfigError> {
             let origin = at(block.span().start);
             (block.into_inner(), origin)
         }),
+        seed: raw.seed,
     })
 }
 

@@ -30,6 +30,13 @@ pub enum ApiKind {
 }
 
 impl ApiKind {
+    /// Whether the API takes a sampling seed (Chat `seed`, Gemini `generationConfig.seed`);
+    /// Responses and Anthropic Messages have no such field, so a seed set for them has no
+    /// effect and `versus recipe check` says so.
+    pub fn takes_seed(self) -> bool {
+        matches!(self, ApiKind::OpenAiChat | ApiKind::Gemini)
+    }
+
     /// Every kind, in the order shown to users.
     pub const ALL: [ApiKind; 5] = [
         ApiKind::OpenAiResponses,

@@ -78,6 +78,12 @@ pub struct Config {
     /// `[check] command`: the review check run in each model's workspace when it finishes
     /// (the last layer that sets it wins; an empty command turns it off).
     pub check: Option<String>,
+    /// `seed = N`: the sampling seed sent to every provider that takes one (Chat, Gemini);
+    /// the last layer that sets it wins. A recipe's `seed` wins over it.
+    pub seed: Option<u64>,
+    /// Whether the user trusted the project folder (`versus trust`, unchanged since, or
+    /// `--trust`): the project's skills count only then. Set by [`super::load`].
+    pub project_trusted: bool,
     providers: Vec<ProviderDef>,
 }
 
@@ -99,7 +105,32 @@ pub fn user_config_path(env: &Env) -> Option<PathBuf> {
     dirs::config_dir().map(|dir| dir.join(rel))
 }
 
+/// The user's versus config folder (the folder of [`user_config_path`]): where the user's
+/// global `AGENTS.md` and their `skills/` folder are.
+pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
+    user_config_path(env).and_then(|p| p.parent().map(Path::to_path_buf))
+}
+
 impl Config {
+    /// Where a turn's project context comes from under this config: the user's config folder
+    /// (global `AGENTS.md`, `skills/`), the folder of the user config file in effect (with
+    /// `--config FILE`, FILE's folder: a config given for one run brings its own context), and
+    /// whether the project's skills count (trusted). Front ends hand it to the engine with each
+    /// turn; a recipe adds its skill folders.
+    pub fn context_sources(&self, env: &Env) -> crate::context::ContextSources {
+        let user_dir = self
+            .files
+            .iter()
+            .find(|f| matches!(f.role, FileRole::User | FileRole::Explicit))
+            .and_then(|f| f.path.parent().map(Path::to_path_buf))
+            .or_else(|| user_config_dir(env));
+        crate::context::ContextSources {
+            user_dir,
+            project_trusted: self.project_trusted,
+            skill_dirs: Vec::new(),
+        }
+    }
+
     /// Built-in providers and prices only, no files.
     pub fn builtin() -> Result<Config, ConfigError> {
         Config::from_layers(&[])
@@ -160,6 +191,8 @@ impl Config {
             files: Vec::new(),
             trust: super::trust::Trust::NothingToTrust,
             check: None,
+            seed: None,
+            project_trusted: false,
             providers,
         };
         config.apply_models(layers)?;
@@ -172,6 +205,7 @@ impl Config {
             .find_map(|(l, _)| l.check.as_ref())
             .map(|(block, _)| block.command.trim().to_string())
             .filter(|command| !command.is_empty());
+        config.seed = layers.iter().rev().find_map(|(l, _)| l.seed);
         Ok(config)
     }
 

@@ -39,7 +39,9 @@ pub const FILE_READ_CAP: u64 = 1 << 20;
 pub use env::{Env, EnvError, VarSource};
 pub use file::Origin;
 pub use kind::ApiKind;
-pub use load::{Config, ConfigFileInfo, FileRole, KnownModel, LoadOptions, user_config_path};
+pub use load::{
+    Config, ConfigFileInfo, FileRole, KnownModel, LoadOptions, user_config_dir, user_config_path,
+};
 pub use prices::{ModelInfo, Price, PriceEntry, PriceTable};
 pub use providers::{BaseSource, BaseUrl, KeySource, KeyStatus, ProviderDef};
 pub use resolve::{ResolveError, ResolvedModel, resolve};
@@ -107,15 +109,18 @@ pub fn load(
     config_file: Option<&std::path::Path>,
     trust_once: bool,
 ) -> Result<(Config, Env), ConfigError> {
+    let store = TrustStore::for_user().ok();
     let trust = if trust_once {
         Trust::Trusted
     } else {
-        match TrustStore::for_user() {
-            Ok(store) => store.check(project_dir)?,
+        match &store {
+            Some(store) => store.check(project_dir)?,
             // No state folder: nothing can have been trusted.
-            Err(_) => TrustStore::at(std::path::PathBuf::new()).check(project_dir)?,
+            None => TrustStore::at(std::path::PathBuf::new()).check(project_dir)?,
         }
     };
+    let project_trusted =
+        trust_once || store.is_some_and(|store| store.folder_trusted(project_dir));
     let mut env = Env::from_process();
     if trust.allows_project_files() {
         env = env.with_dotenv_file(&project_dir.join(".env"))?;
@@ -128,5 +133,6 @@ pub fn load(
     };
     let mut config = Config::load(&options, &env)?;
     config.trust = trust;
+    config.project_trusted = project_trusted;
     Ok((config, env))
 }

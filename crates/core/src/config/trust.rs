@@ -179,6 +179,19 @@ impl TrustStore {
         }
     }
 
+    /// Whether the user ran `versus trust` in `project` and its config files are unchanged
+    /// since: what a project's skills need to count (they are instructions a model follows),
+    /// also in a project that has no config file for [`TrustStore::check`] to decide on.
+    pub fn folder_trusted(&self, project: &Path) -> bool {
+        let Ok((_, hash)) = fingerprint(project) else {
+            return false;
+        };
+        self.read()
+            .ok()
+            .and_then(|record| record.folders.get(&canonical(project)).cloned())
+            .is_some_and(|trusted| trusted == hash)
+    }
+
     /// Trusts `project`'s files as they are now. Returns the files trusted (empty when the
     /// project has none; the folder is then recorded anyway, so files added later need trust).
     pub fn trust(&self, project: &Path) -> Result<Vec<PathBuf>, TrustError> {

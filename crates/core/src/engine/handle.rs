@@ -30,6 +30,7 @@ use super::{
     ChoiceOutcome, ChoiceRequest, EngineError, RewindDone, RewindPlan, RewindScope, SessionEngine,
 };
 use crate::apply::{ApplyEngine, ApplyPlan, Preview};
+use crate::context::{LedgerEntry, ProjectContext};
 use crate::exec::Sandbox;
 use crate::model::AgentEvent;
 use crate::review::BlindNames;
@@ -149,6 +150,20 @@ impl Op {
     }
 }
 
+/// What a front end should say about a turn's context when it starts: instruction files and
+/// skills left out, with why. (Models given something different are in the ledger of
+/// [`EngineEvent::TurnStarted`]: a front end names them as it names models, blind or not.)
+pub fn context_notices(context: &ProjectContext) -> Vec<String> {
+    let mut out: Vec<String> = context.notes.clone();
+    for skipped in &context.skipped {
+        out.push(format!(
+            "skill {} was left out: {}",
+            skipped.location, skipped.reason
+        ));
+    }
+    out
+}
+
 /// What the engine reports, in the order it happened.
 #[derive(Debug)]
 pub enum EngineEvent {
@@ -165,6 +180,12 @@ pub enum EngineEvent {
         turn: u32,
         /// Its models, in entry order.
         models: Vec<String>,
+        /// The project context every model was given (instruction files, skill catalog, what
+        /// was left out), as recorded.
+        context: ProjectContext,
+        /// What each model was given, hashed; a model that got something different carries
+        /// the difference (`differs`).
+        ledger: Vec<LedgerEntry>,
     },
     /// A model's workspace is ready.
     WorkspaceReady {
@@ -737,7 +758,7 @@ impl Task {
         match done {
             Done::Launched { turn, result } => match result {
                 Ok(launched) => {
-                    core.turn_started(turn, launched.base);
+                    core.turn_started(turn, launched.base, &launched.context, &launched.ledger);
                     let models = core
                         .turn
                         .as_ref()
@@ -745,7 +766,15 @@ impl Task {
                         .unwrap_or_default();
                     self.run = Some((turn, launched.events));
                     let _ = self.step(Step::Launched);
-                    self.emit(EngineEvent::TurnStarted { turn, models });
+                    for note in context_notices(&launched.context) {
+                        self.emit(EngineEvent::Notice(note));
+                    }
+                    self.emit(EngineEvent::TurnStarted {
+                        turn,
+                        models,
+                        context: launched.context,
+                        ledger: launched.ledger,
+                    });
                 }
                 Err(error) => {
                     core.turn_rejected(turn);

@@ -35,7 +35,9 @@ use crate::session::{Recorder, SessionError, SessionLog, SessionRecord, Source, 
 
 pub use blind::names_from_log;
 pub use choice::{ChoiceOutcome, ChoiceRequest};
-pub use handle::{EngineEvent, EngineEvents, EngineHandle, Op, OpKind, SessionInfo};
+pub use handle::{
+    EngineEvent, EngineEvents, EngineHandle, Op, OpKind, SessionInfo, context_notices,
+};
 pub use history::{HistoryPolicy, Shortened};
 pub use record::Finish;
 pub use restore::RestoredTurn;
@@ -49,6 +51,12 @@ pub(crate) use turn::TurnEvent;
 pub use turn::{FinishedModel, TurnOutcome, TurnRequest, TurnTarget, TurnWorkspaces};
 
 pub use crate::session::{CheckResult, RewindScope};
+
+/// The project context a turn gives its models and the fairness ledger of what each got:
+/// front ends hand [`ContextSources`] to a turn and show the rest.
+pub use crate::context::{
+    ContextSources, LedgerEntry, ProjectContext, fairness_lines, summary_lines as context_summary,
+};
 
 /// What a front end needs to describe a turn's models: the roster's one resolution and skip
 /// policy, the turn's options and the settings of the one agent loop. Front ends name these

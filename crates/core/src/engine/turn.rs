@@ -10,8 +10,9 @@ use tokio_util::sync::CancellationToken;
 use super::history::{self, HistoryPolicy};
 use super::record::Finish;
 use super::{EngineError, NoteInputs, SessionEngine};
-use crate::agent::Agent;
-use crate::model::{AgentEvent, Message, RunStats, RunStop};
+use crate::agent::{Agent, limits_text};
+use crate::context::{ContextSources, LedgerEntry, LedgerInput, ProjectContext, compare};
+use crate::model::{AgentEvent, Message, RunStats, RunStop, ToolDef};
 use crate::runner::{EntryRun, ModelEntry, ModelResult, RunEvent, RunOptions, fan_out_each};
 use crate::session::{SessionRecord, next_turn_note};
 use crate::workspace::changeset::{BaseReader, ChangeSet};
@@ -49,6 +50,10 @@ pub struct TurnRequest {
     /// What becomes of the models' workspaces across turns (default: a new one per turn,
     /// removed when the next turn starts).
     pub workspaces: TurnWorkspaces,
+    /// Where the turn's project context comes from (the user's config folder, whether the
+    /// project is trusted, a recipe's skill folders): the engine reads it once for the turn
+    /// and gives every model the same ([`crate::context`]).
+    pub context: ContextSources,
 }
 
 /// What becomes of a turn's workspaces: what `versus run` needs from the engine, where a
@@ -73,6 +78,7 @@ pub struct TurnLaunch {
     runs: Vec<EntryRun>,
     options: RunOptions,
     old: Vec<ModelResult>,
+    context: ContextSources,
 }
 
 /// A turn that started: its base and the events of its models, tagged with their position.
@@ -81,22 +87,72 @@ pub struct Launched {
     pub base: Arc<Base>,
     /// Every model's events; closes after the last `Finished`.
     pub events: mpsc::UnboundedReceiver<RunEvent>,
+    /// The project context every model was given.
+    pub context: ProjectContext,
+    /// What each model was given, hashed and compared (see [`crate::context::ledger`]).
+    pub ledger: Vec<LedgerEntry>,
 }
 
 impl TurnLaunch {
     /// Hands the previous turn's workspaces to the background removal (the new turn never
     /// waits for them), captures the project and starts every model. Blocking work runs on
     /// the blocking pool. An error means no model started.
-    pub(super) async fn launch(self) -> Result<Launched, EngineError> {
+    pub(super) async fn launch(mut self) -> Result<Launched, EngineError> {
         crate::workspace::remove_later(self.old);
         let project = self.project.clone();
-        let captured = tokio::task::spawn_blocking(move || Base::capture(&project))
-            .await?
-            .map_err(EngineError::Capture)?;
-        let base = Arc::new(captured);
+        let sources = self.context;
+        let (captured, context) = tokio::task::spawn_blocking(move || {
+            (
+                Base::capture(&project),
+                ProjectContext::gather(&project, &sources),
+            )
+        })
+        .await?;
+        let base = Arc::new(captured.map_err(EngineError::Capture)?);
+        let ledger = give_context(&mut self.runs, &context, &[]);
         let events = fan_out_each(Arc::clone(&base), self.runs, self.options);
-        Ok(Launched { base, events })
+        Ok(Launched {
+            base,
+            events,
+            context,
+            ledger,
+        })
     }
+}
+
+/// Puts the turn's project context into every model's system prompt (the same words for
+/// each), lets read_file open the skills outside the project, and hashes what each model was
+/// given into the fairness ledger, flagging any model that got something different.
+/// `extra_tools` are tools a model gets beyond its registry's, by entry label (a tool
+/// server's), so the ledger sees them.
+pub(super) fn give_context(
+    runs: &mut [EntryRun],
+    context: &ProjectContext,
+    extra_tools: &[(String, Vec<ToolDef>)],
+) -> Vec<LedgerEntry> {
+    let roots = context.read_roots();
+    let mut ledger = Vec::with_capacity(runs.len());
+    for run in runs.iter_mut() {
+        let agent = &mut run.entry.agent;
+        agent.settings.system = context.apply(&agent.settings.system);
+        agent.settings.read_roots.extend(roots.iter().cloned());
+        let extra = extra_tools
+            .iter()
+            .find(|(label, _)| *label == run.entry.label)
+            .map(|(_, tools)| tools.as_slice())
+            .unwrap_or(&[]);
+        ledger.push(LedgerEntry::new(&LedgerInput {
+            model: &run.entry.label,
+            system: &agent.settings.system,
+            context,
+            tools: &agent.tool_defs(),
+            extra_tools: extra,
+            seed: agent.settings.seed,
+            limits: &limits_text(&agent.settings),
+        }));
+    }
+    compare(&mut ledger);
+    ledger
 }
 
 /// How a turn ended as a whole: the one decision front ends map to their exit codes
@@ -387,6 +443,7 @@ impl SessionEngine {
             runs,
             options: request.options,
             old,
+            context: request.context,
         })
     }
 
@@ -398,10 +455,22 @@ impl SessionEngine {
         }
     }
 
-    /// The turn started from `base`.
-    pub(super) fn turn_started(&mut self, turn: u32, base: Arc<Base>) {
+    /// The turn started from `base`, its models given `context` as `ledger` says: recorded
+    /// before any of their events.
+    pub(super) fn turn_started(
+        &mut self,
+        turn: u32,
+        base: Arc<Base>,
+        context: &ProjectContext,
+        ledger: &[LedgerEntry],
+    ) {
         if let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn) {
             state.base = Some(base);
+            self.recorder.record(&SessionRecord::Context {
+                turn,
+                context: context.clone(),
+                ledger: ledger.to_vec(),
+            });
         }
     }
 

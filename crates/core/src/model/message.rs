@@ -339,6 +339,9 @@ pub struct ModelRequest {
     pub temperature: Option<f32>,
     /// Thinking effort.
     pub reasoning: Reasoning,
+    /// Sampling seed (`None`: not sent). Sent by the wires whose API takes one (Chat `seed`,
+    /// Gemini `generationConfig.seed`); the others have no such field.
+    pub seed: Option<u64>,
 }
 
 #[cfg(test)]

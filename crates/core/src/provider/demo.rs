@@ -414,6 +414,7 @@ mod tests {
             max_output_tokens: None,
             temperature: None,
             reasoning: Default::default(),
+            seed: None,
         };
         let events: Vec<_> = model
             .stream(request.clone(), CancellationToken::new())

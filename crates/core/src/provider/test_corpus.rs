@@ -49,6 +49,7 @@ pub(crate) fn corpus(api: &str, models: &[&str]) -> Vec<Case> {
                             max_output_tokens: MAXES[(mix + r) % MAXES.len()],
                             temperature: TEMPERATURES[(mix * 4 + r) % TEMPERATURES.len()],
                             reasoning,
+                            seed: None,
                         };
                         cases.push(Case {
                             label: format!(
@@ -547,6 +548,7 @@ pub(crate) fn rich_request(api: &str, model: &str) -> ModelRequest {
         max_output_tokens: Some(1000),
         temperature: Some(0.2),
         reasoning: Reasoning::Medium,
+        seed: None,
     }
 }
 
@@ -569,5 +571,6 @@ pub(crate) fn plain_request(api: &str, model: &str) -> ModelRequest {
         max_output_tokens: None,
         temperature: None,
         reasoning: Reasoning::Default,
+        seed: None,
     }
 }

@@ -163,7 +163,52 @@ const CONTEXT: &[Key] = &[
         },
         get: |r| r.context.compact_threshold.to_string(),
     },
+    Key {
+        name: "skills",
+        accepts: || {
+            "folders holding skill folders, relative to the recipe's folder and inside it,              comma-separated (e.g. `skills, ../shared-skills` is refused: no `..`), or `none`"
+                .into()
+        },
+        set: |r, v| {
+            r.context.skills = skill_folders(v)?;
+            Ok(())
+        },
+        get: |r| {
+            if r.context.skills.is_empty() {
+                "none".into()
+            } else {
+                r.context.skills.join(", ")
+            }
+        },
+    },
 ];
+
+/// Reads `skills`: relative folders inside the recipe's folder (a recipe that came with a
+/// project cannot point versus at the user's other folders), or `none`.
+fn skill_folders(v: &str) -> Value<Vec<String>> {
+    let v = values::required(v)?;
+    if values::is_unset(v) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let path = std::path::Path::new(part);
+        if path.is_absolute()
+            || path.components().any(|c| {
+                !matches!(
+                    c,
+                    std::path::Component::Normal(_) | std::path::Component::CurDir
+                )
+            })
+        {
+            return Err(values::bad(format!(
+                "`{part}` must be a folder inside the recipe's folder (relative, no `..`)"
+            )));
+        }
+        out.push(part.to_string());
+    }
+    Ok(out)
+}
 
 /// What `temperature` accepts (shared with per-model lines).
 pub(crate) fn temperature_accepts() -> String {

@@ -208,6 +208,9 @@ pub struct ContextSettings {
     pub strategy: CompactStrategy,
     /// Share of the context window at which automatic compaction starts, in (0, 1].
     pub compact_threshold: f64,
+    /// Folders holding AgentSkills, as written: relative to the recipe's folder, inside it
+    /// (see [`crate::context`]); their skills join every model's catalog.
+    pub skills: Vec<String>,
 }
 
 /// `task_mode`.

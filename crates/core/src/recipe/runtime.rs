@@ -281,7 +281,8 @@ impl Recipe {
     /// Limits and sampling of one model's run. `system` is the recipe's System Prompt
     /// only: combine it with the tools' guidance through [`Recipe::system_prompt`] (or
     /// [`crate::agent::system_prompt`]) before running. `max_steps: 0` becomes `u32::MAX`.
-    /// The seed is not part of [`AgentSettings`]; see [`Recipe::sampling`].
+    /// The seed is the recipe's for this model ([`Recipe::sampling`]); a front end falls back
+    /// on the config's `seed` when the recipe sets none.
     pub fn agent_settings(&self, model: &ModelSpec) -> AgentSettings {
         let sampling = self.sampling(model);
         AgentSettings {
@@ -295,7 +296,44 @@ impl Recipe {
             temperature: sampling.temperature,
             reasoning: sampling.reasoning,
             system: self.system_prompt.clone(),
+            seed: sampling.seed,
+            read_roots: Vec::new(),
         }
+    }
+
+    /// The skill folders the recipe names (`## Context` `skills:`), resolved against the
+    /// folder of the recipe file `recipe_file`.
+    pub fn skill_dirs(&self, recipe_file: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let base = recipe_file
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .to_path_buf();
+        self.context.skills.iter().map(|s| base.join(s)).collect()
+    }
+
+    /// One warning per model of the recipe given a seed (by the recipe, else `config_seed`)
+    /// whose provider's API takes none (OpenAI Responses, Anthropic Messages): the seed is not
+    /// sent to it, and its samples may differ where the others' repeat. `kind_of` gives a
+    /// model's API (`None`: unknown provider, not warned about).
+    pub fn seed_warnings(
+        &self,
+        config_seed: Option<u64>,
+        kind_of: impl Fn(&ModelSpec) -> Option<crate::config::ApiKind>,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        for m in &self.models {
+            let Some(seed) = self.sampling(&m.spec).seed.or(config_seed) else {
+                continue;
+            };
+            if let Some(kind) = kind_of(&m.spec).filter(|k| !k.takes_seed()) {
+                out.push(format!(
+                    "{}: seed {seed} is not sent; the {} API takes no seed, so its samples may differ where other models' repeat",
+                    m.spec,
+                    kind.as_str()
+                ));
+            }
+        }
+        out
     }
 
     /// The whole system prompt for models using `tools`: versus's base prompt, the tools'

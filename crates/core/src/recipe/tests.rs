@@ -405,3 +405,51 @@ fn setup_network_loosens_only_the_setup_commands_and_only_when_trusted() {
     let plain = parse("# P\nversion: 1\n## Tasks\n- go\n");
     assert!(plain.sandbox_settings(&mine, false).setup_network);
 }
+
+#[test]
+fn the_seed_reaches_agent_settings_and_models_whose_api_takes_none_are_warned() {
+    let r = parse(
+        "# S\nversion: 1\n## Models\n- openai/gpt-5\n- anthropic/claude-sonnet-4-5\n\
+         - gemini/gemini-2.5-pro\n- ollama/qwen\n\
+         ## Model Parameters\nseed: 5\n- ollama/qwen: seed=9\n",
+    );
+    let spec = |s: &str| ModelSpec::parse(s).unwrap();
+    assert_eq!(r.agent_settings(&spec("openai/gpt-5")).seed, Some(5));
+    assert_eq!(r.agent_settings(&spec("ollama/qwen")).seed, Some(9));
+    let providers = crate::config::providers::builtin_providers();
+    let kind_of = |s: &ModelSpec| {
+        providers
+            .iter()
+            .find(|p| p.name == s.provider)
+            .map(|p| p.kind)
+    };
+    let warnings = r.seed_warnings(None, kind_of);
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].starts_with("openai/gpt-5: seed 5 is not sent"));
+    assert!(warnings[1].starts_with("anthropic/claude-sonnet-4-5: seed 5 is not sent"));
+    // Without a seed anywhere, nothing to say; the config's seed counts when the recipe has none.
+    let plain = parse("# S\nversion: 1\n## Models\n- anthropic/claude-sonnet-4-5\n");
+    assert!(plain.seed_warnings(None, kind_of).is_empty());
+    assert_eq!(plain.seed_warnings(Some(3), kind_of).len(), 1);
+}
+
+#[test]
+fn skill_folders_stay_inside_the_recipes_folder() {
+    let r = parse("# S\nversion: 1\n## Context\nskills: skills, more/skills\n");
+    assert_eq!(r.context.skills, ["skills", "more/skills"]);
+    assert_eq!(
+        r.skill_dirs(std::path::Path::new("/r/x.recipe.md")),
+        [
+            std::path::PathBuf::from("/r/skills"),
+            std::path::PathBuf::from("/r/more/skills")
+        ]
+    );
+    assert_eq!(parse(&r.to_markdown()), r);
+    for bad in ["../shared", "/etc/skills", "a/../../b"] {
+        let found = problems(&format!("# S\nversion: 1\n## Context\nskills: {bad}\n"));
+        assert!(
+            found[0].to_string().contains("inside the recipe's folder"),
+            "{bad}: {found:?}"
+        );
+    }
+}

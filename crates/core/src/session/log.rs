@@ -144,6 +144,8 @@ impl SessionLog {
                             complete: false,
                             chosen: None,
                             rewound: rewound.contains(turn),
+                            context: None,
+                            ledger: Vec::new(),
                         },
                     );
                 }
@@ -167,6 +169,16 @@ impl SessionLog {
                 SessionRecord::Choice { turn, chosen, .. } => {
                     if let Some(t) = turns.get_mut(turn) {
                         t.chosen = Some(chosen.clone());
+                    }
+                }
+                SessionRecord::Context {
+                    turn,
+                    context,
+                    ledger,
+                } => {
+                    if let Some(t) = turns.get_mut(turn) {
+                        t.context = Some(context.clone());
+                        t.ledger = ledger.clone();
                     }
                 }
                 SessionRecord::Agent {

@@ -266,6 +266,20 @@ pub enum SessionRecord {
         /// The turn it happened after.
         turn: u32,
     },
+    /// What the turn's models were given besides the prompt: the instruction files (paths,
+    /// sizes, hashes), the skill catalog and what was left out of it, and the fairness
+    /// ledger (a hash per model of everything it was given, the differences flagged).
+    /// Written once the turn started, before any of its models' events.
+    Context {
+        /// The turn.
+        turn: u32,
+        /// Instruction files and skills.
+        #[serde(default)]
+        context: crate::context::ProjectContext,
+        /// One entry per model, in entry order.
+        #[serde(default)]
+        ledger: Vec<crate::context::LedgerEntry>,
+    },
     /// `/compact` or automatic compaction folded earlier turns into a recap.
     Compacted {
         /// The turn it happened after.
@@ -317,6 +331,7 @@ impl SessionRecord {
             | SessionRecord::Rewound { turn, .. }
             | SessionRecord::Cleared { turn }
             | SessionRecord::Compacted { turn, .. }
+            | SessionRecord::Context { turn, .. }
             | SessionRecord::Blind { turn, .. }
             | SessionRecord::Ended { turn, .. } => *turn,
         }

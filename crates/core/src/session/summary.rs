@@ -56,6 +56,12 @@ pub struct TurnSummary {
     pub chosen: Option<Vec<String>>,
     /// It was rewound afterwards.
     pub rewound: bool,
+    /// What its models were given besides the prompt (`None` in logs written before the
+    /// `context` record).
+    pub context: Option<crate::context::ProjectContext>,
+    /// The fairness ledger: what each model was given, hashed, differences flagged (empty in
+    /// logs written before it).
+    pub ledger: Vec<crate::context::LedgerEntry>,
 }
 
 /// Adds what `event` says about a tool call to `tools`: a call ready to run, or its result.

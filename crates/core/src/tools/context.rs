@@ -93,6 +93,9 @@ pub struct ToolContext {
     pub spill_dir: PathBuf,
     /// Where bash runs: the workspace's sandbox (shared by every call of one model).
     pub sandbox: Arc<Sandbox>,
+    /// Folders outside the workspace that read_file may read by absolute path (the user's
+    /// and a recipe's skills): read-only, no link followed out of them.
+    pub read_roots: Arc<[PathBuf]>,
 }
 
 impl ToolContext {
@@ -107,6 +110,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             spill_dir: std::env::temp_dir().join("versus-tool-output"),
             sandbox,
+            read_roots: Arc::from(Vec::new()),
         }
     }
 }

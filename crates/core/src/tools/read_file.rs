@@ -14,7 +14,7 @@ use super::registry::{Handler, Tool, run_blocking, typed};
 use super::suggest::did_you_mean;
 use super::text::{self, BOM};
 use super::{ImagePart, ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
-use crate::workspace::{EntryKind, ProjectPath};
+use crate::workspace::{DirectView, EntryKind, FileView, ProjectPath};
 
 /// Files up to this size get an exact total line count in the footer.
 const COUNT_ALL_LINES_UP_TO: u64 = 8 * 1024 * 1024;
@@ -68,8 +68,26 @@ impl Handler for ReadFile {
     }
 }
 
+/// A read-only view of the folder outside the workspace that `path` lies in, when it is an
+/// absolute path under one of the call's read roots (a skill of the user or a recipe).
+fn outside_view(path: &str, ctx: &ToolContext) -> Result<Option<Arc<dyn FileView>>, ToolError> {
+    let path = std::path::Path::new(path);
+    if !path.is_absolute() {
+        return Ok(None);
+    }
+    let Some(root) = ctx.read_roots.iter().find(|root| path.starts_with(root)) else {
+        return Ok(None);
+    };
+    let view = DirectView::new(root)
+        .map_err(|e| ToolError::io("reading", root.display().to_string(), e))?;
+    Ok(Some(Arc::new(view)))
+}
+
 fn read(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let view = &ctx.view;
+    // A skill outside the workspace is read through a view of its own folder, by the same
+    // path rules (no link followed out of it); it is never written.
+    let outside = outside_view(&args.path, ctx)?;
+    let view = outside.as_ref().unwrap_or(&ctx.view);
     let path = view.resolve(&args.path)?;
     let meta = match view.metadata(&path) {
         Ok(m) => m,
@@ -110,7 +128,7 @@ fn read(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         return Ok(ToolOutput::ok("[empty file]"));
     }
     if text::is_binary(path.rel(), head) {
-        return Ok(binary(&path, meta.len, ctx));
+        return Ok(binary(&path, meta.len, view.as_ref()));
     }
     let offset = args.offset.unwrap_or(1).max(1);
     let limit = args
@@ -129,11 +147,11 @@ fn read(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     page.render(&path, offset, meta.len)
 }
 
-fn binary(path: &ProjectPath, len: u64, ctx: &ToolContext) -> ToolOutput {
+fn binary(path: &ProjectPath, len: u64, view: &dyn FileView) -> ToolOutput {
     let mut out = ToolOutput::ok(format!("[binary file, {len} bytes]"));
     if let Some(media_type) = text::image_media_type(path.rel())
         && len <= MAX_IMAGE_BYTES
-        && let Ok(data) = ctx.view.read(path)
+        && let Ok(data) = view.read(path)
     {
         out.image = Some(ImagePart {
             media_type: media_type.to_string(),

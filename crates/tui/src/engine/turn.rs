@@ -59,6 +59,7 @@ impl Engine {
             max_steps: request.settings.max_steps,
             timeout: Duration::from_secs(request.settings.timeout_secs),
             system: system_prompt(&tools.guidance(), request.settings.system.as_deref()),
+            seed: self.config.seed,
             ..AgentSettings::default()
         };
         let mut targets = Vec::with_capacity(request.targets.len());
@@ -115,6 +116,7 @@ impl Engine {
             check: request.settings.check.clone(),
             history_line: request.remember.then(|| request.line.clone()),
             workspaces: Default::default(),
+            context: self.config.context_sources(&self.env),
         })));
         if out.is_empty() {
             self.running = true;
@@ -147,9 +149,21 @@ impl Engine {
                 // The app names the models (their aliases while names are hidden).
                 vec![EngineMsg::Compacted(compacted)]
             }
-            EngineEvent::TurnStarted { turn, .. } => {
+            EngineEvent::TurnStarted {
+                turn,
+                context,
+                ledger,
+                ..
+            } => {
                 self.number(turn);
-                let mut out = vec![EngineMsg::TurnStarted { turn }];
+                let mut out = vec![
+                    EngineMsg::TurnStarted { turn },
+                    EngineMsg::TurnContext {
+                        turn,
+                        context: Box::new(context),
+                        ledger,
+                    },
+                ];
                 if let Some(active) = self.turn.as_ref().filter(|t| !t.plain.is_empty()) {
                     out.push(EngineMsg::Info(plain_note(turn, &active.plain)));
                 }

@@ -76,6 +76,12 @@ pub struct DiffSearch {
 pub struct ReviewState {
     /// The turn.
     pub turn: u32,
+    /// What its models were given besides the prompt and the fairness ledger (`None` until
+    /// the engine says, or for a turn rebuilt from an older log).
+    pub context: Option<(
+        versus_core::engine::ProjectContext,
+        Vec<versus_core::engine::LedgerEntry>,
+    )>,
     /// Its prompt (the apply's label).
     pub prompt: String,
     /// Its models, in panel order.
@@ -214,6 +220,7 @@ impl ReviewState {
         let selected = order.first().copied().unwrap_or(0);
         ReviewState {
             turn,
+            context: None,
             prompt: prompt.to_string(),
             models,
             order,

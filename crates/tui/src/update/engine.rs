@@ -46,6 +46,15 @@ fn news(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
         }
         EngineMsg::FilesLoaded(files) => app.files = files,
         EngineMsg::TurnStarted { turn } => turn_started(app, turn),
+        EngineMsg::TurnContext {
+            turn,
+            context,
+            ledger,
+        } => {
+            if let Some(review) = app.review.as_mut().filter(|r| r.turn == turn) {
+                review.context = Some((*context, ledger));
+            }
+        }
         EngineMsg::Blind(names) => {
             app.blind = names.as_ref().is_some_and(|n| !n.is_revealed());
             app.names = names;

@@ -168,6 +168,7 @@ mod tests {
             max_output_tokens: None,
             temperature: None,
             reasoning: Default::default(),
+            seed: None,
         };
         let built = wire().build(&request).unwrap();
         assert_eq!(built.url, "https://api.example.test/v1/messages");

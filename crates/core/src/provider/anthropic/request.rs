@@ -358,6 +358,7 @@ mod tests {
             max_output_tokens: None,
             temperature: Some(0.2),
             reasoning: Reasoning::Default,
+            seed: None,
         }
     }
 

@@ -211,6 +211,7 @@ mod tests {
             max_output_tokens: None,
             temperature: None,
             reasoning: Default::default(),
+            seed: None,
         }
     }
 

@@ -44,8 +44,10 @@ pub(super) fn body<'a>(request: &'a ModelRequest, tag: &str, vision: bool) -> Bo
             .temperature
             .map(|temperature| (f64::from(temperature) * 1000.0).round() / 1000.0),
         thinking_config: thinking_config(&request.model, request.reasoning),
+        seed: request.seed,
     };
-    let configured = generation.max_output_tokens.is_some()
+    let configured = generation.seed.is_some()
+        || generation.max_output_tokens.is_some()
         || generation.temperature.is_some()
         || generation.thinking_config.is_some();
     Body {
@@ -112,6 +114,9 @@ struct GenerationConfig {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking_config: Option<ThinkingConfig>,
+    /// The sampling seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
 }
 
 /// A budget (Gemini 1.x/2.x, Gemma) or a level (Gemini 3 and later), never both.
@@ -498,6 +503,7 @@ mod tests {
             max_output_tokens: Some(1000),
             temperature: Some(0.7),
             reasoning: Reasoning::Default,
+            seed: None,
         }
     }
 

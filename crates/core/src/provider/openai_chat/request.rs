@@ -98,6 +98,7 @@ pub(crate) fn encode(
             .filter(|_| dialect.openrouter)
             .map(|effort| Effort { effort }),
         reasoning_effort: effort.filter(|_| !dialect.openrouter),
+        seed: request.seed,
     };
     // Sized up front: the body is mostly the cached JSON, copied once instead of through a
     // dozen doublings of a growing buffer.
@@ -135,6 +136,9 @@ struct Body<'a> {
     reasoning: Option<Effort>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<&'static str>,
+    /// The sampling seed (OpenAI, OpenRouter, Ollama and most compatible servers take it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -455,6 +459,7 @@ mod tests {
             max_output_tokens: Some(1000),
             temperature: Some(0.5),
             reasoning: Reasoning::High,
+            seed: None,
         }
     }
 

@@ -336,6 +336,7 @@ mod tests {
             max_output_tokens: Some(2000),
             temperature: None,
             reasoning: Reasoning::Low,
+            seed: None,
         }
     }
 

@@ -41,9 +41,11 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
     let check = check_line(app, review)
         .map(|l| wrap::fit_line(l, usize::from(area.width.saturating_sub(2))));
     let tests = tests_line(app, review, usize::from(area.width.saturating_sub(4)));
+    let context = context_line(app, review, usize::from(area.width.saturating_sub(4)));
     let room = usize::from(area.height.saturating_sub(3))
         .saturating_sub(usize::from(check.is_some()))
         .saturating_sub(usize::from(tests.is_some()))
+        .saturating_sub(usize::from(context.is_some()))
         .max(1);
     let at = review
         .order
@@ -61,6 +63,9 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, app: &App, review: &ReviewState
         lines.push(line);
     }
     if let Some(line) = tests {
+        lines.push(line);
+    }
+    if let Some(line) = context {
         lines.push(line);
     }
     let finished = review
@@ -383,6 +388,38 @@ fn tests_line(app: &App, review: &ReviewState, width: usize) -> Option<Line<'sta
     Some(Line::from(vec![
         Span::raw("  "),
         Span::styled(wrap::fit(&one_line(&text, 400), width), t.warn()),
+    ]))
+}
+
+/// Whether the turn's context is worth a line under the table: instruction files or skills
+/// were given, something was left out, or a model was given something different. A turn
+/// without any of these keeps the table as it was.
+pub fn shows_context(review: &ReviewState) -> bool {
+    review.context.as_ref().is_some_and(|(context, ledger)| {
+        !context.files.is_empty()
+            || !context.skills.is_empty()
+            || !context.skipped.is_empty()
+            || !context.notes.is_empty()
+            || ledger.iter().any(|e| !e.differs.is_empty())
+    })
+}
+
+/// The turn's context in one line: the instruction files and their sizes, the skills, what
+/// was left out, the fairness verdict (a model given something different in the warning
+/// colour, named as the table names it).
+fn context_line(app: &App, review: &ReviewState, width: usize) -> Option<Line<'static>> {
+    if !shows_context(review) {
+        return None;
+    }
+    let (context, ledger) = review.context.as_ref()?;
+    let t = app.theme;
+    let lines = versus_core::engine::context_summary(context, ledger, &|label| app.shown_label(label));
+    let unfair = ledger.iter().any(|e| !e.differs.is_empty());
+    let text = versus_core::sanitize::line(&lines.join(" · ")).to_string();
+    let style = if unfair { t.warn() } else { t.dim() };
+    Some(Line::from(vec![
+        Span::raw("  "),
+        Span::styled(wrap::fit(&one_line(&text, 600), width), style),
     ]))
 }
 

@@ -1,0 +1,224 @@
+//! The fairness ledger: for each model of a turn, a hash of what it was given (the system
+//! prompt, the instruction files, the skill catalog, the tools with their schemas, the seed,
+//! the limits), so versus can prove every model of a comparison got the same, and name what
+//! differed when one did not (a tool server that failed for one model, other limits).
+//!
+//! The parts are hashed one by one, so a difference is named by part; the tools' names and
+//! the seed and limits' text are kept beside the hashes to say *what* differs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{ProjectContext, short_hash};
+use crate::model::ToolDef;
+
+/// What one model of a turn was given, as the engine saw it when the turn started.
+pub struct LedgerInput<'a> {
+    /// The model's entry label.
+    pub model: &'a str,
+    /// Its whole system prompt (context included).
+    pub system: &'a str,
+    /// The turn's context (instruction files and skill catalog).
+    pub context: &'a ProjectContext,
+    /// Its tools, with their schemas.
+    pub tools: &'a [ToolDef],
+    /// Tools it gets beyond its registry's (e.g. a tool server's), with their schemas.
+    pub extra_tools: &'a [ToolDef],
+    /// The sampling seed sent, if any.
+    pub seed: Option<u64>,
+    /// Its limits and sampling settings as one canonical text.
+    pub limits: &'a str,
+}
+
+/// One model's line of the ledger, as recorded in the session log.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    /// The model's entry label.
+    #[serde(default)]
+    pub model: String,
+    /// One hash over every part.
+    #[serde(default)]
+    pub hash: String,
+    /// Each part's hash: `system`, `context`, `skills`, `tools`, `seed`, `limits`.
+    #[serde(default)]
+    pub parts: BTreeMap<String, String>,
+    /// The tools' names, in order.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// The seed sent.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// The limits as text.
+    #[serde(default)]
+    pub limits: String,
+    /// How it differs from what most models of the turn were given (empty: the same).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differs: Vec<String>,
+}
+
+impl LedgerEntry {
+    /// Hashes what one model was given.
+    pub fn new(input: &LedgerInput<'_>) -> LedgerEntry {
+        let mut parts = BTreeMap::new();
+        parts.insert("system".to_string(), short_hash(input.system.as_bytes()));
+        let mut files = String::new();
+        for f in &input.context.files {
+            files.push_str(&format!("{:?}\0{}\0{}\0", f.origin, f.path, f.hash));
+        }
+        parts.insert("context".to_string(), short_hash(files.as_bytes()));
+        let mut skills = String::new();
+        for s in &input.context.skills {
+            skills.push_str(&format!("{}\0{}\0{}\0", s.name, s.description, s.location));
+        }
+        parts.insert("skills".to_string(), short_hash(skills.as_bytes()));
+        let mut tools = String::new();
+        let mut names = Vec::new();
+        for t in input.tools.iter().chain(input.extra_tools) {
+            tools.push_str(&format!(
+                "{}\0{}\0{}\0",
+                t.name, t.description, t.parameters
+            ));
+            names.push(t.name.clone());
+        }
+        parts.insert("tools".to_string(), short_hash(tools.as_bytes()));
+        let seed = input.seed.map(|s| s.to_string()).unwrap_or_default();
+        parts.insert("seed".to_string(), short_hash(seed.as_bytes()));
+        parts.insert("limits".to_string(), short_hash(input.limits.as_bytes()));
+        let all: String = parts.iter().map(|(k, v)| format!("{k}={v};")).collect();
+        LedgerEntry {
+            model: input.model.to_string(),
+            hash: short_hash(all.as_bytes()),
+            parts,
+            tools: names,
+            seed: input.seed,
+            limits: input.limits.to_string(),
+            differs: Vec::new(),
+        }
+    }
+}
+
+/// Flags the entries that differ from what most models of the turn were given (on a tie, the
+/// first model's), naming each part that differs; returns whether every model got the same.
+pub fn compare(entries: &mut [LedgerEntry]) -> bool {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for e in entries.iter() {
+        match counts.iter_mut().find(|(h, _)| *h == e.hash) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((&e.hash, 1)),
+        }
+    }
+    let Some(best) = counts.iter().map(|(_, n)| *n).max() else {
+        return true;
+    };
+    let Some(reference) = counts
+        .iter()
+        .find(|(_, n)| *n == best)
+        .and_then(|(h, _)| entries.iter().find(|e| e.hash == *h))
+        .cloned()
+    else {
+        return true;
+    };
+    let mut same = true;
+    for e in entries.iter_mut() {
+        e.differs = differences(e, &reference);
+        same &= e.differs.is_empty();
+    }
+    same
+}
+
+fn differences(e: &LedgerEntry, reference: &LedgerEntry) -> Vec<String> {
+    if e.hash == reference.hash {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (part, hash) in &e.parts {
+        if reference.parts.get(part) == Some(hash) {
+            continue;
+        }
+        out.push(match part.as_str() {
+            "tools" => {
+                let missing: Vec<&str> = reference
+                    .tools
+                    .iter()
+                    .filter(|t| !e.tools.contains(t))
+                    .map(String::as_str)
+                    .collect();
+                let extra: Vec<&str> = e
+                    .tools
+                    .iter()
+                    .filter(|t| !reference.tools.contains(t))
+                    .map(String::as_str)
+                    .collect();
+                let mut text = String::from("tools");
+                if !missing.is_empty() {
+                    text.push_str(&format!(" (missing {})", missing.join(", ")));
+                }
+                if !extra.is_empty() {
+                    text.push_str(&format!(" (extra {})", extra.join(", ")));
+                }
+                if missing.is_empty() && extra.is_empty() {
+                    text.push_str(" (same names, other descriptions or schemas)");
+                }
+                text
+            }
+            "seed" => format!(
+                "seed ({} vs {})",
+                seed_text(e.seed),
+                seed_text(reference.seed)
+            ),
+            "limits" => format!("limits ({} vs {})", e.limits, reference.limits),
+            other => other.to_string(),
+        });
+    }
+    out
+}
+
+fn seed_text(seed: Option<u64>) -> String {
+    seed.map(|s| s.to_string()).unwrap_or_else(|| "none".into())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> ToolDef {
+        ToolDef {
+            name: name.into(),
+            description: "d".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+
+    fn entry(model: &str, tools: &[ToolDef], extra: &[ToolDef], limits: &str) -> LedgerEntry {
+        LedgerEntry::new(&LedgerInput {
+            model,
+            system: "prompt",
+            context: &ProjectContext::default(),
+            tools,
+            extra_tools: extra,
+            seed: Some(7),
+            limits,
+        })
+    }
+
+    #[test]
+    fn identical_inputs_hash_alike_and_a_difference_is_named() {
+        let tools = [tool("read_file"), tool("bash")];
+        let mut entries = vec![
+            entry("a", &tools, &[tool("srv__x")], "steps=5"),
+            entry("b", &tools, &[tool("srv__x")], "steps=5"),
+            entry("c", &tools, &[], "steps=9"),
+        ];
+        assert_eq!(entries[0].hash, entries[1].hash);
+        assert!(!compare(&mut entries));
+        assert!(entries[0].differs.is_empty() && entries[1].differs.is_empty());
+        assert_eq!(
+            entries[2].differs,
+            ["limits (steps=9 vs steps=5)", "tools (missing srv__x)"]
+        );
+        let mut same = vec![entries[0].clone(), entries[1].clone()];
+        assert!(compare(&mut same));
+    }
+}
