@@ -353,6 +353,63 @@ fn overlapping_edits_conflict_and_each_resolution_is_honoured() {
     assert_eq!(s.tree(), before);
 }
 
+/// `versus ask --pick --on-conflict`'s one pass: the conflicts the front end did not name take
+/// the rest's resolution, named ones keep theirs, clean paths are written, and a refused path
+/// comes back with the words the preview would have shown, all without a preview first.
+#[test]
+fn one_apply_resolves_the_rest_and_says_why_a_path_was_refused() {
+    let s = Setup::plain();
+    let base = "one\ntwo\nthree\n";
+    let user = "one\nTWO (user)\nthree\n";
+    let model = "one\nTWO (model)\nthree\n";
+    for f in ["named.txt", "rest.txt"] {
+        s.write(f, user);
+    }
+    s.write("clean.txt", base);
+    let p = plan(vec![
+        change("named.txt", Some(base), Some(model)),
+        change("rest.txt", Some(base), Some(model)),
+        change("clean.txt", Some(base), Some(model)),
+        link("out.txt", None, "../outside.txt"),
+    ]);
+    let before = s.tree();
+    let engine = s.engine();
+    let named = BTreeMap::from([("named.txt".to_string(), Resolution::Skip)]);
+    let report = engine
+        .apply_resolving(&p, &named, Some(Resolution::Markers))
+        .unwrap();
+    let how: Vec<AppliedAs> = report.files.iter().map(|f| f.applied_as).collect();
+    assert_eq!(
+        how,
+        vec![
+            AppliedAs::Skipped,
+            AppliedAs::MarkersWritten,
+            AppliedAs::Written,
+            AppliedAs::Refused,
+        ]
+    );
+    assert_eq!(s.read("named.txt"), user);
+    assert_eq!(
+        s.read("rest.txt"),
+        "one\n<<<<<<< yours\nTWO (user)\n=======\nTWO (model)\n>>>>>>> model\nthree\n"
+    );
+    assert_eq!(s.read("clean.txt"), model);
+    assert!(!s.root.join("out.txt").exists());
+    assert_eq!(report.refused.len(), 1, "{:?}", report.refused);
+    assert!(
+        report.refused["out.txt"].contains("out.txt -> ../outside.txt"),
+        "{:?}",
+        report.refused
+    );
+    // Without a rest, the unnamed conflict stays unresolved, as `apply` leaves it.
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+    let report = engine.apply_resolving(&p, &named, None).unwrap();
+    assert_eq!(report.files[1].applied_as, AppliedAs::Unresolved);
+    assert_eq!(s.read("rest.txt"), user);
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+}
 #[test]
 fn deleting_a_file_the_user_changed_is_a_conflict() {
     let s = Setup::plain();
