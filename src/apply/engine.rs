@@ -417,10 +417,45 @@ impl ApplyEngine {
                 .collect(),
             protected: git_folders_inside(&self.root),
         };
-        plan.writes
-            .iter()
-            .map(|w| {
-                let d = self.decide(w, &guard)?;
+        // Deciding reads each path's file (and merges a conflicting one): independent per
+        // path, so a large plan is decided by a few threads, each taking consecutive paths.
+        // The results are then taken in plan order, so the first error is the one a single
+        // thread would have met first.
+        let decided: Vec<Result<Decision<'p>>> = if plan.writes.len() < DECIDE_PARALLEL_FROM {
+            plan.writes.iter().map(|w| self.decide(w, &guard)).collect()
+        } else {
+            let chunk = plan.writes.len().div_ceil(DECIDERS);
+            let guard = &guard;
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = plan
+                    .writes
+                    .chunks(chunk)
+                    .map(|part| {
+                        scope.spawn(move || {
+                            part.iter()
+                                .map(|w| self.decide(w, guard))
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .flat_map(|worker| {
+                        worker.join().unwrap_or_else(|_| {
+                            vec![Err(ApplyError::io(
+                                "decide",
+                                PathBuf::new(),
+                                std::io::Error::other("a deciding thread panicked"),
+                            ))]
+                        })
+                    })
+                    .collect()
+            })
+        };
+        decided
+            .into_iter()
+            .map(|d| {
+                let d = d?;
                 if !seen.insert(d.path.rel().to_string()) {
                     return Err(ApplyError::DuplicatePath {
                         path: d.path.rel().to_string(),
@@ -734,6 +769,13 @@ fn final_mode(d: &Decision) -> Option<u32> {
         _ => d.mode.map(|m| shown_mode(m) & !umask()),
     }
 }
+
+/// From this many planned paths a plan is decided by [`DECIDERS`] threads.
+const DECIDE_PARALLEL_FROM: usize = 64;
+
+/// Threads that decide a large plan (each reads its paths' files: more than a few only queue
+/// on the disk and the processors).
+const DECIDERS: usize = 4;
 
 /// A sortable, unique id: milliseconds, process id and a counter.
 fn new_apply_id() -> String {

@@ -410,6 +410,58 @@ fn one_apply_resolves_the_rest_and_says_why_a_path_was_refused() {
     engine.rewind(false).unwrap();
     assert_eq!(s.tree(), before);
 }
+/// A large plan is decided by several threads; what it reports is still what one thread
+/// deciding in plan order would: every path in order, and the first error in plan order.
+#[test]
+fn a_large_plan_is_decided_in_plan_order_with_the_first_error_first() {
+    let s = Setup::plain();
+    let names: Vec<String> = (0..150)
+        .map(|i| format!("d{}/f{i:03}.txt", i % 7))
+        .collect();
+    for name in &names {
+        s.write(name, "old\n");
+    }
+    let writes = |names: &[String]| -> Vec<PlannedWrite> {
+        names
+            .iter()
+            .map(|n| change(n, Some("old\n"), Some("new\n")))
+            .collect()
+    };
+    let before = s.tree();
+    let engine = s.engine();
+    // A path that leaves the project at 100 and a duplicate at 120: the escape is first.
+    let mut bad = names.clone();
+    bad[100] = "../outside.txt".to_string();
+    bad[120] = bad[3].clone();
+    match engine.apply(&plan(writes(&bad)), &no_resolutions()) {
+        Err(ApplyError::Path(e)) => assert!(e.to_string().contains("outside.txt"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    // Only the duplicate: named.
+    let mut dup = names.clone();
+    dup[120] = dup[3].clone();
+    match engine.apply(&plan(writes(&dup)), &no_resolutions()) {
+        Err(ApplyError::DuplicatePath { path }) => assert_eq!(path, names[3]),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.tree(), before);
+    // The plan whole: every path reported in plan order, written, and rewound.
+    let report = engine
+        .apply(&plan(writes(&names)), &no_resolutions())
+        .unwrap();
+    let paths: Vec<&str> = report.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, names.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        report
+            .files
+            .iter()
+            .all(|f| f.applied_as == AppliedAs::Written)
+    );
+    assert_eq!(s.read(&names[149]), "new\n");
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+}
+
 #[test]
 fn deleting_a_file_the_user_changed_is_a_conflict() {
     let s = Setup::plain();
