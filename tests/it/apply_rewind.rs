@@ -353,6 +353,115 @@ fn overlapping_edits_conflict_and_each_resolution_is_honoured() {
     assert_eq!(s.tree(), before);
 }
 
+/// `versus ask --pick --on-conflict`'s one pass: the conflicts the front end did not name take
+/// the rest's resolution, named ones keep theirs, clean paths are written, and a refused path
+/// comes back with the words the preview would have shown, all without a preview first.
+#[test]
+fn one_apply_resolves_the_rest_and_says_why_a_path_was_refused() {
+    let s = Setup::plain();
+    let base = "one\ntwo\nthree\n";
+    let user = "one\nTWO (user)\nthree\n";
+    let model = "one\nTWO (model)\nthree\n";
+    for f in ["named.txt", "rest.txt"] {
+        s.write(f, user);
+    }
+    s.write("clean.txt", base);
+    let p = plan(vec![
+        change("named.txt", Some(base), Some(model)),
+        change("rest.txt", Some(base), Some(model)),
+        change("clean.txt", Some(base), Some(model)),
+        link("out.txt", None, "../outside.txt"),
+    ]);
+    let before = s.tree();
+    let engine = s.engine();
+    let named = BTreeMap::from([("named.txt".to_string(), Resolution::Skip)]);
+    let report = engine
+        .apply_resolving(&p, &named, Some(Resolution::Markers))
+        .unwrap();
+    let how: Vec<AppliedAs> = report.files.iter().map(|f| f.applied_as).collect();
+    assert_eq!(
+        how,
+        vec![
+            AppliedAs::Skipped,
+            AppliedAs::MarkersWritten,
+            AppliedAs::Written,
+            AppliedAs::Refused,
+        ]
+    );
+    assert_eq!(s.read("named.txt"), user);
+    assert_eq!(
+        s.read("rest.txt"),
+        "one\n<<<<<<< yours\nTWO (user)\n=======\nTWO (model)\n>>>>>>> model\nthree\n"
+    );
+    assert_eq!(s.read("clean.txt"), model);
+    assert!(!s.root.join("out.txt").exists());
+    assert_eq!(report.refused.len(), 1, "{:?}", report.refused);
+    assert!(
+        report.refused["out.txt"].contains("out.txt -> ../outside.txt"),
+        "{:?}",
+        report.refused
+    );
+    // Without a rest, the unnamed conflict stays unresolved, as `apply` leaves it.
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+    let report = engine.apply_resolving(&p, &named, None).unwrap();
+    assert_eq!(report.files[1].applied_as, AppliedAs::Unresolved);
+    assert_eq!(s.read("rest.txt"), user);
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+}
+/// A large plan is decided by several threads; what it reports is still what one thread
+/// deciding in plan order would: every path in order, and the first error in plan order.
+#[test]
+fn a_large_plan_is_decided_in_plan_order_with_the_first_error_first() {
+    let s = Setup::plain();
+    let names: Vec<String> = (0..150)
+        .map(|i| format!("d{}/f{i:03}.txt", i % 7))
+        .collect();
+    for name in &names {
+        s.write(name, "old\n");
+    }
+    let writes = |names: &[String]| -> Vec<PlannedWrite> {
+        names
+            .iter()
+            .map(|n| change(n, Some("old\n"), Some("new\n")))
+            .collect()
+    };
+    let before = s.tree();
+    let engine = s.engine();
+    // A path that leaves the project at 100 and a duplicate at 120: the escape is first.
+    let mut bad = names.clone();
+    bad[100] = "../outside.txt".to_string();
+    bad[120] = bad[3].clone();
+    match engine.apply(&plan(writes(&bad)), &no_resolutions()) {
+        Err(ApplyError::Path(e)) => assert!(e.to_string().contains("outside.txt"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    // Only the duplicate: named.
+    let mut dup = names.clone();
+    dup[120] = dup[3].clone();
+    match engine.apply(&plan(writes(&dup)), &no_resolutions()) {
+        Err(ApplyError::DuplicatePath { path }) => assert_eq!(path, names[3]),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.tree(), before);
+    // The plan whole: every path reported in plan order, written, and rewound.
+    let report = engine
+        .apply(&plan(writes(&names)), &no_resolutions())
+        .unwrap();
+    let paths: Vec<&str> = report.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, names.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        report
+            .files
+            .iter()
+            .all(|f| f.applied_as == AppliedAs::Written)
+    );
+    assert_eq!(s.read(&names[149]), "new\n");
+    engine.rewind(false).unwrap();
+    assert_eq!(s.tree(), before);
+}
+
 #[test]
 fn deleting_a_file_the_user_changed_is_a_conflict() {
     let s = Setup::plain();

@@ -3,6 +3,8 @@
 //! Pure data, kept apart from the engine that computes it so the engine reads as the order of
 //! its steps.
 
+use std::collections::BTreeMap;
+
 use super::merge3::{ConflictRegion, LineSpan, split_lines};
 
 /// How a path will be (or was) handled, before resolutions.
@@ -147,6 +149,9 @@ pub struct ApplyReport {
     pub apply_id: Option<String>,
     /// One outcome per planned path, in plan order.
     pub files: Vec<FileOutcome>,
+    /// Why each refused path (`AppliedAs::Refused`) was refused, by relative path: the words
+    /// the preview would have shown, so a front end that did not preview can say them.
+    pub refused: BTreeMap<String, String>,
 }
 
 impl ApplyReport {

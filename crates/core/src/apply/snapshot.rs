@@ -22,7 +22,7 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::durable::{parent_of, sync_dirs, sync_files};
+use super::durable::{FlushQueue, make_and_flush, parent_of, sync_dirs, sync_files};
 use super::{ApplyError, Result, content_hash};
 use crate::fsutil::atomic_write;
 use crate::workspace::ProjectPath;
@@ -196,18 +196,33 @@ fn create_in(
     }
     // Staging only pays when the final step can be a rename.
     let stage = same_filesystem(root, &staged_dir);
-    let made = in_parallel(changes, |n, c| {
-        make_one(n, n / chunk, c, dir, &staged_dir, stage)
-    })?;
+    // Every file made is flushed (the old files: already on disk, unless the user just saved
+    // them; the staged new content) before this returns. A large batch hands each file to
+    // the flushing threads as soon as it is made, so the disk works while the rest is made;
+    // a small one is flushed as one batch afterwards.
+    let made = if changes.len() < PARALLEL_FROM {
+        let made = in_parallel(changes, |n, c| {
+            make_one(n, n / chunk, c, dir, &staged_dir, stage, None)
+        })?;
+        let files: Vec<PathBuf> = made
+            .iter()
+            .flat_map(|one| one.object.iter().chain(one.staged.iter()).cloned())
+            .collect();
+        sync_files(&files)?;
+        made
+    } else {
+        make_and_flush(|queue| {
+            in_parallel(changes, |n, c| {
+                make_one(n, n / chunk, c, dir, &staged_dir, stage, Some(queue))
+            })
+        })?
+    };
     let mut entries = Vec::with_capacity(changes.len());
     let mut staged = Vec::with_capacity(changes.len());
     let mut linked_ids = Vec::with_capacity(changes.len());
-    let mut to_sync = Vec::with_capacity(changes.len() * 2);
     let mut created_dirs: Vec<String> = Vec::new();
     for (c, one) in changes.iter().zip(made) {
         linked_ids.push(one.linked);
-        to_sync.extend(one.object.iter().cloned());
-        to_sync.extend(one.staged.iter().cloned());
         staged.push(one.staged);
         if c.new.is_some() {
             missing_parents(root, c.path.rel(), &mut created_dirs);
@@ -215,13 +230,10 @@ fn create_in(
         entries.push(SnapshotEntry {
             path: c.path.rel().to_string(),
             before: one.before,
-            after: c.new.map(content_hash),
+            after: one.after,
             after_symlink: c.symlink && c.new.is_some(),
         });
     }
-    // One batched flush: the old files (already on disk, unless the user just saved them) and
-    // the staged new content.
-    sync_files(&to_sync)?;
     sync_dirs(&folders)?;
     created_dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
     let manifest = Manifest {
@@ -255,10 +267,13 @@ struct Made {
     object: Option<PathBuf>,
     /// The staged new content, to flush and later rename into place.
     staged: Option<PathBuf>,
+    /// Hash of the new content (`None`: a deletion), made by the same thread.
+    after: Option<String>,
 }
 
 /// Saves the old file of change `n` (hard link when it is exactly the file read, a copy
-/// otherwise) and stages its new content, both in the folders of `shard`.
+/// otherwise) and stages its new content, both in the folders of `shard`; each file made is
+/// handed to `flush` at once when given (else the caller flushes them).
 fn make_one(
     n: usize,
     shard: usize,
@@ -266,12 +281,14 @@ fn make_one(
     dir: &Path,
     staged_dir: &Path,
     stage: bool,
+    flush: Option<&FlushQueue>,
 ) -> Result<Made> {
     let mut made = Made {
         before: None,
         linked: None,
         object: None,
         staged: None,
+        after: c.new.map(content_hash),
     };
     if let Some((bytes, mode)) = c.current {
         let name = format!("{ENTRIES_DIR}/{shard}/{n}");
@@ -284,6 +301,9 @@ fn make_one(
             write_new_file(&object, bytes, None)?;
         }
         made.linked = if linked { c.identity } else { None };
+        if let Some(queue) = flush {
+            queue.push(object.clone());
+        }
         made.object = Some(object);
         made.before = Some(StoredFile {
             hash: content_hash(bytes),
@@ -298,6 +318,9 @@ fn make_one(
     {
         let path = staged_dir.join(shard.to_string()).join(n.to_string());
         write_new_file(&path, bytes, c.new_mode)?;
+        if let Some(queue) = flush {
+            queue.push(path.clone());
+        }
         made.staged = Some(path);
     }
     Ok(made)

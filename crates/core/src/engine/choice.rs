@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use super::{EngineError, NoteInputs, SessionEngine};
-use crate::apply::{AppliedAs, ApplyEngine, ApplyPlan, FileStatus, LockWait, Resolution};
+use crate::apply::{AppliedAs, ApplyEngine, ApplyPlan, LockWait, Resolution};
 use crate::model::{RunStats, RunStop};
 use crate::session::{ModelRecord, Preference, Rating, SessionRecord, append_preference, now};
 
@@ -60,7 +60,7 @@ pub struct ChoiceOutcome {
     pub apply_id: Option<String>,
     /// What happened to each planned path.
     pub files: Vec<(String, AppliedAs)>,
-    /// Why each refused path was refused (filled when the job previewed: `resolve_rest`).
+    /// Why each refused path was refused, by relative path.
     pub refused: BTreeMap<String, String>,
     /// Paths whose content changed on disk.
     pub written: Vec<String>,
@@ -87,27 +87,12 @@ impl ChoiceJob {
             super::startup::refuse_if_interrupted(&self.store)?;
             let engine =
                 ApplyEngine::new(&self.project, &self.session_dir)?.lock_wait(self.lock_wait);
-            let mut resolutions = self.resolutions;
-            // A front end that previewed already (the TUI asks per conflict) passes its
-            // answers; only "resolve the rest this way" (`versus ask`) needs a preview here.
-            let preview = match self.resolve_rest {
-                Some(_) => engine.preview(plan)?.files,
-                None => Vec::new(),
-            };
-            for file in &preview {
-                match &file.status {
-                    FileStatus::Conflict { .. } => {
-                        if let Some(rest) = self.resolve_rest {
-                            resolutions.entry(file.path.clone()).or_insert(rest);
-                        }
-                    }
-                    FileStatus::Refused { why } => {
-                        outcome.refused.insert(file.path.clone(), why.clone());
-                    }
-                    _ => {}
-                }
-            }
-            let report = engine.apply(plan, &resolutions)?;
+            // Each path is decided once, by the apply itself: conflicts the front end did
+            // not answer take `resolve_rest` (`versus ask --on-conflict`), refused paths come
+            // back with their reasons. (A front end that asks per conflict, the TUI, previewed
+            // before and passes its answers.)
+            let report = engine.apply_resolving(plan, &self.resolutions, self.resolve_rest)?;
+            outcome.refused = report.refused.clone();
             outcome.written = report.written().into_iter().map(str::to_string).collect();
             outcome.apply_id = report.apply_id;
             outcome.files = report
