@@ -144,6 +144,9 @@ impl ApplyEngine {
 
     /// Applies `plan`: clean and merged paths are written; conflicting paths only as
     /// `resolutions` says (keyed by relative path); a conflict with no resolution is skipped.
+    /// The engine always goes through [`ApplyEngine::apply_resolving`]; this shorter form is
+    /// for the tests and benchmarks that drive the apply engine directly.
+    #[cfg(any(test, feature = "internals"))]
     pub fn apply(
         &self,
         plan: &ApplyPlan,
