@@ -548,6 +548,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
                 check: None,
                 history_line: None,
                 workspaces: Default::default(),
+                tasks: Vec::new(),
             }))
             .unwrap();
         let mut ready = vec![None; models];

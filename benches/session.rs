@@ -167,6 +167,7 @@ fn main() {
                     check: None,
                     history_line: None,
                     workspaces: Default::default(),
+                    tasks: Vec::new(),
                 }))
                 .unwrap();
             let turn = answer(&mut events, |e| match e {

@@ -150,6 +150,7 @@ fn turn(runtime: &tokio::runtime::Runtime, run: &mut Run, parent: &Path) -> (Dur
                 check: None,
                 history_line: None,
                 workspaces: Default::default(),
+                tasks: Vec::new(),
             }))
             .unwrap();
         loop {

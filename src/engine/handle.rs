@@ -91,6 +91,24 @@ pub enum Op {
         /// The model.
         label: String,
     },
+    /// Asks for the workspace of entry `entry` of turn `turn` (answered by `Workspace`, or
+    /// `Failed` with [`OpKind::OpenWorkspace`] when it has none): in a turn of several tasks
+    /// a model's label names one workspace per task, its entry names one.
+    EntryWorkspace {
+        /// The turn.
+        turn: u32,
+        /// The entry.
+        entry: usize,
+    },
+    /// The front end is done with entry `entry`'s workspace of turn `turn` (`versus run`
+    /// checked its criteria): it is removed in the background now, or kept on disk when the
+    /// turn keeps its workspaces, so a turn of many tasks holds only the workspaces in use.
+    ReleaseWorkspace {
+        /// The turn.
+        turn: u32,
+        /// The entry.
+        entry: usize,
+    },
     /// Ends the session: models and checks cancelled, blind names revealed, the `Ended`
     /// record written and the log closed, workspaces removed unless kept. Answered by
     /// `Closed`, after which the stream ends.
@@ -125,7 +143,7 @@ pub enum OpKind {
     Session,
     /// [`Op::RunCheck`].
     RunCheck,
-    /// [`Op::OpenWorkspace`].
+    /// [`Op::OpenWorkspace`], [`Op::EntryWorkspace`], [`Op::ReleaseWorkspace`].
     OpenWorkspace,
     /// [`Op::Shutdown`].
     Shutdown,
@@ -143,7 +161,9 @@ impl Op {
             Op::Rewind { .. } => OpKind::Rewind,
             Op::SetModels(_) | Op::Blind(_) | Op::Clear | Op::Compact => OpKind::Session,
             Op::RunCheck { .. } => OpKind::RunCheck,
-            Op::OpenWorkspace { .. } => OpKind::OpenWorkspace,
+            Op::OpenWorkspace { .. } | Op::EntryWorkspace { .. } | Op::ReleaseWorkspace { .. } => {
+                OpKind::OpenWorkspace
+            }
             Op::Shutdown { .. } => OpKind::Shutdown,
         }
     }
@@ -165,6 +185,14 @@ pub enum EngineEvent {
         turn: u32,
         /// Its models, in entry order.
         models: Vec<String>,
+    },
+    /// A model got its place (under a `--jobs` limit it may wait for one): its workspace is
+    /// being prepared. Until then it is only waiting.
+    ModelStarted {
+        /// The turn.
+        turn: u32,
+        /// The model's position in the turn.
+        entry: usize,
     },
     /// A model's workspace is ready.
     WorkspaceReady {
@@ -547,6 +575,30 @@ impl Task {
                     None => self.failed(kind, EngineError::NoWorkspace(label)),
                 }
             }
+            Op::EntryWorkspace { turn, entry } => {
+                let found = core.workspace_at(turn, entry).map(|(ws, settings)| {
+                    let label = core
+                        .turn
+                        .as_ref()
+                        .and_then(|t| t.slots.get(entry))
+                        .map(|s| s.label.clone())
+                        .unwrap_or_default();
+                    (label, ws.root().to_path_buf(), ws.sandbox(settings))
+                });
+                match found {
+                    Some((label, root, sandbox)) => self.emit(EngineEvent::Workspace {
+                        label,
+                        root,
+                        sandbox,
+                    }),
+                    None => self.failed(kind, EngineError::NoWorkspace(format!("entry {entry}"))),
+                }
+            }
+            Op::ReleaseWorkspace { turn, entry } => {
+                if let Some(ws) = core.release_workspace(turn, entry) {
+                    crate::workspace::remove_later(ws);
+                }
+            }
             // Handled by the loop.
             Op::Shutdown { .. } => {}
         }
@@ -656,6 +708,9 @@ impl Task {
         };
         for event in core.on_event(turn, event) {
             match event {
+                super::TurnEvent::Started { entry } => {
+                    self.emit(EngineEvent::ModelStarted { turn, entry });
+                }
                 super::TurnEvent::WorkspaceReady { entry, root } => {
                     self.emit(EngineEvent::WorkspaceReady { turn, entry, root });
                 }
@@ -675,7 +730,7 @@ impl Task {
     /// Builds a finished model's change set on the blocking pool.
     fn build_change_set(&self, turn: u32, model: FinishedModel) {
         let Some(core) = &self.core else { return };
-        let job = core.change_set_job(&model.label);
+        let job = core.change_set_job(model.entry);
         let jobs = self.jobs.clone();
         match job {
             Some(job) => {
@@ -758,7 +813,7 @@ impl Task {
                     return;
                 }
                 if let Ok(set) = &set {
-                    core.change_set_built(turn, set);
+                    core.change_set_built(turn, model.entry, set);
                 }
                 let check = core
                     .turn

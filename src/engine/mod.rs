@@ -45,7 +45,7 @@ pub use state::Phase;
 pub(crate) use turn::TurnEvent;
 pub use turn::{FinishedModel, TurnOutcome, TurnRequest, TurnTarget, TurnWorkspaces};
 
-pub use crate::session::{CheckResult, RewindScope};
+pub use crate::session::{CheckResult, RewindScope, TurnTask};
 
 /// What a front end needs to describe a turn's models: the roster's one resolution and skip
 /// policy, the turn's options and the settings of the one agent loop. Front ends name these

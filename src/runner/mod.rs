@@ -101,6 +101,12 @@ impl Concurrency {
 /// What the runner reports.
 #[derive(Debug)]
 pub enum RunEvent {
+    /// The entry got its place (under a [`Concurrency`] limit it may wait for one first):
+    /// its workspace is being prepared. A front end tells waiting from preparing by it.
+    Started {
+        /// Entry position.
+        entry: usize,
+    },
     /// The entry's workspace exists (its root, for "open workspace").
     WorkspaceReady {
         /// Entry position.
@@ -210,6 +216,7 @@ fn spawn_entry(
     tx: &mpsc::UnboundedSender<RunEvent>,
 ) {
     let tx = tx.clone();
+    let _ = tx.send(RunEvent::Started { entry: index });
     tokio::spawn(async move {
         let result = run_entry(index, run, base, options, tx.clone()).await;
         // The place frees up before the result is handed on: the next entry may start while

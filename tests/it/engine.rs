@@ -93,6 +93,7 @@ fn request(prompt: &str, targets: Vec<TurnTarget>, scratch: &Path) -> TurnReques
         check: None,
         history_line: None,
         workspaces: Default::default(),
+        tasks: Vec::new(),
     }
 }
 

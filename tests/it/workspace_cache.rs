@@ -469,6 +469,7 @@ async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_a
                 check: None,
                 history_line: None,
                 workspaces: Default::default(),
+                tasks: Vec::new(),
             }))
             .unwrap();
         let set = loop {

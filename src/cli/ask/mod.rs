@@ -271,6 +271,7 @@ async fn ask(
         check: None,
         history_line: Some(args.prompt.clone()),
         workspaces: Default::default(),
+        tasks: Vec::new(),
     }))?;
     let mut stop_signals = crate::cli::signals::StopSignals::new()?;
     let mut stopping = false;

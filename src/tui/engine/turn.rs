@@ -115,6 +115,7 @@ impl Engine {
             check: request.settings.check.clone(),
             history_line: request.remember.then(|| request.line.clone()),
             workspaces: Default::default(),
+            tasks: Vec::new(),
         })));
         if out.is_empty() {
             self.running = true;
