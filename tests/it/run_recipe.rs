@@ -1187,3 +1187,72 @@ fn checkpoint_and_event_logs_carry_versions_and_an_old_checkpoint_still_resumes(
     assert_eq!(count(&records, "started", CHEATER), 2);
     assert!(after.last().unwrap().starts_with("{\"v\":1,"));
 }
+
+/// Issue 23: a run whose independent tasks share a turn, killed with SIGKILL, resumes: the
+/// jobs that finished (on either task) are not run again, the cut-off ones run in a new turn
+/// of the same session holding only them.
+#[test]
+fn a_run_of_tasks_sharing_a_turn_resumes_only_its_unfinished_jobs() {
+    let dir = fixture();
+    dir.write(
+        "two.recipe.md",
+        "# Two\nversion: 1\n\n## Constraints\ntimeout: 1m\nproject_root: project\n\n## Tasks\n- Fix the tests.\n- Fix them again.\n\n## Success Criteria\n- no_errors\n",
+    );
+    let out = dir.path().join("out");
+    let mut child = spawn_run(
+        &dir,
+        &["two.recipe.md", "--out", "out", "-m", FIXER, "-m", SLOW],
+    );
+    let finished = |records: &[Value], model: &str| {
+        records
+            .iter()
+            .filter(|r| r["type"] == "finished" && r["run"]["model"] == model)
+            .count()
+    };
+    wait_for(
+        &out,
+        "the fixer finished both tasks, slow past a step",
+        |r| finished(r, FIXER) == 2 && has(r, "step", SLOW),
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(
+        finished(&checkpoint(&out), SLOW),
+        0,
+        "slow was still streaming"
+    );
+
+    let resumed = run_in(&dir, &["two.recipe.md", "--resume", "--out", "out"]);
+    assert_eq!(code(&resumed), 0, "{}", text(&resumed.stderr));
+    let report = read_json(&out.join("report.json"));
+    assert_eq!(report["complete"], true);
+    for task in ["task-1", "task-2"] {
+        assert_eq!(cell(&report, task, SLOW)["stop_reason"], "completed");
+        assert_eq!(cell(&report, task, FIXER)["status"], "passed");
+    }
+    let records = checkpoint(&out);
+    assert_eq!(
+        count(&records, "started", FIXER),
+        2,
+        "one per task, never again"
+    );
+    assert_eq!(
+        count(&records, "started", SLOW),
+        4,
+        "each cut-off job runs again"
+    );
+    let sessions = run_sessions(&dir);
+    assert_eq!(sessions.len(), 1, "the same session");
+    let turns: Vec<&Value> = sessions[0]
+        .1
+        .iter()
+        .filter(|r| r["type"] == "turn")
+        .collect();
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert_eq!(turns[1]["models"], serde_json::json!([SLOW, SLOW]));
+    assert_eq!(turns[1]["tasks"][1]["name"], "task-2");
+    assert!(
+        !sessions[0].1.iter().any(|r| r["type"] == "cleared"),
+        "jobs of a shared turn start afresh without clearing"
+    );
+}
