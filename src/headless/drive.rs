@@ -341,8 +341,10 @@ async fn run_turn(
             None => Ok(()),
         }
     };
+    // Cells not done yet (counted, not searched: a turn holds hundreds).
+    let mut open = slots.len();
     loop {
-        if ended && slots.iter().all(|s| s.done) {
+        if ended && open == 0 {
             break;
         }
         tokio::select! {
@@ -420,9 +422,10 @@ async fn run_turn(
             }
             Some(done) = checked_rx.recv() => {
                 let entry = done.entry;
-                let Some(slot) = slots.get_mut(entry) else { continue };
+                let Some(slot) = slots.get_mut(entry).filter(|s| !s.done) else { continue };
                 slot.checking = false;
                 slot.done = true;
+                open -= 1;
                 if release && let Some(t) = turn {
                     let _ = handle.submit(Op::ReleaseWorkspace { turn: t, entry });
                 }

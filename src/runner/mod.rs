@@ -344,7 +344,13 @@ async fn run_entry(
     });
     let outcome = run_agent(&entry.agent, entry.history, prompt, &env, &emit, cancel).await;
     let recorded = workspace.writes();
-    let (workspace, found) = collect_bash_changes(workspace, Arc::clone(&base)).await;
+    // An in-memory workspace runs no command (it has no tree of its own to run one in), so
+    // nothing but its recorded writes changed it: no scan (it would walk the real project).
+    let (workspace, found) = if workspace.mode() == Isolation::Overlay {
+        (Some(workspace), Ok(Vec::new()))
+    } else {
+        collect_bash_changes(workspace, Arc::clone(&base)).await
+    };
     let mut writes = recorded;
     let mut error = None;
     match found {
@@ -410,6 +416,14 @@ pub async fn prepare_workspace(
     cancel: &CancellationToken,
 ) -> Result<Workspace, WorkspaceError> {
     let label = label.to_string();
+    // An in-memory workspace is only a view of the project: nothing to copy, made in place
+    // (a hop to the blocking pool would cost more than the work).
+    if isolation == Isolation::Overlay {
+        return match &parent {
+            Some(parent) => Workspace::create_in(parent, isolation, &base, &label),
+            None => Workspace::create(isolation, &base, &label),
+        };
+    }
     let joined = tokio::task::spawn_blocking(move || match &parent {
         Some(parent) => Workspace::create_in(parent, isolation, &base, &label),
         None => Workspace::create(isolation, &base, &label),
