@@ -1082,7 +1082,7 @@ async fn a_turn_of_several_tasks_runs_each_entry_on_its_own_prompt_afresh() {
     ];
     engine.submit(Op::StartTurn(request));
     let mut started = Vec::new();
-    let mut sets = vec![None, None];
+    let mut sets = [None, None];
     let turn = loop {
         match engine.next().await {
             EngineEvent::ModelStarted { entry, .. } => started.push(entry),
