@@ -549,6 +549,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
                 history_line: None,
                 workspaces: Default::default(),
                 context: Default::default(),
+                tasks: Vec::new(),
             }))
             .unwrap();
         let mut ready = vec![None; models];

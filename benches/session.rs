@@ -168,6 +168,7 @@ fn main() {
                     history_line: None,
                     workspaces: Default::default(),
                     context: Default::default(),
+                    tasks: Vec::new(),
                 }))
                 .unwrap();
             let turn = answer(&mut events, |e| match e {

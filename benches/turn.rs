@@ -151,6 +151,7 @@ fn turn(runtime: &tokio::runtime::Runtime, run: &mut Run, parent: &Path) -> (Dur
                 history_line: None,
                 workspaces: Default::default(),
                 context: Default::default(),
+                tasks: Vec::new(),
             }))
             .unwrap();
         loop {

@@ -142,9 +142,14 @@ fn show_turn(out: &mut impl Write, turn: &TurnSummary) -> std::io::Result<()> {
             .as_ref()
             .and_then(|s| s.cost)
             .map_or_else(String::new, |c| format!(", ${c:.4}"));
+        // A turn of several tasks (`versus run`) names each model's task.
+        let task = model
+            .task
+            .as_ref()
+            .map_or_else(String::new, |t| format!(" [{}]", line(t)));
         writeln!(
             out,
-            "  {}: {status}, {} proposal(s){cost}",
+            "  {}{task}: {status}, {} proposal(s){cost}",
             line(&model.model),
             model.writes
         )?;

@@ -11,26 +11,35 @@
 //!   SIGKILL and tells how far a job had got);
 //! - `finished`: one task x model run is complete, with its whole report record.
 //!
-//! Each record is one `write` of one line on a file opened for appending, so a process killed
-//! at any moment leaves at worst one torn last line, which [`read`] skips and [`Checkpoint::reopen`]
-//! ends with a newline before appending. Replaying the records in order ([`State`]) gives the
-//! finished runs of the latest attempt of every job: a job cut short is simply run again from
-//! scratch, and its earlier partial results are dropped by its new `started` record.
+//! The file is kept through [`crate::jsonl`], the one module for every record file: a version
+//! first on every line, one write per line under a lock, a torn last line (a process killed
+//! mid-write) removed before the next append, every line that cannot be read named by file
+//! and line. Checkpoints written before lines carried a version read as version 1 (the same
+//! shapes). Replaying the records in order ([`State`]) gives the finished runs of the latest
+//! attempt of every job: a job cut short is simply run again from scratch, and its earlier
+//! partial results are dropped by its new `started` record.
 
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use crate::jsonl::{self, Appender, Format};
 
-use crate::session::EventLog;
+use serde::{Deserialize, Serialize};
 
 use super::HeadlessError;
 use super::report::ModelRun;
 
 /// Version of the checkpoint format.
 pub const CHECKPOINT_VERSION: u32 = 1;
+
+/// The checkpoint as a record file: lines without a version (written before they carried one)
+/// have the same shapes.
+pub const CHECKPOINT: Format = Format {
+    name: "run checkpoint",
+    version: CHECKPOINT_VERSION,
+    unversioned: 1,
+};
 
 /// What the run was asked to do (first record).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -159,22 +168,16 @@ impl State {
     }
 }
 
-/// Reads every whole record of the checkpoint at `path` (a torn or unreadable line is skipped).
-pub fn read(path: &Path) -> Result<Vec<Record>, HeadlessError> {
-    let text =
-        std::fs::read(path).map_err(|e| HeadlessError::io("read the checkpoint", path, e))?;
-    let text = String::from_utf8_lossy(&text);
-    Ok(text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+/// Reads the checkpoint at `path`: its records, and the lines that could not be read (a torn
+/// last line left by a kill, or damage, which the caller names to the user).
+pub fn read(path: &Path) -> Result<jsonl::Read<Record>, HeadlessError> {
+    jsonl::read(path, &CHECKPOINT).map_err(|e| HeadlessError::io("read the checkpoint", path, e))
 }
 
 /// The open checkpoint, for appending.
 #[derive(Debug)]
 pub struct Checkpoint {
-    log: EventLog,
+    log: Appender,
 }
 
 impl Checkpoint {
@@ -190,41 +193,24 @@ impl Checkpoint {
         Ok(checkpoint)
     }
 
-    /// Opens an existing checkpoint for appending, first ending a torn last line.
+    /// Opens an existing checkpoint for appending (a torn last line is removed first; one
+    /// written by a newer versus is refused).
     pub fn reopen(path: &Path) -> Result<Self, HeadlessError> {
-        end_with_newline(path).map_err(|e| HeadlessError::io("repair the checkpoint", path, e))?;
         Self::open_log(path)
     }
 
     fn open_log(path: &Path) -> Result<Self, HeadlessError> {
-        let log =
-            EventLog::open(path).map_err(|e| HeadlessError::io("open the checkpoint", path, e))?;
+        let log = Appender::open(path, &CHECKPOINT)
+            .map_err(|e| HeadlessError::io("open the checkpoint", path, e.into()))?;
         Ok(Self { log })
     }
 
     /// Appends one record (one `write` call; it survives the process being killed).
     pub fn append(&mut self, record: &Record) -> Result<(), HeadlessError> {
-        let path: PathBuf = self.log.path().to_path_buf();
         self.log
-            .append(record)
-            .map_err(|e| HeadlessError::io("append to the checkpoint", &path, e))
+            .append_record(&CHECKPOINT, record)
+            .map_err(|e| HeadlessError::io("append to the checkpoint", self.log.path(), e))
     }
-}
-
-/// Appends `\n` when the file's last byte is something else (a line torn by a kill).
-fn end_with_newline(path: &Path) -> std::io::Result<()> {
-    let mut file = OpenOptions::new().read(true).append(true).open(path)?;
-    let len = file.metadata()?.len();
-    if len == 0 {
-        return Ok(());
-    }
-    file.seek(SeekFrom::Start(len - 1))?;
-    let mut last = [0u8; 1];
-    file.read_exact(&mut last)?;
-    if last[0] != b'\n' {
-        file.write_all(b"\n")?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -332,17 +318,53 @@ mod tests {
             Checkpoint::create(&path, header()).is_err(),
             "never overwritten"
         );
+        use std::io::Write;
         OpenOptions::new()
             .append(true)
             .open(&path)
             .unwrap()
             .write_all(b"{\"type\":\"step\",\"ta")
             .unwrap();
-        assert_eq!(read(&path).unwrap().len(), 2);
+        let read_back = read(&path).unwrap();
+        assert_eq!(read_back.records.len(), 2);
+        assert_eq!(read_back.damaged.len(), 1, "the torn line is named");
         let mut cp = Checkpoint::reopen(&path).unwrap();
         cp.append(&Record::Resumed { at: "t".into() }).unwrap();
-        let records = read(&path).unwrap();
-        assert_eq!(records.len(), 3);
-        assert_eq!(State::replay(&records).unwrap().resumed, 1);
+        let read_back = read(&path).unwrap();
+        assert!(
+            read_back.damaged.is_empty(),
+            "the fragment was cut, not kept"
+        );
+        assert_eq!(read_back.records.len(), 3);
+        assert_eq!(State::replay(&read_back.records).unwrap().resumed, 1);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.lines().all(|l| l.starts_with("{\"v\":1,")),
+            "a version on every line: {text}"
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_written_before_versions_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpoint.jsonl");
+        let old = format!(
+            "{}\n{}\n",
+            serde_json::to_string(&Record::Header(header())).unwrap(),
+            r#"{"type":"step","task":"a","model":"m","step":2}"#
+        );
+        std::fs::write(&path, old).unwrap();
+        let read_back = read(&path).unwrap();
+        assert!(read_back.damaged.is_empty());
+        let state = State::replay(&read_back.records).unwrap();
+        assert_eq!(state.steps[&("a".to_string(), "m".to_string())], 2);
+        let mut cp = Checkpoint::reopen(&path).unwrap();
+        cp.append(&Record::Resumed { at: "t".into() }).unwrap();
+        assert_eq!(
+            State::replay(&read(&path).unwrap().records)
+                .unwrap()
+                .resumed,
+            1
+        );
     }
 }

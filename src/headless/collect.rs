@@ -1,16 +1,19 @@
 //! The collector: the one writer of the output folder while the run's turns go.
 //!
 //! The driver ([`super::drive`]) hands it what the engine reports, in order: raw agent events
-//! into `events/<task>/<model>.jsonl`, a `step` checkpoint record after every model step, and
+//! into `events/<task>/<model>.jsonl` (through [`crate::jsonl`], like every record file: a
+//! version on every line, a cell's lines gathered and written at each step's end and at its
+//! end, whole lines under the file's lock), a `step` checkpoint record after every model step, and
 //! for a finished cell first its diff file and then its `finished` record, so a record in the
 //! checkpoint always has its files. It also drives the progress display. The session log is
 //! the engine's: the collector writes only the report's files.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
+use crate::jsonl::{Appender, Format};
 use crate::model::{AgentEvent, ToolOutcome, call_target};
 
 use super::HeadlessError;
@@ -21,13 +24,42 @@ use super::plan::Cell;
 use super::progress::{DisplayMode, Progress};
 use super::report::{ModelRun, ToolCallReport};
 
+/// A raw event log (`events/<task>/<model>.jsonl`): one [`AgentEvent`] a line. Logs written
+/// before lines carried a version have the same shapes.
+pub const EVENT_LOG: Format = Format {
+    name: "run event log",
+    version: 1,
+    unversioned: 1,
+};
+
+/// A running cell's event log: the file, and its lines not written yet.
+struct CellLog {
+    file: Appender,
+    pending: Vec<u8>,
+}
+
+impl CellLog {
+    /// Writes the lines gathered so far (whole lines, one write, under the file's lock).
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let result = self.file.append(&self.pending);
+        self.pending.clear();
+        result
+    }
+}
+
+/// The most a cell's event log gathers before it is written (besides each step's end).
+const PENDING_MAX: usize = 64 * 1024;
+
 /// The one writer of the output folder while the run goes.
 pub(super) struct Collector<'a> {
     checkpoint: &'a mut Checkpoint,
     layout: &'a Layout,
     tasks: &'a [String],
     labels: &'a [String],
-    events: BTreeMap<Cell, BufWriter<File>>,
+    events: BTreeMap<Cell, CellLog>,
     /// The display.
     pub progress: &'a mut Progress,
     /// How the display is shown.
@@ -119,8 +151,17 @@ impl<'a> Collector<'a> {
         for &task in tasks {
             let cell = (task, model);
             let path = self.layout.path(&self.layout.events_rel(task, model));
-            let file = create_with_parents(&path)?;
-            self.events.insert(cell, BufWriter::new(file));
+            // A job run again starts its log afresh.
+            drop(create_with_parents(&path)?);
+            let file = Appender::open(&path, &EVENT_LOG)
+                .map_err(|e| HeadlessError::io("open", &path, e.into()))?;
+            self.events.insert(
+                cell,
+                CellLog {
+                    file,
+                    pending: Vec::new(),
+                },
+            );
         }
         Ok(())
     }
@@ -224,22 +265,24 @@ impl<'a> Collector<'a> {
 
     fn log_event(&mut self, cell: Cell, event: &AgentEvent) -> Result<(), HeadlessError> {
         let path = || self.layout.path(&self.layout.events_rel(cell.0, cell.1));
-        let Some(writer) = self.events.get_mut(&cell) else {
+        let Some(log) = self.events.get_mut(&cell) else {
             return Ok(());
         };
-        let mut line = serde_json::to_vec(event)
+        let line = EVENT_LOG
+            .encode(event)
             .map_err(|e| HeadlessError::io("serialize an event for", &path(), e.into()))?;
-        line.push(b'\n');
-        writer
-            .write_all(&line)
-            .map_err(|e| HeadlessError::io("write", &path(), e))
+        log.pending.extend_from_slice(&line);
+        if matches!(event, AgentEvent::StepFinished { .. }) || log.pending.len() >= PENDING_MAX {
+            log.flush()
+                .map_err(|e| HeadlessError::io("write", &path(), e))?;
+        }
+        Ok(())
     }
 
     fn close_events(&mut self, cell: Cell) -> Result<(), HeadlessError> {
-        if let Some(mut writer) = self.events.remove(&cell) {
+        if let Some(mut log) = self.events.remove(&cell) {
             let path = self.layout.path(&self.layout.events_rel(cell.0, cell.1));
-            writer
-                .flush()
+            log.flush()
                 .map_err(|e| HeadlessError::io("write", &path, e))?;
         }
         Ok(())

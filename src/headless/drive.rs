@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::RunOptions;
 use crate::engine::{
     EngineEvent, EngineEvents, EngineHandle, FinishedModel, HistoryPolicy, Op, OpKind, TurnRequest,
-    TurnTarget, TurnWorkspaces,
+    TurnTarget, TurnTask, TurnWorkspaces,
 };
 use crate::exec::Sandbox;
 use crate::model::RunStats;
@@ -40,10 +40,11 @@ use super::report::{ChangeSetReport, CriterionResult, FileReport, ModelRun, RunS
 /// How often the live display is redrawn.
 const TICK: Duration = Duration::from_millis(250);
 
-/// Where a cell is, for the progress display.
+/// Where a cell is, for the progress display (before the first: waiting for its turn or
+/// its `--jobs` place).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Phase {
-    /// Creating the workspace and running the setup command.
+    /// Creating the workspace and running the setup command (it has its place).
     Preparing,
     /// The model is working.
     Running,
@@ -76,43 +77,81 @@ pub(super) struct Shared {
     pub context: crate::engine::ContextSources,
 }
 
-/// One task's turn: which models run it, by model position (entry order).
+/// One engine turn of the run: the cells it runs, in entry order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct TaskTurn {
-    /// The task's position.
-    pub task: usize,
-    /// The models, by position, in entry order.
-    pub models: Vec<usize>,
-    /// The models that begin a job here (a `started` checkpoint record each), with the tasks
+    /// Its cells (task, model position), in entry order: task by task, models in order.
+    pub cells: Vec<Cell>,
+    /// The cells that begin a job here (a `started` checkpoint record each), with the tasks
     /// of that job.
-    pub starts: Vec<(usize, Vec<usize>)>,
+    pub starts: Vec<(Cell, Vec<usize>)>,
+    /// Its entries are jobs of several tasks (the engine is given each task's prompt and
+    /// entries): every turn of an `independent` run of more than one task.
+    pub batched: bool,
 }
 
-/// The turns of the jobs left to run, task by task: in `independent` mode one per task with
-/// the models whose cell is missing; in `sequential` mode the chains to run again, every task
-/// from the first, the workspaces kept from turn to turn.
-pub(super) fn task_turns(jobs: &[super::plan::Job], tasks: usize) -> Vec<TaskTurn> {
-    let mut turns: Vec<TaskTurn> = (0..tasks)
-        .map(|task| TaskTurn {
-            task,
-            models: Vec::new(),
-            starts: Vec::new(),
-        })
-        .collect();
-    for job in jobs {
+/// How many jobs at most one turn of independent tasks holds (whole tasks, at least one;
+/// more when `--jobs` is higher): enough that `--jobs` places stay filled across tasks and
+/// the turns' ends (the last model of a turn, the next project capture) are rare, few enough
+/// that a turn read back (`versus sessions show`, the interface's `--continue`) stays a
+/// readable size.
+pub(super) const BATCH_JOBS: usize = 512;
+
+/// The turns of the jobs left to run. In `independent` mode, runs of consecutive tasks with
+/// the models whose cell is missing, up to [`BATCH_JOBS`] jobs (or four times `jobs`) a
+/// turn, so the models of several tasks run side by side; in `sequential` mode one turn per
+/// task, the chains to run again from their first task, the workspaces kept from turn to
+/// turn.
+pub(super) fn task_turns(
+    plan_jobs: &[super::plan::Job],
+    tasks: usize,
+    mode: TaskMode,
+    jobs: usize,
+) -> Vec<TaskTurn> {
+    let mut per_task: Vec<Vec<usize>> = vec![Vec::new(); tasks];
+    let mut starts: Vec<Vec<(Cell, Vec<usize>)>> = vec![Vec::new(); tasks];
+    for job in plan_jobs {
         for (i, &task) in job.tasks.iter().enumerate() {
-            if let Some(turn) = turns.get_mut(task) {
-                turn.models.push(job.model);
-                if i == 0 {
-                    turn.starts.push((job.model, job.tasks.clone()));
+            if let Some(models) = per_task.get_mut(task) {
+                models.push(job.model);
+                if i == 0
+                    && let Some(s) = starts.get_mut(task)
+                {
+                    s.push(((task, job.model), job.tasks.clone()));
                 }
             }
         }
     }
-    turns.retain(|t| !t.models.is_empty());
-    for turn in &mut turns {
-        turn.models.sort_unstable();
-        turn.models.dedup();
+    for models in &mut per_task {
+        models.sort_unstable();
+        models.dedup();
+    }
+    let batched = mode == TaskMode::Independent && tasks > 1;
+    let limit = if batched {
+        BATCH_JOBS.max(jobs.saturating_mul(4))
+    } else {
+        0
+    };
+    let mut turns: Vec<TaskTurn> = Vec::new();
+    for (task, models) in per_task.into_iter().enumerate() {
+        if models.is_empty() {
+            continue;
+        }
+        let fits = turns
+            .last()
+            .is_some_and(|t| batched && t.cells.len() + models.len() <= limit);
+        if !fits {
+            turns.push(TaskTurn {
+                cells: Vec::new(),
+                starts: Vec::new(),
+                batched,
+            });
+        }
+        if let Some(turn) = turns.last_mut() {
+            turn.cells.extend(models.iter().map(|&m| (task, m)));
+            turn.starts
+                .extend(starts.get_mut(task).map(std::mem::take).unwrap_or_default());
+        }
     }
     turns
 }
@@ -123,6 +162,8 @@ struct Slot {
     /// Its job's `started` record is written (at the model's first sign of life: with
     /// `--jobs`, a model may wait for its place).
     begun: bool,
+    /// When it had its `--jobs` place (`None`: it never had one).
+    started: Option<Instant>,
     /// When its workspace was ready (`None`: it never started).
     ready: Option<Instant>,
     /// The model ended (and its change set).
@@ -160,30 +201,103 @@ pub(super) async fn run(
             None => break,
         }
     }
-    let mut conversations = shared.resumed_session;
+    let sequential = shared.recipe.task_mode() == TaskMode::Sequential;
     for (position, turn) in turns.iter().enumerate() {
         if shared.cancel.is_cancelled() || collector.failure.is_some() {
             break;
         }
-        let continues = shared.recipe.task_mode() == TaskMode::Sequential && position > 0;
-        // A job starts afresh: an independent task never sees another task's conversation,
-        // and a chain run again does not see its cut-off attempt.
-        if conversations && !continues {
+        let continues = sequential && position > 0;
+        // A job starts afresh. The jobs of a batched turn do by themselves (the engine gives
+        // them no history); a turn of one prompt continues each model's conversation, so a
+        // resumed run clears the cut-off attempt's first, once.
+        if shared.resumed_session && position == 0 && !turn.batched {
             let _ = handle.submit(Op::Clear);
         }
         run_turn(
             shared, turn, continues, handle, events, collector, &mut tick,
         )
         .await?;
-        conversations = true;
         turns_done = position + 1;
     }
     for turn in &turns[turns_done.min(turns.len())..] {
-        for &model in &turn.models {
-            collector.interrupted((turn.task, model));
+        for &cell in &turn.cells {
+            collector.interrupted(cell);
         }
     }
     Ok(())
+}
+
+/// What the engine is asked for one turn: one entry per cell; a batched turn names each
+/// task's prompt and entries.
+fn turn_request(shared: &Shared, task_turn: &TaskTurn, continues: bool) -> TurnRequest {
+    let recipe_tasks = shared.recipe.tasks();
+    let prompt_of = |task: usize| {
+        recipe_tasks
+            .get(task)
+            .map(|t| t.prompt.clone())
+            .unwrap_or_default()
+    };
+    let name_of = |task: usize| {
+        recipe_tasks
+            .get(task)
+            .map(|t| t.name.clone())
+            .unwrap_or_default()
+    };
+    let targets: Vec<TurnTarget> = task_turn
+        .cells
+        .iter()
+        .filter_map(|&(_, m)| shared.targets.get(m).cloned())
+        .collect();
+    let mut tasks: Vec<TurnTask> = Vec::new();
+    if task_turn.batched {
+        for (entry, &(task, _)) in task_turn.cells.iter().enumerate() {
+            match tasks.last_mut() {
+                Some(last) if last.name == name_of(task) => last.entries.push(entry),
+                _ => tasks.push(TurnTask {
+                    name: name_of(task),
+                    prompt: prompt_of(task),
+                    entries: vec![entry],
+                }),
+            }
+        }
+    }
+    let prompt = match tasks.as_slice() {
+        [] => task_turn
+            .cells
+            .first()
+            .map(|&(task, _)| prompt_of(task))
+            .unwrap_or_default(),
+        [one] => one.prompt.clone(),
+        several => format!(
+            "{} tasks: {}",
+            several.len(),
+            several
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut options = shared.options.clone();
+    options.spill_dir = match task_turn.cells.first() {
+        Some(&(task, _)) if !task_turn.batched => shared.layout.path(&format!("spill/{task}")),
+        _ => shared.layout.path("spill"),
+    };
+    TurnRequest {
+        prompt,
+        attached: String::new(),
+        targets,
+        options,
+        policy: history_policy(&shared.recipe),
+        check: None,
+        history_line: None,
+        workspaces: TurnWorkspaces {
+            continue_previous: continues,
+            keep: shared.recipe.workspace.keep,
+        },
+        tasks,
+        context: shared.context.clone(),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -196,44 +310,12 @@ async fn run_turn(
     collector: &mut Collector<'_>,
     tick: &mut tokio::time::Interval,
 ) -> Result<(), HeadlessError> {
-    let task = task_turn.task;
-    let cell = |entry: usize| (task, task_turn.models.get(entry).copied().unwrap_or(0));
-    for &model in &task_turn.models {
-        collector.phase((task, model), Phase::Preparing);
-    }
-    let prompt = shared
-        .recipe
-        .tasks()
-        .get(task)
-        .map(|t| t.prompt.clone())
-        .unwrap_or_default();
-    let targets: Vec<TurnTarget> = task_turn
-        .models
-        .iter()
-        .filter_map(|m| shared.targets.get(*m).cloned())
-        .collect();
-    let mut options = shared.options.clone();
-    options.spill_dir = shared.layout.path(&format!("spill/{task}"));
-    let request = TurnRequest {
-        prompt,
-        attached: String::new(),
-        targets,
-        options,
-        policy: history_policy(&shared.recipe),
-        check: None,
-        history_line: None,
-        workspaces: TurnWorkspaces {
-            continue_previous: continues,
-            keep: shared.recipe.workspace.keep,
-        },
-        context: shared.context.clone(),
-    };
+    let cell = |entry: usize| task_turn.cells.get(entry).copied().unwrap_or((0, 0));
     handle
-        .submit(Op::StartTurn(request))
+        .submit(Op::StartTurn(turn_request(shared, task_turn, continues)))
         .map_err(HeadlessError::Session)?;
-    let started = Instant::now();
     let mut turn: Option<u32> = None;
-    let mut slots: Vec<Slot> = task_turn.models.iter().map(|_| Slot::default()).collect();
+    let mut slots: Vec<Slot> = task_turn.cells.iter().map(|_| Slot::default()).collect();
     let mut ended = false;
     let (checked_tx, mut checked_rx) = mpsc::unbounded_channel::<Checked>();
     let mut cancelled = false;
@@ -245,6 +327,9 @@ async fn run_turn(
             .criteria()
             .iter()
             .any(|c| matches!(c, crate::recipe::Criterion::Run { .. }));
+    // A workspace is let go once its criteria are checked, unless the next task continues
+    // in it (sequential).
+    let release = shared.recipe.task_mode() != TaskMode::Sequential;
     // The entries whose workspace was asked for, in order: the engine answers in that order.
     let mut asked: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
     // A job starts when its model first shows up (its earlier results are void from then).
@@ -253,14 +338,16 @@ async fn run_turn(
             return Ok(());
         };
         slot.begun = true;
-        let model = task_turn.models.get(entry).copied().unwrap_or(0);
-        match task_turn.starts.iter().find(|(m, _)| *m == model) {
-            Some((_, tasks)) => collector.started(model, tasks),
+        let here = cell(entry);
+        match task_turn.starts.iter().find(|(c, _)| *c == here) {
+            Some((_, tasks)) => collector.started(here.1, tasks),
             None => Ok(()),
         }
     };
+    // Cells not done yet (counted, not searched: a turn holds hundreds).
+    let mut open = slots.len();
     loop {
-        if ended && slots.iter().all(|s| s.done) {
+        if ended && open == 0 {
             break;
         }
         tokio::select! {
@@ -286,6 +373,14 @@ async fn run_turn(
                         }
                     }
                     EngineEvent::Notice(text) => collector.note(&format!("versus: {text}")),
+                    // It has its `--jobs` place: until now it only waited.
+                    EngineEvent::ModelStarted { turn: t, entry } if Some(t) == turn => {
+                        begin(&mut slots, entry, collector)?;
+                        if let Some(slot) = slots.get_mut(entry) {
+                            slot.started = Some(Instant::now());
+                        }
+                        collector.phase(cell(entry), Phase::Preparing);
+                    }
                     EngineEvent::WorkspaceReady { turn: t, entry, .. } if Some(t) == turn => {
                         begin(&mut slots, entry, collector)?;
                         if let Some(slot) = slots.get_mut(entry) {
@@ -302,7 +397,6 @@ async fn run_turn(
                         begin(&mut slots, entry, collector)?;
                         collector.phase(cell(entry), Phase::Checking);
                         let set = change_set.map_err(|e| e.to_string());
-                        let label = model.label.clone();
                         if let Some(slot) = slots.get_mut(entry) {
                             slot.finished = Some((model, set));
                             slot.checking = true;
@@ -315,7 +409,7 @@ async fn run_turn(
                         // Its workspace, for the criteria (answered by `Workspace` or, when
                         // there is none, `Failed`).
                         asked.push_back(entry);
-                        if handle.submit(Op::OpenWorkspace { label }).is_err() {
+                        if handle.submit(Op::EntryWorkspace { turn: t, entry }).is_err() {
                             asked.pop_back();
                             check(shared, &slots, entry, None, &checked_tx);
                         }
@@ -340,15 +434,21 @@ async fn run_turn(
             }
             Some(done) = checked_rx.recv() => {
                 let entry = done.entry;
-                let Some(slot) = slots.get_mut(entry) else { continue };
+                let Some(slot) = slots.get_mut(entry).filter(|s| !s.done) else { continue };
                 slot.checking = false;
                 slot.done = true;
+                open -= 1;
+                if release && let Some(t) = turn {
+                    let _ = handle.submit(Op::ReleaseWorkspace { turn: t, entry });
+                }
                 let finished = slot.finished.take();
                 match (done.results, finished) {
                     (Ok(results), Some((model, set))) if !shared.cancel.is_cancelled() => {
-                        let workspace_ms = slot
-                            .ready
-                            .map_or(0, |ready| millis(ready.saturating_duration_since(started)));
+                        // Creating the workspace and running the setup command, from the
+                        // moment the model had its place.
+                        let workspace_ms = slot.ready.zip(slot.started).map_or(0, |(ready, started)| {
+                            millis(ready.saturating_duration_since(started))
+                        });
                         let run = model_run(shared, cell(entry), &model, set.err(), slot.ready.is_some(), done.changes, results, done.kept, workspace_ms);
                         collector.finished(cell(entry), run)?;
                     }
@@ -579,24 +679,56 @@ mod tests {
     }
 
     #[test]
-    fn jobs_become_one_turn_per_task_with_the_models_left() {
+    fn independent_jobs_share_turns_and_sequential_chains_get_one_per_task() {
         let plan = Plan::new(TaskMode::Independent, 2, 3);
         let done = [(0, 1)].into_iter().collect();
-        let turns = task_turns(&plan.remaining(&done), 2);
+        let turns = task_turns(&plan.remaining(&done), 2, TaskMode::Independent, 2);
+        assert_eq!(turns.len(), 1, "both tasks' jobs run in one turn");
+        assert!(turns[0].batched);
+        assert_eq!(turns[0].cells, vec![(0, 0), (0, 2), (1, 0), (1, 1), (1, 2)]);
+        assert_eq!(
+            turns[0].starts,
+            vec![
+                ((0, 0), vec![0]),
+                ((0, 2), vec![0]),
+                ((1, 0), vec![1]),
+                ((1, 1), vec![1]),
+                ((1, 2), vec![1])
+            ]
+        );
+        // Many tasks: whole tasks, at most BATCH_JOBS jobs a turn.
+        let tasks = BATCH_JOBS; // two models: two turns
+        let plan = Plan::new(TaskMode::Independent, tasks, 2);
+        let turns = task_turns(
+            &plan.remaining(&Default::default()),
+            tasks,
+            TaskMode::Independent,
+            16,
+        );
         assert_eq!(turns.len(), 2);
-        assert_eq!(turns[0].models, vec![0, 2]);
-        assert_eq!(turns[1].models, vec![0, 1, 2]);
-        assert_eq!(turns[0].starts, vec![(0, vec![0]), (2, vec![0])]);
+        assert!(turns.iter().all(|t| t.cells.len() == BATCH_JOBS));
+        assert_eq!(turns[1].cells[0], (BATCH_JOBS / 2, 0));
+        // One task: a plain turn (the same records as `versus ask`).
+        let one = Plan::new(TaskMode::Independent, 1, 2);
+        let turns = task_turns(
+            &one.remaining(&Default::default()),
+            1,
+            TaskMode::Independent,
+            2,
+        );
+        assert!(!turns[0].batched);
         let chain = Plan::new(TaskMode::Sequential, 3, 2);
         let done = [(0, 0), (1, 0), (2, 0), (0, 1)].into_iter().collect();
-        let turns = task_turns(&chain.remaining(&done), 3);
+        let turns = task_turns(&chain.remaining(&done), 3, TaskMode::Sequential, 2);
         assert_eq!(
             turns.len(),
             3,
             "a cut-off chain runs again from its first task"
         );
-        assert!(turns.iter().all(|t| t.models == vec![1]));
-        assert_eq!(turns[0].starts, vec![(1, vec![0, 1, 2])]);
+        assert!(turns.iter().all(|t| !t.batched));
+        assert_eq!(turns[0].cells, vec![(0, 1)]);
+        assert_eq!(turns[2].cells, vec![(2, 1)]);
+        assert_eq!(turns[0].starts, vec![((0, 1), vec![0, 1, 2])]);
         assert!(turns[1].starts.is_empty());
     }
 }

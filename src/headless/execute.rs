@@ -90,10 +90,15 @@ pub async fn run(
         // Kept workspaces must be real trees that outlive this process.
         crate::workspace::cow::set_copy_on_write(false);
     }
-    let turns = drive::task_turns(&plan.remaining(&done), opened.tasks.len());
-    // Every task is a turn of the run's session, run by the engine as `versus ask` and the
-    // interface run theirs; a resume continues the same session, so its log holds every
-    // attempt.
+    let turns = drive::task_turns(
+        &plan.remaining(&done),
+        opened.tasks.len(),
+        recipe.task_mode(),
+        jobs,
+    );
+    // The tasks are turns of the run's session (independent ones several to a turn), run by
+    // the engine as `versus ask` and the interface run theirs; a resume continues the same
+    // session, so its log holds every attempt.
     let started = run_session(&request, &mut opened, &labels, &sandbox)?;
     let mut commands_unavailable = None;
     for notice in started.notices {
@@ -391,11 +396,12 @@ fn final_report(
     labels: &[String],
     environment: Environment,
 ) -> Result<Report, HeadlessError> {
-    let replayed = checkpoint::State::replay(&checkpoint::read(&opened.layout.checkpoint())?)
-        .ok_or_else(|| HeadlessError::NothingToResume {
-            path: opened.layout.dir().to_path_buf(),
-            why: "its checkpoint lost its header while the run went on".to_string(),
-        })?;
+    let replayed =
+        checkpoint::State::replay(&checkpoint::read(&opened.layout.checkpoint())?.records)
+            .ok_or_else(|| HeadlessError::NothingToResume {
+                path: opened.layout.dir().to_path_buf(),
+                why: "its checkpoint lost its header while the run went on".to_string(),
+            })?;
     let finished: BTreeMap<(String, String), ModelRun> = replayed
         .finished
         .into_iter()

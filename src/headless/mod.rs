@@ -6,11 +6,12 @@
 //! - **Jobs, run as engine turns.** The unit of a resume is a job (`plan.rs`): what one model
 //!   does without a break in one workspace (one task in `independent` mode, the chain of every
 //!   task in `sequential` mode), so "finished" always means "its workspace and conversation
-//!   were complete". The jobs left become one turn of the run's session per task (`drive.rs`),
-//!   submitted to the session engine's handle like a turn of `versus ask`: the engine runs the
-//!   models (at most `--jobs` at once, a sequential job continuing in its workspace), records
-//!   them and builds their change sets; the next task's turn starts once this one's criteria
-//!   are checked.
+//!   were complete". The jobs left become turns of the run's session (`drive.rs`), submitted
+//!   to the session engine's handle like a turn of `versus ask`: independent tasks several to
+//!   a turn (each task's prompt and entries named, each job starting with no history), so
+//!   `--jobs` places fill across tasks; a sequential chain one turn per task, continuing in its
+//!   workspace. The engine runs the models (at most `--jobs` at once), records them and builds
+//!   their change sets; the next turn starts once this one's criteria are checked.
 //! - **One writer.** The engine never touches the output folder; one collector turns its
 //!   events into the event logs and the checkpoint, writes diffs, and drives the progress
 //!   display. Nothing races for a file.

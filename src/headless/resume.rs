@@ -25,7 +25,25 @@ pub(super) fn load_resume(
             why: format!("it has no {}", layout::CHECKPOINT_FILE),
         });
     }
-    let records = checkpoint::read(&path)?;
+    let read = checkpoint::read(&path)?;
+    // A torn last line is a record nobody was told was written (the next append removes
+    // it); any other line that cannot be read is said, never dropped silently: the job it
+    // recorded runs again.
+    for damage in read
+        .damaged
+        .iter()
+        .filter(|d| d.kind != crate::jsonl::DamageKind::TornTail)
+    {
+        let mut err = crate::sanitize::stderr();
+        let _ = std::io::Write::write_fmt(
+            &mut err,
+            format_args!(
+                "versus: WARNING: {}\n",
+                crate::sanitize::line(&damage.to_string())
+            ),
+        );
+    }
+    let records = read.records;
     let state =
         checkpoint::State::replay(&records).ok_or_else(|| HeadlessError::NothingToResume {
             path: dir.to_path_buf(),

@@ -94,7 +94,7 @@ async fn run_all(
         match event {
             RunEvent::Agent { entry, event } => events[entry].push(event),
             RunEvent::Finished { entry, result } => results[entry] = Some(*result),
-            RunEvent::WorkspaceReady { .. } => {}
+            RunEvent::WorkspaceReady { .. } | RunEvent::Started { .. } => {}
         }
     }
     Finished {
@@ -463,6 +463,7 @@ async fn collect(
     let mut results: Vec<Option<ModelResult>> = (0..n).map(|_| None).collect();
     while let Some(event) = rx.recv().await {
         match event {
+            RunEvent::Started { .. } => {}
             RunEvent::WorkspaceReady { entry, .. } => order.push((entry, "workspace")),
             RunEvent::Agent { entry, .. } => order.push((entry, "event")),
             RunEvent::Finished { entry, result } => {

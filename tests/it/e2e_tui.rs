@@ -2222,3 +2222,42 @@ fn the_review_lists_the_context_files_the_models_read() {
     );
     assert_eq!(context["ledger"].as_array().unwrap().len(), 2);
 }
+
+/// Issue 23: `versus run`'s live table shows a model that only waits for its `--jobs` place
+/// as waiting, not preparing (it was marked preparing as soon as its task's turn started).
+#[test]
+fn a_run_shows_a_model_waiting_for_its_jobs_place_as_waiting() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let dir = crate::run_recipe::fixture();
+    let config = dir.write("empty.toml", "");
+    let tmux = Tmux::start("runwaiting", 120, 20);
+    launch(
+        &tmux,
+        dir.path(),
+        &config,
+        &format!(
+            "run {} --out {} --jobs 1 -m demo/slow.jsonl -m demo/fixer.jsonl",
+            dir.path().join("run.recipe.md").display(),
+            dir.path().join("out").display()
+        ),
+    );
+    // The slow model streams for about two seconds while the fixer waits for the one place.
+    let screen = tmux.wait_for(&["fix-add  demo/slow.jsonl", "running"]);
+    let row = |model: &str| {
+        screen
+            .lines()
+            .find(|l| l.starts_with("fix-add") && l.contains(model))
+            .unwrap_or_else(|| panic!("no row of {model}:\n{screen}"))
+            .to_string()
+    };
+    assert!(row("demo/slow.jsonl").contains("running"), "{screen}");
+    let fixer = row("demo/fixer.jsonl");
+    assert!(
+        fixer.contains("waiting") && !fixer.contains("preparing"),
+        "the fixer only waits for its place: {screen}"
+    );
+    tmux.wait_for_joined(&["\nEXIT="]);
+}

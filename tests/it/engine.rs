@@ -13,7 +13,7 @@ use versus::agent::{Agent, AgentSettings, system_prompt};
 use versus::engine::{
     ChoiceOutcome, ChoiceRequest, EngineError, EngineEvent, EngineEvents, EngineHandle,
     HistoryPolicy, Op, OpKind, RewindDone, RewindPlan, RewindScope, SessionEngine, TurnOutcome,
-    TurnRequest, TurnTarget,
+    TurnRequest, TurnTarget, TurnTask,
 };
 use versus::provider::demo::DemoModel;
 use versus::review::BlindNames;
@@ -94,6 +94,7 @@ fn request(prompt: &str, targets: Vec<TurnTarget>, scratch: &Path) -> TurnReques
         history_line: None,
         workspaces: Default::default(),
         context: Default::default(),
+        tasks: Vec::new(),
     }
 }
 
@@ -1140,4 +1141,113 @@ async fn the_context_and_skill_catalog_survive_compaction() {
         assert_eq!(context.skills[0].name, "lint-fix");
         assert_eq!(turn.ledger.len(), 1);
     }
+}
+
+/// Issue 23: a turn of several tasks (what `versus run` submits for independent tasks): the
+/// same model once per task, each entry sent its task's prompt with no history (the model's
+/// conversation of the earlier turn is not continued), under one `--jobs` limit (a model
+/// reports `ModelStarted` when it has its place); change sets and workspaces are found by
+/// entry, and a released workspace is gone from the turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_of_several_tasks_runs_each_entry_on_its_own_prompt_afresh() {
+    let (tmp, root) = project();
+    let store = Store::open_with(&root, test_key(&root)).unwrap();
+    let a = "demo/a";
+    let mut engine =
+        Live::spawn(SessionEngine::create(store.clone(), Source::Run, vec![a.into()]).unwrap());
+    engine
+        .turn("before", vec![target(a, "A", None, 3)], tmp.path())
+        .await;
+    let mut request = request(
+        "2 tasks: one, two",
+        vec![
+            target(a, "A", Some(("out.txt", "first")), 1),
+            target(a, "A", Some(("out.txt", "second")), 1),
+        ],
+        tmp.path(),
+    );
+    request.options.limit = Some(versus::engine::Concurrency::new(1));
+    request.tasks = vec![
+        TurnTask {
+            name: "one".into(),
+            prompt: "the first task".into(),
+            entries: vec![0],
+        },
+        TurnTask {
+            name: "two".into(),
+            prompt: "the second task".into(),
+            entries: vec![1],
+        },
+    ];
+    engine.submit(Op::StartTurn(request));
+    let mut started = Vec::new();
+    let mut sets = [None, None];
+    let turn = loop {
+        match engine.next().await {
+            EngineEvent::ModelStarted { entry, .. } => started.push(entry),
+            EngineEvent::ModelFinished {
+                model, change_set, ..
+            } => sets[model.entry] = Some(change_set.unwrap()),
+            EngineEvent::TurnEnded { turn, .. } => break turn,
+            EngineEvent::Failed { op, error } => panic!("{op:?} failed: {error}"),
+            _ => {}
+        }
+    };
+    assert_eq!(started, [0, 1], "each model had its place, in order");
+    for (entry, content) in [(0, "first 0"), (1, "second 0")] {
+        let diff = sets[entry].as_ref().unwrap().unified_diff();
+        assert!(
+            diff.contains(&format!("+{content}")),
+            "entry {entry}: {diff}"
+        );
+    }
+    engine.submit(Op::EntryWorkspace { turn, entry: 1 });
+    let root_1 = engine
+        .answer(|e| match e {
+            EngineEvent::Workspace { root, .. } => Some(root),
+            _ => None,
+        })
+        .await
+        .unwrap();
+    assert!(root_1.join("out.txt").exists());
+    engine.submit(Op::ReleaseWorkspace { turn, entry: 1 });
+    engine.submit(Op::EntryWorkspace { turn, entry: 1 });
+    let gone = engine
+        .answer(|e| matches!(e, EngineEvent::Workspace { .. }).then_some(()))
+        .await;
+    assert!(
+        gone.is_err(),
+        "the released workspace is no longer the turn's"
+    );
+    engine.close().await;
+
+    let (_, dir) = store.session(None).unwrap();
+    let log = versus::session::SessionLog::read(&dir).unwrap();
+    let summary = log.turns();
+    let tasks: Vec<Option<&str>> = summary[1]
+        .models
+        .iter()
+        .map(|m| m.task.as_deref())
+        .collect();
+    assert_eq!(tasks, [Some("one"), Some("two")]);
+    // Each entry's conversation is its own task's prompt and answer, nothing before.
+    let firsts: Vec<String> = log
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            versus::session::SessionRecord::Conversation {
+                turn: 2, messages, ..
+            } => Some(format!("{:?}", messages[0].parts)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(firsts.len(), 2, "{firsts:?}");
+    assert!(
+        firsts.iter().any(|m| m.contains("the first task")),
+        "{firsts:?}"
+    );
+    assert!(
+        firsts.iter().any(|m| m.contains("the second task")),
+        "{firsts:?}"
+    );
 }

@@ -206,7 +206,7 @@ async fn run_with(
         match event {
             RunEvent::Agent { event, .. } => events.push(event),
             RunEvent::Finished { result: done, .. } => result = Some(*done),
-            RunEvent::WorkspaceReady { .. } => {}
+            RunEvent::WorkspaceReady { .. } | RunEvent::Started { .. } => {}
         }
     }
     (server, result.unwrap(), events)

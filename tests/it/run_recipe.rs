@@ -18,7 +18,7 @@ const VANDAL: &str = "demo/vandal.jsonl";
 const SLOW: &str = "demo/slow.jsonl";
 
 /// A temp folder holding a copy of tests/fixtures/run (recipe, scripts, project/).
-fn fixture() -> Dir {
+pub(crate) fn fixture() -> Dir {
     let dir = Dir::new();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run");
     copy_tree(&src, dir.path());
@@ -1061,4 +1061,246 @@ fn criteria_that_could_not_run_are_errors_of_the_run_not_failures_of_the_models(
         "the report was read: {stats}"
     );
     assert_eq!(stats["models"], serde_json::json!([]), "{stats}");
+}
+
+/// Issue 23: independent tasks are jobs of their own that fill `--jobs` places across tasks:
+/// with 2 models and `--jobs 4`, both tasks' models run at once, in one turn of the run's
+/// session whose record names each entry's task; no task clears the conversations of the
+/// others (each job starts with none), and `versus sessions show` says which task a model's
+/// part belongs to.
+#[test]
+fn independent_tasks_run_side_by_side_and_each_job_starts_afresh() {
+    let dir = fixture();
+    dir.write(
+        "slow2.jsonl",
+        std::fs::read(dir.path().join("slow.jsonl")).unwrap(),
+    );
+    dir.write(
+        "two.recipe.md",
+        "# Two\nversion: 1\n\n## Constraints\ntimeout: 1m\nproject_root: project\n\n## Tasks\n- List the files.\n- List them again.\n\n## Success Criteria\n- no_errors\n- contains: forty\n",
+    );
+    let out = run_in(
+        &dir,
+        &[
+            "two.recipe.md",
+            "--out",
+            "out",
+            "--jobs",
+            "4",
+            "-m",
+            SLOW,
+            "-m",
+            "demo/slow2.jsonl",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let report = read_json(&dir.path().join("out/report.json"));
+    for task in ["task-1", "task-2"] {
+        for model in [SLOW, "demo/slow2.jsonl"] {
+            let run = cell(&report, task, model);
+            assert_eq!(run["status"], "passed", "{task} {model}: {run}");
+        }
+    }
+    let sessions = run_sessions(&dir);
+    assert_eq!(sessions.len(), 1);
+    let records = &sessions[0].1;
+    assert!(
+        !records.iter().any(|r| r["type"] == "cleared"),
+        "no task clears another's conversation: {records:?}"
+    );
+    let turns: Vec<&Value> = records.iter().filter(|r| r["type"] == "turn").collect();
+    assert_eq!(turns.len(), 1, "one turn for both tasks: {turns:?}");
+    assert_eq!(
+        turns[0]["models"],
+        serde_json::json!([SLOW, "demo/slow2.jsonl", SLOW, "demo/slow2.jsonl"])
+    );
+    let tasks = &turns[0]["tasks"];
+    assert_eq!(tasks[0]["name"], "task-1");
+    assert_eq!(tasks[0]["prompt"], "List the files.");
+    assert_eq!(tasks[0]["entries"], serde_json::json!([0, 1]));
+    assert_eq!(tasks[1]["name"], "task-2");
+    assert_eq!(tasks[1]["entries"], serde_json::json!([2, 3]));
+    // Four models at once: every workspace was ready before the first model ended (each
+    // streams for about two seconds).
+    let position = |kind: &str| records.iter().position(|r| r["type"] == kind).unwrap();
+    let last_workspace = records
+        .iter()
+        .rposition(|r| r["type"] == "workspace")
+        .unwrap();
+    assert_eq!(
+        records.iter().filter(|r| r["type"] == "workspace").count(),
+        4
+    );
+    assert!(
+        last_workspace < position("finished"),
+        "task-2's models started while task-1's ran"
+    );
+    // Each job was sent its own task's prompt and no other conversation.
+    for (entry, prompt) in [(0, "List the files."), (3, "List them again.")] {
+        let finished = records
+            .iter()
+            .find(|r| r["type"] == "finished" && r["entry"] == entry)
+            .unwrap();
+        assert!(finished["final_text"].as_str().unwrap().ends_with("forty"));
+        let conversation = records
+            .iter()
+            .filter(|r| {
+                (r["type"] == "conversation" || r["type"] == "conversation_tail")
+                    && r["model"] == finished["model"]
+            })
+            .find(|r| {
+                r["messages"][0]["parts"][0]["text"]
+                    .as_str()
+                    .is_some_and(|t| t == prompt)
+            });
+        assert!(
+            conversation.is_some(),
+            "entry {entry} was sent {prompt:?}: {records:?}"
+        );
+    }
+    let show = versus()
+        .current_dir(dir.path().join("project"))
+        .args(["sessions", "show"])
+        .output()
+        .unwrap();
+    assert!(show.status.success(), "{}", text(&show.stderr));
+    let shown = text(&show.stdout);
+    assert!(
+        shown.contains(&format!("{SLOW} [task-1]:"))
+            && shown.contains("demo/slow2.jsonl [task-2]:"),
+        "{shown}"
+    );
+}
+
+/// Issue 23: the checkpoint and the raw event logs are record files like the others (through
+/// the one JSONL module): a version on every line, a torn last line cut before the next
+/// append; a checkpoint written before lines carried a version still resumes.
+#[test]
+fn checkpoint_and_event_logs_carry_versions_and_an_old_checkpoint_still_resumes() {
+    let dir = fixture();
+    let out = dir.path().join("out");
+    let first = run_in(
+        &dir,
+        &["run.recipe.md", "--out", "out", "-m", FIXER, "-m", CHEATER],
+    );
+    assert_eq!(code(&first), 1, "{}", text(&first.stderr));
+    let lines = |path: &Path| -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    for file in [
+        out.join("checkpoint.jsonl"),
+        out.join("events/fix-add/demo-fixer.jsonl.jsonl"),
+    ] {
+        let all = lines(&file);
+        assert!(all.len() > 2, "{all:?}");
+        assert!(
+            all.iter().all(|l| l.starts_with("{\"v\":1,")),
+            "a version first on every line of {}: {all:?}",
+            file.display()
+        );
+    }
+    // The same run as an older versus left it when killed: no versions, the cheater's
+    // result not written, a torn last line.
+    let mut old: String = lines(&out.join("checkpoint.jsonl"))
+        .iter()
+        .filter(|l| !(l.contains("\"type\":\"finished\"") && l.contains(CHEATER)))
+        .map(|l| format!("{}\n", l.replacen("{\"v\":1,", "{", 1)))
+        .collect();
+    old.push_str("{\"type\":\"step\",\"ta");
+    std::fs::write(out.join("checkpoint.jsonl"), &old).unwrap();
+    std::fs::remove_file(out.join("report.json")).unwrap();
+    let resumed = run_in(&dir, &["run.recipe.md", "--resume", "--out", "out"]);
+    assert_eq!(code(&resumed), 1, "{}", text(&resumed.stderr));
+    let report = read_json(&out.join("report.json"));
+    assert_eq!(report["complete"], true);
+    assert_eq!(cell(&report, "fix-add", FIXER)["status"], "passed");
+    assert_eq!(cell(&report, "fix-add", CHEATER)["status"], "failed");
+    let after = lines(&out.join("checkpoint.jsonl"));
+    assert!(
+        after
+            .iter()
+            .all(|l| serde_json::from_str::<Value>(l).is_ok()),
+        "the torn line was cut before the resume appended: {after:?}"
+    );
+    let records = checkpoint(&out);
+    assert_eq!(
+        count(&records, "started", FIXER),
+        1,
+        "the fixer is not run again"
+    );
+    assert_eq!(count(&records, "started", CHEATER), 2);
+    assert!(after.last().unwrap().starts_with("{\"v\":1,"));
+}
+
+/// Issue 23: a run whose independent tasks share a turn, killed with SIGKILL, resumes: the
+/// jobs that finished (on either task) are not run again, the cut-off ones run in a new turn
+/// of the same session holding only them.
+#[test]
+fn a_run_of_tasks_sharing_a_turn_resumes_only_its_unfinished_jobs() {
+    let dir = fixture();
+    dir.write(
+        "two.recipe.md",
+        "# Two\nversion: 1\n\n## Constraints\ntimeout: 1m\nproject_root: project\n\n## Tasks\n- Fix the tests.\n- Fix them again.\n\n## Success Criteria\n- no_errors\n",
+    );
+    let out = dir.path().join("out");
+    let mut child = spawn_run(
+        &dir,
+        &["two.recipe.md", "--out", "out", "-m", FIXER, "-m", SLOW],
+    );
+    let finished = |records: &[Value], model: &str| {
+        records
+            .iter()
+            .filter(|r| r["type"] == "finished" && r["run"]["model"] == model)
+            .count()
+    };
+    wait_for(
+        &out,
+        "the fixer finished both tasks, slow past a step",
+        |r| finished(r, FIXER) == 2 && has(r, "step", SLOW),
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(
+        finished(&checkpoint(&out), SLOW),
+        0,
+        "slow was still streaming"
+    );
+
+    let resumed = run_in(&dir, &["two.recipe.md", "--resume", "--out", "out"]);
+    assert_eq!(code(&resumed), 0, "{}", text(&resumed.stderr));
+    let report = read_json(&out.join("report.json"));
+    assert_eq!(report["complete"], true);
+    for task in ["task-1", "task-2"] {
+        assert_eq!(cell(&report, task, SLOW)["stop_reason"], "completed");
+        assert_eq!(cell(&report, task, FIXER)["status"], "passed");
+    }
+    let records = checkpoint(&out);
+    assert_eq!(
+        count(&records, "started", FIXER),
+        2,
+        "one per task, never again"
+    );
+    assert_eq!(
+        count(&records, "started", SLOW),
+        4,
+        "each cut-off job runs again"
+    );
+    let sessions = run_sessions(&dir);
+    assert_eq!(sessions.len(), 1, "the same session");
+    let turns: Vec<&Value> = sessions[0]
+        .1
+        .iter()
+        .filter(|r| r["type"] == "turn")
+        .collect();
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert_eq!(turns[1]["models"], serde_json::json!([SLOW, SLOW]));
+    assert_eq!(turns[1]["tasks"][1]["name"], "task-2");
+    assert!(
+        !sessions[0].1.iter().any(|r| r["type"] == "cleared"),
+        "jobs of a shared turn start afresh without clearing"
+    );
 }

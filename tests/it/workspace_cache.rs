@@ -470,6 +470,7 @@ async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_a
                 history_line: None,
                 workspaces: Default::default(),
                 context: Default::default(),
+                tasks: Vec::new(),
             }))
             .unwrap();
         let set = loop {

@@ -224,6 +224,7 @@ mod tests {
             prompt: prompt.into(),
             models: vec!["demo/a".into(), "demo/b".into()],
             blind: false,
+            tasks: Vec::new(),
         }
     }
 
@@ -384,6 +385,7 @@ mod tests {
                     prompt: "only b".into(),
                     models: vec!["demo/b".into()],
                     blind: false,
+                    tasks: Vec::new(),
                 },
             ],
             skipped: Vec::new(),
@@ -485,6 +487,7 @@ mod tests {
             prompt: "fix it".into(),
             models: vec!["demo/a".into(), "demo/b".into()],
             blind: true,
+            tasks: Vec::new(),
         };
         let fresh = || {
             App::new(

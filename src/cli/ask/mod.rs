@@ -269,6 +269,7 @@ async fn ask(
         history_line: Some(args.prompt.clone()),
         workspaces: Default::default(),
         context: config.context_sources(&env),
+        tasks: Vec::new(),
     }))?;
     let mut stop_signals = crate::cli::signals::StopSignals::new()?;
     let mut stopping = false;

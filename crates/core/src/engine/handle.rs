@@ -92,6 +92,24 @@ pub enum Op {
         /// The model.
         label: String,
     },
+    /// Asks for the workspace of entry `entry` of turn `turn` (answered by `Workspace`, or
+    /// `Failed` with [`OpKind::OpenWorkspace`] when it has none): in a turn of several tasks
+    /// a model's label names one workspace per task, its entry names one.
+    EntryWorkspace {
+        /// The turn.
+        turn: u32,
+        /// The entry.
+        entry: usize,
+    },
+    /// The front end is done with entry `entry`'s workspace of turn `turn` (`versus run`
+    /// checked its criteria): it is removed in the background now, or kept on disk when the
+    /// turn keeps its workspaces, so a turn of many tasks holds only the workspaces in use.
+    ReleaseWorkspace {
+        /// The turn.
+        turn: u32,
+        /// The entry.
+        entry: usize,
+    },
     /// Ends the session: models and checks cancelled, blind names revealed, the `Ended`
     /// record written and the log closed, workspaces removed unless kept. Answered by
     /// `Closed`, after which the stream ends.
@@ -126,7 +144,7 @@ pub enum OpKind {
     Session,
     /// [`Op::RunCheck`].
     RunCheck,
-    /// [`Op::OpenWorkspace`].
+    /// [`Op::OpenWorkspace`], [`Op::EntryWorkspace`], [`Op::ReleaseWorkspace`].
     OpenWorkspace,
     /// [`Op::Shutdown`].
     Shutdown,
@@ -144,7 +162,9 @@ impl Op {
             Op::Rewind { .. } => OpKind::Rewind,
             Op::SetModels(_) | Op::Blind(_) | Op::Clear | Op::Compact => OpKind::Session,
             Op::RunCheck { .. } => OpKind::RunCheck,
-            Op::OpenWorkspace { .. } => OpKind::OpenWorkspace,
+            Op::OpenWorkspace { .. } | Op::EntryWorkspace { .. } | Op::ReleaseWorkspace { .. } => {
+                OpKind::OpenWorkspace
+            }
             Op::Shutdown { .. } => OpKind::Shutdown,
         }
     }
@@ -186,6 +206,14 @@ pub enum EngineEvent {
         /// What each model was given, hashed; a model that got something different carries
         /// the difference (`differs`).
         ledger: Vec<LedgerEntry>,
+    },
+    /// A model got its place (under a `--jobs` limit it may wait for one): its workspace is
+    /// being prepared. Until then it is only waiting.
+    ModelStarted {
+        /// The turn.
+        turn: u32,
+        /// The model's position in the turn.
+        entry: usize,
     },
     /// A model's workspace is ready.
     WorkspaceReady {
@@ -568,6 +596,30 @@ impl Task {
                     None => self.failed(kind, EngineError::NoWorkspace(label)),
                 }
             }
+            Op::EntryWorkspace { turn, entry } => {
+                let found = core.workspace_at(turn, entry).map(|(ws, settings)| {
+                    let label = core
+                        .turn
+                        .as_ref()
+                        .and_then(|t| t.slots.get(entry))
+                        .map(|s| s.label.clone())
+                        .unwrap_or_default();
+                    (label, ws.root().to_path_buf(), ws.sandbox(settings))
+                });
+                match found {
+                    Some((label, root, sandbox)) => self.emit(EngineEvent::Workspace {
+                        label,
+                        root,
+                        sandbox,
+                    }),
+                    None => self.failed(kind, EngineError::NoWorkspace(format!("entry {entry}"))),
+                }
+            }
+            Op::ReleaseWorkspace { turn, entry } => {
+                if let Some(ws) = core.release_workspace(turn, entry) {
+                    crate::workspace::remove_later(ws);
+                }
+            }
             // Handled by the loop.
             Op::Shutdown { .. } => {}
         }
@@ -677,6 +729,9 @@ impl Task {
         };
         for event in core.on_event(turn, event) {
             match event {
+                super::TurnEvent::Started { entry } => {
+                    self.emit(EngineEvent::ModelStarted { turn, entry });
+                }
                 super::TurnEvent::WorkspaceReady { entry, root } => {
                     self.emit(EngineEvent::WorkspaceReady { turn, entry, root });
                 }
@@ -696,7 +751,7 @@ impl Task {
     /// Builds a finished model's change set on the blocking pool.
     fn build_change_set(&self, turn: u32, model: FinishedModel) {
         let Some(core) = &self.core else { return };
-        let job = core.change_set_job(&model.label);
+        let job = core.change_set_job(model.entry);
         let jobs = self.jobs.clone();
         match job {
             Some(job) => {
@@ -787,7 +842,7 @@ impl Task {
                     return;
                 }
                 if let Ok(set) = &set {
-                    core.change_set_built(turn, set);
+                    core.change_set_built(turn, model.entry, set);
                 }
                 let check = core
                     .turn

@@ -50,7 +50,7 @@ pub use state::Phase;
 pub(crate) use turn::TurnEvent;
 pub use turn::{FinishedModel, TurnOutcome, TurnRequest, TurnTarget, TurnWorkspaces};
 
-pub use crate::session::{CheckResult, RewindScope};
+pub use crate::session::{CheckResult, RewindScope, TurnTask};
 
 /// The project context a turn gives its models and the fairness ledger of what each got:
 /// front ends hand [`ContextSources`] to a turn and show the rest.

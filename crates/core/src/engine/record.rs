@@ -10,7 +10,7 @@ use super::SessionEngine;
 use super::turn::FinishedModel;
 use crate::agent::AgentOutcome;
 use crate::model::{AgentEvent, RunStats, RunStop};
-use crate::session::{CheckResult, SessionRecord, now};
+use crate::session::{CheckResult, SessionRecord, TurnTask, now};
 use crate::workspace::{Base, BaseEntry, FileWrite, Isolation};
 
 /// What a model's run left, for its records.
@@ -57,7 +57,7 @@ pub(super) fn touched(writes: &[FileWrite]) -> Vec<String> {
 
 impl SessionEngine {
     /// Records a turn's prompt and models (models new to the session join its model set).
-    pub fn record_turn(&mut self, turn: u32, prompt: &str, models: &[String]) {
+    pub fn record_turn(&mut self, turn: u32, prompt: &str, models: &[String], tasks: &[TurnTask]) {
         let mut all = self.models.clone();
         for label in models {
             if !all.contains(label) {
@@ -73,6 +73,7 @@ impl SessionEngine {
             prompt: prompt.to_string(),
             models: models.to_vec(),
             blind: self.blind(),
+            tasks: tasks.to_vec(),
         });
     }
 

@@ -14,9 +14,12 @@ use crate::agent::{Agent, limits_text};
 use crate::context::{ContextSources, LedgerEntry, LedgerInput, ProjectContext, compare};
 use crate::model::{AgentEvent, Message, RunStats, RunStop, ToolDef};
 use crate::runner::{EntryRun, ModelEntry, ModelResult, RunEvent, RunOptions, fan_out_each};
-use crate::session::{SessionRecord, next_turn_note};
+use crate::session::{SessionRecord, TurnTask, next_turn_note};
 use crate::workspace::changeset::{BaseReader, ChangeSet};
 use crate::workspace::{Base, FileWrite};
+
+/// How many other workspaces of a turn a change set may read base content from.
+const FALLBACK_WORKSPACES: usize = 8;
 
 /// One model of a turn.
 #[derive(Clone)]
@@ -54,6 +57,12 @@ pub struct TurnRequest {
     /// project is trusted, a recipe's skill folders): the engine reads it once for the turn
     /// and gives every model the same ([`crate::context`]).
     pub context: ContextSources,
+    /// Several independent tasks in one turn (`versus run`), so their models run side by side
+    /// under one `--jobs` limit instead of one task's turn waiting for the slowest model of
+    /// the one before: each task's entries are sent its own prompt, start with no history
+    /// and read no next-turn note (a job of its own), and the `turn` record names each
+    /// entry's task. Empty: every entry works on `prompt` (every other front end).
+    pub tasks: Vec<TurnTask>,
 }
 
 /// What becomes of a turn's workspaces: what `versus run` needs from the engine, where a
@@ -220,6 +229,11 @@ pub struct FinishedModel {
 /// What a run event meant, for the front end.
 #[derive(Debug)]
 pub enum TurnEvent {
+    /// A model got its place under the `--jobs` limit: its workspace is being prepared.
+    Started {
+        /// Position in the turn.
+        entry: usize,
+    },
     /// A model's workspace is ready.
     WorkspaceReady {
         /// Position in the turn.
@@ -357,12 +371,17 @@ impl SessionEngine {
         let mut runs = Vec::with_capacity(request.targets.len());
         let mut slots = Vec::with_capacity(request.targets.len());
         let mut compacted = Vec::new();
-        for target in &request.targets {
-            let mut history = self
-                .conversations
-                .get(&target.label)
-                .cloned()
-                .unwrap_or_default();
+        for (position, target) in request.targets.iter().enumerate() {
+            // An entry of one of several tasks is a job of its own: no history, no note.
+            let task = TurnTask::of(&request.tasks, position);
+            let mut history = match task {
+                Some(_) => Vec::new(),
+                None => self
+                    .conversations
+                    .get(&target.label)
+                    .cloned()
+                    .unwrap_or_default(),
+            };
             let shortened = history::prepare(&mut history, target.window, request.policy);
             if shortened.folded > 0 || shortened.dropped > 0 {
                 tracing::info!(model = %target.label, ?shortened, "history shortened");
@@ -393,7 +412,7 @@ impl SessionEngine {
                 ));
                 text.push_str("\n\n");
             }
-            text.push_str(&request.prompt);
+            text.push_str(task.map_or(&request.prompt, |t| &t.prompt));
             text.push_str(&request.attached);
             let cancel = all.child_token();
             slots.push(Slot {
@@ -424,7 +443,7 @@ impl SessionEngine {
         self.last_turn = turn;
         self.prompts.insert(turn, request.prompt.clone());
         let labels: Vec<String> = request.targets.iter().map(|t| t.label.clone()).collect();
-        self.record_turn(turn, &request.prompt, &labels);
+        self.record_turn(turn, &request.prompt, &labels, &request.tasks);
         self.turn = Some(TurnState {
             turn,
             prompt: request.prompt,
@@ -515,6 +534,7 @@ impl SessionEngine {
             return Vec::new();
         };
         match event {
+            RunEvent::Started { entry } => vec![TurnEvent::Started { entry }],
             RunEvent::WorkspaceReady { entry, root, mode } => {
                 self.record_workspace(turn, entry, &root, mode);
                 vec![TurnEvent::WorkspaceReady { entry, root }]
@@ -570,12 +590,13 @@ impl SessionEngine {
         out
     }
 
-    /// The job that builds `label`'s change set in the turn under review (`None`: no such
-    /// finished model, or the turn has no base yet).
-    pub(super) fn change_set_job(&self, label: &str) -> Option<ChangeSetJob> {
+    /// The job that builds the change set of entry `entry` in the turn under review (`None`:
+    /// no such finished model, or the turn has no base yet). By entry, not label: a turn of
+    /// several tasks holds the same model once per task.
+    pub(super) fn change_set_job(&self, entry: usize) -> Option<ChangeSetJob> {
         let state = self.turn.as_ref()?;
         let base = Arc::clone(state.base.as_ref()?);
-        let slot = state.slots.iter().find(|s| s.label == label)?;
+        let slot = state.slots.get(entry)?;
         slot.finished.as_ref()?;
         let root = slot
             .result
@@ -583,15 +604,17 @@ impl SessionEngine {
             .and_then(|r| r.workspace.as_ref())
             .map(|w| w.root().to_path_buf());
         // Other finished workspaces started from the same base: a fallback for base content
-        // the user's tree and git no longer hold.
+        // the user's tree and git no longer hold (a few are plenty: a turn of many tasks
+        // would otherwise hand every job every other workspace).
         let fallbacks = state
             .slots
             .iter()
             .filter_map(|s| s.result.as_ref()?.workspace.as_ref())
             .map(|w| w.root().to_path_buf())
+            .take(FALLBACK_WORKSPACES)
             .collect();
         Some(ChangeSetJob {
-            label: label.to_string(),
+            label: slot.label.clone(),
             base,
             writes: slot.writes.clone(),
             root,
@@ -600,12 +623,50 @@ impl SessionEngine {
     }
 
     /// A change set was built: its size goes into the preference line.
-    pub(super) fn change_set_built(&mut self, turn: u32, set: &ChangeSet) {
+    pub(super) fn change_set_built(&mut self, turn: u32, entry: usize, set: &ChangeSet) {
         if let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn)
-            && let Some(slot) = state.slots.iter_mut().find(|s| s.label == set.model)
+            && let Some(slot) = state.slots.get_mut(entry)
         {
             slot.files = Some(set.files_changed());
         }
+    }
+
+    /// The workspace of entry `entry` of turn `turn` (a turn of several tasks holds a model
+    /// once per task, so its label does not name one).
+    pub(super) fn workspace_at(
+        &self,
+        turn: u32,
+        entry: usize,
+    ) -> Option<(&crate::workspace::Workspace, &crate::exec::SandboxSettings)> {
+        let state = self.turn.as_ref().filter(|t| t.turn == turn)?;
+        let ws = state
+            .slots
+            .get(entry)?
+            .result
+            .as_ref()?
+            .workspace
+            .as_ref()?;
+        Some((ws, &state.sandbox))
+    }
+
+    /// The front end is done with entry `entry`'s workspace (its criteria are checked): it
+    /// goes now, not with the turn, so a turn of many tasks holds only the workspaces still
+    /// in use. Kept on disk when the turn keeps its workspaces. Returns it for the caller to
+    /// hand to the background removal (dropping removes it: blocking).
+    pub(super) fn release_workspace(
+        &mut self,
+        turn: u32,
+        entry: usize,
+    ) -> Option<crate::workspace::Workspace> {
+        let state = self.turn.as_mut().filter(|t| t.turn == turn)?;
+        let keep = state.keep;
+        let slot = state.slots.get_mut(entry)?;
+        slot.finished.as_ref()?;
+        let mut ws = slot.result.as_mut()?.workspace.take()?;
+        if keep {
+            ws.keep();
+        }
+        Some(ws)
     }
 
     /// The workspace of `label` in the turn under review (for checks and "open workspace").

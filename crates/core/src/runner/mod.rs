@@ -101,6 +101,12 @@ impl Concurrency {
 /// What the runner reports.
 #[derive(Debug)]
 pub enum RunEvent {
+    /// The entry got its place (under a [`Concurrency`] limit it may wait for one first):
+    /// its workspace is being prepared. A front end tells waiting from preparing by it.
+    Started {
+        /// Entry position.
+        entry: usize,
+    },
     /// The entry's workspace exists (its root, for "open workspace").
     WorkspaceReady {
         /// Entry position.
@@ -210,6 +216,7 @@ fn spawn_entry(
     tx: &mpsc::UnboundedSender<RunEvent>,
 ) {
     let tx = tx.clone();
+    let _ = tx.send(RunEvent::Started { entry: index });
     tokio::spawn(async move {
         let result = run_entry(index, run, base, options, tx.clone()).await;
         // The place frees up before the result is handed on: the next entry may start while
@@ -337,7 +344,13 @@ async fn run_entry(
     });
     let outcome = run_agent(&entry.agent, entry.history, prompt, &env, &emit, cancel).await;
     let recorded = workspace.writes();
-    let (workspace, found) = collect_bash_changes(workspace, Arc::clone(&base)).await;
+    // An in-memory workspace runs no command (it has no tree of its own to run one in), so
+    // nothing but its recorded writes changed it: no scan (it would walk the real project).
+    let (workspace, found) = if workspace.mode() == Isolation::Overlay {
+        (Some(workspace), Ok(Vec::new()))
+    } else {
+        collect_bash_changes(workspace, Arc::clone(&base)).await
+    };
     let mut writes = recorded;
     let mut error = None;
     match found {
@@ -403,6 +416,14 @@ pub async fn prepare_workspace(
     cancel: &CancellationToken,
 ) -> Result<Workspace, WorkspaceError> {
     let label = label.to_string();
+    // An in-memory workspace is only a view of the project: nothing to copy, made in place
+    // (a hop to the blocking pool would cost more than the work).
+    if isolation == Isolation::Overlay {
+        return match &parent {
+            Some(parent) => Workspace::create_in(parent, isolation, &base, &label),
+            None => Workspace::create(isolation, &base, &label),
+        };
+    }
     let joined = tokio::task::spawn_blocking(move || match &parent {
         Some(parent) => Workspace::create_in(parent, isolation, &base, &label),
         None => Workspace::create(isolation, &base, &label),

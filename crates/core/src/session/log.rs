@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::clock::now;
 use super::events::SkippedLine;
-use super::record::{LegacyRecord, SESSION_LOG, SessionRecord, encode_record_with_blobs};
+use super::record::{LegacyRecord, SESSION_LOG, SessionRecord, TurnTask, encode_record_with_blobs};
 use super::store::{SessionError, Store};
 use super::summary::{TurnModel, TurnSummary, note_tool_event};
 use crate::jsonl::{self, Appender, Decoded, VersionedIn};
@@ -122,6 +122,7 @@ impl SessionLog {
                     time,
                     prompt,
                     models,
+                    tasks,
                     ..
                 } => {
                     turns.insert(
@@ -132,8 +133,10 @@ impl SessionLog {
                             prompt: prompt.clone(),
                             models: models
                                 .iter()
-                                .map(|m| TurnModel {
+                                .enumerate()
+                                .map(|(entry, m)| TurnModel {
                                     model: m.clone(),
+                                    task: TurnTask::of(tasks, entry).map(|t| t.name.clone()),
                                     stop: None,
                                     final_text: String::new(),
                                     stats: None,
@@ -346,6 +349,7 @@ impl Session {
             prompt: prompt.to_string(),
             models: models.to_vec(),
             blind: false,
+            tasks: Vec::new(),
         })?;
         Ok(self.turn)
     }

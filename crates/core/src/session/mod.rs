@@ -29,7 +29,8 @@ pub use preferences::{
     append_preference, mark_rewound, read_preferences, read_preferences_reporting,
 };
 pub use record::{
-    CheckResult, RewindScope, SCHEMA_VERSION, SESSION_LOG, SessionRecord, Source, encode_record,
+    CheckResult, RewindScope, SCHEMA_VERSION, SESSION_LOG, SessionRecord, Source, TurnTask,
+    encode_record,
 };
 pub use recorder::Recorder;
 pub use replay::demo_script;

@@ -83,6 +83,25 @@ impl RewindScope {
     }
 }
 
+/// One task of a turn that holds several (see [`SessionRecord::Turn`]'s `tasks`): why typed
+/// and in the `turn` record, so a reader maps each entry to its task without parsing labels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnTask {
+    /// The task's name (a recipe's `### name`, or `task-N`).
+    pub name: String,
+    /// Its prompt, what its entries were sent instead of the turn's.
+    pub prompt: String,
+    /// Its entries (positions in the turn's `models`), in order.
+    pub entries: Vec<usize>,
+}
+
+impl TurnTask {
+    /// The task of `entry` among `tasks`, if any.
+    pub fn of(tasks: &[TurnTask], entry: usize) -> Option<&TurnTask> {
+        tasks.iter().find(|t| t.entries.contains(&entry))
+    }
+}
+
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -119,6 +138,13 @@ pub enum SessionRecord {
         /// turn's choice. Absent (false) in logs written before it was recorded.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         blind: bool,
+        /// The tasks the turn holds when its entries do not all work on `prompt` (`versus
+        /// run` puts several independent tasks in one turn, so their models run side by
+        /// side): each task's name, prompt and entries. Every record of a model (workspace,
+        /// agent, proposals, finished) names its entry, so it says which task it belongs to.
+        /// Absent (empty) for a turn of one prompt and in logs written before it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tasks: Vec<TurnTask>,
     },
     /// A model's workspace is ready.
     Workspace {

@@ -102,12 +102,19 @@ impl Delta {
     }
 }
 
+/// The most lines gathered into one write: the records queued while the writer wrote the
+/// last ones (a busy run queues many: `versus run` of thousands of jobs wrote ~20 records a
+/// job one write and one lock each) go out together, up to this many bytes.
+const BATCH_BYTES: usize = 256 * 1024;
+
 /// The writer thread's state: the file, the blob folder and the pending chunks by model.
 struct Writer {
     file: Appender,
     blobs: PathBuf,
     /// By (turn, entry): the joined delta and when its first part arrived.
     pending: BTreeMap<(u32, usize), (Delta, Instant)>,
+    /// Whole lines not written yet: what was queued together, written in one append.
+    batch: Vec<u8>,
 }
 
 impl Writer {
@@ -116,10 +123,32 @@ impl Writer {
         if let Err(err) = blobs::store(&self.blobs, content) {
             tracing::warn!(error = %err, "could not store content for the session log");
         }
-        // One write per line on an append-mode file: a crash tears at most the last, and the
-        // next append (here or in a later process) removes what it tore.
-        if let Err(err) = self.file.append(line) {
+        self.batch.extend_from_slice(line);
+        if self.batch.len() >= BATCH_BYTES {
+            self.write_batch();
+        }
+    }
+
+    /// Writes the gathered lines in one write on the append-mode file, under its lock: a
+    /// crash tears at most the last line, and the next append (here or in a later process)
+    /// removes what it tore.
+    fn write_batch(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        if let Err(err) = self.file.append(&self.batch) {
             tracing::warn!(error = %err, "could not append to the session log");
+        }
+        self.batch.clear();
+    }
+
+    fn handle(&mut self, message: Message) {
+        match message {
+            Message::Delta(delta) => self.delta(delta),
+            Message::Line(line, content) => {
+                self.flush_all(None);
+                self.line(&line, &content);
+            }
         }
     }
 
@@ -180,20 +209,25 @@ impl Writer {
                 rx.recv_timeout(FLUSH_AFTER)
             };
             match message {
-                Ok(Message::Delta(delta)) => self.delta(delta),
-                Ok(Message::Line(line, content)) => {
-                    self.flush_all(None);
-                    self.line(&line, &content);
-                }
+                Ok(message) => self.handle(message),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
                     self.flush_all(None);
+                    self.write_batch();
                     return;
+                }
+            }
+            // What else is queued already goes out in the same write.
+            while self.batch.len() < BATCH_BYTES {
+                match rx.try_recv() {
+                    Ok(message) => self.handle(message),
+                    Err(_) => break,
                 }
             }
             if let Some(limit) = Instant::now().checked_sub(FLUSH_AFTER) {
                 self.flush_all(Some(limit));
             }
+            self.write_batch();
         }
     }
 }
@@ -225,6 +259,7 @@ impl Recorder {
             file,
             blobs: blobs::folder_of(path),
             pending: BTreeMap::new(),
+            batch: Vec::new(),
         };
         let (tx, rx) = mpsc::channel::<Message>();
         let thread = std::thread::Builder::new()

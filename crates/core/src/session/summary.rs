@@ -10,6 +10,9 @@ use crate::model::{AgentEvent, RunStats, RunStop, ToolOutcome};
 pub struct TurnModel {
     /// Entry label.
     pub model: String,
+    /// The task it worked on, when its turn held several (`versus run`); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     /// How it ended (`None`: it never finished, e.g. the process was killed).
     pub stop: Option<RunStop>,
     /// Its last text.

@@ -117,6 +117,7 @@ impl Engine {
             history_line: request.remember.then(|| request.line.clone()),
             workspaces: Default::default(),
             context: self.config.context_sources(&self.env),
+            tasks: Vec::new(),
         })));
         if out.is_empty() {
             self.running = true;

@@ -413,7 +413,8 @@ fn context_line(app: &App, review: &ReviewState, width: usize) -> Option<Line<'s
     }
     let (context, ledger) = review.context.as_ref()?;
     let t = app.theme;
-    let lines = versus_core::engine::context_summary(context, ledger, &|label| app.shown_label(label));
+    let lines =
+        versus_core::engine::context_summary(context, ledger, &|label| app.shown_label(label));
     let unfair = ledger.iter().any(|e| !e.differs.is_empty());
     let text = versus_core::sanitize::line(&lines.join(" · ")).to_string();
     let style = if unfair { t.warn() } else { t.dim() };
