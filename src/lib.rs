@@ -14,6 +14,7 @@ pub mod exec;
 pub mod fsutil;
 pub mod headless;
 pub mod jsonl;
+pub mod mcp;
 pub mod model;
 pub mod provider;
 pub mod recipe;

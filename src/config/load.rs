@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use super::ConfigError;
 use super::env::Env;
 use super::file::{Layer, read_layer};
-use super::merge::{invalid, merge_prices, merge_providers, merge_sandbox, merge_ui};
+use super::merge::{
+    invalid, merge_mcp_servers, merge_prices, merge_providers, merge_sandbox, merge_ui,
+};
 use super::prices::{ModelInfo, Price, PriceTable};
 use super::providers::ProviderDef;
 use super::spec::{ModelSpec, SpecError};
@@ -78,7 +80,23 @@ pub struct Config {
     /// `[check] command`: the review check run in each model's workspace when it finishes
     /// (the last layer that sets it wins; an empty command turns it off).
     pub check: Option<String>,
+    /// `[mcp_servers.NAME]`: the MCP servers every model gets, by name (a later layer's block
+    /// replaces an earlier one of the same name; `enabled = false` removes it).
+    pub mcp_servers: Vec<McpServerEntry>,
     providers: Vec<ProviderDef>,
+}
+
+/// One configured MCP server and where it was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpServerEntry {
+    /// Its name: the prefix of its tools (`NAME__tool`).
+    pub name: String,
+    /// The block as written.
+    pub block: super::file::McpServerBlock,
+    /// The file and line.
+    pub origin: super::Origin,
+    /// The layer it came from (a project's server is a command the user trusted).
+    pub role: FileRole,
 }
 
 /// The user config file: `$XDG_CONFIG_HOME/versus/config.toml` when that variable is set (on
@@ -160,6 +178,7 @@ impl Config {
             files: Vec::new(),
             trust: super::trust::Trust::NothingToTrust,
             check: None,
+            mcp_servers: Vec::new(),
             providers,
         };
         config.apply_models(layers)?;
@@ -172,6 +191,7 @@ impl Config {
             .find_map(|(l, _)| l.check.as_ref())
             .map(|(block, _)| block.command.trim().to_string())
             .filter(|command| !command.is_empty());
+        config.mcp_servers = merge_mcp_servers(layers)?;
         Ok(config)
     }
 

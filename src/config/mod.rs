@@ -39,7 +39,9 @@ pub const FILE_READ_CAP: u64 = 1 << 20;
 pub use env::{Env, EnvError, VarSource};
 pub use file::Origin;
 pub use kind::ApiKind;
-pub use load::{Config, ConfigFileInfo, FileRole, KnownModel, LoadOptions, user_config_path};
+pub use load::{
+    Config, ConfigFileInfo, FileRole, KnownModel, LoadOptions, McpServerEntry, user_config_path,
+};
 pub use prices::{ModelInfo, Price, PriceEntry, PriceTable};
 pub use providers::{BaseSource, BaseUrl, KeySource, KeyStatus, ProviderDef};
 pub use resolve::{ResolveError, ResolvedModel, resolve};

@@ -110,6 +110,7 @@ impl Engine {
                 output_filter: None,
                 sandbox: self.config.sandbox.clone(),
                 limit: None,
+                mcp: None,
             },
             policy: HistoryPolicy::default(),
             check: request.settings.check.clone(),
