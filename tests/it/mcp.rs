@@ -474,3 +474,97 @@ fn servers_that_fail_are_said_clearly_and_the_run_goes_on() {
         "a hanging server outlived the run"
     );
 }
+
+#[test]
+fn a_projects_recipe_server_does_not_start_before_versus_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let project = base.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("raw_server.py"), RAW_SERVER).unwrap();
+    std::fs::write(project.join("README.md"), "a project\n").unwrap();
+    std::fs::write(
+        base.join("mcp.jsonl"),
+        "{\"tools\": [{\"name\": \"raw__echo\", \"args\": {\"text\": \"from the recipe\"}}]}\n\
+         {\"say\": \"done\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        base.join("mcp.recipe.md"),
+        "# Recipe servers\nversion: 1\n\n## Models\n- demo/mcp.jsonl\n\n## Constraints\n\
+         timeout: 1m\nproject_root: project\n\n## Tasks\n\n### echo\nCall the server.\n\n\
+         ## MCP Servers\n- raw: python3 raw_server.py\n",
+    )
+    .unwrap();
+    let run = |out: &str| {
+        versus()
+            .current_dir(&base)
+            .args(["run", "mcp.recipe.md", "--out", out])
+            .output()
+            .unwrap()
+    };
+    let outputs = || -> Vec<String> {
+        let sessions = project.join(".versus/sessions");
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&sessions)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        dirs.sort();
+        std::fs::read_to_string(dirs.last().unwrap().join("events.jsonl"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["event"]["type"] == "tool_result")
+            .map(|v| v["event"]["output"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let out = run("first");
+    let shown = text(&out);
+    assert!(
+        shown.contains("the recipe's MCP servers (raw) were not started")
+            && shown.contains("versus trust"),
+        "{shown}"
+    );
+    assert!(
+        outputs()[0].starts_with("unknown tool `raw__echo`"),
+        "{:?}",
+        outputs()
+    );
+
+    let trusted = versus()
+        .current_dir(&base)
+        .args(["trust", "mcp.recipe.md"])
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{}", text(&trusted));
+    let out = run("second");
+    let shown = text(&out);
+    assert!(!shown.contains("were not started"), "{shown}");
+    assert!(
+        outputs()[0].starts_with("echo: from the recipe"),
+        "{:?} {shown}",
+        outputs()
+    );
+}
+
+#[test]
+fn mcp_list_shows_each_server_its_tools_and_status() {
+    let w = world();
+    w.user_config(
+        "[mcp_servers.raw]\ncommand = \"python3\"\nargs = [\"raw_server.py\"]\n\
+         [mcp_servers.gone]\ncommand = \"/nonexistent/mcp-server\"\n",
+    );
+    let out = w.versus().args(["mcp", "list"]).output().unwrap();
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(1), "a server failed: {shown}");
+    for expected in [
+        "raw (stdio: python3 raw_server.py, per model)",
+        "status: running (protocol 2025-11-25), 3 tools",
+        "    raw__echo: Echoes `text`.",
+        "note: MCP server `raw`: tool `bad` was left out",
+        "gone (stdio: /nonexistent/mcp-server, per model)",
+        "status: failed: MCP server `gone` did not start as an MCP server",
+    ] {
+        assert!(shown.contains(expected), "missing {expected:?} in {shown}");
+    }
+}
