@@ -64,7 +64,7 @@ fn main() {
         &["python3".to_string(), "raw_server.py".to_string()],
         "bench",
     );
-    let plan = McpPlan::new(vec![spec], &root, settings, reqwest::Client::new());
+    let plan = McpPlan::new(vec![spec], &root, settings, None);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -110,7 +110,11 @@ fn main() {
                 .dispatch("raw__echo", "{\"text\":\"x\"}", &ctx)
                 .await;
             let took = started.elapsed();
-            assert!(!out.is_error && out.text.starts_with("echo: x"), "{}", out.text);
+            assert!(
+                !out.is_error && out.text.starts_with("echo: x"),
+                "{}",
+                out.text
+            );
             let direct_took = direct_call();
             if i < 200 {
                 continue; // warm-up

@@ -55,7 +55,7 @@ struct Live {
 pub struct Server {
     spec: Arc<ServerSpec>,
     place: Option<Place>,
-    http: reqwest::Client,
+    http: Option<reqwest::Client>,
     live: Mutex<Option<Live>>,
     restarts: AtomicU32,
     protocol: std::sync::Mutex<String>,
@@ -87,8 +87,13 @@ pub const PREFERRED_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 pub const FALLBACK_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
 impl Server {
-    /// A server not yet started; `place` is where a stdio server runs.
-    pub fn new(spec: Arc<ServerSpec>, place: Option<Place>, http: reqwest::Client) -> Server {
+    /// A server not yet started; `place` is where a stdio server runs, `http` what reaches an
+    /// HTTP one.
+    pub fn new(
+        spec: Arc<ServerSpec>,
+        place: Option<Place>,
+        http: Option<reqwest::Client>,
+    ) -> Server {
         Server {
             spec,
             place,
@@ -233,8 +238,10 @@ impl Server {
                 if let Some(token) = bearer {
                     config = config.auth_header(token.clone());
                 }
-                let transport =
-                    StreamableHttpClientTransport::with_client(self.http.clone(), config);
+                let Some(http) = &self.http else {
+                    return Err(self.fail("could not be reached: versus has no HTTP client here"));
+                };
+                let transport = StreamableHttpClientTransport::with_client(http.clone(), config);
                 let service = serve_client_with_lifecycle(client_info(), transport, lifecycle)
                     .await
                     .map_err(|err| self.fail(format!("could not be reached at {url}: {err}")))?;
@@ -314,12 +321,39 @@ impl Server {
             answer = peer.call_tool(params) => match answer {
                 Ok(result) => CallEnd::Answered(result),
                 Err(err) => {
-                    let live = self.live.lock().await;
+                    let mut live = self.live.lock().await;
                     let tail = live.as_ref().map(|l| last_lines(&l.stderr)).unwrap_or_default();
-                    CallEnd::Failed(format!(
-                        "MCP server `{}` failed during the call: {err}{tail}",
-                        self.spec.name
-                    ))
+                    // A process whose pipe just closed may not be reaped yet: a moment's wait.
+                    let mut exited = None;
+                    for _ in 0..20 {
+                        exited = live
+                            .as_mut()
+                            .and_then(|l| l.process.as_mut())
+                            .and_then(|p| p.exited());
+                        if exited.is_some() || live.as_ref().is_none_or(|l| l.process.is_none()) {
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    let closed = live.as_ref().is_none_or(|l| l.service.is_closed());
+                    let name = &self.spec.name;
+                    CallEnd::Failed(match exited {
+                        Some(status) => {
+                            let next = if self.restarts.load(Ordering::SeqCst) == 0 {
+                                "it is restarted at the next call (once per run)"
+                            } else {
+                                "it was restarted once already, so its tools are unavailable \
+                                 for the rest of the run"
+                            };
+                            format!(
+                                "MCP server `{name}` stopped during the call ({status}); {next}{tail}"
+                            )
+                        }
+                        None if closed => format!(
+                            "MCP server `{name}` closed the connection during the call ({err}){tail}"
+                        ),
+                        None => format!("MCP server `{name}` answered with an error: {err}{tail}"),
+                    })
                 }
             },
             () = tokio::time::sleep(limit) => CallEnd::TimedOut(limit),

@@ -19,7 +19,7 @@ use crate::tools::{Tool, ToolClass};
 /// dropped (its process group is killed with it).
 pub struct McpPlan {
     specs: Vec<Arc<ServerSpec>>,
-    http: reqwest::Client,
+    http: Option<reqwest::Client>,
     project: PathBuf,
     sandbox: SandboxSettings,
     shared: tokio::sync::OnceCell<Started>,
@@ -52,12 +52,13 @@ impl ModelServers {
 
 impl McpPlan {
     /// The servers `specs` for a run in `project`; `sandbox` is the user's sandbox settings
-    /// (a shared stdio server runs under them with the project read-only).
+    /// (a shared stdio server runs under them with the project read-only); `http` reaches
+    /// Streamable HTTP servers (`None`: they do not start, and say why).
     pub fn new(
         specs: Vec<ServerSpec>,
         project: &Path,
         sandbox: SandboxSettings,
-        http: reqwest::Client,
+        http: Option<reqwest::Client>,
     ) -> McpPlan {
         McpPlan {
             specs: specs.into_iter().map(Arc::new).collect(),
@@ -175,7 +176,7 @@ impl McpPlan {
 async fn start_all(
     specs: &[Arc<ServerSpec>],
     place: Option<Place>,
-    http: &reqwest::Client,
+    http: &Option<reqwest::Client>,
     cancel: &CancellationToken,
 ) -> Started {
     let servers: Vec<Arc<Server>> = specs
@@ -335,13 +336,10 @@ pub fn plan_of(
     if specs.is_empty() {
         return None;
     }
-    let http = match crate::provider::http::default_client() {
-        Ok(http) => http,
-        Err(err) => {
-            tracing::warn!(error = %err, "no HTTP client for MCP servers");
-            reqwest::Client::new()
-        }
-    };
+    // Without a client (it cannot be built: never seen) HTTP servers say so when they start.
+    let http = crate::provider::http::default_client()
+        .inspect_err(|err| tracing::warn!(error = %err, "no HTTP client for MCP servers"))
+        .ok();
     Some(Arc::new(McpPlan::new(
         specs,
         project,
