@@ -505,6 +505,7 @@ fn overhead_child(models: usize, steps: usize) -> Value {
         output_filter: None,
         sandbox: versus::exec::SandboxSettings::default(),
         limit: None,
+        mcp: None,
     };
     let base = Arc::new(Base::capture(&root).unwrap());
 

@@ -162,6 +162,7 @@ fn main() {
                         output_filter: None,
                         sandbox: versus::exec::SandboxSettings::default(),
                         limit: None,
+                        mcp: None,
                     },
                     policy: HistoryPolicy::default(),
                     check: None,

@@ -145,6 +145,7 @@ fn turn(runtime: &tokio::runtime::Runtime, run: &mut Run, parent: &Path) -> (Dur
                     output_filter: None,
                     sandbox: versus::exec::SandboxSettings::default(),
                     limit: None,
+                    mcp: None,
                 },
                 policy: HistoryPolicy::default(),
                 check: None,

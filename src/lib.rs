@@ -10,8 +10,8 @@
 #[cfg(feature = "test-hooks")]
 pub use versus_core::{agent, runner};
 pub use versus_core::{
-    apply, check, config, context, engine, example, exec, fsutil, jsonl, model, provider, recipe,
-    review, sanitize, session, stats, tools, workspace,
+    apply, check, config, context, engine, example, exec, fsutil, jsonl, mcp, model, provider,
+    recipe, review, sanitize, session, stats, tools, workspace,
 };
 pub use versus_tui as tui;
 

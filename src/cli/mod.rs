@@ -4,6 +4,7 @@ mod ask;
 mod clean_cmd;
 mod completions_cmd;
 mod demo_cmd;
+mod mcp_cmd;
 mod models_cmd;
 mod recipe_cmd;
 mod replay_cmd;
@@ -84,6 +85,8 @@ pub enum Command {
     Sessions(sessions_cmd::SessionsArgs),
     /// Remove workspaces kept with --keep-workspaces and those of runs that died.
     Clean(clean_cmd::CleanArgs),
+    /// MCP servers: `list` starts each configured server, shows its tools and status.
+    Mcp(mcp_cmd::McpArgs),
     /// Trust this project's own .versus/config.toml and .env (ignored until trusted).
     Trust(trust_cmd::TrustArgs),
     /// Replay tools: `export` writes a model's recorded conversation as a demo script.
@@ -192,6 +195,7 @@ pub fn main() -> ExitCode {
         Some(Command::Recipe(args)) => recipe_cmd::run(args, cli.project, cli.config, cli.trust),
         Some(Command::Run(args)) => run_cmd::run(args, cli.project, cli.config, cli.trust),
         Some(Command::Trust(args)) => trust_cmd::run(args, cli.project),
+        Some(Command::Mcp(args)) => mcp_cmd::run(args, cli.project, cli.config, cli.trust),
         Some(Command::Stats(args)) => stats_cmd::run(args, cli.project),
         Some(Command::Clean(args)) => clean_cmd::run(args),
         None => tui_cmd::run(cli.tui, cli.project, cli.config, cli.trust),

@@ -176,7 +176,7 @@ fn summary(file: &Path, recipe: &Recipe) {
             })
             .collect();
         say!(
-            "mcp servers: {} (checked, but versus does not start MCP servers yet)",
+            "mcp servers: {} (started for every model of a run once the recipe is trusted)",
             servers.join(", ")
         );
     }

@@ -65,12 +65,17 @@ pub async fn run(
         .collect();
 
     let mut progress = Progress::new(request.display, &opened.tasks, &labels);
-    for note in models::unapplied_settings(&recipe) {
-        progress.note(&format!("versus: note: {note}"));
-    }
     for warning in models::seed_warnings(&recipe, config) {
         progress.note(&format!("versus: warning: {warning}"));
     }
+    let (recipe_servers, servers_note) =
+        models::mcp_servers(&recipe, &request.recipe_file, request.recipe_may_loosen);
+    if let Some(note) = servers_note {
+        progress.note(&format!("versus: note: {note}"));
+    }
+    // Started once per model (per-model servers) or once for the run (shared ones), for
+    // every task of the run: the plan lives as long as the run.
+    let mcp = crate::mcp::plan(config, env, &request.project, recipe_servers);
     let sandbox = recipe.sandbox_settings(&config.sandbox, request.recipe_may_loosen);
     let sandbox_info = super::report::SandboxInfo::of(&sandbox);
 
@@ -163,6 +168,7 @@ pub async fn run(
             )),
             sandbox,
             limit: Some(Concurrency::new(jobs)),
+            mcp: mcp.clone(),
         },
         layout: opened.layout.clone(),
         cancel: run_cancel.clone(),

@@ -90,25 +90,55 @@ pub(super) fn prepare(
     })
 }
 
-/// Warnings about recipe settings a headless run reads but cannot apply yet, so nothing is
-/// ignored silently.
-pub(super) fn unapplied_settings(recipe: &Recipe) -> Vec<String> {
-    let mut notes = Vec::new();
-    if !recipe.mcp_servers.is_empty() {
-        notes.push(
-            "the recipe lists MCP servers; versus does not start MCP servers yet, so the models run without them"
-                .to_string(),
-        );
-    }
-    notes
-}
-
 /// The seed warnings of a run: models given a seed (the recipe's, else the config's) whose
 /// provider takes none. The same words as `versus recipe check`.
 pub(super) fn seed_warnings(recipe: &Recipe, config: &Config) -> Vec<String> {
     recipe.seed_warnings(config.seed, |spec| {
         config.provider(&spec.provider).map(|p| p.kind)
     })
+}
+
+/// The recipe's `## MCP Servers` as servers to start, when the recipe may run commands (a
+/// recipe the user trusted, or their own file: its servers are commands like its setup);
+/// otherwise none, and the note that says why and what to do.
+pub(super) fn mcp_servers(
+    recipe: &Recipe,
+    recipe_file: &std::path::Path,
+    trusted: bool,
+) -> (Vec<crate::mcp::ServerSpec>, Option<String>) {
+    if recipe.mcp_servers.is_empty() {
+        return (Vec::new(), None);
+    }
+    if !trusted {
+        let names: Vec<&str> = recipe.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+        return (
+            Vec::new(),
+            Some(format!(
+                "the recipe's MCP servers ({}) were not started: a project's recipe runs commands \
+                 only once you trust it; read it, then run `versus trust {}`",
+                names.join(", "),
+                recipe_file.display()
+            )),
+        );
+    }
+    let source = format!("recipe {}", recipe_file.display());
+    let specs = recipe
+        .mcp_servers
+        .iter()
+        .map(|s| {
+            // Tool names allow letters, digits, `_` and `-`; a recipe's server name may hold `.`.
+            let name = s.name.replace('.', "_");
+            match &s.transport {
+                crate::recipe::McpTransport::Stdio { argv, .. } => {
+                    crate::mcp::ServerSpec::recipe_stdio(&name, argv, &source)
+                }
+                crate::recipe::McpTransport::Http { url } => {
+                    crate::mcp::ServerSpec::recipe_http(&name, url, &source)
+                }
+            }
+        })
+        .collect();
+    (specs, None)
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ const LAYERS: &[&[&str]] = &[
     &["exec", "fsutil", "jsonl", "model", "sanitize"],
     &["example", "workspace", "provider", "check", "context"],
     &["apply", "tools", "config", "session"],
-    &["agent", "review", "stats"],
+    &["agent", "review", "stats", "mcp"],
     &["runner", "recipe"],
     // The one session engine under every front end.
     &["engine"],

@@ -80,6 +80,7 @@ fn options(scratch: &Path) -> RunOptions {
         output_filter: None,
         sandbox: versus::exec::SandboxSettings::default(),
         limit: None,
+        mcp: None,
     }
 }
 

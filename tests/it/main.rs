@@ -30,6 +30,7 @@ mod engine;
 mod first_hour;
 mod foreign_state;
 mod hostile_checkout;
+mod mcp;
 mod output_safety;
 mod provider_anthropic;
 mod provider_gemini;

@@ -192,6 +192,7 @@ async fn run_with(
         output_filter: None,
         sandbox: versus::exec::SandboxSettings::default(),
         limit: None,
+        mcp: None,
     };
     let base = Arc::new(Base::capture(root).unwrap());
     let (mut rx, _handle) = fan_out(

@@ -1105,7 +1105,8 @@ fn check_prints_a_summary_for_a_good_recipe() {
     assert!(stdout.contains("tasks: 3 (task-1, task-2, explain-the-design)"));
     assert!(stdout.contains("criteria: 13 (no_errors; has_writes;"));
     assert!(stdout.contains("bash(cargo test, cargo build)"));
-    assert!(stdout.contains("versus does not start MCP servers yet"));
+    assert!(stdout.contains("mcp servers: "));
+    assert!(stdout.contains("(started for every model of a run once the recipe is trusted)"));
 }
 
 #[test]

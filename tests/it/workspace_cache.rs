@@ -464,6 +464,7 @@ async fn a_later_turn_sees_the_users_edit_between_turns_even_with_the_old_size_a
                     output_filter: None,
                     sandbox: versus::exec::SandboxSettings::default(),
                     limit: None,
+                    mcp: None,
                 },
                 policy: HistoryPolicy::default(),
                 check: None,

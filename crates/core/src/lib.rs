@@ -42,6 +42,7 @@ pub mod example;
 pub mod exec;
 pub mod fsutil;
 pub mod jsonl;
+pub mod mcp;
 pub mod model;
 pub mod provider;
 pub mod recipe;

@@ -168,6 +168,7 @@ async fn ask(
 ) -> anyhow::Result<ExitCode> {
     let (config, env) = versus::config::load(&project, config_file.as_deref(), trust)?;
     super::print_config_notices(&config, &env);
+    let mcp = versus::mcp::plan(&config, &env, &project, Vec::new());
     // Nothing is created (no `.versus/`, no line in git's exclude file) before the turn can
     // start: the models are resolved and --pick checked first.
     let start = |refuse| StartOptions {
@@ -263,6 +264,7 @@ async fn ask(
                 sandbox
             },
             limit: None,
+            mcp,
         },
         policy: HistoryPolicy::default(),
         check: None,

@@ -56,6 +56,48 @@ struct RawFile {
     sandbox: Option<Spanned<toml::Table>>,
     check: Option<Spanned<CheckBlock>>,
     seed: Option<u64>,
+    #[serde(default)]
+    mcp_servers: BTreeMap<String, Spanned<McpServerBlock>>,
+}
+
+/// One `[mcp_servers.NAME]` block as written: an MCP server whose tools every model of a run
+/// gets (as `NAME__tool`). A `command` is started over stdio, a `url` is reached over
+/// Streamable HTTP; see docs/extensions.md.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerBlock {
+    /// The program of a stdio server (`npx`, `uvx`, a path).
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment variables given to the server, literally.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Names of versus's own environment variables passed on to the server (user config
+    /// only: a project must not choose which of the user's secrets a program receives).
+    #[serde(default)]
+    pub env_vars: Vec<String>,
+    /// The endpoint of a Streamable HTTP server.
+    pub url: Option<String>,
+    /// Request headers sent to an HTTP server, literally.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Request headers whose values come from environment variables (header -> variable;
+    /// user config only).
+    #[serde(default)]
+    pub env_headers: BTreeMap<String, String>,
+    /// The variable holding a bearer token for an HTTP server (user config only).
+    pub bearer_token_env: Option<String>,
+    /// One server for the whole run instead of one per model in its workspace's sandbox.
+    #[serde(default)]
+    pub shared: bool,
+    /// `false` turns off a server an earlier layer configured.
+    pub enabled: Option<bool>,
+    /// Seconds the server may take to start and list its tools (default 30).
+    pub startup_timeout: Option<f64>,
+    /// Seconds one tool call may take (default 120).
+    pub tool_timeout: Option<f64>,
 }
 
 /// `[check]`: the review check, a command run in each model's workspace as soon as that model
@@ -109,6 +151,8 @@ pub struct Layer {
     pub check: Option<(CheckBlock, Origin)>,
     /// `seed = N`: the sampling seed sent to every provider that takes one.
     pub seed: Option<u64>,
+    /// `[mcp_servers.NAME]` blocks in name order.
+    pub mcp_servers: Vec<(String, McpServerBlock, Origin)>,
 }
 
 /// Reads and parses a config file.
@@ -180,6 +224,14 @@ pub fn parse_layer(text: &str, path: &Path) -> Result<Layer, ConfigError> {
             (block.into_inner(), origin)
         }),
         seed: raw.seed,
+        mcp_servers: raw
+            .mcp_servers
+            .into_iter()
+            .map(|(name, block)| {
+                let origin = at(block.span().start);
+                (name, block.into_inner(), origin)
+            })
+            .collect(),
     })
 }
 

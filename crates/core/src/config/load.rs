@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use super::ConfigError;
 use super::env::Env;
 use super::file::{Layer, read_layer};
-use super::merge::{invalid, merge_prices, merge_providers, merge_sandbox, merge_ui};
+use super::merge::{
+    invalid, merge_mcp_servers, merge_prices, merge_providers, merge_sandbox, merge_ui,
+};
 use super::prices::{ModelInfo, Price, PriceTable};
 use super::providers::ProviderDef;
 use super::spec::{ModelSpec, SpecError};
@@ -84,7 +86,23 @@ pub struct Config {
     /// Whether the user trusted the project folder (`versus trust`, unchanged since, or
     /// `--trust`): the project's skills count only then. Set by [`super::load`].
     pub project_trusted: bool,
+    /// `[mcp_servers.NAME]`: the MCP servers every model gets, by name (a later layer's block
+    /// replaces an earlier one of the same name; `enabled = false` removes it).
+    pub mcp_servers: Vec<McpServerEntry>,
     providers: Vec<ProviderDef>,
+}
+
+/// One configured MCP server and where it was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpServerEntry {
+    /// Its name: the prefix of its tools (`NAME__tool`).
+    pub name: String,
+    /// The block as written.
+    pub block: super::file::McpServerBlock,
+    /// The file and line.
+    pub origin: super::Origin,
+    /// The layer it came from (a project's server is a command the user trusted).
+    pub role: FileRole,
 }
 
 /// The user config file: `$XDG_CONFIG_HOME/versus/config.toml` when that variable is set (on
@@ -193,6 +211,7 @@ impl Config {
             check: None,
             seed: None,
             project_trusted: false,
+            mcp_servers: Vec::new(),
             providers,
         };
         config.apply_models(layers)?;
@@ -206,6 +225,7 @@ impl Config {
             .map(|(block, _)| block.command.trim().to_string())
             .filter(|command| !command.is_empty());
         config.seed = layers.iter().rev().find_map(|(l, _)| l.seed);
+        config.mcp_servers = merge_mcp_servers(layers)?;
         Ok(config)
     }
 

@@ -318,6 +318,103 @@ fn check_project_block(def: &ProviderDef, name: &str, block: &ProviderBlock) -> 
     Ok(())
 }
 
+/// Whether `name` can prefix tool names every provider accepts (`NAME__tool`: letters,
+/// digits, `_` and `-`, at most 32 characters, no `__` inside so the split stays clear).
+fn valid_mcp_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && !name.contains("__")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// `[mcp_servers.NAME]` over the layers: a later block of the same name replaces an earlier
+/// one, `enabled = false` removes it. Each block reaches a server one way (`command` or
+/// `url`), and only the user's own file may pass the user's environment on (`env_vars`,
+/// `env_headers`, `bearer_token_env`): a project, trusted or not, never chooses which of the
+/// user's secrets a program or a URL receives.
+pub(crate) fn merge_mcp_servers(
+    layers: &[(Layer, FileRole)],
+) -> Result<Vec<super::load::McpServerEntry>, ConfigError> {
+    let mut servers: std::collections::BTreeMap<String, super::load::McpServerEntry> =
+        std::collections::BTreeMap::new();
+    for (layer, role) in layers {
+        for (name, block, origin) in &layer.mcp_servers {
+            let bad = |message: String| Err(invalid(origin.clone(), message));
+            if !valid_mcp_name(name) {
+                return bad(format!(
+                    "[mcp_servers.{name}]: a server name is 1-32 letters, digits, `_` or `-` \
+                     without `__` (it prefixes its tools: `NAME__tool`)"
+                ));
+            }
+            if block.enabled == Some(false) {
+                servers.remove(name);
+                continue;
+            }
+            match (&block.command, &block.url) {
+                (Some(_), Some(_)) => {
+                    return bad(format!(
+                        "[mcp_servers.{name}]: give either `command` (a stdio server) or `url` \
+                         (a Streamable HTTP server), not both"
+                    ));
+                }
+                (None, None) => {
+                    return bad(format!(
+                        "[mcp_servers.{name}]: give `command` (a stdio server, e.g. \
+                         command = \"npx\", args = [\"-y\", \"@modelcontextprotocol/server-everything\"]) \
+                         or `url` (a Streamable HTTP server)"
+                    ));
+                }
+                (Some(command), None) if command.trim().is_empty() => {
+                    return bad(format!("[mcp_servers.{name}]: `command` is empty"));
+                }
+                (None, Some(url))
+                    if !(url.starts_with("http://") || url.starts_with("https://")) =>
+                {
+                    return bad(format!(
+                        "[mcp_servers.{name}]: `url` must start with http:// or https://"
+                    ));
+                }
+                _ => {}
+            }
+            if *role == FileRole::Project
+                && (!block.env_vars.is_empty()
+                    || !block.env_headers.is_empty()
+                    || block.bearer_token_env.is_some())
+            {
+                return bad(format!(
+                    "[mcp_servers.{name}]: a project's config may not pass your environment to a \
+                     server (`env_vars`, `env_headers`, `bearer_token_env`); configure the \
+                     server in your user config to give it a token"
+                ));
+            }
+            for (key, value) in [
+                ("startup_timeout", block.startup_timeout),
+                ("tool_timeout", block.tool_timeout),
+            ] {
+                if let Some(v) = value
+                    && !(v.is_finite() && v > 0.0 && v <= 86_400.0)
+                {
+                    return bad(format!(
+                        "[mcp_servers.{name}]: `{key}` is seconds, more than 0 and at most 86400"
+                    ));
+                }
+            }
+            servers.insert(
+                name.clone(),
+                super::load::McpServerEntry {
+                    name: name.clone(),
+                    block: block.clone(),
+                    origin: origin.clone(),
+                    role: *role,
+                },
+            );
+        }
+    }
+    Ok(servers.into_values().collect())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -24,6 +24,7 @@ mod limit;
 mod network;
 mod probe;
 mod sandbox;
+mod service;
 
 pub use command::{CommandSpec, Ending, ExecError, Finished, run};
 pub use descriptors::close_on_exec_all;
@@ -33,6 +34,7 @@ pub use network::{CommandRole, looks_like_network_failure, network_hint};
 pub use sandbox::{
     DEFAULT_MAX_PROCESSES, FsAccess, Sandbox, SandboxMode, SandboxSettings, WorkspaceDirs,
 };
+pub use service::{Service, start_service};
 
 /// Checks that the sandbox of `settings` can start here, so a front end can say so before the
 /// first command (`Ok` when the sandbox is off: there is nothing to start).

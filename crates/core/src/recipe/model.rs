@@ -70,7 +70,8 @@ pub struct Recipe {
     pub tools: ToolSet,
     /// `## Tool Descriptions`: tool name -> description that replaces the built-in one.
     pub tool_descriptions: BTreeMap<String, String>,
-    /// `## MCP Servers`: kept and validated; versus does not start MCP servers yet.
+    /// `## MCP Servers`: started for every model of a run once the recipe is trusted (see
+    /// `crate::mcp`).
     pub mcp_servers: Vec<McpServer>,
     /// `## Constraints`: limits of each model run.
     pub constraints: Constraints,

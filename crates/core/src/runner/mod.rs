@@ -63,6 +63,9 @@ pub struct RunOptions {
     /// At most this many entries run at once, over every fan-out given the same limit
     /// (`None`: no limit).
     pub limit: Option<Concurrency>,
+    /// The run's MCP servers (`None`: none): a model's own servers start in its workspace
+    /// once that is ready, and their tools join its registry for the turn.
+    pub mcp: Option<Arc<crate::mcp::McpPlan>>,
 }
 
 /// A limit on how many entries run at once, shared by every fan-out given a clone of it
@@ -328,12 +331,13 @@ async fn run_entry(
         root: workspace.root().to_path_buf(),
         mode: workspace.mode(),
     });
+    let sandbox = Arc::new(workspace.sandbox(&options.sandbox));
     let env = ToolEnv {
         view: workspace.view(),
         limits: options.limits.clone(),
         spill_dir: options.spill_dir.clone(),
         output_filter: options.output_filter.clone(),
-        sandbox: Arc::new(workspace.sandbox(&options.sandbox)),
+        sandbox: Arc::clone(&sandbox),
     };
     let sink_tx = tx.clone();
     let emit: EventSink = Arc::new(move |event| {
@@ -342,7 +346,28 @@ async fn run_entry(
             event,
         });
     });
-    let outcome = run_agent(&entry.agent, entry.history, prompt, &env, &emit, cancel).await;
+    // The model's MCP servers: its own in its workspace and sandbox, the run's shared ones.
+    // One that does not start is said in the model's events and the run goes on without it.
+    let mut agent = entry.agent.clone();
+    let servers = match &options.mcp {
+        Some(plan) if !plan.is_empty() => {
+            let servers = plan.for_model(sandbox, workspace.root(), &cancel).await;
+            for problem in &servers.problems {
+                emit(AgentEvent::Error {
+                    message: problem.clone(),
+                    context_overflow: false,
+                });
+            }
+            agent.tools = Arc::new(agent.tools.with_tools(servers.tools.clone()));
+            Some(servers)
+        }
+        _ => None,
+    };
+    let outcome = run_agent(&agent, entry.history, prompt, &env, &emit, cancel).await;
+    // Its servers end before the scan: nothing of theirs writes after the change set is taken.
+    if let Some(servers) = servers {
+        servers.shutdown().await;
+    }
     let recorded = workspace.writes();
     // An in-memory workspace runs no command (it has no tree of its own to run one in), so
     // nothing but its recorded writes changed it: no scan (it would walk the real project).

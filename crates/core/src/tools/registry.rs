@@ -182,6 +182,18 @@ impl ToolRegistry {
         true
     }
 
+    /// This registry with `extra` tools after its own (a model's MCP tools, which exist only
+    /// once its servers started). A name already taken keeps the tool it has.
+    pub fn with_tools(&self, extra: Vec<Arc<dyn Tool>>) -> Self {
+        let mut out = self.clone();
+        for tool in extra {
+            if out.get(tool.spec().name).is_none() {
+                out.tools.push(tool);
+            }
+        }
+        out
+    }
+
     /// Looks a tool up by name.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|t| t.spec().name == name)

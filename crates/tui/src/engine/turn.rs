@@ -111,6 +111,8 @@ impl Engine {
                 output_filter: None,
                 sandbox: self.config.sandbox.clone(),
                 limit: None,
+                // The configured MCP servers, started for this turn's models.
+                mcp: versus_core::mcp::plan(&self.config, &self.env, &self.project, Vec::new()),
             },
             policy: HistoryPolicy::default(),
             check: request.settings.check.clone(),
