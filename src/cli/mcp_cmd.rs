@@ -7,7 +7,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
 
 /// Arguments of `versus mcp`.
@@ -39,10 +38,7 @@ pub fn run(
     trust: bool,
 ) -> anyhow::Result<ExitCode> {
     let project = super::project_dir(project)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("start the async runtime")?;
+    let runtime = super::runtime()?;
     super::on_runtime(&runtime, list(args, project, config_file, trust))
 }
 

@@ -126,6 +126,16 @@ fn start_log(path: &std::path::Path) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("start logging: {e}"))
 }
 
+/// The async runtime of a command that needs one (all threads, every driver): built the same
+/// way for each.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    use anyhow::Context;
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")
+}
+
 /// Runs a command's body as a task on `runtime` and waits for it. A body awaited directly by
 /// `block_on` runs on the main thread, which then has to be woken (a futex wake and two
 /// context switches) for every event the models' tasks send it; as a task it is woken on a

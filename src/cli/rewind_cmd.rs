@@ -100,10 +100,7 @@ pub fn run(args: RewindArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
     }
     // The rewind itself goes through the session engine, like /rewind in the TUI: the
     // session's one log writer records the `rewound` record and the choice's mark.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("start the async runtime")?;
+    let runtime = super::runtime()?;
     let _entered = runtime.enter();
     drop(store);
     // The one start of every front end; a rewind runs no command, so no sandbox to check.

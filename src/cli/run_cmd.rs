@@ -70,10 +70,7 @@ pub fn run(
     trust: bool,
 ) -> anyhow::Result<ExitCode> {
     let here = super::project_dir(project)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("start the async runtime")?;
+    let runtime = super::runtime()?;
     super::on_runtime(&runtime, run_recipe(args, here, config_file, trust))
 }
 

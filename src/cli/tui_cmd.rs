@@ -56,10 +56,7 @@ pub fn run(
     if !trust {
         ask_trust(&project)?;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("start the async runtime")?;
+    let runtime = super::runtime()?;
     let outcome = runtime.block_on(run_tui(TuiOptions {
         project,
         config_file,

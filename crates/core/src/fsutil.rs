@@ -315,22 +315,7 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
 /// ~/.ssh/id_ed25519` was read on the host and copied into the workspace's private
 /// repository, where the model read the key with `cat .git/info/exclude`.
 pub fn read_capped_beneath(root: &Path, rel: &str, cap: u64) -> io::Result<Vec<u8>> {
-    use nix::fcntl::{OFlag, openat};
-    use nix::sys::stat::Mode;
-    let (dir, name) = walk_beneath(root, rel, false)?;
-    let flags = OFlag::O_RDONLY
-        | OFlag::O_NOFOLLOW
-        | OFlag::O_NONBLOCK
-        | OFlag::O_NOCTTY
-        | OFlag::O_CLOEXEC;
-    let fd = openat(&dir, name, flags, Mode::empty()).map_err(|e| match e {
-        nix::errno::Errno::ELOOP => io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("`{rel}` is a symlink: refused"),
-        ),
-        e => e.into(),
-    })?;
-    read_open_capped(fs::File::from(fd), cap)
+    read_open_capped(open_file_beneath(root, rel)?, cap)
 }
 
 /// The first `cap` bytes of the regular file `rel` inside `root`, following no link at all (as
@@ -341,6 +326,13 @@ pub fn read_capped_beneath(root: &Path, rel: &str, cap: u64) -> io::Result<Vec<u
 /// a size cap; a long one is cut with a note saying so, where a config file over its cap is
 /// an error. The file is still someone else's: no link followed, nothing but a regular file.
 pub fn read_head_beneath(root: &Path, rel: &str, cap: u64) -> io::Result<(Vec<u8>, u64)> {
+    read_open_head(open_file_beneath(root, rel)?, cap)
+}
+
+/// `rel` inside `root` opened for reading with no link followed on the way or at the end (a
+/// final link is refused by name), without blocking on a FIFO or taking a terminal: the one
+/// open of [`read_capped_beneath`] and [`read_head_beneath`].
+fn open_file_beneath(root: &Path, rel: &str) -> io::Result<fs::File> {
     use nix::fcntl::{OFlag, openat};
     use nix::sys::stat::Mode;
     let (dir, name) = walk_beneath(root, rel, false)?;
@@ -356,7 +348,7 @@ pub fn read_head_beneath(root: &Path, rel: &str, cap: u64) -> io::Result<(Vec<u8
         ),
         e => e.into(),
     })?;
-    read_open_head(fs::File::from(fd), cap)
+    Ok(fs::File::from(fd))
 }
 
 /// [`read_head_beneath`] of a path the user chose (their own config folder): a link is

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
@@ -153,10 +153,7 @@ pub fn run(
     trust: bool,
 ) -> anyhow::Result<ExitCode> {
     let project = super::project_dir(project)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("start the async runtime")?;
+    let runtime = super::runtime()?;
     super::on_runtime(&runtime, ask(args, project, config_file, trust))
 }
 

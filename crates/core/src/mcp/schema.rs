@@ -19,16 +19,7 @@ const MAX_NAME: usize = 64;
 /// `server__tool` in the characters every provider accepts (`[A-Za-z0-9_-]`, others become
 /// `_`), at most 64 long; `None` when nothing of the tool's name is left.
 pub(crate) fn tool_name(server: &str, tool: &str) -> Option<String> {
-    let cleaned: String = tool
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let cleaned = crate::provider::ids::only_name_characters(tool);
     if cleaned.is_empty() {
         return None;
     }

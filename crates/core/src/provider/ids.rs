@@ -5,11 +5,10 @@
 //! [`normalize_call_id`]; because the mapping is a pure function, a call and its result always
 //! end up with the same id.
 
-/// The id with every character outside `[a-zA-Z0-9_-]` replaced by `_`, cut to 64 characters
-/// (a short hash of the original keeps cut ids distinct); an empty id becomes `call`.
-pub fn normalize_call_id(id: &str) -> String {
-    let clean: String = id
-        .chars()
+/// `text` with every character outside `[a-zA-Z0-9_-]` (what every provider accepts in a call
+/// id or a tool name) replaced by `_`.
+pub fn only_name_characters(text: &str) -> String {
+    text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
                 c
@@ -17,7 +16,13 @@ pub fn normalize_call_id(id: &str) -> String {
                 '_'
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The id with every character outside `[a-zA-Z0-9_-]` replaced by `_`, cut to 64 characters
+/// (a short hash of the original keeps cut ids distinct); an empty id becomes `call`.
+pub fn normalize_call_id(id: &str) -> String {
+    let clean = only_name_characters(id);
     if clean.is_empty() {
         return "call".to_string();
     }
