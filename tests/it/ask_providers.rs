@@ -678,3 +678,52 @@ fn an_answer_cut_at_the_token_limit_is_reported_as_max_tokens_not_done() {
         "{model}"
     );
 }
+
+/// Wire finding 1 of issue 25: a custom provider with no key that answers 401 is told to check
+/// where that provider's key is configured, for every kind: never nothing (the OpenAI kinds
+/// said "check " and stopped) and never another API's variable (the Anthropic and Gemini kinds
+/// named `ANTHROPIC_API_KEY` and `GEMINI_API_KEY`).
+#[test]
+fn a_custom_provider_without_a_key_is_told_where_its_key_goes_on_401() {
+    for kind in ["openai-chat", "openai-responses", "anthropic", "gemini"] {
+        let setup = Setup::new();
+        let server = MockServer::start(vec![Reply::json(
+            401,
+            r#"{"error": {"message": "missing api key", "type": "invalid_request_error"}}"#,
+        )]);
+        let config = setup.config_home.join("versus/config.toml");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(
+            &config,
+            format!(
+                "[providers.local]\nkind = \"{kind}\"\nbase_url = \"{}/v1\"\n",
+                server.url()
+            ),
+        )
+        .unwrap();
+        let out = versus()
+            .arg("-C")
+            .arg(&setup.root)
+            .env("XDG_CONFIG_HOME", &setup.config_home)
+            .env("TMPDIR", &setup.temp)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("GEMINI_API_KEY")
+            .env_remove("GOOGLE_API_KEY")
+            .args(["ask", "hi", "-m", "local/some-model", "--json", "--quiet"])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&out);
+        let doc: Value =
+            serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{kind}: {stdout}\n{stderr}"));
+        let error = doc["models"][0]["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains("authentication failed")
+                && error.contains("check api_key_env in [providers.local]"),
+            "{kind}: {error}"
+        );
+        for other in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"] {
+            assert!(!error.contains(other), "{kind}: {error}");
+        }
+    }
+}

@@ -171,11 +171,10 @@ pub fn resolve(
             provider: provider.name.clone(),
             base_url: base,
             api_key,
-            key_hint: if provider.needs_key {
-                provider.key_hint()
-            } else {
-                String::new()
-            },
+            // What a 401 tells the user to check, for every provider, a key-less one too (a
+            // local server that turns out to want a key, a custom `[providers.NAME]`): its own
+            // variables, else where its key is configured, never another API's variable.
+            key_hint: provider.key_hint(),
             headers: provider.headers.clone(),
             base_hint,
             vision: info
