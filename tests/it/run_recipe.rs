@@ -386,8 +386,9 @@ fn count(records: &[Value], kind: &str, model: &str) -> usize {
         .count()
 }
 
-#[test]
-fn a_run_killed_with_sigkill_resumes_and_does_not_rerun_finished_models() {
+/// The fixture run with the fixer and the slow model, killed with SIGKILL once the fixer has
+/// finished and the slow model is past its first step: the start of every resume test.
+fn killed_mid_run() -> (Dir, PathBuf) {
     let dir = fixture();
     let out = dir.path().join("out");
     let mut child = spawn_run(
@@ -399,6 +400,12 @@ fn a_run_killed_with_sigkill_resumes_and_does_not_rerun_finished_models() {
     });
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    (dir, out)
+}
+
+#[test]
+fn a_run_killed_with_sigkill_resumes_and_does_not_rerun_finished_models() {
+    let (dir, out) = killed_mid_run();
     let records = checkpoint(&out);
     assert!(!has(&records, "finished", SLOW), "slow was still streaming");
     assert!(
@@ -464,17 +471,7 @@ fn run_sessions(dir: &Dir) -> Vec<(String, Vec<Value>)> {
 /// report.
 #[test]
 fn a_resumed_run_whose_session_is_gone_records_the_rest_in_a_new_one() {
-    let dir = fixture();
-    let out = dir.path().join("out");
-    let mut child = spawn_run(
-        &dir,
-        &["run.recipe.md", "--out", "out", "-m", FIXER, "-m", SLOW],
-    );
-    wait_for(&out, "fixer finished and slow past its first step", |r| {
-        has(r, "finished", FIXER) && has(r, "step", SLOW)
-    });
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    let (dir, out) = killed_mid_run();
     let before = run_sessions(&dir);
     assert_eq!(before.len(), 1);
     let gone = before[0].0.clone();
@@ -514,17 +511,7 @@ fn a_resumed_run_whose_session_is_gone_records_the_rest_in_a_new_one() {
 /// attempt) instead of opening a new one.
 #[test]
 fn a_resumed_run_continues_its_own_session() {
-    let dir = fixture();
-    let out = dir.path().join("out");
-    let mut child = spawn_run(
-        &dir,
-        &["run.recipe.md", "--out", "out", "-m", FIXER, "-m", SLOW],
-    );
-    wait_for(&out, "fixer finished and slow past its first step", |r| {
-        has(r, "finished", FIXER) && has(r, "step", SLOW)
-    });
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    let (dir, out) = killed_mid_run();
     let before = run_sessions(&dir);
     let ids = |sessions: &[(String, Vec<Value>)]| -> Vec<String> {
         sessions.iter().map(|(id, _)| id.clone()).collect()

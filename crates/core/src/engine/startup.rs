@@ -141,11 +141,7 @@ const SESSIONS_SEARCHED: usize = 20;
 /// half-way: its snapshots describe files a new apply would change again, so it must be
 /// rolled back (`versus rewind`) before anything new is applied. Blocking (reads journals).
 pub fn refuse_if_interrupted(store: &Store) -> Result<(), EngineError> {
-    for id in store.sessions()?.into_iter().rev().take(SESSIONS_SEARCHED) {
-        let dir = store.root().join("sessions").join(&id);
-        if !dir.join(crate::apply::journal::JOURNAL_FILE).exists() {
-            continue;
-        }
+    for (id, dir) in sessions_that_applied(store)?.take(SESSIONS_SEARCHED) {
         if let Some(pending) = ApplyEngine::new(store.project(), &dir)?.pending_recovery()? {
             return Err(EngineError::ApplyInterrupted {
                 apply_id: pending.apply_id,
@@ -154,6 +150,19 @@ pub fn refuse_if_interrupted(store: &Store) -> Result<(), EngineError> {
         }
     }
     Ok(())
+}
+
+/// The sessions of `store` that ever applied something (they have an apply journal), newest
+/// first, with their folders: what both the interrupted-apply refusal and `versus rewind` walk.
+fn sessions_that_applied(
+    store: &Store,
+) -> Result<impl Iterator<Item = (String, std::path::PathBuf)> + '_, EngineError> {
+    Ok(store.sessions()?.into_iter().rev().filter_map(|id| {
+        let dir = store.root().join("sessions").join(&id);
+        dir.join(crate::apply::journal::JOURNAL_FILE)
+            .exists()
+            .then_some((id, dir))
+    }))
 }
 
 /// What `versus rewind` acts on, decided once for the command (the TUI's `/rewind` acts on its
@@ -181,10 +190,9 @@ pub fn find_rewind_target(
     store: &Store,
     session: Option<&str>,
 ) -> Result<RewindTarget, EngineError> {
-    let journal = crate::apply::journal::JOURNAL_FILE;
     if let Some(prefix) = session {
         let (id, dir) = store.session(Some(prefix))?;
-        if !dir.join(journal).exists() {
+        if !dir.join(crate::apply::journal::JOURNAL_FILE).exists() {
             return Ok(RewindTarget::NeverApplied(Some(id)));
         }
         let interrupted = ApplyEngine::new(store.project(), &dir)?.pending_recovery()?;
@@ -194,11 +202,7 @@ pub fn find_rewind_target(
         });
     }
     let mut applied = false;
-    for id in store.sessions()?.into_iter().rev() {
-        let dir = store.root().join("sessions").join(&id);
-        if !dir.join(journal).exists() {
-            continue;
-        }
+    for (id, dir) in sessions_that_applied(store)? {
         applied = true;
         let engine = ApplyEngine::new(store.project(), &dir)?;
         let interrupted = engine.pending_recovery()?;
