@@ -168,12 +168,44 @@ fn bench_search(rt: &tokio::runtime::Runtime, reg: &ToolRegistry) {
     );
     println!("| case | versus | reference | reference time | ratio |\n|---|---|---|---|---|");
     let c = ctx(&root);
+    // (label, pattern, literal, ignore case, file glob)
     let cases = [
-        ("literal", "frobnicate_the_widget_zyx", true),
-        ("regex", r"fn\s+[a-z]+_zyxq\w*\(", false),
+        ("literal", "frobnicate_the_widget_zyx", true, false, None),
+        ("regex", r"fn\s+[a-z]+_zyxq\w*\(", false, false, None),
+        (
+            "literal, ignore case",
+            "Frobnicate_The_Widget_zyx",
+            true,
+            true,
+            None,
+        ),
+        (
+            "literal, glob *.rs",
+            "frobnicate_the_widget_zyx",
+            true,
+            false,
+            Some("*.rs"),
+        ),
+        (
+            "literal, glob *.toml",
+            "frobnicate_the_widget_zyx",
+            true,
+            false,
+            Some("*.toml"),
+        ),
+        (
+            "regex, glob **/src/**/*.rs",
+            r"fn\s+[a-z]+_zyxq\w*\(",
+            false,
+            false,
+            Some("**/src/**/*.rs"),
+        ),
     ];
-    for (label, pattern, literal) in cases {
-        let args = json!({"pattern": pattern, "literal": literal});
+    for (label, pattern, literal, ignore_case, glob) in cases {
+        let mut args = json!({"pattern": pattern, "literal": literal, "ignore_case": ignore_case});
+        if let Some(glob) = glob {
+            args["file_glob"] = json!(glob);
+        }
         let ours = time(|| {
             call(rt, reg, &c, "search_code", &args);
         });
@@ -192,6 +224,12 @@ fn bench_search(rt: &tokio::runtime::Runtime, reg: &ToolRegistry) {
                 ]);
                 if literal {
                     cmd.arg("-F");
+                }
+                if ignore_case {
+                    cmd.arg("-i");
+                }
+                if let Some(glob) = glob {
+                    cmd.arg("-g").arg(glob);
                 }
                 cmd.arg("--").arg(pattern).arg(".").current_dir(&root);
                 cmd.stdout(Stdio::null())

@@ -8,13 +8,12 @@
 
 use std::sync::Arc;
 
-use globset::GlobMatcher;
 use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::registry::{Handler, Tool, run_blocking, typed};
-use super::walk::{Located, Overlay, Walk, compile_glob, locate, not_found};
+use super::walk::{FileGlob, Located, Overlay, Walk, compile_glob, locate, not_found};
 use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// The search_files tool, for the registry.
@@ -117,7 +116,7 @@ fn search(args: &Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
 
 /// Matching files on disk, as paths relative to the root, minus those the overlay shadows.
 fn walk_disk(
-    matcher: &GlobMatcher,
+    matcher: &FileGlob,
     base: &crate::workspace::ProjectPath,
     overlay: &Overlay,
     ctx: &ToolContext,

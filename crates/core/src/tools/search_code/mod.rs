@@ -29,7 +29,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use globset::GlobMatcher;
 use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
@@ -38,7 +37,7 @@ use serde_json::json;
 
 use super::registry::{Handler, Tool, run_blocking, typed};
 use super::text;
-use super::walk::{Located, Overlay, Walk, compile_glob, locate, not_found};
+use super::walk::{FileGlob, Located, Overlay, Walk, compile_glob, locate, not_found};
 use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
 use crate::workspace::ProjectPath;
 use collect::{Budget, Collector, FileHits, keep_first};
@@ -107,7 +106,7 @@ impl Handler for SearchCode {
 struct Plan<'a> {
     matcher: RegexMatcher,
     context: usize,
-    glob: Option<GlobMatcher>,
+    glob: Option<FileGlob>,
     budget: Budget,
     overlay: Overlay,
     ctx: &'a ToolContext,
@@ -330,6 +329,13 @@ fn search_file(
 const PROBE_FILES: usize = 256;
 /// Entries the ordered first pass looks at most (a glob may leave most files unsearched).
 const PROBE_ENTRIES: usize = 4096;
+/// Entries after which the first pass gives up early when it has searched fewer than
+/// [`SPARSE_FILES`] files: a glob that leaves most files out (`*.toml` in a cargo registry)
+/// makes the ordered walk a single-threaded walk of the tree's first part, which the parallel
+/// walk does in a fraction of the time.
+const SPARSE_ENTRIES: usize = 1024;
+/// See [`SPARSE_ENTRIES`].
+const SPARSE_FILES: usize = 32;
 
 /// Searches the folder on disk, skipping what the overlay shadows: first in path order on this
 /// thread, then, when that did not settle the result, in parallel.
@@ -354,12 +360,10 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
         {
             return None;
         }
-        if let Some(glob) = &plan.glob {
-            let below = path.strip_prefix(walk.start()).unwrap_or(path);
-            let from_root = path.strip_prefix(walk.root()).unwrap_or(path);
-            if !glob.is_match(below) && !glob.is_match(from_root) {
-                return None;
-            }
+        if let Some(glob) = &plan.glob
+            && !glob.is_match_at(path, walk.start(), walk.root())
+        {
+            return None;
         }
         let rel = walk.rel_to_root(path)?;
         (!(check_overlay && plan.overlay.shadows(&rel))).then_some(rel)
@@ -385,7 +389,10 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
             // The first max + 1 matches are known: nothing after them can be shown.
             break;
         }
-        if seen >= PROBE_ENTRIES || searched >= PROBE_FILES {
+        if seen >= PROBE_ENTRIES
+            || searched >= PROBE_FILES
+            || (seen >= SPARSE_ENTRIES && searched < SPARSE_FILES)
+        {
             settled = false;
             break;
         }
@@ -475,7 +482,7 @@ fn search_written(plan: &Plan<'_>, dir: &ProjectPath) -> Vec<FileHits> {
             } else {
                 rel.get(prefix.len() + 1..).unwrap_or_default()
             };
-            if !glob.is_match(below) && !glob.is_match(rel) {
+            if !glob.is_match_either(Path::new(below), Path::new(rel)) {
                 continue;
             }
         }

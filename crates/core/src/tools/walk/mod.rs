@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use ignore::{DirEntry, WalkBuilder, WalkState};
 
-pub(crate) use glob::compile_glob;
+pub(crate) use glob::{FileGlob, compile_glob};
 pub(crate) use overlay::Overlay;
 
 use super::ToolError;
