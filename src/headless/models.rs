@@ -59,6 +59,7 @@ pub(super) fn prepare(
         let mut settings = recipe.agent_settings(spec);
         settings.system = system.clone();
         settings.seed = settings.seed.or(config.seed);
+        settings.edit_tools = recipe.constraints.edit_tools.unwrap_or(config.edit_tools);
         settings
     };
     let roster =

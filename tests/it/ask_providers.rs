@@ -228,15 +228,26 @@ fn edit_calc(new: &str) -> Value {
     json!({"path": "calc.py", "old_string": "return a - b", "new_string": new})
 }
 
-/// gpt-5: reads, edits to `a + b`, finishes.
+/// gpt-5's patch (its family's editing tool is apply_patch): `a - b` to `a + b`.
+fn patch_calc() -> Value {
+    json!({"patch": "*** Begin Patch\n*** Update File: calc.py\n@@\n-    return a - b\n+    return a + b\n*** End Patch"})
+}
+
+/// The tool names a request offered (Responses `tools[].name`, Messages `tools[].name`).
+fn offered_tools(request: &Recorded) -> Vec<String> {
+    request.json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// gpt-5: reads, patches to `a + b`, finishes.
 fn openai_server() -> MockServer {
     MockServer::start(vec![
         responses(1, &[("call_oa_read", "read_file", read_calc())], None),
-        responses(
-            2,
-            &[("call_oa_edit", "edit_file", edit_calc("return a + b"))],
-            None,
-        ),
+        responses(2, &[("call_oa_edit", "apply_patch", patch_calc())], None),
         responses(3, &[], Some("Changed the minus to a plus.")),
     ])
 }
@@ -496,7 +507,18 @@ fn ask_with_two_real_providers_pick_and_rewind_without_leaking_keys() {
     assert!(results[0].1.contains("return a - b"), "{}", results[0].1);
     let results = responses_results(&sent[2]);
     assert_eq!(results[1].0, "call_oa_edit");
-    assert!(results[1].1.contains("edited calc.py"), "{}", results[1].1);
+    assert!(
+        results[1].1.contains("M calc.py (+1 -1"),
+        "{}",
+        results[1].1
+    );
+    // Each family gets its own editing tool (edit_tools = "family", the default), and the
+    // system prompt names only the tools it has.
+    let tools = offered_tools(&sent[0]);
+    assert!(tools.iter().any(|t| t == "apply_patch"), "{tools:?}");
+    assert!(!tools.iter().any(|t| t == "edit_file"), "{tools:?}");
+    let instructions = sent[0].json()["instructions"].as_str().unwrap().to_string();
+    assert!(!instructions.contains("- edit_file:"), "{instructions}");
     let sent = anthropic.requests();
     assert_eq!(sent.len(), 3);
     for request in &sent {
@@ -504,6 +526,9 @@ fn ask_with_two_real_providers_pick_and_rewind_without_leaking_keys() {
         assert_eq!(request.header("x-api-key"), Some(ANTHROPIC_KEY));
         assert_eq!(request.json()["model"], "claude-sonnet-4-5");
     }
+    let tools = offered_tools(&sent[0]);
+    assert!(tools.iter().any(|t| t == "edit_file"), "{tools:?}");
+    assert!(!tools.iter().any(|t| t == "apply_patch"), "{tools:?}");
     let results = anthropic_last_results(&sent[2]);
     let ids: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(ids, ["toolu_02Edit", "toolu_03Notes"]);
@@ -726,4 +751,24 @@ fn a_custom_provider_without_a_key_is_told_where_its_key_goes_on_401() {
             assert!(!error.contains(other), "{kind}: {error}");
         }
     }
+}
+
+#[test]
+fn edit_tools_both_in_the_user_config_gives_every_model_both_editing_tools() {
+    let setup = Setup::new();
+    let dir = setup.config_home.join("versus");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "edit_tools = \"both\"\n").unwrap();
+    let (output, openai, anthropic) = setup.ask(&[]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    for tools in [
+        offered_tools(&openai.requests()[0]),
+        offered_tools(&anthropic.requests()[0]),
+    ] {
+        assert!(tools.iter().any(|t| t == "edit_file"), "{tools:?}");
+        assert!(tools.iter().any(|t| t == "apply_patch"), "{tools:?}");
+    }
+    // The same tools for both: the fairness ledger has nothing to say about them.
+    assert!(!stdout.contains("editing tool"), "{stdout}");
 }

@@ -148,6 +148,7 @@ fn every_section_and_key_is_read() {
             max_steps: 0,
             max_cost: Some(2.5),
             project_root: Some("../project".into()),
+            edit_tools: None,
         }
     );
     assert_eq!(

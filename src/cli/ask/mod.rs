@@ -417,6 +417,7 @@ fn targets(
         max_cost: args.max_cost,
         system: system_prompt(&tools.guidance(), None),
         seed: config.seed,
+        edit_tools: config.edit_tools,
         ..AgentSettings::default()
     };
     let requests: Vec<ModelRequest> = specs

@@ -46,6 +46,9 @@ pub struct AgentSettings {
     /// Folders outside the workspace that `read_file` may read by absolute path, read-only
     /// (the user's and a recipe's skills), so a model can open a skill the catalog names.
     pub read_roots: Vec<PathBuf>,
+    /// Which editing tool the model gets (`edit_file`, `apply_patch`, both, or its family's);
+    /// applied when its entry is made ([`crate::tools::narrow_edit_tools`]).
+    pub edit_tools: crate::tools::EditTools,
 }
 
 impl Default for AgentSettings {
@@ -60,6 +63,7 @@ impl Default for AgentSettings {
             system: String::new(),
             seed: None,
             read_roots: Vec::new(),
+            edit_tools: crate::tools::EditTools::default(),
         }
     }
 }
@@ -118,7 +122,8 @@ impl Agent {
 /// ledger: two models with the same text ran under the same limits.
 pub fn limits_text(settings: &AgentSettings) -> String {
     format!(
-        "max_steps={} timeout={}s max_cost={} max_output_tokens={} temperature={} reasoning={:?}",
+        "max_steps={} timeout={}s max_cost={} max_output_tokens={} temperature={} reasoning={:?} \
+         edit_tools={}",
         settings.max_steps,
         settings.timeout.as_secs_f64(),
         settings
@@ -134,6 +139,7 @@ pub fn limits_text(settings: &AgentSettings) -> String {
             .map(|c| c.to_string())
             .unwrap_or_else(|| "default".into()),
         settings.reasoning,
+        settings.edit_tools.as_str(),
     )
 }
 

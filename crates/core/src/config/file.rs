@@ -56,6 +56,7 @@ struct RawFile {
     sandbox: Option<Spanned<toml::Table>>,
     check: Option<Spanned<CheckBlock>>,
     seed: Option<u64>,
+    edit_tools: Option<crate::tools::EditTools>,
     #[serde(default)]
     mcp_servers: BTreeMap<String, Spanned<McpServerBlock>>,
 }
@@ -151,6 +152,8 @@ pub struct Layer {
     pub check: Option<(CheckBlock, Origin)>,
     /// `seed = N`: the sampling seed sent to every provider that takes one.
     pub seed: Option<u64>,
+    /// `edit_tools = "family" | "edit_file" | "apply_patch" | "both"`.
+    pub edit_tools: Option<crate::tools::EditTools>,
     /// `[mcp_servers.NAME]` blocks in name order.
     pub mcp_servers: Vec<(String, McpServerBlock, Origin)>,
 }
@@ -224,6 +227,7 @@ pub fn parse_layer(text: &str, path: &Path) -> Result<Layer, ConfigError> {
             (block.into_inner(), origin)
         }),
         seed: raw.seed,
+        edit_tools: raw.edit_tools,
         mcp_servers: raw
             .mcp_servers
             .into_iter()

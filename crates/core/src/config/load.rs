@@ -83,6 +83,9 @@ pub struct Config {
     /// `seed = N`: the sampling seed sent to every provider that takes one (Chat, Gemini);
     /// the last layer that sets it wins. A recipe's `seed` wins over it.
     pub seed: Option<u64>,
+    /// `edit_tools = "family" | "edit_file" | "apply_patch" | "both"`: which editing tool
+    /// each model gets; the last layer that sets it wins, a recipe's Constraints over it.
+    pub edit_tools: crate::tools::EditTools,
     /// Whether the user trusted the project folder (`versus trust`, unchanged since, or
     /// `--trust`): the project's skills count only then. Set by [`super::load`].
     pub project_trusted: bool,
@@ -210,6 +213,7 @@ impl Config {
             trust: super::trust::Trust::NothingToTrust,
             check: None,
             seed: None,
+            edit_tools: crate::tools::EditTools::default(),
             project_trusted: false,
             mcp_servers: Vec::new(),
             providers,
@@ -225,6 +229,11 @@ impl Config {
             .map(|(block, _)| block.command.trim().to_string())
             .filter(|command| !command.is_empty());
         config.seed = layers.iter().rev().find_map(|(l, _)| l.seed);
+        config.edit_tools = layers
+            .iter()
+            .rev()
+            .find_map(|(l, _)| l.edit_tools)
+            .unwrap_or_default();
         config.mcp_servers = merge_mcp_servers(layers)?;
         Ok(config)
     }

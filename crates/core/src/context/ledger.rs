@@ -150,17 +150,7 @@ fn differences(e: &LedgerEntry, reference: &LedgerEntry) -> Vec<String> {
                     .filter(|t| !reference.tools.contains(t))
                     .map(String::as_str)
                     .collect();
-                let mut text = String::from("tools");
-                if !missing.is_empty() {
-                    text.push_str(&format!(" (missing {})", missing.join(", ")));
-                }
-                if !extra.is_empty() {
-                    text.push_str(&format!(" (extra {})", extra.join(", ")));
-                }
-                if missing.is_empty() && extra.is_empty() {
-                    text.push_str(" (same names, other descriptions or schemas)");
-                }
-                text
+                tools_difference(&missing, &extra)
             }
             "seed" => format!(
                 "seed ({} vs {})",
@@ -172,6 +162,33 @@ fn differences(e: &LedgerEntry, reference: &LedgerEntry) -> Vec<String> {
         });
     }
     out
+}
+
+/// How a model's tools differ from the reference's. One editing tool in place of the other is
+/// the `edit_tools` policy giving each family its own, and is said so, with the setting that
+/// gives every model both.
+fn tools_difference(missing: &[&str], extra: &[&str]) -> String {
+    let is_edit_tool = |name: &str| name == "edit_file" || name == "apply_patch";
+    if let ([gone], [instead]) = (missing, extra)
+        && is_edit_tool(gone)
+        && is_edit_tool(instead)
+    {
+        return format!(
+            "editing tool {instead} instead of {gone} (by model family; edit_tools = \"both\" \
+             gives every model both)"
+        );
+    }
+    let mut text = String::from("tools");
+    if !missing.is_empty() {
+        text.push_str(&format!(" (missing {})", missing.join(", ")));
+    }
+    if !extra.is_empty() {
+        text.push_str(&format!(" (extra {})", extra.join(", ")));
+    }
+    if missing.is_empty() && extra.is_empty() {
+        text.push_str(" (same names, other descriptions or schemas)");
+    }
+    text
 }
 
 fn seed_text(seed: Option<u64>) -> String {
@@ -220,5 +237,35 @@ mod tests {
         );
         let mut same = vec![entries[0].clone(), entries[1].clone()];
         assert!(compare(&mut same));
+    }
+
+    #[test]
+    fn one_editing_tool_in_place_of_the_other_is_named_as_the_family_policy() {
+        let claude = [tool("read_file"), tool("edit_file")];
+        let gpt = [tool("read_file"), tool("apply_patch")];
+        let mut entries = vec![
+            entry("claude", &claude, &[], "l"),
+            entry("claude#2", &claude, &[], "l"),
+            entry("gpt", &gpt, &[], "l"),
+        ];
+        assert!(!compare(&mut entries));
+        assert_eq!(
+            entries[2].differs,
+            [
+                "editing tool apply_patch instead of edit_file (by model family; edit_tools = \
+              \"both\" gives every model both)"
+            ]
+        );
+        // Any other difference is listed as before.
+        let mut entries = vec![
+            entry("a", &claude, &[], "l"),
+            entry("b", &claude, &[], "l"),
+            entry("c", &[tool("read_file"), tool("bash")], &[], "l"),
+        ];
+        compare(&mut entries);
+        assert_eq!(
+            entries[2].differs,
+            ["tools (missing edit_file) (extra bash)"]
+        );
     }
 }

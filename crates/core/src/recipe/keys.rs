@@ -124,6 +124,22 @@ const CONSTRAINTS: &[Key] = &[
         },
         get: |r| text_or_none(&r.constraints.project_root),
     },
+    Key {
+        name: "edit_tools",
+        accepts: || "`family`, `edit_file`, `apply_patch`, `both`, or `default`".into(),
+        set: |r, v| {
+            r.constraints.edit_tools = values::optional(v, |t| {
+                crate::tools::EditTools::parse(t).map_err(values::bad)
+            })?;
+            Ok(())
+        },
+        get: |r| {
+            r.constraints
+                .edit_tools
+                .map_or("default", |e| e.as_str())
+                .into()
+        },
+    },
 ];
 
 const CONTEXT: &[Key] = &[

@@ -196,6 +196,8 @@ pub struct Constraints {
     /// The project to run in, relative to the recipe file's folder. `None`: the folder versus
     /// was started in (or `-C DIR`).
     pub project_root: Option<String>,
+    /// `edit_tools`: which editing tool each model gets. `None` (`default`): the config's.
+    pub edit_tools: Option<crate::tools::EditTools>,
 }
 
 /// `## Context`.

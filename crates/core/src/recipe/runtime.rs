@@ -298,6 +298,7 @@ impl Recipe {
             system: self.system_prompt.clone(),
             seed: sampling.seed,
             read_roots: Vec::new(),
+            edit_tools: self.constraints.edit_tools.unwrap_or_default(),
         }
     }
 

@@ -41,8 +41,24 @@ pub fn entry_for(
     resolved: &ResolvedModel,
     client: Arc<dyn ModelClient>,
     tools: Arc<ToolRegistry>,
-    settings: AgentSettings,
+    mut settings: AgentSettings,
 ) -> ModelEntry {
+    // The one place a model's tools are final: its editing tool by the settings' policy, and
+    // the system prompt's guidance to match. Demo scripts name whichever tool they call.
+    let scripted = resolved.kind == ApiKind::Demo;
+    let tools = match crate::tools::narrow_edit_tools(
+        &tools,
+        &settings.system,
+        settings.edit_tools,
+        &resolved.spec.model,
+        scripted,
+    ) {
+        Some((narrowed, system)) => {
+            settings.system = system;
+            Arc::new(narrowed)
+        }
+        None => tools,
+    };
     let cost: Option<CostFn> = resolved.price.map(|price| {
         let f: CostFn = Arc::new(move |usage| Some(price.cost(usage)));
         f

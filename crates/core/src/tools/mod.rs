@@ -7,6 +7,7 @@
 
 mod args;
 mod context;
+mod edit_tools;
 mod error;
 mod output;
 mod registry;
@@ -28,6 +29,7 @@ mod write_file;
 
 pub use args::validate as validate_args;
 pub use context::{ToolContext, ToolLimits};
+pub use edit_tools::{EditTools, narrow as narrow_edit_tools, trained_tool};
 pub use error::ToolError;
 pub use output::{EditOutcome, ImagePart, ToolOutput};
 pub use registry::{Tool, ToolRegistry};

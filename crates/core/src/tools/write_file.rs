@@ -20,7 +20,8 @@ pub(crate) fn tool() -> Arc<dyn Tool> {
         ToolSpec {
             name: "write_file",
             description: "Create a file or replace its whole content. Parent folders are \
-                created. Prefer edit_file for changing part of an existing file."
+                created. To change part of an existing file, use the file-editing tool you were \
+                given (edit_file or apply_patch) instead."
                 .to_string(),
             parameters: json!({
                 "type": "object",
@@ -32,7 +33,7 @@ pub(crate) fn tool() -> Arc<dyn Tool> {
                 "additionalProperties": false
             }),
             guidance:
-                "write_file: for new files or full rewrites; use edit_file for targeted changes."
+                "write_file: for new files or full rewrites; make targeted changes with your editing tool."
                     .to_string(),
             class: ToolClass::Proposal,
         },

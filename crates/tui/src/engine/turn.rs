@@ -60,6 +60,7 @@ impl Engine {
             timeout: Duration::from_secs(request.settings.timeout_secs),
             system: system_prompt(&tools.guidance(), request.settings.system.as_deref()),
             seed: self.config.seed,
+            edit_tools: self.config.edit_tools,
             ..AgentSettings::default()
         };
         let mut targets = Vec::with_capacity(request.targets.len());
