@@ -20,6 +20,7 @@ mod apply_modes;
 mod apply_rewind;
 mod architecture;
 mod ask_cli;
+mod ask_cloud;
 mod ask_providers;
 mod boundary;
 mod changeset_compose;

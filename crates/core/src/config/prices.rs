@@ -359,7 +359,7 @@ mod tests {
         let t = table();
         assert_eq!(t.lookup("openai", "gpt-9-imaginary"), ModelInfo::default());
         // A model of one provider is not priced under another.
-        assert_eq!(t.lookup("azure", "gpt-5").price, None);
+        assert_eq!(t.lookup("anthropic", "gpt-5").price, None);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::fmt;
 use super::env::{Env, VarSource};
 use super::file::Origin;
 use super::kind::ApiKind;
+use crate::provider::azure::AzureApi;
 
 /// A value that must never be printed (an API key written in a config file).
 #[derive(Clone, PartialEq, Eq)]
@@ -130,6 +131,30 @@ pub struct ProviderDef {
     pub vision: Option<bool>,
     /// The config block that defined or changed it.
     pub origin: Option<Origin>,
+    /// Azure OpenAI's settings (kind `azure`).
+    pub azure: AzureDef,
+    /// A key is used when set but not required (a LiteLLM proxy without a master key).
+    pub key_optional: bool,
+}
+
+/// Azure OpenAI's settings of one provider as configured.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AzureDef {
+    /// The OpenAI API the deployments are called through.
+    pub api: AzureApi,
+    /// `api-version`, when configured.
+    pub api_version: Option<String>,
+    /// Where an Entra ID token comes from, when configured (user config only).
+    pub entra: Option<EntraDef>,
+}
+
+/// Where an Entra ID token comes from, as configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntraDef {
+    /// `entra_token_env`: the variable's name.
+    Env(String),
+    /// `entra_token_command`: run with `sh -c`.
+    Command(String),
 }
 
 impl fmt::Debug for ProviderDef {
@@ -153,6 +178,8 @@ impl fmt::Debug for ProviderDef {
             .field("free", &self.free)
             .field("vision", &self.vision)
             .field("origin", &self.origin)
+            .field("azure", &self.azure)
+            .field("key_optional", &self.key_optional)
             .finish()
     }
 }
@@ -181,6 +208,8 @@ impl ProviderDef {
             free,
             vision: None,
             origin: None,
+            azure: AzureDef::default(),
+            key_optional: false,
         }
     }
 
@@ -203,6 +232,8 @@ impl ProviderDef {
             free: false,
             vision: None,
             origin: Some(origin),
+            azure: AzureDef::default(),
+            key_optional: false,
         }
     }
 
@@ -245,6 +276,7 @@ impl ProviderDef {
         }
         match &self.config_key {
             Some((_, origin)) => KeyStatus::Set(KeySource::Config(origin.clone())),
+            None if self.key_optional => KeyStatus::NotNeeded,
             None => KeyStatus::Missing,
         }
     }
@@ -296,6 +328,16 @@ pub fn builtin_providers() -> Vec<ProviderDef> {
         true,
     );
     ollama.api_suffix = Some("/v1".to_string());
+    // Azure OpenAI: no default endpoint (each resource has its own); the variables of
+    // OpenAI's own SDKs.
+    let mut azure = ProviderDef::builtin(
+        "azure",
+        ApiKind::Azure,
+        None,
+        &["AZURE_OPENAI_API_KEY"],
+        false,
+    );
+    azure.base_env = Some("AZURE_OPENAI_ENDPOINT".to_string());
     vec![
         ProviderDef::builtin(
             "openai",
@@ -329,6 +371,7 @@ pub fn builtin_providers() -> Vec<ProviderDef> {
             false,
         ),
         ollama,
+        azure,
         ProviderDef::builtin("demo", ApiKind::Demo, None, &[], true),
     ]
 }
