@@ -548,3 +548,68 @@ fn azure_credentials_echoed_by_the_server_are_redacted() {
     );
     setup.assert_nowhere(&[&output], &[AZURE_KEY, "SECRET-0a1b2c3d"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// LiteLLM proxy.
+
+const LITELLM_KEY: &str = "sk-litellm-SECRET-77aa88bb";
+
+/// A LiteLLM proxy with a master key: `/chat/completions` at its root, the key as a bearer.
+fn litellm_check(request: &Recorded) -> Result<(), String> {
+    if request.target != "/chat/completions" {
+        return Err(format!("Not Found: {}", request.target));
+    }
+    if request.header("authorization") != Some(&format!("Bearer {LITELLM_KEY}")) {
+        return Err("Authentication Error, No api key passed in.".to_string());
+    }
+    Ok(())
+}
+
+#[test]
+fn litellm_proxy_runs_the_loop_priced_as_the_model_it_names() {
+    let setup = Setup::new();
+    let steps = fix_loop();
+    let server = MockServer::start_checked(
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| chat_stream(i + 1, s))
+            .collect(),
+        litellm_check,
+    );
+    let output = setup.ask(
+        "litellm/gpt-4.1",
+        &[
+            ("LITELLM_BASE_URL", &server.url()),
+            ("LITELLM_API_KEY", LITELLM_KEY),
+        ],
+        &[],
+    );
+    assert_eq!(server.refused(), Vec::<String>::new());
+    assert_fixed(&output, "litellm/gpt-4.1");
+    let sent = server.requests();
+    assert_eq!(sent.len(), 4);
+    assert_eq!(sent[0].json()["model"], "gpt-4.1");
+    assert_results(&chat_results(&sent[3]));
+    // 10,000 input tokens at $2/M and 400 output at $8/M: OpenAI's gpt-4.1 price.
+    let (stdout, _) = text(&output);
+    let row: Vec<&str> = stdout
+        .lines()
+        .find(|l| l.starts_with("litellm/gpt-4.1"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[5..8], ["10.0k", "400", "$0.0232"], "{stdout}");
+    setup.assert_nowhere(&[&output], &[LITELLM_KEY, "SECRET-77aa88bb"]);
+
+    // A proxy without a master key: no key needed, none sent.
+    let server = MockServer::start(vec![chat_stream(1, &Step::Text("hello"))]);
+    let output = setup.ask(
+        "litellm/gpt-4.1",
+        &[("LITELLM_BASE_URL", &server.url())],
+        &[],
+    );
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(server.requests()[0].header("authorization"), None);
+}

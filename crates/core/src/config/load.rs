@@ -315,7 +315,26 @@ impl Config {
         if info.price.is_none() && self.provider(&spec.provider).is_some_and(|p| p.free) {
             info.price = Some(Price::FREE);
         }
+        if info.price.is_none() && self.provider(&spec.provider).is_some_and(|p| p.gateway) {
+            info = self.gateway_info(&spec.model).unwrap_or(info);
+        }
         info
+    }
+
+    /// A gateway's model priced as the model it names: `anthropic/claude-sonnet-4-5` as that
+    /// provider's, a bare `gpt-4.1` as the first of OpenAI, Anthropic and Gemini that has it.
+    fn gateway_info(&self, model: &str) -> Option<ModelInfo> {
+        let candidates: Vec<(&str, &str)> = match model.split_once('/') {
+            Some((provider, name)) => vec![(provider, name)],
+            None => ["openai", "anthropic", "gemini"]
+                .into_iter()
+                .map(|provider| (provider, model))
+                .collect(),
+        };
+        candidates
+            .into_iter()
+            .map(|(provider, name)| self.prices.lookup(provider, name))
+            .find(|info| info.price.is_some())
     }
 
     /// Models worth listing: price-table entries of known providers, each provider's
@@ -407,6 +426,7 @@ pub(crate) mod tests {
                 "openrouter",
                 "ollama",
                 "azure",
+                "litellm",
                 "demo"
             ]
         );

@@ -135,6 +135,9 @@ pub struct ProviderDef {
     pub azure: AzureDef,
     /// A key is used when set but not required (a LiteLLM proxy without a master key).
     pub key_optional: bool,
+    /// A gateway to other providers' models (LiteLLM): a model without a price of its own is
+    /// priced as the model its name names (`anthropic/claude-sonnet-4-5`, `gpt-4.1`).
+    pub gateway: bool,
 }
 
 /// Azure OpenAI's settings of one provider as configured.
@@ -180,6 +183,7 @@ impl fmt::Debug for ProviderDef {
             .field("origin", &self.origin)
             .field("azure", &self.azure)
             .field("key_optional", &self.key_optional)
+            .field("gateway", &self.gateway)
             .finish()
     }
 }
@@ -210,6 +214,7 @@ impl ProviderDef {
             origin: None,
             azure: AzureDef::default(),
             key_optional: false,
+            gateway: false,
         }
     }
 
@@ -234,6 +239,7 @@ impl ProviderDef {
             origin: Some(origin),
             azure: AzureDef::default(),
             key_optional: false,
+            gateway: false,
         }
     }
 
@@ -338,6 +344,17 @@ pub fn builtin_providers() -> Vec<ProviderDef> {
         false,
     );
     azure.base_env = Some("AZURE_OPENAI_ENDPOINT".to_string());
+    // A LiteLLM proxy: its documented address and the key variables its clients use; the key
+    // (a virtual or master key) is optional, as a proxy without a master key takes none.
+    let mut litellm = ProviderDef::builtin(
+        "litellm",
+        ApiKind::OpenAiChat,
+        Some(("LITELLM_BASE_URL", "http://localhost:4000")),
+        &["LITELLM_API_KEY", "LITELLM_PROXY_API_KEY"],
+        false,
+    );
+    litellm.key_optional = true;
+    litellm.gateway = true;
     vec![
         ProviderDef::builtin(
             "openai",
@@ -372,6 +389,7 @@ pub fn builtin_providers() -> Vec<ProviderDef> {
         ),
         ollama,
         azure,
+        litellm,
         ProviderDef::builtin("demo", ApiKind::Demo, None, &[], true),
     ]
 }
@@ -460,6 +478,21 @@ mod tests {
             gemini.key_status(&env),
             KeyStatus::Set(KeySource::Var { dotenv: true, .. })
         ));
+    }
+
+    #[test]
+    fn litellm_uses_a_key_when_set_and_runs_without_one() {
+        let litellm = builtin("litellm");
+        let env = Env::empty();
+        assert_eq!(litellm.key_status(&env), KeyStatus::NotNeeded);
+        assert_eq!(litellm.key_value(&env), None);
+        assert_eq!(
+            litellm.base_url(&env).unwrap().api_base,
+            "http://localhost:4000"
+        );
+        let env = Env::from_pairs([("LITELLM_PROXY_API_KEY", "sk-litellm")]);
+        assert_eq!(litellm.key_value(&env).as_deref(), Some("sk-litellm"));
+        assert!(matches!(litellm.key_status(&env), KeyStatus::Set(_)));
     }
 
     #[test]

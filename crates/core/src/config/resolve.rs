@@ -398,7 +398,7 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("unknown provider `nimbus`"), "{text}");
         assert!(
-            text.contains("openai, anthropic, gemini, openrouter, ollama, azure, demo"),
+            text.contains("openai, anthropic, gemini, openrouter, ollama, azure, litellm, demo"),
             "{text}"
         );
     }
