@@ -613,3 +613,204 @@ fn litellm_proxy_runs_the_loop_priced_as_the_model_it_names() {
     assert!(output.status.success(), "{stdout}\n{stderr}");
     assert_eq!(server.requests()[0].header("authorization"), None);
 }
+
+// ---------------------------------------------------------------------------------------------
+// AWS Bedrock.
+
+const AWS_KEY_ID: &str = "AKIDBEDROCKTEST01";
+const AWS_SECRET: &str = "aws-secret-SECRET-9f8e7d6c5b4a";
+const AWS_TOKEN: &str = "aws-session-SECRET-token-1a2b3c";
+const BEDROCK_MODEL: &str = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+
+fn bedrock_expected() -> util::aws::Expected {
+    util::aws::Expected {
+        access_key_id: AWS_KEY_ID,
+        secret_access_key: AWS_SECRET,
+        session_token: Some(AWS_TOKEN),
+        region: "us-west-2",
+    }
+}
+
+/// Bedrock Runtime: ConverseStream at the model's path (its `:` percent-encoded), signed with
+/// SigV4 for `bedrock` in us-west-2 by the profile's temporary credentials.
+fn bedrock_check(request: &Recorded) -> Result<(), String> {
+    let path = "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream";
+    if request.method != "POST" || request.target != path {
+        return Err(format!(
+            "UnknownOperationException: {} {}",
+            request.method, request.target
+        ));
+    }
+    util::aws::verify_sigv4(request, &bedrock_expected())
+}
+
+#[test]
+fn bedrock_converse_stream_runs_the_loop_signed_with_profile_credentials_and_retries_throttling() {
+    let setup = Setup::new();
+    // The profile's keys in a shared credentials file, the region in the config file.
+    let credentials = setup.home.join("aws-credentials");
+    let config = setup.home.join("aws-config");
+    std::fs::write(
+        &credentials,
+        format!(
+            "[default]\naws_access_key_id = AKIDWRONG\naws_secret_access_key = wrong\n\n[work]\naws_access_key_id = {AWS_KEY_ID}\naws_secret_access_key = {AWS_SECRET}\naws_session_token = {AWS_TOKEN}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(&config, "[profile work]\nregion = us-west-2\n").unwrap();
+    let mut replies = vec![
+        // Throttled first, as an HTTP 429, then in the stream: both retried.
+        Reply::json(
+            429,
+            r#"{"message":"Too many requests, please wait before trying again."}"#,
+        )
+        .header(
+            "x-amzn-ErrorType",
+            "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+        ),
+        util::aws::stream_reply(util::aws::exception(
+            "throttlingException",
+            "Too many tokens, please wait before trying again.",
+        )),
+    ];
+    for (i, step) in fix_loop().iter().enumerate() {
+        let bytes = match step {
+            Step::Calls(calls) => util::aws::converse(i + 1, calls, None),
+            Step::Text(text) => util::aws::converse(i + 1, &[], Some(text)),
+        };
+        replies.push(util::aws::stream_reply(bytes));
+    }
+    let server = MockServer::start_checked(replies, bedrock_check);
+    let model = format!("bedrock/{BEDROCK_MODEL}");
+    let output = setup.ask(
+        &model,
+        &[
+            ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", &server.url()),
+            ("AWS_SHARED_CREDENTIALS_FILE", credentials.to_str().unwrap()),
+            ("AWS_CONFIG_FILE", config.to_str().unwrap()),
+            ("AWS_PROFILE", "work"),
+        ],
+        &[],
+    );
+    assert_eq!(server.refused(), Vec::<String>::new());
+    assert_fixed(&output, &model);
+    let sent = server.requests();
+    assert_eq!(sent.len(), 6, "two throttled attempts, then four steps");
+    // Every attempt signed anew (its own x-amz-date may repeat within a second, but each
+    // carries a signature the mock verified).
+    let body = sent[5].json();
+    assert_eq!(
+        body["system"][0]["text"].as_str().map(|s| !s.is_empty()),
+        Some(true)
+    );
+    assert!(
+        body["toolConfig"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["toolSpec"]["name"] == "bash"),
+        "{body}"
+    );
+    let results = util::aws::tool_results(&sent[5]);
+    // The last request carries only the bash result in its last message; the earlier ones
+    // are in earlier user messages.
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0].0, "call_bash");
+    assert!(results[0].1.contains("PASS"), "{results:?}");
+    let all: Vec<(String, String)> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().unwrap().clone())
+        .filter_map(|b| {
+            let r = b.get("toolResult")?;
+            Some((
+                r["toolUseId"].as_str()?.to_string(),
+                r["content"][0]["text"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    assert_results(&all);
+    let uses: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().unwrap())
+        .filter_map(|b| b.pointer("/toolUse/toolUseId")?.as_str())
+        .collect();
+    assert_eq!(uses, ["call_read", "call_edit", "call_bash"]);
+    // Priced from the table: the inference profile as its model, $3/M in and $15/M out.
+    let (stdout, _) = text(&output);
+    let row: Vec<&str> = stdout
+        .lines()
+        .find(|l| l.starts_with(&model))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[5..8], ["10.0k", "400", "$0.0360"], "{stdout}");
+    setup.assert_nowhere(
+        &[&output],
+        &[AWS_TOKEN, "SECRET-9f8e7d6c5b4a", "SECRET-token-1a2b3c"],
+    );
+}
+
+/// Credentials in the environment, and what a missing region or missing credentials say.
+#[test]
+fn bedrock_with_environment_credentials_and_clear_errors_without() {
+    let setup = Setup::new();
+    let server = MockServer::start_checked(
+        vec![util::aws::stream_reply(util::aws::converse(
+            1,
+            &[],
+            Some("Hello from Bedrock."),
+        ))],
+        |request| {
+            util::aws::verify_sigv4(
+                request,
+                &util::aws::Expected {
+                    session_token: None,
+                    ..bedrock_expected()
+                },
+            )
+        },
+    );
+    let model = format!("bedrock/{BEDROCK_MODEL}");
+    let output = setup.ask(
+        &model,
+        &[
+            ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", &server.url()),
+            ("AWS_ACCESS_KEY_ID", AWS_KEY_ID),
+            ("AWS_SECRET_ACCESS_KEY", AWS_SECRET),
+            ("AWS_REGION", "us-west-2"),
+        ],
+        &[],
+    );
+    let (stdout, stderr) = text(&output);
+    assert_eq!(server.refused(), Vec::<String>::new());
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Hello from Bedrock."), "{stdout}");
+
+    let output = setup.ask(&model, &[("AWS_REGION", "us-west-2")], &["--json"]);
+    let (stdout, stderr) = text(&output);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stdout}\n{stderr}"));
+    let error = doc["models"][0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("no AWS credentials") && error.contains("AWS_ACCESS_KEY_ID"),
+        "{error}"
+    );
+    let output = setup.ask(
+        &model,
+        &[
+            ("AWS_ACCESS_KEY_ID", AWS_KEY_ID),
+            ("AWS_SECRET_ACCESS_KEY", AWS_SECRET),
+        ],
+        &["--json"],
+    );
+    let (stdout, stderr) = text(&output);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stdout}\n{stderr}"));
+    let error = doc["models"][0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("no AWS region") && error.contains("AWS_REGION"),
+        "{error}"
+    );
+}

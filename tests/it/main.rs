@@ -34,6 +34,7 @@ mod hostile_checkout;
 mod mcp;
 mod output_safety;
 mod provider_anthropic;
+mod provider_bedrock;
 mod provider_gemini;
 mod provider_loops;
 mod provider_openai_chat;

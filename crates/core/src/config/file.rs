@@ -138,6 +138,10 @@ pub struct ProviderBlock {
     pub entra_token_env: Option<String>,
     /// Azure: a command printing an Entra ID token (user config only).
     pub entra_token_command: Option<String>,
+    /// Bedrock: the AWS region (else `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's).
+    pub region: Option<String>,
+    /// Bedrock: the AWS profile (else `AWS_PROFILE`, else `default`; user config only).
+    pub profile: Option<String>,
 }
 
 /// One file's settings, each with the place it was written.

@@ -28,6 +28,10 @@ pub enum ApiKind {
     /// with an `api-key` header or an Entra ID token (`provider::azure`).
     #[serde(rename = "azure")]
     Azure,
+    /// AWS Bedrock Converse (`/model/{id}/converse-stream`), SigV4-signed
+    /// (`provider::bedrock`).
+    #[serde(rename = "bedrock")]
+    Bedrock,
     /// The offline, scripted demo provider.
     #[serde(rename = "demo")]
     Demo,
@@ -42,12 +46,13 @@ impl ApiKind {
     }
 
     /// Every kind, in the order shown to users.
-    pub const ALL: [ApiKind; 6] = [
+    pub const ALL: [ApiKind; 7] = [
         ApiKind::OpenAiResponses,
         ApiKind::OpenAiChat,
         ApiKind::Anthropic,
         ApiKind::Gemini,
         ApiKind::Azure,
+        ApiKind::Bedrock,
         ApiKind::Demo,
     ];
 
@@ -59,6 +64,7 @@ impl ApiKind {
             ApiKind::Anthropic => "anthropic",
             ApiKind::Gemini => "gemini",
             ApiKind::Azure => "azure",
+            ApiKind::Bedrock => "bedrock",
             ApiKind::Demo => "demo",
         }
     }
@@ -73,7 +79,7 @@ impl fmt::Display for ApiKind {
 /// An API kind name that is not one of [`ApiKind::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown API kind `{0}`; use one of: openai-responses, openai-chat, anthropic, gemini, azure"
+    "unknown API kind `{0}`; use one of: openai-responses, openai-chat, anthropic, gemini, azure, bedrock"
 )]
 pub struct UnknownKind(pub String);
 

@@ -427,6 +427,7 @@ pub(crate) mod tests {
                 "ollama",
                 "azure",
                 "litellm",
+                "bedrock",
                 "demo"
             ]
         );

@@ -312,6 +312,31 @@ fn apply_cloud_settings(
             "[providers.{name}]: `{key}` is an Azure OpenAI setting; it needs kind = \"azure\""
         ));
     }
+    let bedrock = [
+        ("region", block.region.is_some()),
+        ("profile", block.profile.is_some()),
+    ];
+    if def.kind != ApiKind::Bedrock
+        && let Some((key, _)) = bedrock.iter().find(|(_, set)| *set)
+    {
+        return Err(format!(
+            "[providers.{name}]: `{key}` is an AWS Bedrock setting; it needs kind = \"bedrock\""
+        ));
+    }
+    for (value, slot) in [
+        (&block.region, &mut def.bedrock.region),
+        (&block.profile, &mut def.bedrock.profile),
+    ] {
+        if let Some(value) = value {
+            let value = value.trim();
+            if value.is_empty() || value.chars().any(char::is_whitespace) {
+                return Err(format!(
+                    "[providers.{name}]: region and profile are single words, e.g. region = \"us-east-1\""
+                ));
+            }
+            *slot = Some(value.to_string());
+        }
+    }
     if role == FileRole::Project
         && (block.entra_token_env.is_some() || block.entra_token_command.is_some())
     {
@@ -362,7 +387,13 @@ fn check_project_block(def: &ProviderDef, name: &str, block: &ProviderBlock) -> 
             "[providers.{name}]: a project config may not set `api_key_env` (a repository could send any of your variables to its own server); set it in your user config"
         ));
     }
-    if def.needs_key || def.azure.entra.is_some() {
+    let sends_cloud_credentials = block.kind.unwrap_or(def.kind) == ApiKind::Bedrock;
+    if block.profile.is_some() {
+        return Err(format!(
+            "[providers.{name}]: a project config may not set `profile` (it would choose which of your AWS credentials are used); set it in your user config"
+        ));
+    }
+    if def.needs_key || def.azure.entra.is_some() || sends_cloud_credentials {
         let changed = [
             ("base_url", block.base_url.is_some()),
             ("api_key", block.api_key.is_some()),

@@ -133,6 +133,8 @@ pub struct ProviderDef {
     pub origin: Option<Origin>,
     /// Azure OpenAI's settings (kind `azure`).
     pub azure: AzureDef,
+    /// AWS Bedrock's `region` and `profile` (kind `bedrock`).
+    pub bedrock: crate::provider::bedrock::credentials::Lookup,
     /// A key is used when set but not required (a LiteLLM proxy without a master key).
     pub key_optional: bool,
     /// A gateway to other providers' models (LiteLLM): a model without a price of its own is
@@ -182,6 +184,7 @@ impl fmt::Debug for ProviderDef {
             .field("vision", &self.vision)
             .field("origin", &self.origin)
             .field("azure", &self.azure)
+            .field("bedrock", &self.bedrock)
             .field("key_optional", &self.key_optional)
             .field("gateway", &self.gateway)
             .finish()
@@ -213,6 +216,7 @@ impl ProviderDef {
             vision: None,
             origin: None,
             azure: AzureDef::default(),
+            bedrock: Default::default(),
             key_optional: false,
             gateway: false,
         }
@@ -238,6 +242,7 @@ impl ProviderDef {
             vision: None,
             origin: Some(origin),
             azure: AzureDef::default(),
+            bedrock: Default::default(),
             key_optional: false,
             gateway: false,
         }
@@ -355,6 +360,10 @@ pub fn builtin_providers() -> Vec<ProviderDef> {
     );
     litellm.key_optional = true;
     litellm.gateway = true;
+    // AWS Bedrock: credentials and region where the AWS tools look (provider::bedrock), the
+    // endpoint from the region unless AWS's own override variable says otherwise.
+    let mut bedrock = ProviderDef::builtin("bedrock", ApiKind::Bedrock, None, &[], false);
+    bedrock.base_env = Some("AWS_ENDPOINT_URL_BEDROCK_RUNTIME".to_string());
     vec![
         ProviderDef::builtin(
             "openai",
@@ -390,6 +399,7 @@ pub fn builtin_providers() -> Vec<ProviderDef> {
         ollama,
         azure,
         litellm,
+        bedrock,
         ProviderDef::builtin("demo", ApiKind::Demo, None, &[], true),
     ]
 }

@@ -12,6 +12,8 @@ use super::providers::{BaseSource, EntraDef, KeySource, KeyStatus, ProviderDef, 
 use super::spec::{ModelSpec, SpecError};
 use crate::provider::WireConfig;
 use crate::provider::azure::{AzureSettings, EntraToken};
+use crate::provider::bedrock::BedrockSettings;
+use crate::provider::bedrock::credentials::{AWS_VARS, AwsEnv};
 
 /// A model ready to be built into a client: which adapter, where, with which key, at what
 /// price. `Debug` shows no key (WireConfig redacts it).
@@ -39,6 +41,8 @@ pub enum CloudSettings {
     None,
     /// Kind `azure`.
     Azure(AzureSettings),
+    /// Kind `bedrock`.
+    Bedrock(BedrockSettings),
 }
 
 impl ResolvedModel {
@@ -207,6 +211,14 @@ pub fn resolve(
             api: provider.azure.api,
             api_version: provider.azure.api_version.clone(),
             entra,
+        }),
+        ApiKind::Bedrock => CloudSettings::Bedrock(BedrockSettings {
+            lookup: provider.bedrock.clone(),
+            env: AwsEnv::from_pairs(
+                AWS_VARS
+                    .iter()
+                    .filter_map(|name| Some((*name, env.non_empty(name)?))),
+            ),
         }),
         _ => CloudSettings::None,
     };
@@ -398,7 +410,9 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("unknown provider `nimbus`"), "{text}");
         assert!(
-            text.contains("openai, anthropic, gemini, openrouter, ollama, azure, litellm, demo"),
+            text.contains(
+                "openai, anthropic, gemini, openrouter, ollama, azure, litellm, bedrock, demo"
+            ),
             "{text}"
         );
     }

@@ -8,6 +8,7 @@ use crate::agent::{Agent, AgentSettings, CostFn};
 use crate::config::{ApiKind, CloudSettings, ResolvedModel};
 use crate::provider::anthropic::AnthropicWire;
 use crate::provider::azure::{AzureSettings, AzureWire};
+use crate::provider::bedrock::{BedrockSettings, BedrockWire};
 use crate::provider::demo::{DemoError, DemoModel};
 use crate::provider::gemini::GeminiWire;
 use crate::provider::openai_chat::ChatWire;
@@ -43,6 +44,13 @@ pub fn client_for(
                 &resolved.spec.model,
                 &settings,
             ))
+        }
+        ApiKind::Bedrock => {
+            let settings = match &resolved.cloud {
+                CloudSettings::Bedrock(settings) => settings.clone(),
+                _ => BedrockSettings::default(),
+            };
+            Arc::new(BedrockWire::new(resolved.wire.clone(), settings))
         }
     };
     Ok(Arc::new(HttpModel::new(http.clone(), wire, retry)))
