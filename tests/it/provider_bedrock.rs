@@ -74,7 +74,7 @@ async fn a_corrupted_frame_is_retried_with_a_clear_reason() {
     ]);
     let (events, done) = collect(&model(&server, 3), request()).await;
     let done = done.unwrap();
-    assert_eq!(text_of(&events).contains("All good."), true);
+    assert!(text_of(&events).contains("All good."));
     assert_eq!(done.usage.input, 1000);
     let reasons: Vec<String> = events
         .iter()

@@ -96,18 +96,18 @@ pub fn verify_sigv4(request: &Recorded, expected: &Expected) -> Result<(), Strin
             return Err(format!("InvalidSignatureException: {needed} not signed"));
         }
     }
-    match expected.session_token {
+    let token_ok = match expected.session_token {
         Some(token) => {
-            if request.header("x-amz-security-token") != Some(token)
-                || !names.contains(&"x-amz-security-token")
-            {
-                return Err("UnrecognizedClientException: The security token included in the request is invalid.".into());
-            }
+            request.header("x-amz-security-token") == Some(token)
+                && names.contains(&"x-amz-security-token")
         }
-        None if request.header("x-amz-security-token").is_some() => {
-            return Err("UnrecognizedClientException: unexpected security token".into());
-        }
-        None => {}
+        None => request.header("x-amz-security-token").is_none(),
+    };
+    if !token_ok {
+        return Err(
+            "UnrecognizedClientException: The security token included in the request is invalid."
+                .into(),
+        );
     }
     let (path, query) = request
         .target

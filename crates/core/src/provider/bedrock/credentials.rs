@@ -118,10 +118,17 @@ fn parse_ini(text: &str) -> BTreeMap<String, BTreeMap<String, String>> {
     out
 }
 
+/// The sections of an AWS file (at most its first MiB; a missing file has none).
 fn read_ini(path: Option<PathBuf>) -> BTreeMap<String, BTreeMap<String, String>> {
-    path.and_then(|p| crate::fsutil::read_capped_string(&p, 1024 * 1024).ok())
-        .map(|text| parse_ini(&text))
-        .unwrap_or_default()
+    use std::io::Read;
+    let mut text = String::new();
+    let read = path
+        .and_then(|p| std::fs::File::open(p).ok())
+        .and_then(|file| file.take(1024 * 1024).read_to_string(&mut text).ok());
+    match read {
+        Some(_) => parse_ini(&text),
+        None => BTreeMap::new(),
+    }
 }
 
 /// The profile in effect.
