@@ -93,10 +93,16 @@ impl Recorded {
     }
 }
 
+/// A check of every request (auth, URL, signature): `Err(why)` answers 401 with `why` as the
+/// error message instead of the next reply, as a real server refuses a bad request.
+pub type Check = Arc<dyn Fn(&Recorded) -> Result<(), String> + Send + Sync>;
+
 #[derive(Default)]
 struct State {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    check: Option<Check>,
+    refused: Vec<String>,
 }
 
 /// The running server; it lives until the process ends (threads are cheap in tests).
@@ -107,11 +113,24 @@ pub struct MockServer {
 
 impl MockServer {
     pub fn start(replies: Vec<Reply>) -> Self {
+        Self::start_with(replies, None)
+    }
+
+    /// A server that answers only requests `check` accepts (see [`Check`]).
+    pub fn start_checked(
+        replies: Vec<Reply>,
+        check: impl Fn(&Recorded) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        Self::start_with(replies, Some(Arc::new(check)))
+    }
+
+    fn start_with(replies: Vec<Reply>, check: Option<Check>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let state = Arc::new(Mutex::new(State {
             replies: replies.into(),
-            requests: Vec::new(),
+            check,
+            ..State::default()
         }));
         let shared = Arc::clone(&state);
         std::thread::spawn(move || {
@@ -135,6 +154,11 @@ impl MockServer {
 
     pub fn requests(&self) -> Vec<Recorded> {
         self.state.lock().unwrap().requests.clone()
+    }
+
+    /// Why the check refused requests, in order (empty: every request passed).
+    pub fn refused(&self) -> Vec<String> {
+        self.state.lock().unwrap().refused.clone()
     }
 }
 
@@ -172,18 +196,26 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
     }
     let reply = {
         let mut state = state.lock().unwrap();
-        state.requests.push(Recorded {
+        let recorded = Recorded {
             method,
             target,
             headers,
             body,
-        });
-        state.replies.pop_front().unwrap_or_else(|| {
-            Reply::json(
-                500,
-                r#"{"error":{"message":"mock server: no scripted reply left"}}"#,
-            )
-        })
+        };
+        let verdict = state.check.as_ref().map(|check| check(&recorded));
+        state.requests.push(recorded);
+        if let Some(Err(why)) = verdict {
+            state.refused.push(why.clone());
+            let body = serde_json::json!({"error": {"message": why}, "message": why});
+            Reply::json(401, body.to_string())
+        } else {
+            state.replies.pop_front().unwrap_or_else(|| {
+                Reply::json(
+                    500,
+                    r#"{"error":{"message":"mock server: no scripted reply left"}}"#,
+                )
+            })
+        }
     };
     let mut out = stream;
     let mut head = format!("HTTP/1.1 {} Mock\r\n", reply.status);

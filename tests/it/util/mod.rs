@@ -1,6 +1,7 @@
 //! Shared helpers for integration tests: a temp project folder and a runner for the real binary.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod aws;
 pub mod mock_server;
 pub mod users;
 

@@ -131,6 +131,18 @@ pub struct ProviderBlock {
     /// Whether this provider's models accept images (default: decided from each model's name,
     /// see [`crate::config::vision`]); a model's own `[prices]` entry wins over this.
     pub vision: Option<bool>,
+    /// Azure: `chat` or `responses`, the OpenAI API the deployments are called through.
+    pub api: Option<crate::provider::azure::AzureApi>,
+    /// Azure: the `api-version` query parameter.
+    pub api_version: Option<String>,
+    /// Azure: the variable holding an Entra ID token (user config only).
+    pub entra_token_env: Option<String>,
+    /// Azure: a command printing an Entra ID token (user config only).
+    pub entra_token_command: Option<String>,
+    /// Bedrock: the AWS region (else `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's).
+    pub region: Option<String>,
+    /// Bedrock: the AWS profile (else `AWS_PROFILE`, else `default`; user config only).
+    pub profile: Option<String>,
 }
 
 /// One file's settings, each with the place it was written.

@@ -24,6 +24,14 @@ pub enum ApiKind {
     /// Gemini generateContent (`{base}/v1beta/models/{model}:streamGenerateContent`).
     #[serde(rename = "gemini")]
     Gemini,
+    /// Azure OpenAI: the Chat or Responses format at a deployment's URL (or the v1 API),
+    /// with an `api-key` header or an Entra ID token (`provider::azure`).
+    #[serde(rename = "azure")]
+    Azure,
+    /// AWS Bedrock Converse (`/model/{id}/converse-stream`), SigV4-signed
+    /// (`provider::bedrock`).
+    #[serde(rename = "bedrock")]
+    Bedrock,
     /// The offline, scripted demo provider.
     #[serde(rename = "demo")]
     Demo,
@@ -38,11 +46,13 @@ impl ApiKind {
     }
 
     /// Every kind, in the order shown to users.
-    pub const ALL: [ApiKind; 5] = [
+    pub const ALL: [ApiKind; 7] = [
         ApiKind::OpenAiResponses,
         ApiKind::OpenAiChat,
         ApiKind::Anthropic,
         ApiKind::Gemini,
+        ApiKind::Azure,
+        ApiKind::Bedrock,
         ApiKind::Demo,
     ];
 
@@ -53,6 +63,8 @@ impl ApiKind {
             ApiKind::OpenAiResponses => "openai-responses",
             ApiKind::Anthropic => "anthropic",
             ApiKind::Gemini => "gemini",
+            ApiKind::Azure => "azure",
+            ApiKind::Bedrock => "bedrock",
             ApiKind::Demo => "demo",
         }
     }
@@ -66,7 +78,9 @@ impl fmt::Display for ApiKind {
 
 /// An API kind name that is not one of [`ApiKind::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown API kind `{0}`; use one of: openai-responses, openai-chat, anthropic, gemini")]
+#[error(
+    "unknown API kind `{0}`; use one of: openai-responses, openai-chat, anthropic, gemini, azure, bedrock"
+)]
 pub struct UnknownKind(pub String);
 
 impl FromStr for ApiKind {

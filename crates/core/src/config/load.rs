@@ -324,7 +324,26 @@ impl Config {
         if info.price.is_none() && self.provider(&spec.provider).is_some_and(|p| p.free) {
             info.price = Some(Price::FREE);
         }
+        if info.price.is_none() && self.provider(&spec.provider).is_some_and(|p| p.gateway) {
+            info = self.gateway_info(&spec.model).unwrap_or(info);
+        }
         info
+    }
+
+    /// A gateway's model priced as the model it names: `anthropic/claude-sonnet-4-5` as that
+    /// provider's, a bare `gpt-4.1` as the first of OpenAI, Anthropic and Gemini that has it.
+    fn gateway_info(&self, model: &str) -> Option<ModelInfo> {
+        let candidates: Vec<(&str, &str)> = match model.split_once('/') {
+            Some((provider, name)) => vec![(provider, name)],
+            None => ["openai", "anthropic", "gemini"]
+                .into_iter()
+                .map(|provider| (provider, model))
+                .collect(),
+        };
+        candidates
+            .into_iter()
+            .map(|(provider, name)| self.prices.lookup(provider, name))
+            .find(|info| info.price.is_some())
     }
 
     /// Models worth listing: price-table entries of known providers, each provider's
@@ -405,7 +424,7 @@ pub(crate) mod tests {
     pub(crate) const PROJECT: FileRole = FileRole::Project;
 
     #[test]
-    fn builtins_alone_know_six_providers() {
+    fn builtins_alone_know_the_builtin_providers() {
         let c = Config::builtin().unwrap();
         assert_eq!(
             c.provider_names(),
@@ -415,6 +434,9 @@ pub(crate) mod tests {
                 "gemini",
                 "openrouter",
                 "ollama",
+                "azure",
+                "litellm",
+                "bedrock",
                 "demo"
             ]
         );

@@ -16,7 +16,7 @@ use super::file::{Layer, Origin, ProviderBlock, friendly_message};
 use super::kind::ApiKind;
 use super::load::FileRole;
 use super::prices::{PriceEntry, PriceTable};
-use super::providers::{ProviderDef, Secret, builtin_providers, is_http_url};
+use super::providers::{EntraDef, ProviderDef, Secret, builtin_providers, is_http_url};
 use super::spec::is_valid_provider_name;
 use super::ui::UiConfig;
 use crate::exec::SandboxSettings;
@@ -285,7 +285,98 @@ fn apply_provider_block(
     if let Some(vision) = block.vision {
         def.vision = Some(vision);
     }
+    apply_cloud_settings(def, name, block, role).or_else(fail)?;
     def.origin = Some(origin.clone());
+    Ok(())
+}
+
+/// The settings only cloud kinds take (`api`, `api_version`, `entra_token_*`): refused for
+/// other kinds, and the credentials ones refused in a project's config (a repository must not
+/// choose which of the user's tokens go to a server).
+fn apply_cloud_settings(
+    def: &mut ProviderDef,
+    name: &str,
+    block: &ProviderBlock,
+    role: FileRole,
+) -> Result<(), String> {
+    let azure = [
+        ("api", block.api.is_some()),
+        ("api_version", block.api_version.is_some()),
+        ("entra_token_env", block.entra_token_env.is_some()),
+        ("entra_token_command", block.entra_token_command.is_some()),
+    ];
+    if def.kind != ApiKind::Azure
+        && let Some((key, _)) = azure.iter().find(|(_, set)| *set)
+    {
+        return Err(format!(
+            "[providers.{name}]: `{key}` is an Azure OpenAI setting; it needs kind = \"azure\""
+        ));
+    }
+    let bedrock = [
+        ("region", block.region.is_some()),
+        ("profile", block.profile.is_some()),
+    ];
+    if def.kind != ApiKind::Bedrock
+        && let Some((key, _)) = bedrock.iter().find(|(_, set)| *set)
+    {
+        return Err(format!(
+            "[providers.{name}]: `{key}` is an AWS Bedrock setting; it needs kind = \"bedrock\""
+        ));
+    }
+    for (value, slot) in [
+        (&block.region, &mut def.bedrock.region),
+        (&block.profile, &mut def.bedrock.profile),
+    ] {
+        if let Some(value) = value {
+            let value = value.trim();
+            if value.is_empty() || value.chars().any(char::is_whitespace) {
+                return Err(format!(
+                    "[providers.{name}]: region and profile are single words, e.g. region = \"us-east-1\""
+                ));
+            }
+            *slot = Some(value.to_string());
+        }
+    }
+    if role == FileRole::Project
+        && (block.entra_token_env.is_some() || block.entra_token_command.is_some())
+    {
+        return Err(format!(
+            "[providers.{name}]: a project config may not set `entra_token_env` or `entra_token_command` (a repository could send your Entra ID token anywhere, or run a command of its choosing); set it in your user config"
+        ));
+    }
+    if let Some(api) = block.api {
+        def.azure.api = api;
+    }
+    if let Some(version) = &block.api_version {
+        let version = version.trim();
+        if version.is_empty()
+            || !version
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-')
+        {
+            return Err(format!(
+                "[providers.{name}]: api_version is a version like \"2024-10-21\" or \"preview\""
+            ));
+        }
+        def.azure.api_version = Some(version.to_string());
+    }
+    if let Some(var) = &block.entra_token_env {
+        let var = var.trim();
+        if var.is_empty() || var.contains('=') || var.chars().any(char::is_whitespace) {
+            return Err(format!(
+                "[providers.{name}]: entra_token_env is the NAME of an environment variable, e.g. entra_token_env = \"AZURE_OPENAI_AD_TOKEN\""
+            ));
+        }
+        def.azure.entra = Some(EntraDef::Env(var.to_string()));
+    }
+    if let Some(command) = &block.entra_token_command {
+        if command.trim().is_empty() {
+            return Err(format!(
+                "[providers.{name}]: entra_token_command is empty; give the command that prints a token, e.g. \"az account get-access-token --resource https://cognitiveservices.azure.com --query accessToken -o tsv\""
+            ));
+        }
+        def.azure.entra = Some(EntraDef::Command(command.trim().to_string()));
+    }
     Ok(())
 }
 
@@ -296,7 +387,13 @@ fn check_project_block(def: &ProviderDef, name: &str, block: &ProviderBlock) -> 
             "[providers.{name}]: a project config may not set `api_key_env` (a repository could send any of your variables to its own server); set it in your user config"
         ));
     }
-    if def.needs_key {
+    let sends_cloud_credentials = block.kind.unwrap_or(def.kind) == ApiKind::Bedrock;
+    if block.profile.is_some() {
+        return Err(format!(
+            "[providers.{name}]: a project config may not set `profile` (it would choose which of your AWS credentials are used); set it in your user config"
+        ));
+    }
+    if def.needs_key || def.azure.entra.is_some() || sends_cloud_credentials {
         let changed = [
             ("base_url", block.base_url.is_some()),
             ("api_key", block.api_key.is_some()),

@@ -45,7 +45,7 @@ pub use load::{
 };
 pub use prices::{ModelInfo, Price, PriceEntry, PriceTable};
 pub use providers::{BaseSource, BaseUrl, KeySource, KeyStatus, ProviderDef};
-pub use resolve::{ResolveError, ResolvedModel, resolve};
+pub use resolve::{CloudSettings, ResolveError, ResolvedModel, resolve};
 pub use spec::{ModelSpec, SpecError};
 pub use trust::{RecipeTrust, Trust, TrustError, TrustStore};
 pub use ui::{NotifyMode, UiConfig};

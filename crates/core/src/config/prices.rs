@@ -222,9 +222,25 @@ fn find<'a>(
     provider: &str,
     model: &str,
 ) -> Option<&'a PriceEntry> {
-    name_candidates(model)
+    let mut names = name_candidates(model);
+    if provider == "bedrock"
+        && let Some(base) = bedrock_base_id(model)
+    {
+        // A cross-region inference profile costs what its model costs.
+        names.extend(name_candidates(base));
+    }
+    names
         .into_iter()
         .find_map(|name| table.get(&format!("{provider}/{name}")))
+}
+
+/// A Bedrock inference profile's model id (`us.anthropic.claude-...` -> `anthropic.claude-...`).
+fn bedrock_base_id(model: &str) -> Option<&str> {
+    [
+        "us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.",
+    ]
+    .iter()
+    .find_map(|geo| model.strip_prefix(geo))
 }
 
 /// The names to try for a model, most specific first: the name itself, then with trailing
@@ -359,7 +375,7 @@ mod tests {
         let t = table();
         assert_eq!(t.lookup("openai", "gpt-9-imaginary"), ModelInfo::default());
         // A model of one provider is not priced under another.
-        assert_eq!(t.lookup("azure", "gpt-5").price, None);
+        assert_eq!(t.lookup("anthropic", "gpt-5").price, None);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::fmt;
 use super::env::{Env, VarSource};
 use super::file::Origin;
 use super::kind::ApiKind;
+use crate::provider::azure::AzureApi;
 
 /// A value that must never be printed (an API key written in a config file).
 #[derive(Clone, PartialEq, Eq)]
@@ -130,6 +131,35 @@ pub struct ProviderDef {
     pub vision: Option<bool>,
     /// The config block that defined or changed it.
     pub origin: Option<Origin>,
+    /// Azure OpenAI's settings (kind `azure`).
+    pub azure: AzureDef,
+    /// AWS Bedrock's `region` and `profile` (kind `bedrock`).
+    pub bedrock: crate::provider::bedrock::credentials::Lookup,
+    /// A key is used when set but not required (a LiteLLM proxy without a master key).
+    pub key_optional: bool,
+    /// A gateway to other providers' models (LiteLLM): a model without a price of its own is
+    /// priced as the model its name names (`anthropic/claude-sonnet-4-5`, `gpt-4.1`).
+    pub gateway: bool,
+}
+
+/// Azure OpenAI's settings of one provider as configured.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AzureDef {
+    /// The OpenAI API the deployments are called through.
+    pub api: AzureApi,
+    /// `api-version`, when configured.
+    pub api_version: Option<String>,
+    /// Where an Entra ID token comes from, when configured (user config only).
+    pub entra: Option<EntraDef>,
+}
+
+/// Where an Entra ID token comes from, as configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntraDef {
+    /// `entra_token_env`: the variable's name.
+    Env(String),
+    /// `entra_token_command`: run with `sh -c`.
+    Command(String),
 }
 
 impl fmt::Debug for ProviderDef {
@@ -153,6 +183,10 @@ impl fmt::Debug for ProviderDef {
             .field("free", &self.free)
             .field("vision", &self.vision)
             .field("origin", &self.origin)
+            .field("azure", &self.azure)
+            .field("bedrock", &self.bedrock)
+            .field("key_optional", &self.key_optional)
+            .field("gateway", &self.gateway)
             .finish()
     }
 }
@@ -181,6 +215,10 @@ impl ProviderDef {
             free,
             vision: None,
             origin: None,
+            azure: AzureDef::default(),
+            bedrock: Default::default(),
+            key_optional: false,
+            gateway: false,
         }
     }
 
@@ -203,6 +241,10 @@ impl ProviderDef {
             free: false,
             vision: None,
             origin: Some(origin),
+            azure: AzureDef::default(),
+            bedrock: Default::default(),
+            key_optional: false,
+            gateway: false,
         }
     }
 
@@ -245,6 +287,7 @@ impl ProviderDef {
         }
         match &self.config_key {
             Some((_, origin)) => KeyStatus::Set(KeySource::Config(origin.clone())),
+            None if self.key_optional => KeyStatus::NotNeeded,
             None => KeyStatus::Missing,
         }
     }
@@ -296,6 +339,31 @@ pub fn builtin_providers() -> Vec<ProviderDef> {
         true,
     );
     ollama.api_suffix = Some("/v1".to_string());
+    // Azure OpenAI: no default endpoint (each resource has its own); the variables of
+    // OpenAI's own SDKs.
+    let mut azure = ProviderDef::builtin(
+        "azure",
+        ApiKind::Azure,
+        None,
+        &["AZURE_OPENAI_API_KEY"],
+        false,
+    );
+    azure.base_env = Some("AZURE_OPENAI_ENDPOINT".to_string());
+    // A LiteLLM proxy: its documented address and the key variables its clients use; the key
+    // (a virtual or master key) is optional, as a proxy without a master key takes none.
+    let mut litellm = ProviderDef::builtin(
+        "litellm",
+        ApiKind::OpenAiChat,
+        Some(("LITELLM_BASE_URL", "http://localhost:4000")),
+        &["LITELLM_API_KEY", "LITELLM_PROXY_API_KEY"],
+        false,
+    );
+    litellm.key_optional = true;
+    litellm.gateway = true;
+    // AWS Bedrock: credentials and region where the AWS tools look (provider::bedrock), the
+    // endpoint from the region unless AWS's own override variable says otherwise.
+    let mut bedrock = ProviderDef::builtin("bedrock", ApiKind::Bedrock, None, &[], false);
+    bedrock.base_env = Some("AWS_ENDPOINT_URL_BEDROCK_RUNTIME".to_string());
     vec![
         ProviderDef::builtin(
             "openai",
@@ -329,6 +397,9 @@ pub fn builtin_providers() -> Vec<ProviderDef> {
             false,
         ),
         ollama,
+        azure,
+        litellm,
+        bedrock,
         ProviderDef::builtin("demo", ApiKind::Demo, None, &[], true),
     ]
 }
@@ -417,6 +488,21 @@ mod tests {
             gemini.key_status(&env),
             KeyStatus::Set(KeySource::Var { dotenv: true, .. })
         ));
+    }
+
+    #[test]
+    fn litellm_uses_a_key_when_set_and_runs_without_one() {
+        let litellm = builtin("litellm");
+        let env = Env::empty();
+        assert_eq!(litellm.key_status(&env), KeyStatus::NotNeeded);
+        assert_eq!(litellm.key_value(&env), None);
+        assert_eq!(
+            litellm.base_url(&env).unwrap().api_base,
+            "http://localhost:4000"
+        );
+        let env = Env::from_pairs([("LITELLM_PROXY_API_KEY", "sk-litellm")]);
+        assert_eq!(litellm.key_value(&env).as_deref(), Some("sk-litellm"));
+        assert!(matches!(litellm.key_status(&env), KeyStatus::Set(_)));
     }
 
     #[test]

@@ -8,9 +8,12 @@ use super::env::{Env, VarSource};
 use super::kind::ApiKind;
 use super::load::Config;
 use super::prices::Price;
-use super::providers::{BaseSource, KeySource, KeyStatus, is_http_url};
+use super::providers::{BaseSource, EntraDef, KeySource, KeyStatus, ProviderDef, is_http_url};
 use super::spec::{ModelSpec, SpecError};
 use crate::provider::WireConfig;
+use crate::provider::azure::{AzureSettings, EntraToken};
+use crate::provider::bedrock::BedrockSettings;
+use crate::provider::bedrock::credentials::{AWS_VARS, AwsEnv};
 
 /// A model ready to be built into a client: which adapter, where, with which key, at what
 /// price. `Debug` shows no key (WireConfig redacts it).
@@ -26,6 +29,20 @@ pub struct ResolvedModel {
     pub price: Option<Price>,
     /// Context window in tokens, when known.
     pub context_window: Option<u64>,
+    /// What only a cloud provider's wire needs (Azure's API and token).
+    pub cloud: CloudSettings,
+}
+
+/// The settings a cloud kind's wire takes besides its [`WireConfig`].
+#[derive(Debug, Clone, Default)]
+pub enum CloudSettings {
+    /// Not a cloud kind.
+    #[default]
+    None,
+    /// Kind `azure`.
+    Azure(AzureSettings),
+    /// Kind `bedrock`.
+    Bedrock(BedrockSettings),
 }
 
 impl ResolvedModel {
@@ -69,6 +86,17 @@ pub enum ResolveError {
         /// Where the key comes from.
         key_from: String,
     },
+    /// The provider has no default address and none is configured (Azure: each resource
+    /// has its own). Skippable, like a missing key.
+    #[error("{model}: no endpoint for {provider}; set {hint} to your resource's URL to use it")]
+    MissingEndpoint {
+        /// The entry label.
+        model: String,
+        /// Provider name.
+        provider: String,
+        /// What to set.
+        hint: String,
+    },
     /// The base URL in effect is not an http(s) URL.
     #[error(
         "{model}: the base URL for {provider} from {origin} is not an http:// or https:// URL; fix it (e.g. {example}) or unset it to use the default"
@@ -89,7 +117,10 @@ impl ResolveError {
     /// Whether the caller should skip this model with a warning and go on (a missing key),
     /// rather than stop (a typo in a spec or a broken URL).
     pub fn is_skippable(&self) -> bool {
-        matches!(self, ResolveError::MissingKey { .. })
+        matches!(
+            self,
+            ResolveError::MissingKey { .. } | ResolveError::MissingEndpoint { .. }
+        )
     }
 }
 
@@ -152,16 +183,44 @@ pub fn resolve(
         }
         None => String::new(),
     };
+    if base.is_empty() && provider.kind == ApiKind::Azure {
+        return Err(ResolveError::MissingEndpoint {
+            model: spec.to_string(),
+            provider: provider.name.clone(),
+            hint: match &provider.base_env {
+                Some(var) => format!("{var} or base_url in [providers.{}]", provider.name),
+                None => format!("base_url in [providers.{}]", provider.name),
+            },
+        });
+    }
+    let (entra, cloud_key_hint) = azure_token(provider, env);
     let api_key = match provider.key_status(env) {
         KeyStatus::NotNeeded => None,
+        KeyStatus::Missing if entra.is_some() => None,
         KeyStatus::Missing => {
             return Err(ResolveError::MissingKey {
                 model: spec.to_string(),
                 provider: provider.name.clone(),
-                hint: provider.key_hint(),
+                hint: cloud_key_hint.unwrap_or_else(|| provider.key_hint()),
             });
         }
         KeyStatus::Set(_) => provider.key_value(env),
+    };
+    let cloud = match provider.kind {
+        ApiKind::Azure => CloudSettings::Azure(AzureSettings {
+            api: provider.azure.api,
+            api_version: provider.azure.api_version.clone(),
+            entra,
+        }),
+        ApiKind::Bedrock => CloudSettings::Bedrock(BedrockSettings {
+            lookup: provider.bedrock.clone(),
+            env: AwsEnv::from_pairs(
+                AWS_VARS
+                    .iter()
+                    .filter_map(|name| Some((*name, env.non_empty(name)?))),
+            ),
+        }),
+        _ => CloudSettings::None,
     };
     let info = config.model_info(spec);
     Ok(ResolvedModel {
@@ -184,7 +243,27 @@ pub fn resolve(
         },
         price: info.price,
         context_window: info.context_window,
+        cloud,
     })
+}
+
+/// An Azure provider's Entra token source under `env` (a variable's value is read now), and,
+/// when a configured token variable is unset, what to set instead of the key.
+fn azure_token(provider: &ProviderDef, env: &Env) -> (Option<EntraToken>, Option<String>) {
+    match &provider.azure.entra {
+        None => (None, None),
+        Some(EntraDef::Command(command)) => (Some(EntraToken::Command(command.clone())), None),
+        Some(EntraDef::Env(var)) => match env.non_empty(var) {
+            Some(token) => (Some(EntraToken::Value(token.to_string())), None),
+            None => (
+                None,
+                Some(format!(
+                    "{} (or the Entra ID token in {var})",
+                    provider.key_hint()
+                )),
+            ),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -327,11 +406,13 @@ mod tests {
 
     #[test]
     fn unknown_providers_list_the_known_ones() {
-        let err = resolve(&spec("azure/gpt-5"), &builtin(), &Env::empty()).unwrap_err();
+        let err = resolve(&spec("nimbus/gpt-5"), &builtin(), &Env::empty()).unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("unknown provider `azure`"), "{text}");
+        assert!(text.contains("unknown provider `nimbus`"), "{text}");
         assert!(
-            text.contains("openai, anthropic, gemini, openrouter, ollama, demo"),
+            text.contains(
+                "openai, anthropic, gemini, openrouter, ollama, azure, litellm, bedrock, demo"
+            ),
             "{text}"
         );
     }

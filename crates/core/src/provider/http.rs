@@ -133,6 +133,10 @@ pub trait Wire: Send + Sync + 'static {
     fn build(&self, request: &ModelRequest) -> Result<WireRequest, ProviderError>;
     /// A fresh decoder for one response.
     fn decoder(&self, request: &ModelRequest) -> Box<dyn Decoder>;
+    /// How the response body is framed: server-sent events for every API but Bedrock's.
+    fn framing(&self) -> BodyFraming {
+        BodyFraming::Sse
+    }
     /// The error for a non-2xx answer; the default handles the common statuses and the
     /// `{"error":{"message"}}` body shapes.
     fn classify(&self, status: u16, retry_after: Option<Duration>, body: &str) -> ProviderError {
@@ -143,6 +147,56 @@ pub trait Wire: Send + Sync + 'static {
             retry_after,
             self.key_hint(),
         )
+    }
+}
+
+/// How a response body is cut into events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFraming {
+    /// `text/event-stream`.
+    Sse,
+    /// AWS's binary event stream, both checksums verified
+    /// ([`super::bedrock::eventstream`]): each message becomes one [`SseEvent`].
+    AwsEventStream,
+}
+
+/// The parser of one response body, by its [`BodyFraming`].
+enum Frames {
+    Sse(SseParser),
+    Aws(super::bedrock::eventstream::Parser),
+}
+
+impl Frames {
+    fn new(framing: BodyFraming, provider: &str) -> Self {
+        match framing {
+            BodyFraming::Sse => Frames::Sse(SseParser::new()),
+            BodyFraming::AwsEventStream => {
+                Frames::Aws(super::bedrock::eventstream::Parser::new(provider))
+            }
+        }
+    }
+
+    fn accept(&self) -> &'static str {
+        match self {
+            Frames::Sse(_) => "text/event-stream",
+            Frames::Aws(_) => "application/vnd.amazon.eventstream",
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), ProviderError> {
+        match self {
+            Frames::Sse(parser) => {
+                parser.feed(bytes, out);
+                Ok(())
+            }
+            Frames::Aws(parser) => parser.feed(bytes, out),
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<SseEvent>) {
+        if let Frames::Sse(parser) = self {
+            parser.finish(out);
+        }
     }
 }
 
@@ -429,11 +483,12 @@ impl HttpModel {
     ) -> Result<Completion, ProviderError> {
         let provider = self.wire.provider().to_string();
         let wire_request = self.wire.build(request)?;
+        let mut parser = Frames::new(self.wire.framing(), &provider);
         let mut builder = self
             .client
             .post(&wire_request.url)
             .header("content-type", "application/json")
-            .header("accept", "text/event-stream")
+            .header("accept", parser.accept())
             .body(wire_request.body);
         for (name, value) in &wire_request.headers {
             builder = builder.header(name.as_str(), value.as_str());
@@ -481,7 +536,6 @@ impl HttpModel {
                 .classify(status, retry_after, &redactor.scrub(&body)));
         }
         let mut decoder = self.wire.decoder(request);
-        let mut parser = SseParser::new();
         let mut frames = Vec::new();
         let mut events = Vec::new();
         let mut body = response.bytes_stream();
@@ -505,7 +559,7 @@ impl HttpModel {
             if received > MAX_RESPONSE_BYTES {
                 return Err(too_long(&provider));
             }
-            parser.feed(&chunk, &mut frames);
+            parser.feed(&chunk, &mut frames).map_err(scrub)?;
             for frame in frames.drain(..) {
                 let flow = decoder.event(&frame, &mut events).map_err(scrub)?;
                 forward(tx, &mut events).await;

@@ -3,6 +3,8 @@
 //! ([`crate::model`]) to a wire body and decode events back; the agent loop does the rest.
 
 pub mod anthropic;
+pub mod azure;
+pub mod bedrock;
 pub mod client;
 pub mod demo;
 pub mod error;
@@ -21,4 +23,4 @@ pub(crate) mod vision;
 
 pub use client::{EventStream, ModelClient};
 pub use error::ProviderError;
-pub use http::{Decoder, Flow, HttpModel, RetryPolicy, Wire, WireConfig, WireRequest};
+pub use http::{BodyFraming, Decoder, Flow, HttpModel, RetryPolicy, Wire, WireConfig, WireRequest};

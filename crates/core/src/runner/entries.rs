@@ -5,8 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::agent::{Agent, AgentSettings, CostFn};
-use crate::config::{ApiKind, ResolvedModel};
+use crate::config::{ApiKind, CloudSettings, ResolvedModel};
 use crate::provider::anthropic::AnthropicWire;
+use crate::provider::azure::{AzureSettings, AzureWire};
+use crate::provider::bedrock::{BedrockSettings, BedrockWire};
 use crate::provider::demo::{DemoError, DemoModel};
 use crate::provider::gemini::GeminiWire;
 use crate::provider::openai_chat::ChatWire;
@@ -32,6 +34,24 @@ pub fn client_for(
         ApiKind::OpenAiResponses => Arc::new(ResponsesWire::new(resolved.wire.clone())),
         ApiKind::Anthropic => Arc::new(AnthropicWire::new(resolved.wire.clone())),
         ApiKind::Gemini => Arc::new(GeminiWire::new(resolved.wire.clone())),
+        ApiKind::Azure => {
+            let settings = match &resolved.cloud {
+                CloudSettings::Azure(settings) => settings.clone(),
+                _ => AzureSettings::default(),
+            };
+            Arc::new(AzureWire::new(
+                resolved.wire.clone(),
+                &resolved.spec.model,
+                &settings,
+            ))
+        }
+        ApiKind::Bedrock => {
+            let settings = match &resolved.cloud {
+                CloudSettings::Bedrock(settings) => settings.clone(),
+                _ => BedrockSettings::default(),
+            };
+            Arc::new(BedrockWire::new(resolved.wire.clone(), settings))
+        }
     };
     Ok(Arc::new(HttpModel::new(http.clone(), wire, retry)))
 }

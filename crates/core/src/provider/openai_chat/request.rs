@@ -47,7 +47,8 @@ impl Dialect {
         Self {
             openai: provider == "openai"
                 || base.contains("api.openai.com")
-                || base.contains(".openai.azure.com"),
+                || base.contains(".openai.azure.com")
+                || base.contains("/openai/deployments/"),
             openrouter: provider == "openrouter" || base.contains("openrouter.ai"),
             ollama: provider == "ollama",
         }
