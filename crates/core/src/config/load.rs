@@ -14,6 +14,7 @@ use super::env::Env;
 use super::file::{Layer, read_layer};
 use super::merge::{
     invalid, merge_mcp_servers, merge_prices, merge_providers, merge_sandbox, merge_ui,
+    merge_web_search,
 };
 use super::prices::{ModelInfo, Price, PriceTable};
 use super::providers::ProviderDef;
@@ -89,7 +90,28 @@ pub struct Config {
     /// `[mcp_servers.NAME]`: the MCP servers every model gets, by name (a later layer's block
     /// replaces an earlier one of the same name; `enabled = false` removes it).
     pub mcp_servers: Vec<McpServerEntry>,
+    /// `[web_search]` merged over the layers (`None`: web search is off, the default).
+    pub web_search: Option<WebSearchConfig>,
     providers: Vec<ProviderDef>,
+}
+
+/// The names `[web_search] backend` accepts (the tool knows what each means).
+pub const WEB_SEARCH_BACKENDS: [&str; 4] = ["brave", "tavily", "exa", "searxng"];
+
+/// Web search as the config turns it on: every model of a run gets web_search with this
+/// backend. Checked when loaded; the key is looked up when a run starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSearchConfig {
+    /// One of [`WEB_SEARCH_BACKENDS`] (`searxng` when none is named).
+    pub backend: String,
+    /// The endpoint (from the user's own config only).
+    pub url: Option<String>,
+    /// The key's variable instead of the service's own (user config only).
+    pub api_key_env: Option<String>,
+    /// Results per search.
+    pub max_results: Option<u32>,
+    /// Where the block was written (the last layer's).
+    pub origin: super::file::Origin,
 }
 
 /// One configured MCP server and where it was written.
@@ -212,6 +234,7 @@ impl Config {
             seed: None,
             project_trusted: false,
             mcp_servers: Vec::new(),
+            web_search: None,
             providers,
         };
         config.apply_models(layers)?;
@@ -226,6 +249,7 @@ impl Config {
             .filter(|command| !command.is_empty());
         config.seed = layers.iter().rev().find_map(|(l, _)| l.seed);
         config.mcp_servers = merge_mcp_servers(layers)?;
+        config.web_search = merge_web_search(layers)?;
         Ok(config)
     }
 
