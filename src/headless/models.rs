@@ -55,7 +55,7 @@ pub(super) fn prepare(
     check_list(models)?;
     let search = recipe
         .web_search(config, env)
-        .map_err(|e| HeadlessError::Unsupported(format!("web_search: {e}")))?;
+        .map_err(HeadlessError::Unsupported)?;
     let tools = Arc::new(recipe.tool_registry_with(search));
     let system = recipe.full_system_prompt(&tools);
     let settings = |spec: &crate::config::ModelSpec| {

@@ -412,8 +412,8 @@ fn targets(
     }
     // Web search (off unless `[web_search]` is configured), the same for every model.
     let mut registry = ToolRegistry::builtin();
-    if let Some(search) = versus::recipe::web_search_setup(config, env, None)
-        .map_err(|e| anyhow::anyhow!("web_search: {e}"))?
+    if let Some(search) =
+        versus::recipe::web_search_setup(config, env, None).map_err(|e| anyhow::anyhow!(e))?
     {
         registry = registry.with_web_search(search);
     }

@@ -44,7 +44,7 @@ impl Engine {
         match versus_core::recipe::web_search_setup(&self.config, &self.env, None) {
             Ok(Some(search)) => registry = registry.with_web_search(search),
             Ok(None) => {}
-            Err(error) => return reject(format!("web_search: {error}")),
+            Err(error) => return reject(error),
         }
         if let Some(names) = &request.settings.tools {
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
