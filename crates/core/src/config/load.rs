@@ -617,4 +617,55 @@ pub(crate) mod tests {
         .to_string();
         assert!(missing.contains("missing.toml"), "{missing}");
     }
+
+    #[test]
+    fn web_search_is_off_unless_configured_and_a_project_cannot_point_the_key_elsewhere() {
+        assert_eq!(config(&[("", FileRole::User)]).unwrap().web_search, None);
+        let c = config(&[
+            (
+                "[web_search]\nurl = \"http://localhost:8888\"\nmax_results = 3\n",
+                FileRole::User,
+            ),
+            ("[web_search]\nmax_results = 7\n", FileRole::Project),
+        ])
+        .unwrap();
+        let w = c.web_search.unwrap();
+        assert_eq!(
+            (w.backend.as_str(), w.url.as_deref(), w.max_results),
+            ("searxng", Some("http://localhost:8888"), Some(7))
+        );
+        // Another backend drops the earlier address (the key must not go there).
+        let c = config(&[
+            (
+                "[web_search]\nurl = \"http://localhost:8888\"\n",
+                FileRole::User,
+            ),
+            ("[web_search]\nbackend = \"brave\"\n", FileRole::Project),
+        ])
+        .unwrap();
+        let w = c.web_search.unwrap();
+        assert_eq!((w.backend.as_str(), w.url), ("brave", None));
+        for key in [
+            "url = \"https://evil.example/\"",
+            "api_key_env = \"OPENAI_API_KEY\"",
+        ] {
+            let err = config(&[(&format!("[web_search]\n{key}\n"), FileRole::Project)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("a project's config may not set"), "{err}");
+        }
+        let err = config(&[("[web_search]\nbackend = \"bing\"\n", FileRole::User)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown backend `bing`; backends: brave, tavily"),
+            "{err}"
+        );
+        let off = config(&[
+            ("[web_search]\nbackend = \"exa\"\n", FileRole::User),
+            ("[web_search]\nenabled = false\n", FileRole::Project),
+        ])
+        .unwrap();
+        assert_eq!(off.web_search, None);
+    }
 }
