@@ -423,3 +423,65 @@ fn every_model_of_a_run_gets_the_same_backend_in_the_ledger() {
         "{outputs:?}"
     );
 }
+
+/// `versus run`: a recipe's `## Tools` naming `web_search(searxng)` gives its models the
+/// backend of the user's config (address from there, never from the recipe), and the report
+/// sees the call.
+#[test]
+fn a_recipe_offers_web_search_with_the_backend_it_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    let config = dir.join("config");
+    std::fs::create_dir_all(config.join("versus")).unwrap();
+    std::fs::create_dir_all(dir.join("project")).unwrap();
+    std::fs::write(dir.join("project/README.md"), "# p\n").unwrap();
+    let fake = MockServer::start(vec![Reply::json(
+        200,
+        r#"{"results":[{"url":"https://docs.rs/tokio","title":"tokio - Rust","content":"An event-driven runtime"}]}"#,
+    )]);
+    std::fs::write(
+        config.join("versus/config.toml"),
+        format!("[web_search]\nurl = \"{}\"\n", fake.url()),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("searcher.jsonl"),
+        "{\"tools\": [{\"name\": \"web_search\", \"args\": {\"query\": \"tokio docs\"}}]}\n\
+         {\"say\": \"Found it.\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("search.recipe.md"),
+        "# Search\nversion: 1\n\n## Models\n- demo/searcher.jsonl\n\n## Constraints\n\
+         timeout: 1m\nproject_root: project\n\n## Tools\n- read_file\n- web_search(searxng)\n\n\
+         ## Tasks\n\n### look\nFind the tokio docs.\n\n## Success Criteria\n- no_errors\n\
+         - tool_used: web_search\n",
+    )
+    .unwrap();
+    let out = versus()
+        .current_dir(&dir)
+        .args(["run", "search.recipe.md", "--out", "out", "--json"])
+        .env("XDG_CONFIG_HOME", &config)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 1, "{}", text(&out));
+    assert_eq!(requests[0].target, "/search?q=tokio+docs&format=json");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out/report.json")).unwrap()).unwrap();
+    let report_text = report.to_string();
+    assert!(
+        report_text.contains("tool_used: web_search"),
+        "{report_text}"
+    );
+    let events_dir = dir.join("out/events/look");
+    let events: String = std::fs::read_dir(&events_dir)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(
+        events.contains(r#"1. tokio - Rust\n   https://docs.rs/tokio\n   An event-driven runtime"#),
+        "{events}"
+    );
+}

@@ -25,10 +25,12 @@ const RAW_BYTES: usize = 8 << 20;
 impl Recipe {
     /// The names of the tools the models get: the Tools section (all tools when it is
     /// missing), minus what the Sandbox takes away (`network: none` removes web_fetch,
-    /// `filesystem: read_only` removes write_file, edit_file and apply_patch).
+    /// `filesystem: read_only` removes write_file, edit_file and apply_patch). web_search
+    /// counts when the Tools section lists it (without the section it depends on the user's
+    /// config, which a recipe cannot know).
     pub fn active_tool_names(&self) -> Vec<&'static str> {
         let registry = ToolRegistry::builtin();
-        registry
+        let mut names: Vec<&'static str> = registry
             .specs()
             .iter()
             .filter(|spec| match &self.tools {
@@ -44,7 +46,18 @@ impl Recipe {
                     && self.sandbox.filesystem == FilesystemAccess::ReadOnly)
             })
             .map(|spec| spec.name)
-            .collect()
+            .collect();
+        if let ToolSet::Only(entries) = &self.tools
+            && entries.iter().any(|e| e.name == "web_search")
+            && self.sandbox.network != NetworkAccess::None
+        {
+            let at = names
+                .iter()
+                .position(|n| *n == "web_fetch")
+                .map_or(names.len(), |i| i + 1);
+            names.insert(at, "web_search");
+        }
+        names
     }
 
     /// The tools offered to every model, with the recipe's guidance (Tools) and descriptions
