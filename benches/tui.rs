@@ -137,6 +137,7 @@ fn fill(app: &mut App, lines: usize) {
                     failed_edit: false,
                     outcome: Some(versus::model::ToolOutcome::Ok),
                     output: String::new(),
+                    timing: None,
                 },
             );
             written += 1;

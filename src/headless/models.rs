@@ -53,7 +53,10 @@ pub(super) fn prepare(
     warn: &mut dyn FnMut(&crate::engine::SkippedModel),
 ) -> Result<Prepared, HeadlessError> {
     check_list(models)?;
-    let tools = Arc::new(recipe.tool_registry());
+    let search = recipe
+        .web_search(config, env)
+        .map_err(HeadlessError::Unsupported)?;
+    let tools = Arc::new(recipe.tool_registry_with(search));
     let system = recipe.full_system_prompt(&tools);
     let settings = |spec: &crate::config::ModelSpec| {
         let mut settings = recipe.agent_settings(spec);

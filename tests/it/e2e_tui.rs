@@ -1187,6 +1187,8 @@ fn comparable(log: &Path) -> Vec<serde_json::Value> {
                         || key == "usage"
                         || key == "total"
                         || key == "cost"
+                        // When a tool call started and ended (wall-clock microseconds).
+                        || key == "timing"
                         || key.ends_with("_ms"))
                 });
                 if map.get("type").and_then(|t| t.as_str()) == Some("usage") {

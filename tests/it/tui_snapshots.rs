@@ -117,6 +117,7 @@ pub(crate) fn result(
             failed_edit: error.is_some() && name == "edit_file",
             outcome: None,
             output: String::new(),
+            timing: None,
         },
     );
 }

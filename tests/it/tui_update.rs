@@ -556,6 +556,7 @@ fn bash_call(
             failed_edit: false,
             outcome: Some(outcome),
             output: output.into(),
+            timing: None,
         },
     ] {
         engine(app, EngineMsg::Agent { panel, event });

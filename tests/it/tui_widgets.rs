@@ -918,6 +918,7 @@ fn failed_command() -> App {
                 failed_edit: false,
                 outcome: Some(outcome),
                 output: output.into(),
+                timing: None,
             },
         );
     }

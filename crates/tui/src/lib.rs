@@ -271,6 +271,10 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
         .into_iter()
         .map(str::to_string)
         .collect();
+    if config.web_search.is_some() {
+        // Offered from the config's `[web_search]`, so `/config tools` may name it.
+        app.tool_names.push("web_search".to_string());
+    }
     if demo {
         app.prompt.set(versus_core::example::PROMPT);
     }

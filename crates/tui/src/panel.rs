@@ -279,6 +279,7 @@ impl Panel {
                 failed_edit,
                 outcome,
                 output,
+                ..
             } => {
                 self.tool_calls += 1;
                 let outcome = ToolOutcome::or_legacy(*outcome, *is_error);
@@ -764,6 +765,7 @@ mod tests {
                 failed_edit: true,
                 outcome: None,
                 output: String::new(),
+                timing: None,
             },
             5,
         );
@@ -804,6 +806,7 @@ mod tests {
                 failed_edit: false,
                 outcome: Some(outcome),
                 output: output.into(),
+                timing: None,
             },
             5,
         );

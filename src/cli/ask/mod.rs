@@ -410,7 +410,14 @@ fn targets(
             "no model given: add -m PROVIDER/MODEL (e.g. -m demo/good -m openai/gpt-5), or set `models` in the config"
         );
     }
-    let tools = Arc::new(ToolRegistry::builtin());
+    // Web search (off unless `[web_search]` is configured), the same for every model.
+    let mut registry = ToolRegistry::builtin();
+    if let Some(search) =
+        versus::recipe::web_search_setup(config, env, None).map_err(|e| anyhow::anyhow!(e))?
+    {
+        registry = registry.with_web_search(search);
+    }
+    let tools = Arc::new(registry);
     let settings = AgentSettings {
         max_steps: args.max_steps,
         timeout: Duration::from_secs(args.timeout),

@@ -10,6 +10,7 @@
 //! Adapters know nothing of tools' executors; the loop knows nothing of wire formats.
 
 mod prompt;
+mod schedule;
 mod turn;
 
 pub use prompt::system_prompt;

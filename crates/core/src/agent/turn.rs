@@ -10,7 +10,7 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::{
-    AgentEvent, Completion, Conversation, Image, Message, ModelRequest, Part, Reasoning, Role,
+    AgentEvent, CallTiming, Completion, Conversation, Image, Message, ModelRequest, Part, Reasoning, Role,
     RunStats, RunStop, StopReason, StreamEvent, ToolDef, Usage,
 };
 use crate::provider::{ModelClient, ProviderError};
@@ -473,104 +473,186 @@ impl Run<'_> {
         }
     }
 
-    /// Runs every call of the last assistant message in order and appends one user message
-    /// with all results (calls not run because of cancellation get a result saying so, so the
-    /// conversation stays valid for the next turn).
+    /// Runs every call of the last assistant message and appends one user message with all
+    /// results in call order (calls not run because of cancellation get a result saying so,
+    /// so the conversation stays valid for the next turn). Reads run side by side, writes and
+    /// commands one by one in order ([`super::schedule`]).
     async fn run_tools(&mut self) {
-        let calls: Vec<(String, String, String)> = self
+        let calls: Vec<Call> = self
             .messages
             .last()
             .map(|m| {
                 m.tool_calls()
-                    .map(|(id, name, args)| (id.to_string(), name.to_string(), args.to_string()))
+                    .map(|(id, name, args)| Call {
+                        id: id.to_string(),
+                        name: name.to_string(),
+                        arguments: args.to_string(),
+                    })
                     .collect()
             })
             .unwrap_or_default();
+        let concurrent: Vec<bool> = calls
+            .iter()
+            .map(|c| self.agent.tools.runs_concurrently(&c.name))
+            .collect();
+        let finished = {
+            let this = &*self;
+            super::schedule::run_calls(
+                &concurrent,
+                |i| this.run_call(&calls[i]),
+                |i, done| this.report(&calls[i], done),
+            )
+            .await
+        };
         let mut results = Vec::with_capacity(calls.len());
-        for (id, name, arguments) in calls {
-            (self.emit)(AgentEvent::ToolCallReady {
-                id: id.clone(),
-                name: name.clone(),
-                arguments: arguments.clone(),
-            });
-            if self.cancel.is_cancelled() {
-                results.push(Part::ToolResult {
-                    call_id: id,
-                    name,
-                    content: "not run: the run was stopped before this call".to_string(),
-                    is_error: true,
-                    images: Vec::new(),
-                });
-                continue;
-            }
-            let ctx = ToolContext {
-                view: Arc::clone(&self.env.view),
-                limits: self.env.limits.clone(),
-                call_id: id.clone(),
-                cancel: self.cancel.clone(),
-                spill_dir: self.env.spill_dir.clone(),
-                sandbox: Arc::clone(&self.env.sandbox),
-                read_roots: self.agent.settings.read_roots.clone().into(),
-            };
-            let started = Instant::now();
-            let mut output = self.agent.tools.dispatch(&name, &arguments, &ctx).await;
-            if let Some(filter) = &self.env.output_filter {
-                output.text = filter(&name, output.text);
-            }
-            tracing::debug!(
-                model = %self.agent.model,
-                tool = %name,
-                call_id = %id,
-                is_error = output.is_error,
-                outcome = ?output.outcome,
-                ms = started.elapsed().as_millis() as u64,
-                "tool call"
-            );
-            let failed_edit = output.edit == Some(EditOutcome::Failed);
-            self.stats.tool_calls += 1;
-            *self.stats.tools.entry(name.clone()).or_default() += 1;
-            // Counted by outcome, not by the provider's error flag: a command that exits 3 is
-            // a normal result to the model but did not succeed.
-            if !output.outcome.is_ok() {
-                self.stats.tool_errors += 1;
-            }
-            if failed_edit {
-                self.stats.failed_edits += 1;
-            }
-            (self.emit)(AgentEvent::ToolResult {
-                id: id.clone(),
-                name: name.clone(),
-                is_error: output.is_error,
-                bytes: output.text.len(),
-                summary: first_line(&output.text),
-                duration_ms: millis(started.elapsed()),
-                failed_edit,
-                outcome: Some(output.outcome),
-                output: output.text.clone(),
-            });
-            // The picture travels with the result; each wire sends it to models that see
-            // images and a text note to the others.
-            let images = output
-                .image
-                .map(|image| Image {
-                    media_type: image.media_type,
-                    data: image.data,
-                })
-                .into_iter()
-                .collect();
-            results.push(Part::ToolResult {
-                call_id: id,
-                name,
-                content: output.text,
-                is_error: output.is_error,
-                images,
-            });
+        for (call, done) in calls.into_iter().zip(finished) {
+            results.push(self.count(call, done));
         }
         self.messages.push(Message {
             role: Role::User,
             parts: results,
         });
     }
+
+    /// Runs one call: says it is ready, runs it (or not, once the run is stopped), and keeps
+    /// when it started and ended.
+    async fn run_call(&self, call: &Call) -> CallDone {
+        (self.emit)(AgentEvent::ToolCallReady {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let started = Instant::now();
+        let started_us = unix_micros();
+        if self.cancel.is_cancelled() {
+            return CallDone {
+                output: None,
+                elapsed: started.elapsed(),
+                timing: CallTiming {
+                    started_us,
+                    ended_us: unix_micros(),
+                },
+            };
+        }
+        let ctx = ToolContext {
+            view: Arc::clone(&self.env.view),
+            limits: self.env.limits.clone(),
+            call_id: call.id.clone(),
+            cancel: self.cancel.clone(),
+            spill_dir: self.env.spill_dir.clone(),
+            sandbox: Arc::clone(&self.env.sandbox),
+            read_roots: self.agent.settings.read_roots.clone().into(),
+        };
+        let mut output = self
+            .agent
+            .tools
+            .dispatch(&call.name, &call.arguments, &ctx)
+            .await;
+        if let Some(filter) = &self.env.output_filter {
+            output.text = filter(&call.name, output.text);
+        }
+        let ended_us = unix_micros();
+        CallDone {
+            output: Some(output),
+            elapsed: started.elapsed(),
+            timing: CallTiming {
+                started_us,
+                ended_us,
+            },
+        }
+    }
+
+    /// Reports a finished call (in call order): its result event.
+    fn report(&self, call: &Call, done: &CallDone) {
+        let Some(output) = &done.output else {
+            return;
+        };
+        tracing::debug!(
+            model = %self.agent.model,
+            tool = %call.name,
+            call_id = %call.id,
+            is_error = output.is_error,
+            outcome = ?output.outcome,
+            ms = done.elapsed.as_millis() as u64,
+            "tool call"
+        );
+        (self.emit)(AgentEvent::ToolResult {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            is_error: output.is_error,
+            bytes: output.text.len(),
+            summary: first_line(&output.text),
+            duration_ms: millis(done.elapsed),
+            failed_edit: output.edit == Some(EditOutcome::Failed),
+            outcome: Some(output.outcome),
+            output: output.text.clone(),
+            timing: Some(done.timing),
+        });
+    }
+
+    /// Counts a finished call in the run's statistics and makes its result part.
+    fn count(&mut self, call: Call, done: CallDone) -> Part {
+        let Some(output) = done.output else {
+            return Part::ToolResult {
+                call_id: call.id,
+                name: call.name,
+                content: "not run: the run was stopped before this call".to_string(),
+                is_error: true,
+                images: Vec::new(),
+            };
+        };
+        let failed_edit = output.edit == Some(EditOutcome::Failed);
+        self.stats.tool_calls += 1;
+        *self.stats.tools.entry(call.name.clone()).or_default() += 1;
+        // Counted by outcome, not by the provider's error flag: a command that exits 3 is
+        // a normal result to the model but did not succeed.
+        if !output.outcome.is_ok() {
+            self.stats.tool_errors += 1;
+        }
+        if failed_edit {
+            self.stats.failed_edits += 1;
+        }
+        // The picture travels with the result; each wire sends it to models that see
+        // images and a text note to the others.
+        let images = output
+            .image
+            .map(|image| Image {
+                media_type: image.media_type,
+                data: image.data,
+            })
+            .into_iter()
+            .collect();
+        Part::ToolResult {
+            call_id: call.id,
+            name: call.name,
+            content: output.text,
+            is_error: output.is_error,
+            images,
+        }
+    }
+}
+
+/// One call of a step, as the model made it.
+struct Call {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// A call's end: its output (`None`: not run, the run was stopped first), how long it took and
+/// when it ran.
+struct CallDone {
+    output: Option<crate::tools::ToolOutput>,
+    elapsed: Duration,
+    timing: CallTiming,
+}
+
+/// Now, in microseconds since the Unix epoch (0 if the clock is before it).
+fn unix_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
 }
 
 fn first_line(text: &str) -> String {

@@ -59,6 +59,26 @@ struct RawFile {
     edit_tools: Option<crate::tools::EditTools>,
     #[serde(default)]
     mcp_servers: BTreeMap<String, Spanned<McpServerBlock>>,
+    web_search: Option<Spanned<WebSearchBlock>>,
+}
+
+/// `[web_search]` as written: turns the web_search tool on for every model of every run,
+/// with one backend; see docs/extensions.md, "Web search".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchBlock {
+    /// `brave`, `tavily`, `exa` or `searxng` (the default: keyless, at `url`).
+    pub backend: Option<String>,
+    /// The endpoint: a SearXNG instance's address (required for it), or another address for
+    /// a keyed service (a proxy). User config only: the key is sent there.
+    pub url: Option<String>,
+    /// The variable holding the key, instead of the service's own (`BRAVE_API_KEY`, ...).
+    /// User config only: a project must not choose which of the user's secrets is sent.
+    pub api_key_env: Option<String>,
+    /// Results per search when the model asks for no number (1 to 20, default 5).
+    pub max_results: Option<u32>,
+    /// `false` turns off what an earlier layer turned on.
+    pub enabled: Option<bool>,
 }
 
 /// One `[mcp_servers.NAME]` block as written: an MCP server whose tools every model of a run
@@ -168,6 +188,8 @@ pub struct Layer {
     pub edit_tools: Option<crate::tools::EditTools>,
     /// `[mcp_servers.NAME]` blocks in name order.
     pub mcp_servers: Vec<(String, McpServerBlock, Origin)>,
+    /// `[web_search]`.
+    pub web_search: Option<(WebSearchBlock, Origin)>,
 }
 
 /// Reads and parses a config file.
@@ -248,6 +270,10 @@ pub fn parse_layer(text: &str, path: &Path) -> Result<Layer, ConfigError> {
                 (name, block.into_inner(), origin)
             })
             .collect(),
+        web_search: raw.web_search.map(|block| {
+            let origin = at(block.span().start);
+            (block.into_inner(), origin)
+        }),
     })
 }
 

@@ -14,6 +14,7 @@ use super::env::Env;
 use super::file::{Layer, read_layer};
 use super::merge::{
     invalid, merge_mcp_servers, merge_prices, merge_providers, merge_sandbox, merge_ui,
+    merge_web_search,
 };
 use super::prices::{ModelInfo, Price, PriceTable};
 use super::providers::ProviderDef;
@@ -92,7 +93,28 @@ pub struct Config {
     /// `[mcp_servers.NAME]`: the MCP servers every model gets, by name (a later layer's block
     /// replaces an earlier one of the same name; `enabled = false` removes it).
     pub mcp_servers: Vec<McpServerEntry>,
+    /// `[web_search]` merged over the layers (`None`: web search is off, the default).
+    pub web_search: Option<WebSearchConfig>,
     providers: Vec<ProviderDef>,
+}
+
+/// The names `[web_search] backend` accepts (the tool knows what each means).
+pub const WEB_SEARCH_BACKENDS: [&str; 4] = ["brave", "tavily", "exa", "searxng"];
+
+/// Web search as the config turns it on: every model of a run gets web_search with this
+/// backend. Checked when loaded; the key is looked up when a run starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSearchConfig {
+    /// One of [`WEB_SEARCH_BACKENDS`] (`searxng` when none is named).
+    pub backend: String,
+    /// The endpoint (from the user's own config only).
+    pub url: Option<String>,
+    /// The key's variable instead of the service's own (user config only).
+    pub api_key_env: Option<String>,
+    /// Results per search.
+    pub max_results: Option<u32>,
+    /// Where the block was written (the last layer's).
+    pub origin: super::file::Origin,
 }
 
 /// One configured MCP server and where it was written.
@@ -216,6 +238,7 @@ impl Config {
             edit_tools: crate::tools::EditTools::default(),
             project_trusted: false,
             mcp_servers: Vec::new(),
+            web_search: None,
             providers,
         };
         config.apply_models(layers)?;
@@ -235,6 +258,7 @@ impl Config {
             .find_map(|(l, _)| l.edit_tools)
             .unwrap_or_default();
         config.mcp_servers = merge_mcp_servers(layers)?;
+        config.web_search = merge_web_search(layers)?;
         Ok(config)
     }
 
@@ -623,5 +647,56 @@ pub(crate) mod tests {
         .unwrap_err()
         .to_string();
         assert!(missing.contains("missing.toml"), "{missing}");
+    }
+
+    #[test]
+    fn web_search_is_off_unless_configured_and_a_project_cannot_point_the_key_elsewhere() {
+        assert_eq!(config(&[("", FileRole::User)]).unwrap().web_search, None);
+        let c = config(&[
+            (
+                "[web_search]\nurl = \"http://localhost:8888\"\nmax_results = 3\n",
+                FileRole::User,
+            ),
+            ("[web_search]\nmax_results = 7\n", FileRole::Project),
+        ])
+        .unwrap();
+        let w = c.web_search.unwrap();
+        assert_eq!(
+            (w.backend.as_str(), w.url.as_deref(), w.max_results),
+            ("searxng", Some("http://localhost:8888"), Some(7))
+        );
+        // Another backend drops the earlier address (the key must not go there).
+        let c = config(&[
+            (
+                "[web_search]\nurl = \"http://localhost:8888\"\n",
+                FileRole::User,
+            ),
+            ("[web_search]\nbackend = \"brave\"\n", FileRole::Project),
+        ])
+        .unwrap();
+        let w = c.web_search.unwrap();
+        assert_eq!((w.backend.as_str(), w.url), ("brave", None));
+        for key in [
+            "url = \"https://evil.example/\"",
+            "api_key_env = \"OPENAI_API_KEY\"",
+        ] {
+            let err = config(&[(&format!("[web_search]\n{key}\n"), FileRole::Project)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("a project's config may not set"), "{err}");
+        }
+        let err = config(&[("[web_search]\nbackend = \"bing\"\n", FileRole::User)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown backend `bing`; backends: brave, tavily"),
+            "{err}"
+        );
+        let off = config(&[
+            ("[web_search]\nbackend = \"exa\"\n", FileRole::User),
+            ("[web_search]\nenabled = false\n", FileRole::Project),
+        ])
+        .unwrap();
+        assert_eq!(off.web_search, None);
     }
 }

@@ -512,6 +512,82 @@ pub(crate) fn merge_mcp_servers(
     Ok(servers.into_values().collect())
 }
 
+/// `[web_search]` over the layers, key by key (a later layer's key wins; `enabled = false`
+/// turns it off). A project's config may choose the backend and the number of results but
+/// not `url` or `api_key_env`: the user's key would go where a cloned repository says.
+pub(crate) fn merge_web_search(
+    layers: &[(Layer, FileRole)],
+) -> Result<Option<super::load::WebSearchConfig>, ConfigError> {
+    let mut merged: Option<super::load::WebSearchConfig> = None;
+    for (layer, role) in layers {
+        let Some((block, origin)) = &layer.web_search else {
+            continue;
+        };
+        let bad = |message: String| Err(invalid(origin.clone(), message));
+        if *role == FileRole::Project {
+            for (key, set) in [
+                ("url", block.url.is_some()),
+                ("api_key_env", block.api_key_env.is_some()),
+            ] {
+                if set {
+                    return bad(format!(
+                        "[web_search]: a project's config may not set `{key}` (your key would be                          sent where the project says); set it in your own config"
+                    ));
+                }
+            }
+        }
+        if let Some(backend) = &block.backend
+            && !super::load::WEB_SEARCH_BACKENDS.contains(&backend.as_str())
+        {
+            return bad(format!(
+                "[web_search]: unknown backend `{backend}`; backends: {}",
+                super::load::WEB_SEARCH_BACKENDS.join(", ")
+            ));
+        }
+        if let Some(url) = &block.url
+            && !is_http_url(url)
+        {
+            return bad("[web_search]: `url` must start with http:// or https://".to_string());
+        }
+        if let Some(n) = block.max_results
+            && !(1..=20).contains(&n)
+        {
+            return bad(format!("[web_search]: max_results is {n}; give 1 to 20"));
+        }
+        if block.enabled == Some(false) {
+            merged = None;
+            continue;
+        }
+        let mut next = merged.take().unwrap_or(super::load::WebSearchConfig {
+            backend: "searxng".to_string(),
+            url: None,
+            api_key_env: None,
+            max_results: None,
+            origin: origin.clone(),
+        });
+        if let Some(backend) = &block.backend {
+            if *backend != next.backend {
+                // Another service: the previous one's address and key do not carry over.
+                next.url = None;
+                next.api_key_env = None;
+            }
+            next.backend = backend.clone();
+        }
+        if block.url.is_some() {
+            next.url = block.url.clone();
+        }
+        if block.api_key_env.is_some() {
+            next.api_key_env = block.api_key_env.clone();
+        }
+        if block.max_results.is_some() {
+            next.max_results = block.max_results;
+        }
+        next.origin = origin.clone();
+        merged = Some(next);
+    }
+    Ok(merged)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -40,8 +40,8 @@ pub use env::{Env, EnvError, VarSource};
 pub use file::Origin;
 pub use kind::ApiKind;
 pub use load::{
-    Config, ConfigFileInfo, FileRole, KnownModel, LoadOptions, McpServerEntry, user_config_dir,
-    user_config_path,
+    Config, ConfigFileInfo, FileRole, KnownModel, LoadOptions, McpServerEntry, WEB_SEARCH_BACKENDS,
+    WebSearchConfig, user_config_dir, user_config_path,
 };
 pub use prices::{ModelInfo, Price, PriceEntry, PriceTable};
 pub use providers::{BaseSource, BaseUrl, KeySource, KeyStatus, ProviderDef};

@@ -25,6 +25,9 @@ pub struct LedgerInput<'a> {
     pub tools: &'a [ToolDef],
     /// Tools it gets beyond its registry's (e.g. a tool server's), with their schemas.
     pub extra_tools: &'a [ToolDef],
+    /// What its tools' definitions do not say but a fair comparison must know, as `tool: what`
+    /// lines (web_search's backend and endpoint); empty when nothing.
+    pub tool_settings: &'a [String],
     /// The sampling seed sent, if any.
     pub seed: Option<u64>,
     /// Its limits and sampling settings as one canonical text.
@@ -52,6 +55,11 @@ pub struct LedgerEntry {
     /// The limits as text.
     #[serde(default)]
     pub limits: String,
+    /// Its tools' settings beyond their definitions (web_search's backend), as `tool: what`
+    /// lines; hashed as the part `tool_settings` only when there are any, so entries of
+    /// models without them hash as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_settings: Vec<String>,
     /// How it differs from what most models of the turn were given (empty: the same).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub differs: Vec<String>,
@@ -85,6 +93,10 @@ impl LedgerEntry {
         let seed = input.seed.map(|s| s.to_string()).unwrap_or_default();
         parts.insert("seed".to_string(), short_hash(seed.as_bytes()));
         parts.insert("limits".to_string(), short_hash(input.limits.as_bytes()));
+        if !input.tool_settings.is_empty() {
+            let settings = input.tool_settings.join("\n");
+            parts.insert("tool_settings".to_string(), short_hash(settings.as_bytes()));
+        }
         let all: String = parts.iter().map(|(k, v)| format!("{k}={v};")).collect();
         LedgerEntry {
             model: input.model.to_string(),
@@ -93,6 +105,7 @@ impl LedgerEntry {
             tools: names,
             seed: input.seed,
             limits: input.limits.to_string(),
+            tool_settings: input.tool_settings.to_vec(),
             differs: Vec::new(),
         }
     }
@@ -132,8 +145,12 @@ fn differences(e: &LedgerEntry, reference: &LedgerEntry) -> Vec<String> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (part, hash) in &e.parts {
-        if reference.parts.get(part) == Some(hash) {
+    // A part only one side has (tool settings) differs too.
+    let mut names: Vec<&String> = e.parts.keys().chain(reference.parts.keys()).collect();
+    names.sort();
+    names.dedup();
+    for part in names {
+        if reference.parts.get(part) == e.parts.get(part) {
             continue;
         }
         out.push(match part.as_str() {
@@ -158,6 +175,11 @@ fn differences(e: &LedgerEntry, reference: &LedgerEntry) -> Vec<String> {
                 seed_text(reference.seed)
             ),
             "limits" => format!("limits ({} vs {})", e.limits, reference.limits),
+            "tool_settings" => format!(
+                "tool settings ({} vs {})",
+                settings_text(&e.tool_settings),
+                settings_text(&reference.tool_settings)
+            ),
             other => other.to_string(),
         });
     }
@@ -191,6 +213,14 @@ fn tools_difference(missing: &[&str], extra: &[&str]) -> String {
     text
 }
 
+fn settings_text(settings: &[String]) -> String {
+    if settings.is_empty() {
+        "none".into()
+    } else {
+        settings.join("; ")
+    }
+}
+
 fn seed_text(seed: Option<u64>) -> String {
     seed.map(|s| s.to_string()).unwrap_or_else(|| "none".into())
 }
@@ -215,6 +245,7 @@ mod tests {
             context: &ProjectContext::default(),
             tools,
             extra_tools: extra,
+            tool_settings: &[],
             seed: Some(7),
             limits,
         })
@@ -266,6 +297,43 @@ mod tests {
         assert_eq!(
             entries[2].differs,
             ["tools (missing edit_file) (extra bash)"]
+        );
+    }
+
+    #[test]
+    fn a_search_backend_is_in_the_ledger_and_another_one_is_flagged() {
+        let tools = [tool("web_search")];
+        let with = |model, settings: &[String]| {
+            LedgerEntry::new(&LedgerInput {
+                model,
+                system: "prompt",
+                context: &ProjectContext::default(),
+                tools: &tools,
+                extra_tools: &[],
+                tool_settings: settings,
+                seed: None,
+                limits: "l",
+            })
+        };
+        let brave = ["web_search: brave https://api.search.brave.com/".to_string()];
+        let searx = ["web_search: searxng http://localhost:8888/".to_string()];
+        let plain = with("p", &[]);
+        assert!(!plain.parts.contains_key("tool_settings"));
+        let mut entries = vec![with("a", &brave), with("b", &brave), with("c", &searx)];
+        assert_eq!(entries[0].hash, entries[1].hash);
+        assert!(!compare(&mut entries));
+        assert_eq!(
+            entries[2].differs,
+            [
+                "tool settings (web_search: searxng http://localhost:8888/ vs web_search: brave \
+              https://api.search.brave.com/)"
+            ]
+        );
+        let mut missing = vec![with("a", &brave), with("b", &brave), with("d", &[])];
+        assert!(!compare(&mut missing));
+        assert_eq!(
+            missing[2].differs,
+            ["tool settings (none vs web_search: brave https://api.search.brave.com/)"]
         );
     }
 }

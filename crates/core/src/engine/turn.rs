@@ -156,6 +156,7 @@ pub(super) fn give_context(
             context,
             tools: &agent.tool_defs(),
             extra_tools: extra,
+            tool_settings: &agent.tools.ledger_notes(),
             seed: agent.settings.seed,
             limits: &limits_text(&agent.settings),
         }));

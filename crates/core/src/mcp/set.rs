@@ -216,14 +216,20 @@ async fn start_all(
                         continue;
                     }
                     match schema::normalize(&tool.input_schema) {
-                        Ok(parameters) => started.tools.push(Arc::new(McpTool::new(
-                            Arc::clone(&server),
-                            &name,
-                            &tool.name,
-                            tool.description.as_deref().unwrap_or_default(),
-                            parameters,
-                            class,
-                        ))),
+                        Ok(parameters) => started.tools.push(Arc::new(
+                            McpTool::new(
+                                Arc::clone(&server),
+                                &name,
+                                &tool.name,
+                                tool.description.as_deref().unwrap_or_default(),
+                                parameters,
+                                class,
+                            )
+                            .read_only(
+                                tool.annotations.as_ref().and_then(|a| a.read_only_hint)
+                                    == Some(true),
+                            ),
+                        )),
                         Err(reason) => started.problems.push(format!(
                             "MCP server `{server_name}`: tool `{}` was left out: {reason}",
                             tool.name

@@ -38,6 +38,8 @@ pub(crate) struct McpTool {
     spec: ToolSpec,
     remote: String,
     server: Arc<Server>,
+    /// The server annotated the tool `readOnlyHint`: its calls run beside other reads.
+    read_only: bool,
 }
 
 impl McpTool {
@@ -71,13 +73,26 @@ impl McpTool {
             },
             remote: remote.to_string(),
             server,
+            read_only: false,
         }
+    }
+
+    /// This tool as the server annotated it: `readOnlyHint` lets its calls of one step run
+    /// at the same time as the step's other reads (the server's word is taken: a tool that
+    /// says it reads but writes only races other reads of that step).
+    pub(crate) fn read_only(mut self, read_only: bool) -> McpTool {
+        self.read_only = read_only;
+        self
     }
 }
 
 impl Tool for McpTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn concurrent(&self) -> bool {
+        self.read_only
     }
 
     fn call<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {

@@ -110,6 +110,10 @@ pub enum AgentEvent {
         /// result can be shown, exported and reported. Empty in older logs.
         #[serde(default)]
         output: String,
+        /// When the call ran, as the tool layer saw it (`None` in logs written before it was
+        /// recorded): calls of one step that ran side by side overlap.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timing: Option<CallTiming>,
     },
     /// Token usage after a step.
     Usage {
@@ -148,6 +152,16 @@ pub enum AgentEvent {
         /// Why.
         stop: RunStop,
     },
+}
+
+/// When one tool call ran: its start and end in microseconds since the Unix epoch, taken
+/// where the tool ran, so a log shows which calls of a step ran at the same time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallTiming {
+    /// The call started (after its `tool_call_ready`).
+    pub started_us: u64,
+    /// The call ended (its output was complete).
+    pub ended_us: u64,
 }
 
 /// Counters of one run, for tables and reports.

@@ -104,6 +104,7 @@ fn tool_entry(item: &Item, ctx: &mut Ctx) -> Option<ToolEntry> {
     }
     let known = known_tool(name, item.line, ctx);
     let mut bash_prefixes = None;
+    let mut search_backend = None;
     if let Some(inner) = rest.strip_prefix('(') {
         let Some((inside, after)) = inner.split_once(')') else {
             ctx.problem(
@@ -116,12 +117,28 @@ fn tool_entry(item: &Item, ctx: &mut Ctx) -> Option<ToolEntry> {
             return None;
         };
         rest = after.trim_start();
-        if name != "bash" {
+        if name == "web_search" {
+            let backend = inside.trim();
+            if crate::tools::SearchBackend::parse(backend).is_some() {
+                search_backend = Some(backend.to_string());
+            } else {
+                ctx.problem(
+                    item.line,
+                    ProblemKind::Syntax,
+                    format!(
+                        "`{text}`: unknown search backend `{backend}`; write one of \
+                         web_search(brave), web_search(tavily), web_search(exa), \
+                         web_search(searxng)"
+                    ),
+                );
+            }
+        } else if name != "bash" {
             ctx.problem(
                 item.line,
                 ProblemKind::Syntax,
                 format!(
-                    "only bash takes a list of allowed command prefixes, not `{name}`; write just `{name}`"
+                    "only bash takes a list of allowed command prefixes (and web_search a \
+                     backend), not `{name}`; write just `{name}`"
                 ),
             );
         } else {
@@ -155,6 +172,7 @@ fn tool_entry(item: &Item, ctx: &mut Ctx) -> Option<ToolEntry> {
         name: name.to_string(),
         guidance,
         bash_prefixes,
+        search_backend,
         line: SourceLine(item.line),
     })
 }

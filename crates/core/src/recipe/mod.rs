@@ -49,7 +49,7 @@ pub use model::{
     ToolEntry, ToolSet, Truncation, WorkspaceSettings,
 };
 pub use problems::{Problem, ProblemKind, RecipeErrors};
-pub use runtime::{Loosening, LooseningKind, LooseningRefused};
+pub use runtime::{Loosening, LooseningKind, LooseningRefused, web_search_setup};
 
 /// The built-in defaults, as shipped (comments explain each value).
 pub const DEFAULTS_TEXT: &str = include_str!("defaults.recipe.md");

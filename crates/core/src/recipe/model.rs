@@ -150,6 +150,9 @@ pub struct ToolEntry {
     pub guidance: Option<String>,
     /// `bash(p1, p2)`: the command prefixes bash may run (bash only).
     pub bash_prefixes: Option<Vec<String>>,
+    /// `web_search(brave)`: the backend web_search asks (web_search only; `None`: the one
+    /// the user's `[web_search]` configures).
+    pub search_backend: Option<String>,
     /// Where it was written.
     pub line: SourceLine,
 }

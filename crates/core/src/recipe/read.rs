@@ -33,7 +33,9 @@ pub(crate) fn read(
     let mut ctx = Ctx {
         problems: &mut problems,
         trace: Trace::default(),
-        tools: registry.names(),
+        // web_search is offered only with a backend, so it is no built-in; a recipe may
+        // still name it.
+        tools: registry.names().into_iter().chain(["web_search"]).collect(),
         config,
     };
     header(&doc, &mut recipe, &mut ctx);
@@ -214,10 +216,11 @@ fn cross_check(recipe: &Recipe, trace: &Trace, ctx: &mut Ctx) {
     if let ToolSet::Only(entries) = &recipe.tools {
         let registry = ToolRegistry::builtin();
         for entry in entries {
-            let Some(tool) = registry.get(&entry.name) else {
-                continue;
+            let class = match registry.get(&entry.name) {
+                Some(tool) => tool.spec().class,
+                None if entry.name == "web_search" => ToolClass::ExternalEffect,
+                None => continue,
             };
-            let class = tool.spec().class;
             let why = if class == ToolClass::ExternalEffect
                 && recipe.sandbox.network == NetworkAccess::None
             {

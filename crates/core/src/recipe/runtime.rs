@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::agent::AgentSettings;
-use crate::config::ModelSpec;
+use crate::config::{Config, Env, ModelSpec};
 use crate::exec::{FsAccess, SandboxSettings};
-use crate::tools::{ToolClass, ToolLimits, ToolRegistry};
+use crate::tools::{SearchBackend, ToolClass, ToolLimits, ToolRegistry, WebSearchSetup};
 use crate::workspace::Isolation;
 
 use super::criteria::Criterion;
@@ -25,10 +25,12 @@ const RAW_BYTES: usize = 8 << 20;
 impl Recipe {
     /// The names of the tools the models get: the Tools section (all tools when it is
     /// missing), minus what the Sandbox takes away (`network: none` removes web_fetch,
-    /// `filesystem: read_only` removes write_file, edit_file and apply_patch).
+    /// `filesystem: read_only` removes write_file, edit_file and apply_patch). web_search
+    /// counts when the Tools section lists it (without the section it depends on the user's
+    /// config, which a recipe cannot know).
     pub fn active_tool_names(&self) -> Vec<&'static str> {
         let registry = ToolRegistry::builtin();
-        registry
+        let mut names: Vec<&'static str> = registry
             .specs()
             .iter()
             .filter(|spec| match &self.tools {
@@ -44,15 +46,35 @@ impl Recipe {
                     && self.sandbox.filesystem == FilesystemAccess::ReadOnly)
             })
             .map(|spec| spec.name)
-            .collect()
+            .collect();
+        if let ToolSet::Only(entries) = &self.tools
+            && entries.iter().any(|e| e.name == "web_search")
+            && self.sandbox.network != NetworkAccess::None
+        {
+            let at = names
+                .iter()
+                .position(|n| *n == "web_fetch")
+                .map_or(names.len(), |i| i + 1);
+            names.insert(at, "web_search");
+        }
+        names
     }
 
     /// The tools offered to every model, with the recipe's guidance (Tools) and descriptions
     /// (Tool Descriptions) applied.
     pub fn tool_registry(&self) -> ToolRegistry {
+        self.tool_registry_with(None)
+    }
+
+    /// [`Recipe::tool_registry`] with web_search asking `search`'s backend (see
+    /// [`Recipe::web_search`]).
+    pub fn tool_registry_with(&self, search: Option<WebSearchSetup>) -> ToolRegistry {
         let mut registry = ToolRegistry::builtin();
         // Names come from the validated recipe, so nothing can be unknown here.
         let _ = registry.retain(&self.active_tool_names());
+        if let Some(search) = search {
+            registry = registry.with_web_search(search);
+        }
         if let ToolSet::Only(entries) = &self.tools {
             for entry in entries {
                 if entry.guidance.is_some() {
@@ -64,6 +86,32 @@ impl Recipe {
             registry.override_text(name, Some(description.clone()), None);
         }
         registry
+    }
+
+    /// The web search of this recipe's models: none under `network: none`; with no `## Tools`
+    /// section, the user's `[web_search]` if any; with one, only when it lists `web_search`,
+    /// with the backend it names (`web_search(brave)`) or else the configured one. A recipe
+    /// names a backend only: the address and key come from the user's config and environment.
+    pub fn web_search(&self, config: &Config, env: &Env) -> Result<Option<WebSearchSetup>, String> {
+        if self.sandbox.network == NetworkAccess::None {
+            return Ok(None);
+        }
+        match &self.tools {
+            ToolSet::All => web_search_setup(config, env, None),
+            ToolSet::Only(entries) => {
+                let Some(entry) = entries.iter().find(|e| e.name == "web_search") else {
+                    return Ok(None);
+                };
+                web_search_setup(config, env, entry.search_backend.as_deref())?
+                    .map(Some)
+                    .ok_or_else(|| {
+                        "the recipe offers web_search (## Tools) but no search backend is set: \
+                         add [web_search] to your config (docs/extensions.md, \"Web search\") \
+                         or name one in the recipe, e.g. `web_search(brave)`"
+                            .to_string()
+                    })
+            }
+        }
     }
 
     /// Tool limits: bash allowlist and timeout, output limits the tools apply themselves,
@@ -479,4 +527,36 @@ fn outside_home(recipe_file: &Path, root: &Path) -> Option<PathBuf> {
     let root = root.canonicalize().ok()?;
     let home = crate::config::trust::work_tree_of(&folder).unwrap_or(folder);
     (!root.starts_with(&home)).then_some(home)
+}
+
+/// The web search every model of a run gets: the user's `[web_search]` (`None` when it is not
+/// configured: web search is off by default), or the backend `backend` a recipe names (then
+/// the configured address and key variable count only when the config names the same
+/// backend). The key is read from `env` (the environment, or a trusted `.env`). An error says
+/// what to set.
+pub fn web_search_setup(
+    config: &Config,
+    env: &Env,
+    backend: Option<&str>,
+) -> Result<Option<WebSearchSetup>, String> {
+    let configured = config.web_search.as_ref();
+    let name = match (backend, configured) {
+        (Some(name), _) => name,
+        (None, Some(c)) => c.backend.as_str(),
+        (None, None) => return Ok(None),
+    };
+    let Some(backend) = SearchBackend::parse(name) else {
+        return Err(format!("unknown web search backend `{name}`"));
+    };
+    let same = configured.filter(|c| c.backend == backend.name());
+    let origin = same.map(|c| format!(" ({})", c.origin)).unwrap_or_default();
+    WebSearchSetup::new(
+        backend,
+        same.and_then(|c| c.url.as_deref()),
+        same.and_then(|c| c.api_key_env.as_deref()),
+        same.and_then(|c| c.max_results).map(|n| n as usize),
+        |var| env.non_empty(var).map(str::to_string),
+    )
+    .map(Some)
+    .map_err(|e| format!("{e}{origin}"))
 }

@@ -453,3 +453,50 @@ fn skill_folders_stay_inside_the_recipes_folder() {
         );
     }
 }
+
+#[test]
+fn web_search_is_named_in_tools_with_an_optional_backend_and_follows_the_network() {
+    use crate::config::{Config, Env};
+    let text = "# W\nversion: 1\n## Tools\n- read_file\n- web_search(brave): search rarely\n";
+    let r = parse(text);
+    let ToolSet::Only(entries) = &r.tools else {
+        panic!("{:?}", r.tools)
+    };
+    assert_eq!(entries[1].search_backend.as_deref(), Some("brave"));
+    assert_eq!(parse(&r.to_markdown()), r);
+    let config = Config::builtin().unwrap();
+    let keyed = Env::from_pairs([("BRAVE_API_KEY", "k")]);
+    let setup = r.web_search(&config, &keyed).unwrap().unwrap();
+    assert_eq!(setup.backend, crate::tools::SearchBackend::Brave);
+    let registry = r.tool_registry_with(Some(setup));
+    assert_eq!(registry.names(), ["read_file", "web_search"]);
+    assert!(registry.guidance().contains("- search rarely"));
+    let err = r.web_search(&config, &Env::empty()).unwrap_err();
+    assert!(err.contains("set BRAVE_API_KEY"), "{err}");
+    // Listed without a backend and none configured: said when the run starts.
+    let plain = parse("# W\nversion: 1\n## Tools\n- web_search\n");
+    let err = plain.web_search(&config, &keyed).unwrap_err();
+    assert!(err.contains("no search backend is set"), "{err}");
+    // Not listed, or no Tools section and nothing configured: no web search.
+    assert_eq!(
+        parse("# W\nversion: 1\n## Tools\n- read_file\n").web_search(&config, &keyed),
+        Ok(None)
+    );
+    assert_eq!(parse(MINIMAL).web_search(&config, &keyed), Ok(None));
+    // network: none takes it away, and listing it then is a conflict.
+    let found =
+        problems("# W\nversion: 1\n## Tools\n- web_search(exa)\n## Sandbox\nnetwork: none\n");
+    assert!(
+        found.iter().any(|p| p
+            .message
+            .contains("`web_search` is listed in ## Tools but ## Sandbox says `network: none`")),
+        "{found:?}"
+    );
+    let found = problems("# W\nversion: 1\n## Tools\n- web_search(bing)\n");
+    assert!(
+        found
+            .iter()
+            .any(|p| p.message.contains("unknown search backend `bing`")),
+        "{found:?}"
+    );
+}

@@ -46,6 +46,9 @@ impl Recipe {
                         if let Some(prefixes) = &e.bash_prefixes {
                             text.push_str(&format!("({})", prefixes.join(", ")));
                         }
+                        if let Some(backend) = &e.search_backend {
+                            text.push_str(&format!("({backend})"));
+                        }
                         if let Some(g) = &e.guidance {
                             text.push_str(&format!(": {g}"));
                         }

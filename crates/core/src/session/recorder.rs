@@ -340,6 +340,7 @@ mod tests {
             failed_edit: false,
             outcome: Some(crate::model::ToolOutcome::Exit { code: 3 }),
             output: output.into(),
+            timing: None,
         }
     }
 

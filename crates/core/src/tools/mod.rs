@@ -25,6 +25,7 @@ mod read_file;
 mod search_code;
 mod search_files;
 mod web_fetch;
+mod web_search;
 mod write_file;
 
 pub use args::validate as validate_args;
@@ -35,3 +36,4 @@ pub use output::{EditOutcome, ImagePart, ToolOutput};
 pub use registry::{Tool, ToolRegistry};
 pub use spec::{ToolClass, ToolSpec};
 pub use walk::project_files;
+pub use web_search::{DEFAULT_RESULTS, MAX_RESULTS, SearchBackend, WebSearchSetup};

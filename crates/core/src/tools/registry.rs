@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{ToolContext, ToolError, ToolOutput, ToolSpec, args};
+use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec, args};
 
 /// A tool as the agent loop sees it: a spec and a call on raw JSON arguments.
 pub trait Tool: Send + Sync {
@@ -17,12 +17,31 @@ pub trait Tool: Send + Sync {
     /// Validates `args` against the schema, runs the tool, and turns every failure into an
     /// error result (a tool never fails the loop).
     fn call<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+    /// Whether its calls may run at the same time as other such calls of one step: it only
+    /// reads (the model's view, the web, a server's read-only tool), so running it beside
+    /// another read changes nothing either sees. The agent loop runs these concurrently and
+    /// everything else (writes, bash) one by one, in order.
+    fn concurrent(&self) -> bool {
+        self.spec().class == ToolClass::ReadOnly
+    }
+    /// What else a fair comparison must know of this tool beyond its definition (web_search:
+    /// its backend), for the fairness ledger; `None` when its definition says it all.
+    fn ledger(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A tool with typed arguments. The adapter below does validation and parsing once for all.
 pub(crate) trait Handler: Send + Sync + 'static {
     /// Arguments, parsed after the schema check passed.
     type Args: DeserializeOwned + Send + 'static;
+    /// Calls may run beside other concurrent calls although the tool is not
+    /// [`ToolClass::ReadOnly`] (web_fetch, web_search: they read the web, not the workspace).
+    const CONCURRENT: bool = false;
+    /// See [`Tool::ledger`].
+    fn ledger(&self) -> Option<String> {
+        None
+    }
     /// Runs the tool.
     fn run<'a>(
         &'a self,
@@ -39,6 +58,14 @@ struct Typed<H> {
 impl<H: Handler> Tool for Typed<H> {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn concurrent(&self) -> bool {
+        H::CONCURRENT || self.spec.class == ToolClass::ReadOnly
+    }
+
+    fn ledger(&self) -> Option<String> {
+        self.handler.ledger()
     }
 
     fn call<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
@@ -192,6 +219,38 @@ impl ToolRegistry {
             }
         }
         out
+    }
+
+    /// This registry with web_search asking `setup`'s backend, after web_fetch (at the end
+    /// when web_fetch is not offered). Every model of a run gets the one registry, so the same
+    /// backend.
+    pub fn with_web_search(&self, setup: super::WebSearchSetup) -> Self {
+        let mut out = self.clone();
+        if out.get("web_search").is_some() {
+            return out;
+        }
+        let at = out
+            .tools
+            .iter()
+            .position(|t| t.spec().name == "web_fetch")
+            .map_or(out.tools.len(), |i| i + 1);
+        out.tools.insert(at, super::web_search::tool(setup));
+        out
+    }
+
+    /// Whether calls of `name` may run beside other such calls of one step ([`Tool::concurrent`];
+    /// an unknown name is not: its error result is made in order like any call's).
+    pub fn runs_concurrently(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|t| t.concurrent())
+    }
+
+    /// What the fairness ledger records of the tools beyond their definitions (web_search's
+    /// backend), as `name: note` lines in tool order.
+    pub fn ledger_notes(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .filter_map(|t| t.ledger().map(|note| format!("{}: {note}", t.spec().name)))
+            .collect()
     }
 
     /// Looks a tool up by name.

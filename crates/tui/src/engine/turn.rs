@@ -40,6 +40,12 @@ impl Engine {
             return reject("models are still running: wait for them, or press Esc".to_string());
         }
         let mut registry = ToolRegistry::builtin();
+        // Web search (off unless `[web_search]` is configured), the same for every model.
+        match versus_core::recipe::web_search_setup(&self.config, &self.env, None) {
+            Ok(Some(search)) => registry = registry.with_web_search(search),
+            Ok(None) => {}
+            Err(error) => return reject(error),
+        }
         if let Some(names) = &request.settings.tools {
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let unknown = registry.retain(&names);

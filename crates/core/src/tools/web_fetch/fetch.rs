@@ -66,11 +66,50 @@ pub(crate) enum FetchError {
     },
 }
 
+/// What is sent besides the URL: web_fetch sends a plain GET and follows redirects; a search
+/// backend's API call sends its own method, headers (its key) and body, and follows none (a
+/// redirect would carry the key to another host).
+#[derive(Debug, Clone)]
+pub(crate) struct Outgoing {
+    /// GET or POST.
+    pub(crate) method: reqwest::Method,
+    /// Request headers (name, value).
+    pub(crate) headers: Vec<(&'static str, String)>,
+    /// The request body, if any.
+    pub(crate) body: Option<Vec<u8>>,
+    /// Redirects followed at most; `0` returns a redirect response as it is.
+    pub(crate) max_redirects: usize,
+}
+
+impl Outgoing {
+    /// web_fetch's request: GET, no extra header, up to [`MAX_REDIRECTS`] redirects.
+    pub(crate) fn get() -> Self {
+        Self {
+            method: reqwest::Method::GET,
+            headers: Vec::new(),
+            body: None,
+            max_redirects: MAX_REDIRECTS,
+        }
+    }
+}
+
 /// Fetches `start`, following at most [`MAX_REDIRECTS`] redirects, every hop vetted by
 /// `policy`. A success body is read up to `max_download` bytes; an error body only enough for
 /// an excerpt. `timeout` bounds each request; the caller bounds the whole fetch.
 pub(crate) async fn fetch(
     start: Url,
+    policy: &AddressPolicy,
+    max_download: usize,
+    timeout: Duration,
+) -> Result<Fetched, FetchError> {
+    send(start, &Outgoing::get(), policy, max_download, timeout).await
+}
+
+/// [`fetch`] with the request `outgoing` describes: the one HTTP path of the tools that reach
+/// outside the machine (web_fetch, web_search), every hop vetted and pinned, the body capped.
+pub(crate) async fn send(
+    start: Url,
+    outgoing: &Outgoing,
     policy: &AddressPolicy,
     max_download: usize,
     timeout: Duration,
@@ -84,16 +123,20 @@ pub(crate) async fn fetch(
             reason: describe(&e),
         };
         let client = client::build(&target, timeout).map_err(|e| request_error(&url, e))?;
-        let mut response = client
-            .get(url.clone())
-            .send()
-            .await
-            .map_err(|e| request_error(&url, e))?;
+        let mut request = client.request(outgoing.method.clone(), url.clone());
+        for (name, value) in &outgoing.headers {
+            request = request.header(*name, value.as_str());
+        }
+        if let Some(body) = &outgoing.body {
+            request = request.body(body.clone());
+        }
+        let mut response = request.send().await.map_err(|e| request_error(&url, e))?;
         let status = response.status();
         if status.is_redirection()
+            && outgoing.max_redirects > 0
             && let Some(location) = response.headers().get(LOCATION)
         {
-            if redirects == MAX_REDIRECTS {
+            if redirects == outgoing.max_redirects {
                 return Err(FetchError::TooManyRedirects { start, last: url });
             }
             let location = String::from_utf8_lossy(location.as_bytes()).into_owned();

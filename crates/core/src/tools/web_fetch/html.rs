@@ -158,14 +158,19 @@ fn title(html: &str) -> Option<String> {
     let open = lower.find("<title")?;
     let start = open + lower[open..].find('>')? + 1;
     let end = start + lower[start..].find("</title")?;
-    let raw = &head[start..end];
-    // Render the title's text through the same renderer to decode entities.
+    let title = inline_text(&head[start..end]);
+    (!title.is_empty()).then_some(title)
+}
+
+/// The text of a short HTML fragment on one line: tags dropped, entities decoded, whitespace
+/// collapsed (a page title, a search result's snippet with its `<strong>` marks).
+pub(crate) fn inline_text(raw: &str) -> String {
+    // Rendered through the same renderer as pages, to decode entities the same way.
     let decoded = html2text::config::plain_no_decorate()
         .allow_width_overflow()
         .string_from_read(format!("<p>{raw}</p>").as_bytes(), usize::MAX / 4)
-        .unwrap_or_else(|_| raw.to_string());
-    let title = decoded.split_whitespace().collect::<Vec<_>>().join(" ");
-    (!title.is_empty()).then_some(title)
+        .unwrap_or_else(|_| strip_tags(raw));
+    decoded.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

@@ -22,7 +22,9 @@ use serde_json::json;
 use super::registry::{Handler, Tool, typed};
 use super::{ToolClass, ToolContext, ToolError, ToolOutput, ToolSpec};
 use fetch::Fetched;
-use guard::AddressPolicy;
+pub(super) use fetch::{Fetched as Answer, Outgoing, send};
+pub(super) use guard::AddressPolicy;
+pub(super) use html::inline_text;
 
 /// Characters of an error response's text shown to the model.
 const ERROR_EXCERPT_CHARS: usize = 500;
@@ -73,6 +75,7 @@ struct WebFetch;
 
 impl Handler for WebFetch {
     type Args = Args;
+    const CONCURRENT: bool = true;
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let start = parse_url(&args.url)?;
@@ -177,7 +180,8 @@ fn answer(f: &Fetched, max_download: usize, max_return: usize) -> Result<ToolOut
     Ok(ToolOutput::ok(out))
 }
 
-fn status_text(f: &Fetched) -> String {
+/// The status as people read it: `404 Not Found`.
+pub(super) fn status_text(f: &Fetched) -> String {
     match f.status.canonical_reason() {
         Some(reason) => format!("{} {reason}", f.status.as_u16()),
         None => f.status.as_u16().to_string(),
@@ -185,7 +189,7 @@ fn status_text(f: &Fetched) -> String {
 }
 
 /// The start of an error page's text, on one line.
-fn excerpt(text: &str) -> String {
+pub(super) fn excerpt(text: &str) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match flat.char_indices().nth(ERROR_EXCERPT_CHARS) {
         Some((at, _)) => format!("{}...", &flat[..at]),
