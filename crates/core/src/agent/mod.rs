@@ -10,9 +10,11 @@
 //! Adapters know nothing of tools' executors; the loop knows nothing of wire formats.
 
 mod prompt;
+mod spawn;
 mod turn;
 
 pub use prompt::system_prompt;
+pub use spawn::{SubAgentModel, SubAgents};
 pub use turn::{
     Agent, AgentOutcome, AgentSettings, CostFn, EventSink, OutputFilter, ToolEnv, limits_text,
 };

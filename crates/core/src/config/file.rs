@@ -58,6 +58,20 @@ struct RawFile {
     seed: Option<u64>,
     #[serde(default)]
     mcp_servers: BTreeMap<String, Spanned<McpServerBlock>>,
+    sub_agents: Option<Spanned<SubAgentsBlock>>,
+}
+
+/// `[sub_agents]`: turns `spawn_agent` on for every model of every run (off without it); see
+/// docs/extensions.md, "Sub-agents".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubAgentsBlock {
+    /// `false` turns sub-agents off again (a later layer over an earlier one); default true.
+    pub enabled: Option<bool>,
+    /// How deep sub-agents may nest (default 2).
+    pub max_depth: Option<u32>,
+    /// Sub-agents one model may start in one turn, nested ones included (default 4).
+    pub max_per_turn: Option<u32>,
 }
 
 /// One `[mcp_servers.NAME]` block as written: an MCP server whose tools every model of a run
@@ -153,6 +167,8 @@ pub struct Layer {
     pub seed: Option<u64>,
     /// `[mcp_servers.NAME]` blocks in name order.
     pub mcp_servers: Vec<(String, McpServerBlock, Origin)>,
+    /// `[sub_agents]`.
+    pub sub_agents: Option<(SubAgentsBlock, Origin)>,
 }
 
 /// Reads and parses a config file.
@@ -232,6 +248,10 @@ pub fn parse_layer(text: &str, path: &Path) -> Result<Layer, ConfigError> {
                 (name, block.into_inner(), origin)
             })
             .collect(),
+        sub_agents: raw.sub_agents.map(|block| {
+            let origin = at(block.span().start);
+            (block.into_inner(), origin)
+        }),
     })
 }
 

@@ -89,6 +89,9 @@ pub struct Config {
     /// `[mcp_servers.NAME]`: the MCP servers every model gets, by name (a later layer's block
     /// replaces an earlier one of the same name; `enabled = false` removes it).
     pub mcp_servers: Vec<McpServerEntry>,
+    /// `[sub_agents]`: `spawn_agent` for every model of a run (`None`: off, the default; the
+    /// last layer with the block decides). A recipe's `sub_agents` wins over it.
+    pub sub_agents: Option<crate::model::SubAgentSettings>,
     providers: Vec<ProviderDef>,
 }
 
@@ -103,6 +106,38 @@ pub struct McpServerEntry {
     pub origin: super::Origin,
     /// The layer it came from (a project's server is a command the user trusted).
     pub role: FileRole,
+}
+
+/// The last layer's `[sub_agents]`, its limits checked: at least 1, at most 8 deep and 64 per
+/// turn (a typo must not start thousands of paid runs).
+fn sub_agents(
+    layers: &[(Layer, FileRole)],
+) -> Result<Option<crate::model::SubAgentSettings>, ConfigError> {
+    let Some((block, origin)) = layers.iter().rev().find_map(|(l, _)| l.sub_agents.as_ref()) else {
+        return Ok(None);
+    };
+    if block.enabled == Some(false) {
+        return Ok(None);
+    }
+    let defaults = crate::model::SubAgentSettings::default();
+    let max_depth = block.max_depth.unwrap_or(defaults.max_depth);
+    let max_per_turn = block.max_per_turn.unwrap_or(defaults.max_per_turn);
+    if !(1..=8).contains(&max_depth) {
+        return Err(invalid(
+            origin.clone(),
+            format!("[sub_agents] max_depth must be from 1 to 8, not {max_depth}"),
+        ));
+    }
+    if !(1..=64).contains(&max_per_turn) {
+        return Err(invalid(
+            origin.clone(),
+            format!("[sub_agents] max_per_turn must be from 1 to 64, not {max_per_turn}"),
+        ));
+    }
+    Ok(Some(crate::model::SubAgentSettings {
+        max_depth,
+        max_per_turn,
+    }))
 }
 
 /// The user config file: `$XDG_CONFIG_HOME/versus/config.toml` when that variable is set (on
@@ -146,6 +181,7 @@ impl Config {
             user_dir,
             project_trusted: self.project_trusted,
             skill_dirs: Vec::new(),
+            sub_agents: self.sub_agents,
         }
     }
 
@@ -212,6 +248,7 @@ impl Config {
             seed: None,
             project_trusted: false,
             mcp_servers: Vec::new(),
+            sub_agents: None,
             providers,
         };
         config.apply_models(layers)?;
@@ -226,6 +263,7 @@ impl Config {
             .filter(|command| !command.is_empty());
         config.seed = layers.iter().rev().find_map(|(l, _)| l.seed);
         config.mcp_servers = merge_mcp_servers(layers)?;
+        config.sub_agents = sub_agents(layers)?;
         Ok(config)
     }
 
@@ -410,6 +448,44 @@ pub(crate) mod tests {
             ]
         );
         assert!(c.default_models.is_empty());
+    }
+
+    /// `[sub_agents]`: off without it, on with it (defaults filled in), off again with
+    /// `enabled = false` in a later layer; limits out of range name the file and line.
+    #[test]
+    fn sub_agents_are_off_unless_a_layer_turns_them_on() {
+        assert_eq!(Config::builtin().unwrap().sub_agents, None);
+        let on = ok(&[("[sub_agents]\n", USER)]);
+        assert_eq!(
+            on.sub_agents,
+            Some(crate::model::SubAgentSettings {
+                max_depth: 2,
+                max_per_turn: 4
+            })
+        );
+        let set = ok(&[("[sub_agents]\nmax_depth = 1\nmax_per_turn = 9\n", USER)]);
+        assert_eq!(
+            set.sub_agents.map(|s| (s.max_depth, s.max_per_turn)),
+            Some((1, 9))
+        );
+        let off = ok(&[
+            ("[sub_agents]\n", USER),
+            ("[sub_agents]\nenabled = false\n", PROJECT),
+        ]);
+        assert_eq!(off.sub_agents, None);
+        assert_eq!(
+            on.context_sources(&crate::config::Env::default())
+                .sub_agents,
+            on.sub_agents
+        );
+        let bad = err(&[("\n[sub_agents]\nmax_depth = 0\n", USER)]);
+        assert!(bad.contains("/layer0.toml:2"), "{bad}");
+        assert!(
+            bad.contains("max_depth must be from 1 to 8, not 0"),
+            "{bad}"
+        );
+        let typo = err(&[("[sub_agents]\nmax_dept = 3\n", USER)]);
+        assert!(typo.contains("max_dept"), "{typo}");
     }
 
     /// `[check] command`: the project's wins over the user's, an empty one turns it off, and

@@ -29,6 +29,9 @@ pub struct LedgerInput<'a> {
     pub seed: Option<u64>,
     /// Its limits and sampling settings as one canonical text.
     pub limits: &'a str,
+    /// Its sub-agent settings as one canonical text (`None`: sub-agents off), hashed as the
+    /// `sub_agents` part: the `spawn_agent` tool itself is among its tools.
+    pub sub_agents: Option<&'a str>,
 }
 
 /// One model's line of the ledger, as recorded in the session log.
@@ -52,6 +55,9 @@ pub struct LedgerEntry {
     /// The limits as text.
     #[serde(default)]
     pub limits: String,
+    /// The sub-agent settings as text (`None`: off, and in logs written before sub-agents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_agents: Option<String>,
     /// How it differs from what most models of the turn were given (empty: the same).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub differs: Vec<String>,
@@ -85,6 +91,10 @@ impl LedgerEntry {
         let seed = input.seed.map(|s| s.to_string()).unwrap_or_default();
         parts.insert("seed".to_string(), short_hash(seed.as_bytes()));
         parts.insert("limits".to_string(), short_hash(input.limits.as_bytes()));
+        // Only when on, so the hashes of turns without sub-agents stay what they were.
+        if let Some(sub_agents) = input.sub_agents {
+            parts.insert("sub_agents".to_string(), short_hash(sub_agents.as_bytes()));
+        }
         let all: String = parts.iter().map(|(k, v)| format!("{k}={v};")).collect();
         LedgerEntry {
             model: input.model.to_string(),
@@ -93,6 +103,7 @@ impl LedgerEntry {
             tools: names,
             seed: input.seed,
             limits: input.limits.to_string(),
+            sub_agents: input.sub_agents.map(str::to_string),
             differs: Vec::new(),
         }
     }
@@ -168,10 +179,24 @@ fn differences(e: &LedgerEntry, reference: &LedgerEntry) -> Vec<String> {
                 seed_text(reference.seed)
             ),
             "limits" => format!("limits ({} vs {})", e.limits, reference.limits),
+            "sub_agents" => sub_agents_difference(e, reference),
             other => other.to_string(),
         });
     }
+    // Sub-agents on for the others and off for this one.
+    if reference.parts.contains_key("sub_agents") && !e.parts.contains_key("sub_agents") {
+        out.push(sub_agents_difference(e, reference));
+    }
     out
+}
+
+fn sub_agents_difference(e: &LedgerEntry, reference: &LedgerEntry) -> String {
+    let text = |s: &Option<String>| s.clone().unwrap_or_else(|| "off".into());
+    format!(
+        "sub_agents ({} vs {})",
+        text(&e.sub_agents),
+        text(&reference.sub_agents)
+    )
 }
 
 fn seed_text(seed: Option<u64>) -> String {
@@ -200,6 +225,7 @@ mod tests {
             extra_tools: extra,
             seed: Some(7),
             limits,
+            sub_agents: None,
         })
     }
 
@@ -220,5 +246,41 @@ mod tests {
         );
         let mut same = vec![entries[0].clone(), entries[1].clone()];
         assert!(compare(&mut same));
+    }
+
+    #[test]
+    fn sub_agent_settings_are_hashed_and_a_model_without_them_is_flagged() {
+        let tools = [tool("read_file")];
+        let with = |model: &str, sub_agents: Option<&str>| {
+            LedgerEntry::new(&LedgerInput {
+                model,
+                system: "prompt",
+                context: &ProjectContext::default(),
+                tools: &tools,
+                extra_tools: &[],
+                seed: None,
+                limits: "steps=5",
+                sub_agents,
+            })
+        };
+        let off = with("a", None);
+        assert!(!off.parts.contains_key("sub_agents"));
+        let mut entries = vec![
+            with("a", Some("max_depth=2 max_per_turn=4")),
+            with("b", Some("max_depth=2 max_per_turn=4")),
+            with("c", Some("max_depth=1 max_per_turn=4")),
+            off,
+        ];
+        assert_eq!(entries[0].hash, entries[1].hash);
+        assert_ne!(entries[0].hash, entries[2].hash);
+        assert!(!compare(&mut entries));
+        assert_eq!(
+            entries[2].differs,
+            ["sub_agents (max_depth=1 max_per_turn=4 vs max_depth=2 max_per_turn=4)"]
+        );
+        assert_eq!(
+            entries[3].differs,
+            ["sub_agents (off vs max_depth=2 max_per_turn=4)"]
+        );
     }
 }

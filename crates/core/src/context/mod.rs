@@ -33,6 +33,10 @@ pub struct ContextSources {
     pub project_trusted: bool,
     /// Folders a recipe names, each holding skill folders.
     pub skill_dirs: Vec<PathBuf>,
+    /// Sub-agents (`spawn_agent`) for every model of the turn: `None` (the default) leaves
+    /// them off; the user config's `[sub_agents]` or a recipe turns them on. The engine gives
+    /// every model the same tool and settings and hashes them into the ledger.
+    pub sub_agents: Option<crate::model::SubAgentSettings>,
 }
 
 /// What a turn's models read besides the prompt, gathered once per turn.

@@ -7,7 +7,7 @@ pub mod message;
 pub mod stream;
 pub mod tool_outcome;
 
-pub use agent_event::{AgentEvent, RunStats, RunStop};
+pub use agent_event::{AgentEvent, RunStats, RunStop, SubAgentSettings, SubAgentTag};
 pub use message::{
     Conversation, Image, Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef, replay_tag,
 };

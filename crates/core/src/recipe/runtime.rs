@@ -298,6 +298,8 @@ impl Recipe {
             system: self.system_prompt.clone(),
             seed: sampling.seed,
             read_roots: Vec::new(),
+            // Turned on per turn by the engine, from `ContextSources::sub_agents`.
+            sub_agents: None,
         }
     }
 
