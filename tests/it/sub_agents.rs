@@ -422,3 +422,74 @@ fn sub_agents_are_off_by_default_and_hashed_by_the_ledger_when_on() {
     );
     assert!(answer.ends_with("other"), "{answer}");
 }
+
+#[test]
+fn a_recipe_turns_sub_agents_on_or_off_over_the_config() {
+    // The config has none; the recipe turns them on with its own depth, for `versus run`.
+    let w = world(None);
+    let model = w.script(
+        "run.jsonl",
+        &[
+            json!({"tools": [spawn("fix: make the greeting polite", "coder")]}),
+            json!({"agent": "fix", "tools": [{"name": "write_file", "args": {
+                "path": "greeting.txt", "content": "good day\n"}}]}),
+            json!({"agent": "fix", "say": "done"}),
+            json!({"say": "delegated"}),
+        ],
+    );
+    let model = model.replace("demo/scripts/", "demo/project/scripts/");
+    let dir = w.root.parent().unwrap().to_path_buf();
+    let recipe = |name: &str, mode: &str| {
+        write(
+            &dir.join(name),
+            &format!(
+                "# Subs\nversion: 1\n\n## Models\n- {model}\n\n\
+                 ## Constraints\ntimeout: 1m\nproject_root: project\n{mode}\n\
+                 ## Tasks\n\n### polite\nBe polite.\n\n## Success Criteria\n- no_errors\n"
+            ),
+        );
+    };
+    recipe(
+        "on.recipe.md",
+        "sub_agents: on\nsub_agents_max_depth: 1\nsub_agents_per_turn: 3\n",
+    );
+    let run = |name: &str| {
+        versus()
+            .current_dir(&dir)
+            .env("XDG_CONFIG_HOME", &w.config)
+            .env("XDG_STATE_HOME", w.config.with_file_name("state"))
+            .env("TMPDIR", &w.temp)
+            .args(["run", name])
+            .output()
+            .unwrap()
+    };
+    let out = run("on.recipe.md");
+    assert!(out.status.success(), "{}", text(&out));
+    let doc = w.session();
+    let ledger = &doc["turns"][0]["ledger"][0];
+    assert_eq!(
+        ledger["sub_agents"], "max_depth=1 max_per_turn=3",
+        "{ledger}"
+    );
+    assert_eq!(
+        doc["turns"][0]["models"][0]["sub_agent_writes"],
+        json!([["greeting.txt", "coder #1"]])
+    );
+
+    // The config turns them on, the recipe off: off.
+    write(&w.config.join("versus/config.toml"), ON);
+    recipe("off.recipe.md", "sub_agents: off\n");
+    let out = run("off.recipe.md");
+    assert!(out.status.success(), "{}", text(&out));
+    let doc = w.session();
+    let ledger = &doc["turns"][0]["ledger"][0];
+    assert!(ledger.get("sub_agents").is_none(), "{ledger}");
+    let calls = calls_of(&doc);
+    assert!(
+        calls[0]["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("unknown tool `spawn_agent`"),
+        "{calls:?}"
+    );
+}

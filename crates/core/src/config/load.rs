@@ -484,8 +484,10 @@ pub(crate) mod tests {
             bad.contains("max_depth must be from 1 to 8, not 0"),
             "{bad}"
         );
-        let typo = err(&[("[sub_agents]\nmax_dept = 3\n", USER)]);
-        assert!(typo.contains("max_dept"), "{typo}");
+        let typo = parse_layer("[sub_agents]\nmax_dept = 3\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(typo.contains("accepted keys here: `enabled`"), "{typo}");
     }
 
     /// `[check] command`: the project's wins over the user's, an empty one turns it off, and

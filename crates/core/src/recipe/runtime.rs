@@ -303,6 +303,22 @@ impl Recipe {
         }
     }
 
+    /// The sub-agents of the run: the recipe's when it turns them on or off, else `config`'s
+    /// (the user config's `[sub_agents]`).
+    pub fn sub_agents(
+        &self,
+        config: Option<crate::model::SubAgentSettings>,
+    ) -> Option<crate::model::SubAgentSettings> {
+        match self.constraints.sub_agents {
+            super::model::SubAgentsMode::Default => config,
+            super::model::SubAgentsMode::Off => None,
+            super::model::SubAgentsMode::On => Some(crate::model::SubAgentSettings {
+                max_depth: self.constraints.sub_agents_max_depth,
+                max_per_turn: self.constraints.sub_agents_per_turn,
+            }),
+        }
+    }
+
     /// The skill folders the recipe names (`## Context` `skills:`), resolved against the
     /// folder of the recipe file `recipe_file`.
     pub fn skill_dirs(&self, recipe_file: &std::path::Path) -> Vec<std::path::PathBuf> {
