@@ -212,6 +212,10 @@ fn a_coder_sub_agents_edit_is_the_parents_proposal_with_provenance_and_its_token
         shown.contains("✎ greeting.txt written by sub-agent coder #1"),
         "{shown}"
     );
+    assert!(
+        shown.contains("  sub-agents: on (max_depth=2 max_per_turn=4)"),
+        "{shown}"
+    );
 
     // Tokens add up: the parent's total is its own steps plus the sub-agent's total, which
     // the parent's `Usage` event after the call carries as its step.

@@ -182,6 +182,10 @@ pub fn summary_lines(
     for note in &context.notes {
         out.push(format!("left out: {note}"));
     }
+    // Sub-agents are a tool like the others, but one that changes how a model works: said.
+    if let Some(settings) = ledger.iter().find_map(|e| e.sub_agents.as_ref()) {
+        out.push(format!("sub-agents: on ({settings})"));
+    }
     out.extend(fairness_lines(ledger, name));
     out
 }
@@ -275,6 +279,12 @@ mod tests {
             lines[2],
             "fairness: b was given something different: seed (1 vs none)"
         );
+        let on = LedgerEntry {
+            sub_agents: Some("max_depth=2 max_per_turn=4".into()),
+            ..entry("a", &[])
+        };
+        let lines = summary_lines(&context, &[on.clone(), on], &plain);
+        assert_eq!(lines[2], "sub-agents: on (max_depth=2 max_per_turn=4)");
     }
 
     #[test]
