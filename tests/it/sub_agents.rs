@@ -226,9 +226,9 @@ fn a_coder_sub_agents_edit_is_the_parents_proposal_with_provenance_and_its_token
         .collect();
     let sub_total = agent_events
         .iter()
-        .filter(|e| e["type"] == "sub_agent" && e["event"]["type"] == "usage")
+        .rev()
+        .find(|e| e["type"] == "sub_agent" && e["event"]["type"] == "usage")
         .map(|e| e["event"]["total"].clone())
-        .last()
         .expect("the sub-agent's usage");
     assert!(sub_total["input"].as_u64().unwrap() > 0, "{sub_total}");
     let steps: Vec<&Value> = agent_events
