@@ -199,7 +199,7 @@ fn a_coder_sub_agents_edit_is_the_parents_proposal_with_provenance_and_its_token
     let answer = calls[0]["output"].as_str().unwrap();
     assert!(answer.contains("SUB-ANSWER-7781"), "{answer}");
     assert!(
-        answer.starts_with(&format!("sub-agent coder #1 ({model}) finished")),
+        answer.starts_with("sub-agent coder #1 finished."),
         "{answer}"
     );
     let shown = w.versus().args(["sessions", "show"]).output().unwrap();
@@ -421,10 +421,16 @@ fn sub_agents_are_off_by_default_and_hashed_by_the_ledger_when_on() {
     let answer = calls[0]["output"].as_str().unwrap();
     // The other model's script played its main track for the sub-agent: "other".
     assert!(
-        answer.starts_with(&format!("sub-agent explorer #1 ({other}) finished")),
+        answer.starts_with("sub-agent explorer #1 finished."),
         "{answer}"
     );
     assert!(answer.ends_with("other"), "{answer}");
+    let ended = w
+        .records()
+        .into_iter()
+        .find(|r| r["type"] == "agent" && r["event"]["type"] == "sub_agent")
+        .expect("a sub-agent event");
+    assert_eq!(ended["event"]["agent"]["model"], other.as_str(), "{ended}");
 }
 
 #[test]

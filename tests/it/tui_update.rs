@@ -433,7 +433,7 @@ fn a_sub_agents_calls_are_nested_in_the_panel_with_its_role() {
         lines[at + 1..at + 3],
         [
             "  ↳ planner #1: ✗ bash cargo test · 1.2 s · ok",
-            "  ↳ planner #1 (demo/good) done"
+            "  ↳ planner #1 done"
         ]
     );
     assert_eq!(panel.tool_calls, 0);

@@ -430,7 +430,8 @@ impl Panel {
             }
             AgentEvent::Finished { stop } => {
                 self.close_open();
-                let text = format!("{indent}↳ {name} ({}) {}", agent.model, stop.label());
+                // Without the model: blind mode hides the names, and this one is a name.
+                let text = format!("{indent}↳ {name} {}", stop.label());
                 let style = match stop {
                     RunStop::Completed => theme.dim(),
                     RunStop::Error => theme.error(),
@@ -943,7 +944,7 @@ mod tests {
                 "⚙ spawn_agent fix it …",
                 "  ↳ coder #1: ✓ write_file a.txt · 3 ms",
                 "    ↳ explorer #2: ✗ write_file b.txt · 0 ms · unknown tool `write_file`",
-                "  ↳ coder #1 (demo/x) done",
+                "  ↳ coder #1 done",
             ]
         );
     }

@@ -295,10 +295,11 @@ impl RunSpawner {
             )
             .await;
         self.add_used(&outcome.stats.usage, outcome.stats.cost);
+        // The model is not named: in blind mode the panels show this text, and the caller
+        // knows which model it asked for.
         let mut text = format!(
-            "sub-agent {} ({}) {}",
+            "sub-agent {} {}",
             tag.name(),
-            tag.model,
             match outcome.stop {
                 RunStop::Completed => "finished".to_string(),
                 other => format!("stopped ({})", other.label()),
