@@ -156,6 +156,14 @@ fn show_turn(out: &mut impl Write, turn: &TurnSummary) -> std::io::Result<()> {
         for call in &model.tools {
             show_call(out, call)?;
         }
+        for (path, agent) in &model.sub_agent_writes {
+            writeln!(
+                out,
+                "    ✎ {} written by sub-agent {}",
+                line(path),
+                line(agent)
+            )?;
+        }
         if !model.final_text.trim().is_empty() {
             writeln!(out, "    {}", line(&one_line(&model.final_text, 100)))?;
         }
@@ -178,9 +186,18 @@ fn show_call(out: &mut impl Write, call: &ToolCallSummary) -> std::io::Result<()
         .outcome
         .map_or_else(|| "… not finished".to_string(), ToolOutcome::mark);
     let target = call_target(&call.arguments, 80);
+    // A sub-agent's call sits under its parent's, indented by depth and named with its role.
+    let (indent, by) = match &call.agent {
+        Some(agent) => (
+            "  ".repeat(agent.depth as usize),
+            format!("↳ {} ({}): ", agent.name(), agent.model),
+        ),
+        None => (String::new(), String::new()),
+    };
     writeln!(
         out,
-        "    {mark} {} {} ({} ms)",
+        "    {indent}{}{mark} {} {} ({} ms)",
+        line(&by),
         line(&call.name),
         line(&target),
         call.duration_ms

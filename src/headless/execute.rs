@@ -136,6 +136,7 @@ pub async fn run(
         context: {
             let mut sources = config.context_sources(env);
             sources.skill_dirs = recipe.skill_dirs(&request.recipe_file);
+            sources.sub_agents = recipe.sub_agents(config.sub_agents);
             sources
         },
         recipe: Arc::clone(&recipe),

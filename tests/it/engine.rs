@@ -1103,6 +1103,7 @@ async fn the_context_and_skill_catalog_survive_compaction() {
         user_dir: Some(user.clone()),
         project_trusted: false,
         skill_dirs: Vec::new(),
+        sub_agents: None,
     };
     for prompt in ["one", "two", "three"] {
         if prompt == "three" {

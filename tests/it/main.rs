@@ -48,6 +48,7 @@ mod sandbox_boundary;
 mod sandbox_dev;
 mod sandbox_state;
 mod stats;
+mod sub_agents;
 mod tool_apply_patch;
 mod tool_bash;
 mod tool_edit_file;

@@ -149,6 +149,9 @@ fn every_section_and_key_is_read() {
             max_cost: Some(2.5),
             project_root: Some("../project".into()),
             edit_tools: None,
+            sub_agents: versus::recipe::SubAgentsMode::Default,
+            sub_agents_max_depth: 2,
+            sub_agents_per_turn: 4,
         }
     );
     assert_eq!(

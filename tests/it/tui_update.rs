@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use versus::model::{AgentEvent, RunStop, ToolOutcome};
+use versus::model::{AgentEvent, RunStop, SubAgentTag, ToolOutcome, Usage};
 use versus::tui::action::{Effect, EngineMsg, Msg, Settings, Target};
 use versus::tui::panel::{PanelStatus, RunSummary};
 use versus::tui::state::{App, Overlay, SessionInfo};
@@ -338,6 +338,107 @@ fn run_events_fill_panels_and_the_turn_end_reports_every_model() {
     let request = submitted(&effects);
     assert_eq!(request.targets, vec![target(1, "demo/sloppy")]);
     assert!(!request.remember);
+}
+
+/// A sub-agent's calls reach the panel through the same update as the model's own: nested
+/// under the `spawn_agent` call with its role, not counted as the model's calls, and its
+/// tokens only through the parent's `Usage` total that follows.
+#[test]
+fn a_sub_agents_calls_are_nested_in_the_panel_with_its_role() {
+    let mut a = app();
+    typed(&mut a, "go");
+    key(&mut a, KeyCode::Enter);
+    engine(&mut a, EngineMsg::TurnStarted { turn: 1 });
+    let agent = |event: AgentEvent| EngineMsg::Agent { panel: 0, event };
+    let tag = SubAgentTag {
+        role: "planner".into(),
+        number: 1,
+        depth: 1,
+        model: "demo/good".into(),
+        call_id: "p1".into(),
+    };
+    let sub = |event: AgentEvent| AgentEvent::SubAgent {
+        agent: tag.clone(),
+        event: Box::new(event),
+    };
+    let tokens = |n: u64| Usage {
+        input: n,
+        ..Usage::default()
+    };
+    engine(
+        &mut a,
+        agent(AgentEvent::ToolCallReady {
+            id: "p1".into(),
+            name: "spawn_agent".into(),
+            arguments: r#"{"task":"plan the fix","role":"planner"}"#.into(),
+        }),
+    );
+    engine(
+        &mut a,
+        agent(sub(AgentEvent::ToolCallReady {
+            id: "s1".into(),
+            name: "bash".into(),
+            arguments: r#"{"command":"cargo test"}"#.into(),
+        })),
+    );
+    engine(
+        &mut a,
+        agent(sub(AgentEvent::ToolResult {
+            id: "s1".into(),
+            name: "bash".into(),
+            is_error: false,
+            bytes: 4,
+            summary: "ok".into(),
+            duration_ms: 1200,
+            failed_edit: false,
+            outcome: Some(ToolOutcome::Exit { code: 3 }),
+            output: "FAILED".into(),
+            timing: None,
+        })),
+    );
+    engine(
+        &mut a,
+        agent(sub(AgentEvent::Usage {
+            step: tokens(500),
+            total: tokens(500),
+            cost: None,
+        })),
+    );
+    engine(
+        &mut a,
+        agent(sub(AgentEvent::Finished {
+            stop: RunStop::Completed,
+        })),
+    );
+    engine(
+        &mut a,
+        agent(AgentEvent::Usage {
+            step: tokens(500),
+            total: tokens(700),
+            cost: Some(0.0),
+        }),
+    );
+    let panel = &a.panels[0];
+    let lines: Vec<&str> = panel
+        .transcript
+        .lines()
+        .iter()
+        .filter(|l| !l.verbose_only)
+        .map(|l| l.text())
+        .collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("⚙ spawn_agent plan the fix"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert_eq!(
+        lines[at + 1..at + 3],
+        [
+            "  ↳ planner #1: ✗ bash cargo test · 1.2 s · ok",
+            "  ↳ planner #1 done"
+        ]
+    );
+    assert_eq!(panel.tool_calls, 0);
+    assert_eq!(panel.usage.input, 700);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! index and replaced in place; everything else is append-only, which keeps the wrap cache
 //! (see [`super::transcript`]) almost always warm.
 
-use versus_core::model::{AgentEvent, RunStop, ToolOutcome, Usage, output_tail};
+use versus_core::model::{AgentEvent, RunStop, SubAgentTag, ToolOutcome, Usage, output_tail};
 
 use super::format::{bytes, duration_ms, one_line, tokens};
 use super::markdown::render_line;
@@ -74,6 +74,16 @@ struct ToolEntry {
     done: bool,
 }
 
+/// A sub-agent's tool call, shown nested under its parent's `spawn_agent`.
+#[derive(Debug)]
+struct SubCall {
+    /// The sub-agent's name (`coder #1`) and its call id: ids repeat across agents.
+    agent: String,
+    id: String,
+    args: String,
+    line: usize,
+}
+
 /// Lines of a tool's output shown under its call (the whole result is one key away).
 pub const TAIL_LINES: usize = 3;
 
@@ -131,6 +141,7 @@ pub struct Panel {
     open: Option<OpenLine>,
     in_code: bool,
     tools: Vec<ToolEntry>,
+    sub_calls: Vec<SubCall>,
     theme: Theme,
 }
 
@@ -156,6 +167,7 @@ impl Panel {
             open: None,
             in_code: false,
             tools: Vec::new(),
+            sub_calls: Vec::new(),
             theme,
         }
     }
@@ -195,6 +207,7 @@ impl Panel {
         self.tool_errors = 0;
         self.failed_edits = 0;
         self.tools.clear();
+        self.sub_calls.clear();
         self.in_code = false;
         self.scroll = 0;
     }
@@ -345,6 +358,89 @@ impl Panel {
                 self.status = PanelStatus::Done(*stop);
                 self.elapsed_ms = Some(now_ms.saturating_sub(self.started_ms));
             }
+            AgentEvent::SubAgent { agent, event } => self.apply_sub_agent(agent, event),
+        }
+    }
+
+    /// A sub-agent's event: its calls nested under the parent's, indented by depth and named
+    /// with its role (`  ↳ coder #1: ✓ write_file a.txt · 3 ms`), its errors and its end.
+    /// Its usage is not counted here: the parent's `Usage` event after it carries the sum.
+    fn apply_sub_agent(&mut self, agent: &SubAgentTag, event: &AgentEvent) {
+        let theme = self.theme;
+        let indent = "  ".repeat(agent.depth as usize);
+        let name = agent.name();
+        match event {
+            AgentEvent::SubAgent { agent, event } => self.apply_sub_agent(agent, event),
+            AgentEvent::ToolCallReady {
+                id,
+                name: tool,
+                arguments,
+            } => {
+                self.close_open();
+                let mut line = TLine::styled(&format!("{indent}↳ {name}: "), theme.dim());
+                line.push(&format!("⚙ {tool}"), theme.running());
+                let target = arg_summary(arguments);
+                if !target.is_empty() {
+                    line.push(&format!(" {target}"), theme.text());
+                }
+                line.push(" …", theme.dim());
+                let at = self.transcript.push(line);
+                self.sub_calls.push(SubCall {
+                    agent: name,
+                    id: id.clone(),
+                    args: arguments.clone(),
+                    line: at,
+                });
+            }
+            AgentEvent::ToolResult {
+                id,
+                name: tool,
+                is_error,
+                summary,
+                duration_ms: ms,
+                outcome,
+                ..
+            } => {
+                let outcome = ToolOutcome::or_legacy(*outcome, *is_error);
+                let Some(call) = self
+                    .sub_calls
+                    .iter()
+                    .rev()
+                    .find(|c| c.agent == name && c.id == *id)
+                else {
+                    return;
+                };
+                let style = outcome_style(outcome, theme);
+                let mut line = TLine::styled(&format!("{indent}↳ {name}: "), theme.dim());
+                line.push(&format!("{} {tool}", outcome.icon()), style);
+                let target = arg_summary(&call.args);
+                if !target.is_empty() {
+                    line.push(&format!(" {target}"), theme.text());
+                }
+                line.push(&format!(" · {}", duration_ms(*ms)), theme.dim());
+                if !outcome.is_ok() {
+                    line.push(&format!(" · {}", one_line(summary, 300)), style);
+                }
+                let at = call.line;
+                self.transcript.set(at, line);
+            }
+            AgentEvent::Error { message, .. } => {
+                self.close_open();
+                let text = format!("{indent}↳ {name}: ✗ {}", one_line(message, 1000));
+                self.transcript.push(TLine::styled(&text, theme.error()));
+            }
+            AgentEvent::Finished { stop } => {
+                self.close_open();
+                // Without the model: blind mode hides the names, and this one is a name.
+                let text = format!("{indent}↳ {name} {}", stop.label());
+                let style = match stop {
+                    RunStop::Completed => theme.dim(),
+                    RunStop::Error => theme.error(),
+                    _ => theme.warn(),
+                };
+                self.transcript.push(TLine::styled(&text, style));
+            }
+            _ => {}
         }
     }
 
@@ -563,6 +659,9 @@ impl Panel {
         for later in self.tools.iter_mut().filter(|t| t.line >= at) {
             later.line += added;
         }
+        for later in self.sub_calls.iter_mut().filter(|c| c.line >= at) {
+            later.line += added;
+        }
         if let Some(open) = self.open.as_mut().filter(|o| o.index >= at) {
             open.index += added;
         }
@@ -653,7 +752,9 @@ pub fn arg_summary(arguments: &str) -> String {
     else {
         return String::new();
     };
-    for key in ["path", "command", "pattern", "query", "url", "patch"] {
+    for key in [
+        "path", "command", "pattern", "query", "url", "patch", "task",
+    ] {
         if let Some(serde_json::Value::String(value)) = map.get(key) {
             return one_line(value, 80);
         }
@@ -730,6 +831,123 @@ mod tests {
                 "let a = 1;",
                 "┄┄┄",
                 "done"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sub_agents_calls_are_nested_under_the_parent_with_its_role() {
+        let mut p = Panel::new("m", Theme::COLOR);
+        p.begin_turn(1, "x", 0);
+        p.apply(
+            &AgentEvent::ToolCallReady {
+                id: "c1".into(),
+                name: "spawn_agent".into(),
+                arguments: r#"{"task":"fix it","role":"coder"}"#.into(),
+            },
+            0,
+        );
+        let coder = SubAgentTag {
+            role: "coder".into(),
+            number: 1,
+            depth: 1,
+            model: "demo/x".into(),
+            call_id: "c1".into(),
+        };
+        let explorer = SubAgentTag {
+            role: "explorer".into(),
+            number: 2,
+            depth: 2,
+            model: "demo/x".into(),
+            call_id: "c1".into(),
+        };
+        let sub = |tag: &SubAgentTag, event: AgentEvent| AgentEvent::SubAgent {
+            agent: tag.clone(),
+            event: Box::new(event),
+        };
+        // The same call id as the parent's: ids repeat across agents.
+        p.apply(
+            &sub(
+                &coder,
+                AgentEvent::ToolCallReady {
+                    id: "c1".into(),
+                    name: "write_file".into(),
+                    arguments: r#"{"path":"a.txt","content":"x"}"#.into(),
+                },
+            ),
+            0,
+        );
+        p.apply(
+            &sub(
+                &coder,
+                sub(
+                    &explorer,
+                    AgentEvent::ToolCallReady {
+                        id: "c1".into(),
+                        name: "write_file".into(),
+                        arguments: r#"{"path":"b.txt"}"#.into(),
+                    },
+                ),
+            ),
+            0,
+        );
+        p.apply(
+            &sub(
+                &coder,
+                sub(
+                    &explorer,
+                    AgentEvent::ToolResult {
+                        id: "c1".into(),
+                        name: "write_file".into(),
+                        is_error: true,
+                        bytes: 10,
+                        summary: "unknown tool `write_file`".into(),
+                        duration_ms: 0,
+                        failed_edit: false,
+                        outcome: Some(ToolOutcome::Error),
+                        output: String::new(),
+                        timing: None,
+                    },
+                ),
+            ),
+            0,
+        );
+        p.apply(
+            &sub(
+                &coder,
+                AgentEvent::ToolResult {
+                    id: "c1".into(),
+                    name: "write_file".into(),
+                    is_error: false,
+                    bytes: 10,
+                    summary: "wrote".into(),
+                    duration_ms: 3,
+                    failed_edit: false,
+                    outcome: Some(ToolOutcome::Ok),
+                    output: String::new(),
+                    timing: None,
+                },
+            ),
+            0,
+        );
+        p.apply(
+            &sub(
+                &coder,
+                AgentEvent::Finished {
+                    stop: RunStop::Completed,
+                },
+            ),
+            0,
+        );
+        // The parent's own counters are not the sub-agent's.
+        assert_eq!(p.tool_calls, 0);
+        assert_eq!(
+            text_of(&p)[1..],
+            [
+                "⚙ spawn_agent fix it …",
+                "  ↳ coder #1: ✓ write_file a.txt · 3 ms",
+                "    ↳ explorer #2: ✗ write_file b.txt · 0 ms · unknown tool `write_file`",
+                "  ↳ coder #1 done",
             ]
         );
     }

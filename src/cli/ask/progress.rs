@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use versus::model::{AgentEvent, RunStop, ToolOutcome, output_tail};
+use versus::model::{AgentEvent, RunStop, SubAgentTag, ToolOutcome, output_tail};
 use versus::sanitize::{self, line};
 
 /// Lines of a failed call's output printed under it.
@@ -56,6 +56,7 @@ impl Progress {
     /// Reports an agent event when it is worth a line.
     pub fn event(&self, entry: usize, event: &AgentEvent) {
         match event {
+            AgentEvent::SubAgent { agent, event } => self.sub_agent(entry, agent, event),
             AgentEvent::ToolCallReady {
                 name, arguments, ..
             } => self.line(entry, &format!("{name} {}", brief_args(arguments))),
@@ -114,10 +115,59 @@ impl Progress {
     }
 }
 
+impl Progress {
+    /// A sub-agent's event, indented under its parent by depth and named with its role
+    /// (`  ↳ coder #1: write_file a.txt`): its calls, failures and end.
+    fn sub_agent(&self, entry: usize, agent: &SubAgentTag, event: &AgentEvent) {
+        let indent = "  ".repeat(agent.depth as usize);
+        let name = agent.name();
+        match event {
+            AgentEvent::SubAgent { agent, event } => self.sub_agent(entry, agent, event),
+            AgentEvent::ToolCallReady {
+                name: tool,
+                arguments,
+                ..
+            } => self.line(
+                entry,
+                &format!("{indent}↳ {name}: {tool} {}", brief_args(arguments)),
+            ),
+            AgentEvent::ToolResult {
+                is_error,
+                summary,
+                name: tool,
+                outcome,
+                ..
+            } => {
+                let outcome = ToolOutcome::or_legacy(*outcome, *is_error);
+                if !outcome.is_ok() {
+                    self.line(
+                        entry,
+                        &format!(
+                            "{indent}↳ {name}: {} {tool} failed: {summary}",
+                            outcome.mark()
+                        ),
+                    );
+                }
+            }
+            AgentEvent::Error { message, .. } => {
+                self.line(entry, &format!("{indent}↳ {name}: error: {message}"))
+            }
+            AgentEvent::Finished { stop } => {
+                let word = match stop {
+                    RunStop::Completed => "finished",
+                    other => other.label(),
+                };
+                self.line(entry, &format!("{indent}↳ {name} ({}) {word}", agent.model));
+            }
+            _ => {}
+        }
+    }
+}
+
 /// The argument most worth showing: a path, command, pattern or URL, cut to one short line.
 fn brief_args(arguments: &str) -> String {
     let value: serde_json::Value = serde_json::from_str(arguments).unwrap_or_default();
-    let pick = ["path", "command", "pattern", "url", "query"]
+    let pick = ["path", "command", "pattern", "url", "query", "task"]
         .iter()
         .find_map(|k| value.get(k).and_then(|v| v.as_str()).map(str::to_string));
     let text = pick.unwrap_or_else(|| arguments.to_string());

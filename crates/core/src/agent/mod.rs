@@ -11,9 +11,11 @@
 
 mod prompt;
 mod schedule;
+mod spawn;
 mod turn;
 
 pub use prompt::system_prompt;
+pub use spawn::{SubAgentModel, SubAgents};
 pub use turn::{
     Agent, AgentOutcome, AgentSettings, CostFn, EventSink, OutputFilter, ToolEnv, limits_text,
 };

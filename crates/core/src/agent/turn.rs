@@ -49,6 +49,9 @@ pub struct AgentSettings {
     /// Which editing tool the model gets (`edit_file`, `apply_patch`, both, or its family's);
     /// applied when its entry is made ([`crate::tools::narrow_edit_tools`]).
     pub edit_tools: crate::tools::EditTools,
+    /// Sub-agents (`spawn_agent`): `None` when off (the default); set by the engine for every
+    /// model of a turn alike ([`super::SubAgents::install`]), and for a sub-agent by its parent.
+    pub sub_agents: Option<super::spawn::SubAgentSlot>,
 }
 
 impl Default for AgentSettings {
@@ -64,6 +67,7 @@ impl Default for AgentSettings {
             seed: None,
             read_roots: Vec::new(),
             edit_tools: crate::tools::EditTools::default(),
+            sub_agents: None,
         }
     }
 }
@@ -182,6 +186,13 @@ struct Run<'a> {
     /// Every tool call id in `messages`, kept up to date so a step need not collect them
     /// from the whole conversation (see [`Run::make_call_ids_unique`]).
     call_ids: HashSet<String>,
+    /// Runs this turn's sub-agents (`None`: sub-agents are off).
+    spawner: Option<Arc<super::spawn::RunSpawner>>,
+    /// The tokens of this agent's own requests (its sub-agents' are in `stats.usage` too,
+    /// but priced by their own model: `sub_cost`).
+    own_usage: Usage,
+    /// What its sub-agents cost (`None`: a price was unknown).
+    sub_cost: Option<f64>,
 }
 
 impl Agent {
@@ -226,6 +237,9 @@ impl Agent {
             system: Arc::from(self.settings.system.as_str()),
             tools,
             call_ids,
+            spawner: super::spawn::RunSpawner::for_turn(self, env, emit),
+            own_usage: Usage::default(),
+            sub_cost: Some(0.0),
         };
         let (stop, error) = run.drive().await;
         timer.abort();
@@ -299,7 +313,8 @@ impl Run<'_> {
             let mut completion = completion;
             self.make_call_ids_unique(&mut completion.message, step);
             self.stats.usage.add(&completion.usage);
-            self.stats.cost = self.agent.cost.as_ref().and_then(|f| f(&self.stats.usage));
+            self.own_usage.add(&completion.usage);
+            self.stats.cost = self.cost();
             (self.emit)(AgentEvent::Usage {
                 step: completion.usage,
                 total: self.stats.usage,
@@ -331,6 +346,7 @@ impl Run<'_> {
             // The calls of a step run even when a limit is reached now: they were asked for
             // within budget, and an edit made here is a proposal the user may still want.
             self.run_tools().await;
+            self.add_sub_agents_usage();
             if self.cancel.is_cancelled() {
                 return self.interrupted();
             }
@@ -368,6 +384,31 @@ impl Run<'_> {
                 self.call_ids.insert(id.clone());
             }
         }
+    }
+
+    /// The turn's cost: its own requests at its price plus what its sub-agents cost.
+    fn cost(&self) -> Option<f64> {
+        let own = self.agent.cost.as_ref().and_then(|f| f(&self.own_usage))?;
+        self.sub_cost.map(|sub| own + sub)
+    }
+
+    /// Adds what the sub-agents that ended in the last step used to the turn's tokens and
+    /// cost, and says so with a `Usage` event (its `step` is theirs).
+    fn add_sub_agents_usage(&mut self) {
+        let Some((usage, cost)) = self.spawner.as_ref().and_then(|s| s.take_used()) else {
+            return;
+        };
+        self.stats.usage.add(&usage);
+        self.sub_cost = match (self.sub_cost, cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        self.stats.cost = self.cost();
+        (self.emit)(AgentEvent::Usage {
+            step: usage,
+            total: self.stats.usage,
+            cost: self.stats.cost,
+        });
     }
 
     fn interrupted(&self) -> (RunStop, Option<String>) {
@@ -542,6 +583,10 @@ impl Run<'_> {
             spill_dir: self.env.spill_dir.clone(),
             sandbox: Arc::clone(&self.env.sandbox),
             read_roots: self.agent.settings.read_roots.clone().into(),
+            spawner: self
+                .spawner
+                .clone()
+                .map(|s| s as Arc<dyn crate::tools::spawn_agent::Spawner>),
         };
         let mut output = self
             .agent

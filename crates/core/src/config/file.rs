@@ -60,6 +60,7 @@ struct RawFile {
     #[serde(default)]
     mcp_servers: BTreeMap<String, Spanned<McpServerBlock>>,
     web_search: Option<Spanned<WebSearchBlock>>,
+    sub_agents: Option<Spanned<SubAgentsBlock>>,
 }
 
 /// `[web_search]` as written: turns the web_search tool on for every model of every run,
@@ -79,6 +80,19 @@ pub struct WebSearchBlock {
     pub max_results: Option<u32>,
     /// `false` turns off what an earlier layer turned on.
     pub enabled: Option<bool>,
+}
+
+/// `[sub_agents]`: turns `spawn_agent` on for every model of every run (off without it); see
+/// docs/extensions.md, "Sub-agents".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubAgentsBlock {
+    /// `false` turns sub-agents off again (a later layer over an earlier one); default true.
+    pub enabled: Option<bool>,
+    /// How deep sub-agents may nest (default 2).
+    pub max_depth: Option<u32>,
+    /// Sub-agents one model may start in one turn, nested ones included (default 4).
+    pub max_per_turn: Option<u32>,
 }
 
 /// One `[mcp_servers.NAME]` block as written: an MCP server whose tools every model of a run
@@ -190,6 +204,8 @@ pub struct Layer {
     pub mcp_servers: Vec<(String, McpServerBlock, Origin)>,
     /// `[web_search]`.
     pub web_search: Option<(WebSearchBlock, Origin)>,
+    /// `[sub_agents]`.
+    pub sub_agents: Option<(SubAgentsBlock, Origin)>,
 }
 
 /// Reads and parses a config file.
@@ -271,6 +287,10 @@ pub fn parse_layer(text: &str, path: &Path) -> Result<Layer, ConfigError> {
             })
             .collect(),
         web_search: raw.web_search.map(|block| {
+            let origin = at(block.span().start);
+            (block.into_inner(), origin)
+        }),
+        sub_agents: raw.sub_agents.map(|block| {
             let origin = at(block.span().start);
             (block.into_inner(), origin)
         }),

@@ -95,6 +95,9 @@ pub struct Config {
     pub mcp_servers: Vec<McpServerEntry>,
     /// `[web_search]` merged over the layers (`None`: web search is off, the default).
     pub web_search: Option<WebSearchConfig>,
+    /// `[sub_agents]`: `spawn_agent` for every model of a run (`None`: off, the default; the
+    /// last layer with the block decides). A recipe's `sub_agents` wins over it.
+    pub sub_agents: Option<crate::model::SubAgentSettings>,
     providers: Vec<ProviderDef>,
 }
 
@@ -128,6 +131,38 @@ pub struct McpServerEntry {
     pub origin: super::Origin,
     /// The layer it came from (a project's server is a command the user trusted).
     pub role: FileRole,
+}
+
+/// The last layer's `[sub_agents]`, its limits checked: at least 1, at most 8 deep and 64 per
+/// turn (a typo must not start thousands of paid runs).
+fn sub_agents(
+    layers: &[(Layer, FileRole)],
+) -> Result<Option<crate::model::SubAgentSettings>, ConfigError> {
+    let Some((block, origin)) = layers.iter().rev().find_map(|(l, _)| l.sub_agents.as_ref()) else {
+        return Ok(None);
+    };
+    if block.enabled == Some(false) {
+        return Ok(None);
+    }
+    let defaults = crate::model::SubAgentSettings::default();
+    let max_depth = block.max_depth.unwrap_or(defaults.max_depth);
+    let max_per_turn = block.max_per_turn.unwrap_or(defaults.max_per_turn);
+    if !(1..=8).contains(&max_depth) {
+        return Err(invalid(
+            origin.clone(),
+            format!("[sub_agents] max_depth must be from 1 to 8, not {max_depth}"),
+        ));
+    }
+    if !(1..=64).contains(&max_per_turn) {
+        return Err(invalid(
+            origin.clone(),
+            format!("[sub_agents] max_per_turn must be from 1 to 64, not {max_per_turn}"),
+        ));
+    }
+    Ok(Some(crate::model::SubAgentSettings {
+        max_depth,
+        max_per_turn,
+    }))
 }
 
 /// The user config file: `$XDG_CONFIG_HOME/versus/config.toml` when that variable is set (on
@@ -171,6 +206,7 @@ impl Config {
             user_dir,
             project_trusted: self.project_trusted,
             skill_dirs: Vec::new(),
+            sub_agents: self.sub_agents,
         }
     }
 
@@ -239,6 +275,7 @@ impl Config {
             project_trusted: false,
             mcp_servers: Vec::new(),
             web_search: None,
+            sub_agents: None,
             providers,
         };
         config.apply_models(layers)?;
@@ -259,6 +296,7 @@ impl Config {
             .unwrap_or_default();
         config.mcp_servers = merge_mcp_servers(layers)?;
         config.web_search = merge_web_search(layers)?;
+        config.sub_agents = sub_agents(layers)?;
         Ok(config)
     }
 
@@ -465,6 +503,46 @@ pub(crate) mod tests {
             ]
         );
         assert!(c.default_models.is_empty());
+    }
+
+    /// `[sub_agents]`: off without it, on with it (defaults filled in), off again with
+    /// `enabled = false` in a later layer; limits out of range name the file and line.
+    #[test]
+    fn sub_agents_are_off_unless_a_layer_turns_them_on() {
+        assert_eq!(Config::builtin().unwrap().sub_agents, None);
+        let on = ok(&[("[sub_agents]\n", USER)]);
+        assert_eq!(
+            on.sub_agents,
+            Some(crate::model::SubAgentSettings {
+                max_depth: 2,
+                max_per_turn: 4
+            })
+        );
+        let set = ok(&[("[sub_agents]\nmax_depth = 1\nmax_per_turn = 9\n", USER)]);
+        assert_eq!(
+            set.sub_agents.map(|s| (s.max_depth, s.max_per_turn)),
+            Some((1, 9))
+        );
+        let off = ok(&[
+            ("[sub_agents]\n", USER),
+            ("[sub_agents]\nenabled = false\n", PROJECT),
+        ]);
+        assert_eq!(off.sub_agents, None);
+        assert_eq!(
+            on.context_sources(&crate::config::Env::default())
+                .sub_agents,
+            on.sub_agents
+        );
+        let bad = err(&[("\n[sub_agents]\nmax_depth = 0\n", USER)]);
+        assert!(bad.contains("/layer0.toml:2"), "{bad}");
+        assert!(
+            bad.contains("max_depth must be from 1 to 8, not 0"),
+            "{bad}"
+        );
+        let typo = parse_layer("[sub_agents]\nmax_dept = 3\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(typo.contains("accepted keys here: `enabled`"), "{typo}");
     }
 
     /// `[check] command`: the project's wins over the user's, an empty one turns it off, and

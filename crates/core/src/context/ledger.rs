@@ -32,6 +32,9 @@ pub struct LedgerInput<'a> {
     pub seed: Option<u64>,
     /// Its limits and sampling settings as one canonical text.
     pub limits: &'a str,
+    /// Its sub-agent settings as one canonical text (`None`: sub-agents off), hashed as the
+    /// `sub_agents` part: the `spawn_agent` tool itself is among its tools.
+    pub sub_agents: Option<&'a str>,
 }
 
 /// One model's line of the ledger, as recorded in the session log.
@@ -60,6 +63,9 @@ pub struct LedgerEntry {
     /// models without them hash as before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_settings: Vec<String>,
+    /// The sub-agent settings as text (`None`: off, and in logs written before sub-agents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_agents: Option<String>,
     /// How it differs from what most models of the turn were given (empty: the same).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub differs: Vec<String>,
@@ -97,6 +103,10 @@ impl LedgerEntry {
             let settings = input.tool_settings.join("\n");
             parts.insert("tool_settings".to_string(), short_hash(settings.as_bytes()));
         }
+        // Only when on, so the hashes of turns without sub-agents stay what they were.
+        if let Some(sub_agents) = input.sub_agents {
+            parts.insert("sub_agents".to_string(), short_hash(sub_agents.as_bytes()));
+        }
         let all: String = parts.iter().map(|(k, v)| format!("{k}={v};")).collect();
         LedgerEntry {
             model: input.model.to_string(),
@@ -106,6 +116,7 @@ impl LedgerEntry {
             seed: input.seed,
             limits: input.limits.to_string(),
             tool_settings: input.tool_settings.to_vec(),
+            sub_agents: input.sub_agents.map(str::to_string),
             differs: Vec::new(),
         }
     }
@@ -180,8 +191,13 @@ fn differences(e: &LedgerEntry, reference: &LedgerEntry) -> Vec<String> {
                 settings_text(&e.tool_settings),
                 settings_text(&reference.tool_settings)
             ),
+            "sub_agents" => sub_agents_difference(e, reference),
             other => other.to_string(),
         });
+    }
+    // Sub-agents on for the others and off for this one.
+    if reference.parts.contains_key("sub_agents") && !e.parts.contains_key("sub_agents") {
+        out.push(sub_agents_difference(e, reference));
     }
     out
 }
@@ -221,6 +237,15 @@ fn settings_text(settings: &[String]) -> String {
     }
 }
 
+fn sub_agents_difference(e: &LedgerEntry, reference: &LedgerEntry) -> String {
+    let text = |s: &Option<String>| s.clone().unwrap_or_else(|| "off".into());
+    format!(
+        "sub_agents ({} vs {})",
+        text(&e.sub_agents),
+        text(&reference.sub_agents)
+    )
+}
+
 fn seed_text(seed: Option<u64>) -> String {
     seed.map(|s| s.to_string()).unwrap_or_else(|| "none".into())
 }
@@ -248,6 +273,7 @@ mod tests {
             tool_settings: &[],
             seed: Some(7),
             limits,
+            sub_agents: None,
         })
     }
 
@@ -313,6 +339,7 @@ mod tests {
                 tool_settings: settings,
                 seed: None,
                 limits: "l",
+                sub_agents: None,
             })
         };
         let brave = ["web_search: brave https://api.search.brave.com/".to_string()];
@@ -334,6 +361,43 @@ mod tests {
         assert_eq!(
             missing[2].differs,
             ["tool settings (none vs web_search: brave https://api.search.brave.com/)"]
+        );
+    }
+
+    #[test]
+    fn sub_agent_settings_are_hashed_and_a_model_without_them_is_flagged() {
+        let tools = [tool("read_file")];
+        let with = |model: &str, sub_agents: Option<&str>| {
+            LedgerEntry::new(&LedgerInput {
+                model,
+                system: "prompt",
+                context: &ProjectContext::default(),
+                tools: &tools,
+                extra_tools: &[],
+                tool_settings: &[],
+                seed: None,
+                limits: "steps=5",
+                sub_agents,
+            })
+        };
+        let off = with("a", None);
+        assert!(!off.parts.contains_key("sub_agents"));
+        let mut entries = vec![
+            with("a", Some("max_depth=2 max_per_turn=4")),
+            with("b", Some("max_depth=2 max_per_turn=4")),
+            with("c", Some("max_depth=1 max_per_turn=4")),
+            off,
+        ];
+        assert_eq!(entries[0].hash, entries[1].hash);
+        assert_ne!(entries[0].hash, entries[2].hash);
+        assert!(!compare(&mut entries));
+        assert_eq!(
+            entries[2].differs,
+            ["sub_agents (max_depth=1 max_per_turn=4 vs max_depth=2 max_per_turn=4)"]
+        );
+        assert_eq!(
+            entries[3].differs,
+            ["sub_agents (off vs max_depth=2 max_per_turn=4)"]
         );
     }
 }

@@ -33,6 +33,10 @@ pub struct ContextSources {
     pub project_trusted: bool,
     /// Folders a recipe names, each holding skill folders.
     pub skill_dirs: Vec<PathBuf>,
+    /// Sub-agents (`spawn_agent`) for every model of the turn: `None` (the default) leaves
+    /// them off; the user config's `[sub_agents]` or a recipe turns them on. The engine gives
+    /// every model the same tool and settings and hashes them into the ledger.
+    pub sub_agents: Option<crate::model::SubAgentSettings>,
 }
 
 /// What a turn's models read besides the prompt, gathered once per turn.
@@ -178,6 +182,10 @@ pub fn summary_lines(
     for note in &context.notes {
         out.push(format!("left out: {note}"));
     }
+    // Sub-agents are a tool like the others, but one that changes how a model works: said.
+    if let Some(settings) = ledger.iter().find_map(|e| e.sub_agents.as_ref()) {
+        out.push(format!("sub-agents: on ({settings})"));
+    }
     out.extend(fairness_lines(ledger, name));
     out
 }
@@ -271,6 +279,12 @@ mod tests {
             lines[2],
             "fairness: b was given something different: seed (1 vs none)"
         );
+        let on = LedgerEntry {
+            sub_agents: Some("max_depth=2 max_per_turn=4".into()),
+            ..entry("a", &[])
+        };
+        let lines = summary_lines(&context, &[on.clone(), on], &plain);
+        assert_eq!(lines[2], "sub-agents: on (max_depth=2 max_per_turn=4)");
     }
 
     #[test]

@@ -655,6 +655,7 @@ mod tests {
             user_dir: Some(project.join("user")),
             project_trusted: false,
             skill_dirs: Vec::new(),
+            sub_agents: None,
         };
         let untrusted = ProjectContext::gather(&project, &sources);
         let names: Vec<&str> = untrusted.skills.iter().map(|s| s.name.as_str()).collect();
@@ -696,6 +697,7 @@ mod tests {
             user_dir: None,
             project_trusted: false,
             skill_dirs: vec![recipe_skills],
+            sub_agents: None,
         };
         let context = ProjectContext::gather(&base.join("recipe"), &sources);
         assert!(context.skills.is_empty());

@@ -10,9 +10,9 @@ use tokio_util::sync::CancellationToken;
 use super::history::{self, HistoryPolicy};
 use super::record::Finish;
 use super::{EngineError, NoteInputs, SessionEngine};
-use crate::agent::{Agent, limits_text};
+use crate::agent::{Agent, SubAgentModel, SubAgents, limits_text};
 use crate::context::{ContextSources, LedgerEntry, LedgerInput, ProjectContext, compare};
-use crate::model::{AgentEvent, Message, RunStats, RunStop, ToolDef};
+use crate::model::{AgentEvent, Message, RunStats, RunStop, SubAgentSettings, ToolDef};
 use crate::runner::{EntryRun, ModelEntry, ModelResult, RunEvent, RunOptions, fan_out_each};
 use crate::session::{SessionRecord, TurnTask, next_turn_note};
 use crate::workspace::changeset::{BaseReader, ChangeSet};
@@ -110,6 +110,7 @@ impl TurnLaunch {
         crate::workspace::remove_later(self.old);
         let project = self.project.clone();
         let sources = self.context;
+        let sub_agents = sources.sub_agents;
         let (captured, context) = tokio::task::spawn_blocking(move || {
             (
                 Base::capture(&project),
@@ -118,7 +119,7 @@ impl TurnLaunch {
         })
         .await?;
         let base = Arc::new(captured.map_err(EngineError::Capture)?);
-        let ledger = give_context(&mut self.runs, &context, &[]);
+        let ledger = give_context(&mut self.runs, &context, &[], sub_agents);
         let events = fan_out_each(Arc::clone(&base), self.runs, self.options);
         Ok(Launched {
             base,
@@ -133,16 +134,35 @@ impl TurnLaunch {
 /// each), lets read_file open the skills outside the project, and hashes what each model was
 /// given into the fairness ledger, flagging any model that got something different.
 /// `extra_tools` are tools a model gets beyond its registry's, by entry label (a tool
-/// server's), so the ledger sees them.
+/// server's), so the ledger sees them. With `sub_agents` on, every model gets the same
+/// `spawn_agent` tool (sub-agents on any model of the run) and settings, hashed too.
 pub(super) fn give_context(
     runs: &mut [EntryRun],
     context: &ProjectContext,
     extra_tools: &[(String, Vec<ToolDef>)],
+    sub_agents: Option<SubAgentSettings>,
 ) -> Vec<LedgerEntry> {
     let roots = context.read_roots();
     let mut ledger = Vec::with_capacity(runs.len());
+    let plan = sub_agents.map(|settings| {
+        let models = runs
+            .iter()
+            .map(|run| SubAgentModel {
+                label: without_sample(&run.entry.label).to_string(),
+                client: Arc::clone(&run.entry.agent.client),
+                model: run.entry.agent.model.clone(),
+                cost: run.entry.agent.cost.clone(),
+            })
+            .collect();
+        Arc::new(SubAgents::new(settings, models, context.prompt_text()))
+    });
+    let sub_agents_text = sub_agents.map(|s| s.text());
     for run in runs.iter_mut() {
         let agent = &mut run.entry.agent;
+        // Before the context: the tool's guidance goes with the other tools'.
+        if let Some(plan) = &plan {
+            plan.install(agent, without_sample(&run.entry.label));
+        }
         agent.settings.system = context.apply(&agent.settings.system);
         agent.settings.read_roots.extend(roots.iter().cloned());
         let extra = extra_tools
@@ -159,10 +179,20 @@ pub(super) fn give_context(
             tool_settings: &agent.tools.ledger_notes(),
             seed: agent.settings.seed,
             limits: &limits_text(&agent.settings),
+            sub_agents: sub_agents_text.as_deref(),
         }));
     }
     compare(&mut ledger);
     ledger
+}
+
+/// An entry label without its sample number (`openai/gpt-5#2` -> `openai/gpt-5`): the name
+/// of the model `spawn_agent` accepts.
+fn without_sample(label: &str) -> &str {
+    match label.rsplit_once('#') {
+        Some((model, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => model,
+        _ => label,
+    }
 }
 
 /// How a turn ended as a whole: the one decision front ends map to their exit codes
@@ -712,6 +742,13 @@ impl SessionEngine {
 #[cfg(test)]
 mod outcome_tests {
     use super::*;
+
+    #[test]
+    fn the_sample_number_is_not_part_of_a_sub_agent_model_name() {
+        assert_eq!(without_sample("openai/gpt-5#2"), "openai/gpt-5");
+        assert_eq!(without_sample("openai/gpt-5"), "openai/gpt-5");
+        assert_eq!(without_sample("demo/a#b"), "demo/a#b");
+    }
 
     #[test]
     fn a_turn_fails_only_when_every_model_errored() {

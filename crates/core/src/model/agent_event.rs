@@ -152,6 +152,68 @@ pub enum AgentEvent {
         /// Why.
         stop: RunStop,
     },
+    /// An event of a sub-agent this model started with `spawn_agent` (nested again for a
+    /// sub-agent's own sub-agents), so every front end can show its calls under the parent's
+    /// with its role. Streamed text is not forwarded; its tool calls, usage, errors and end are.
+    SubAgent {
+        /// Which sub-agent.
+        agent: SubAgentTag,
+        /// Its event.
+        event: Box<AgentEvent>,
+    },
+}
+
+/// Names one sub-agent of a model's turn: what its events and its proposals carry, so a
+/// reader can tell its work from the parent's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubAgentTag {
+    /// `explorer`, `planner` or `coder`.
+    pub role: String,
+    /// 1-based, in the order the turn's sub-agents started (nested ones included).
+    pub number: u32,
+    /// 1 for a sub-agent of the model, 2 for a sub-agent of a sub-agent...
+    pub depth: u32,
+    /// The model it runs on (a spec of the run).
+    pub model: String,
+    /// The parent's `spawn_agent` call that started it.
+    pub call_id: String,
+}
+
+impl SubAgentTag {
+    /// The name shown and recorded as the provenance of its writes: `coder #2`.
+    pub fn name(&self) -> String {
+        format!("{} #{}", self.role, self.number)
+    }
+}
+
+/// Sub-agents (`spawn_agent`) for a run: off unless the user config or a recipe turns them
+/// on, and then the same for every model of the run (the fairness ledger hashes them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubAgentSettings {
+    /// How deep sub-agents may nest: 1 lets a model start sub-agents that cannot start
+    /// their own; 2 (the default) lets those start one more level.
+    pub max_depth: u32,
+    /// Sub-agents one model may start in one turn, nested ones included.
+    pub max_per_turn: u32,
+}
+
+impl Default for SubAgentSettings {
+    fn default() -> Self {
+        Self {
+            max_depth: 2,
+            max_per_turn: 4,
+        }
+    }
+}
+
+impl SubAgentSettings {
+    /// The settings as one canonical text, for the fairness ledger and the logs.
+    pub fn text(&self) -> String {
+        format!(
+            "max_depth={} max_per_turn={}",
+            self.max_depth, self.max_per_turn
+        )
+    }
 }
 
 /// When one tool call ran: its start and end in microseconds since the Unix epoch, taken

@@ -7,7 +7,7 @@ pub mod message;
 pub mod stream;
 pub mod tool_outcome;
 
-pub use agent_event::{AgentEvent, CallTiming, RunStats, RunStop};
+pub use agent_event::{AgentEvent, CallTiming, RunStats, RunStop, SubAgentSettings, SubAgentTag};
 pub use message::{
     Conversation, Image, Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef, replay_tag,
 };

@@ -111,7 +111,7 @@ pub fn call_target(arguments: &str, max: usize) -> String {
     else {
         return String::new();
     };
-    let Some(value) = ["path", "command", "pattern", "query", "url"]
+    let Some(value) = ["path", "command", "pattern", "query", "url", "task"]
         .iter()
         .find_map(|k| map.get(*k).and_then(serde_json::Value::as_str))
     else {

@@ -11,7 +11,20 @@
 //!
 //! Keys: `say` (text), `think` (thinking text), `tools` (calls: `name` + `args` object, or
 //! `raw_args` text to simulate malformed JSON), `token_delay_ms` (pause per word so streaming
-//! is visible), `error` (fail the request with this message instead). Built-in scripts
+//! is visible), `error` (fail the request with this message instead), `agent` (the line
+//! belongs to a sub-agent's track, below).
+//!
+//! Sub-agents: a line with `"agent": "NAME"` is played not for the model's own conversation
+//! but for a conversation whose first message (a `spawn_agent` task) starts with `NAME`; the
+//! lines of one track play in order like the main ones. So a script says what the model does
+//! and what each sub-agent it starts does:
+//!
+//! ```text
+//! {"tools": [{"name": "spawn_agent", "args": {"task": "fix: the greeting", "role": "coder"}}]}
+//! {"agent": "fix", "tools": [{"name": "write_file", "args": {"path": "a.txt", "content": "hi\n"}}]}
+//! {"agent": "fix", "say": "Wrote a.txt."}
+//! {"say": "The sub-agent fixed it."}
+//! ``` Built-in scripts
 //! (`demo/good`, `demo/sloppy`, `demo/reckless`) are compiled into the binary so the demo works
 //! from any folder; any other name is a path to a `.jsonl` file.
 
@@ -60,6 +73,10 @@ pub struct DemoStep {
     /// Fail the request with this message.
     #[serde(default)]
     pub error: Option<String>,
+    /// The sub-agent track the line belongs to: played for a conversation whose first
+    /// message starts with this text (`None`: the model's own).
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 /// One scripted tool call.
@@ -173,6 +190,29 @@ impl DemoModel {
         })
     }
 
+    /// The step to play: the `index`th line of the track the conversation belongs to (a
+    /// sub-agent's when its first message starts with a track's name, the longest such name
+    /// winning; else the lines without `agent`).
+    fn step_for(&self, request: &ModelRequest, index: usize) -> Option<DemoStep> {
+        let first = request
+            .messages
+            .iter()
+            .find(|m| m.role == Role::User)
+            .map(Message::text)
+            .unwrap_or_default();
+        let track = self
+            .steps
+            .iter()
+            .filter_map(|s| s.agent.as_deref())
+            .filter(|name| first.starts_with(name))
+            .max_by_key(|name| name.len());
+        self.steps
+            .iter()
+            .filter(|s| s.agent.as_deref() == track)
+            .nth(index)
+            .cloned()
+    }
+
     /// Number of scripted responses.
     pub fn len(&self) -> usize {
         self.steps.len()
@@ -196,7 +236,7 @@ impl ModelClient for DemoModel {
             .iter()
             .filter(|m| m.role == Role::Assistant)
             .count();
-        let step = self.steps.get(index).cloned();
+        let step = self.step_for(&request, index);
         let name = self.name.clone();
         tokio::spawn(async move {
             let outcome = tokio::select! {
@@ -232,6 +272,7 @@ async fn play(
         tools: Vec::new(),
         token_delay_ms: 0,
         error: None,
+        agent: None,
     });
     if let Some(message) = step.error {
         return Err(ProviderError::Stream {
@@ -391,6 +432,40 @@ mod tests {
         assert!(err.to_string().contains("exactly one of"), "{err}");
         let err = DemoModel::load("nope", Path::new("/")).unwrap_err();
         assert!(err.to_string().contains("demo/good"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_sub_agent_conversation_plays_its_own_track() {
+        let model = DemoModel::parse(
+            "t",
+            "{\"say\":\"main 1\"}\n{\"agent\":\"fix\",\"say\":\"sub 1\"}\n\
+             {\"say\":\"main 2\"}\n{\"agent\":\"fix more\",\"say\":\"deeper\"}",
+        )
+        .unwrap();
+        let said = |prompt: &str| {
+            let request = ModelRequest {
+                model: "t".into(),
+                system: "".into(),
+                messages: vec![Message::user(prompt)].into(),
+                tools: Vec::new().into(),
+                max_output_tokens: None,
+                temperature: None,
+                reasoning: Default::default(),
+                seed: None,
+            };
+            let events = model.stream(request, CancellationToken::new());
+            async move {
+                let events: Vec<_> = events.collect().await;
+                match events.last() {
+                    Some(Ok(StreamEvent::Completed(c))) => c.message.text(),
+                    other => panic!("{other:?}"),
+                }
+            }
+        };
+        assert_eq!(said("do it").await, "main 1");
+        assert_eq!(said("fix: the bug").await, "sub 1");
+        // The longest matching name wins.
+        assert_eq!(said("fix more things").await, "deeper");
     }
 
     #[test]

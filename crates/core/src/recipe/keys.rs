@@ -12,7 +12,9 @@ use crate::model::Reasoning;
 use crate::workspace::Isolation;
 
 use super::duration;
-use super::model::{Choice, CompactStrategy, FilesystemAccess, NetworkAccess, Recipe, TaskMode};
+use super::model::{
+    Choice, CompactStrategy, FilesystemAccess, NetworkAccess, Recipe, SubAgentsMode, TaskMode,
+};
 use super::problems::{ProblemKind, did_you_mean, list};
 use super::sections::{Ctx, Item, SectionId, key_value};
 use super::values::{self, Value};
@@ -140,7 +142,45 @@ const CONSTRAINTS: &[Key] = &[
                 .into()
         },
     },
+    Key {
+        name: "sub_agents",
+        accepts: values::choices::<SubAgentsMode>,
+        set: |r, v| {
+            r.constraints.sub_agents = values::choice(v)?;
+            Ok(())
+        },
+        get: |r| r.constraints.sub_agents.as_str().into(),
+    },
+    Key {
+        name: "sub_agents_max_depth",
+        accepts: || "a whole number from 1 to 8".into(),
+        set: |r, v| {
+            r.constraints.sub_agents_max_depth = whole_in(v, 1, 8)?;
+            Ok(())
+        },
+        get: |r| r.constraints.sub_agents_max_depth.to_string(),
+    },
+    Key {
+        name: "sub_agents_per_turn",
+        accepts: || "a whole number from 1 to 64".into(),
+        set: |r, v| {
+            r.constraints.sub_agents_per_turn = whole_in(v, 1, 64)?;
+            Ok(())
+        },
+        get: |r| r.constraints.sub_agents_per_turn.to_string(),
+    },
 ];
+
+/// A whole number in `low..=high`.
+fn whole_in(v: &str, low: u32, high: u32) -> Value<u32> {
+    let n: u32 = values::whole(v)?;
+    if !(low..=high).contains(&n) {
+        return Err(values::out_of_range(format!(
+            "must be from {low} to {high}"
+        )));
+    }
+    Ok(n)
+}
 
 const CONTEXT: &[Key] = &[
     Key {

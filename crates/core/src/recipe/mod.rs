@@ -45,8 +45,8 @@ pub use criteria::{Criterion, CriterionError};
 pub use model::{
     Choice, CompactStrategy, Constraints, ContextSettings, FORMAT_VERSION, FilesystemAccess,
     KeyLines, McpServer, McpTransport, Metadata, ModelEntry, ModelOverride, ModelParameters,
-    NetworkAccess, OutputRule, Recipe, Review, Sampling, Sandbox, SourceLine, Task, TaskMode,
-    ToolEntry, ToolSet, Truncation, WorkspaceSettings,
+    NetworkAccess, OutputRule, Recipe, Review, Sampling, Sandbox, SourceLine, SubAgentsMode, Task,
+    TaskMode, ToolEntry, ToolSet, Truncation, WorkspaceSettings,
 };
 pub use problems::{Problem, ProblemKind, RecipeErrors};
 pub use runtime::{Loosening, LooseningKind, LooseningRefused, web_search_setup};

@@ -201,6 +201,36 @@ pub struct Constraints {
     pub project_root: Option<String>,
     /// `edit_tools`: which editing tool each model gets. `None` (`default`): the config's.
     pub edit_tools: Option<crate::tools::EditTools>,
+    /// `sub_agents`: whether the models get `spawn_agent` (`default`: as the user config says).
+    pub sub_agents: SubAgentsMode,
+    /// `sub_agents_max_depth`: how deep sub-agents may nest, when the recipe turns them on.
+    pub sub_agents_max_depth: u32,
+    /// `sub_agents_per_turn`: sub-agents one model may start per task, when the recipe turns
+    /// them on.
+    pub sub_agents_per_turn: u32,
+}
+
+/// `sub_agents`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SubAgentsMode {
+    /// As the user config's `[sub_agents]` says (off without it).
+    #[default]
+    Default,
+    /// On for every model, with the recipe's depth and count.
+    On,
+    /// Off, whatever the config says.
+    Off,
+}
+
+impl Choice for SubAgentsMode {
+    const ALL: &'static [Self] = &[Self::Default, Self::On, Self::Off];
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::On => "on",
+            Self::Off => "off",
+        }
+    }
 }
 
 /// `## Context`.

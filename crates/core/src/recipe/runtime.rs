@@ -347,6 +347,24 @@ impl Recipe {
             seed: sampling.seed,
             read_roots: Vec::new(),
             edit_tools: self.constraints.edit_tools.unwrap_or_default(),
+            // Turned on per turn by the engine, from `ContextSources::sub_agents`.
+            sub_agents: None,
+        }
+    }
+
+    /// The sub-agents of the run: the recipe's when it turns them on or off, else `config`'s
+    /// (the user config's `[sub_agents]`).
+    pub fn sub_agents(
+        &self,
+        config: Option<crate::model::SubAgentSettings>,
+    ) -> Option<crate::model::SubAgentSettings> {
+        match self.constraints.sub_agents {
+            super::model::SubAgentsMode::Default => config,
+            super::model::SubAgentsMode::Off => None,
+            super::model::SubAgentsMode::On => Some(crate::model::SubAgentSettings {
+                max_depth: self.constraints.sub_agents_max_depth,
+                max_per_turn: self.constraints.sub_agents_per_turn,
+            }),
         }
     }
 

@@ -247,10 +247,7 @@ mod tests {
         let write = FileWrite {
             path: "f.txt".into(),
             content: Some(std::sync::Arc::new(content.as_bytes().to_vec())),
-            origin: WriteOrigin {
-                tool: "write_file".into(),
-                call_id: "c1".into(),
-            },
+            origin: WriteOrigin::new("write_file", "c1"),
             seq: 0,
             symlink: false,
         };

@@ -142,6 +142,7 @@ impl SessionLog {
                                     stats: None,
                                     writes: 0,
                                     tools: Vec::new(),
+                                    sub_agent_writes: Vec::new(),
                                 })
                                 .collect(),
                             complete: false,
@@ -182,6 +183,22 @@ impl SessionLog {
                     if let Some(t) = turns.get_mut(turn) {
                         t.context = Some(context.clone());
                         t.ledger = ledger.clone();
+                    }
+                }
+                SessionRecord::Proposals {
+                    turn,
+                    entry,
+                    writes,
+                    ..
+                } => {
+                    if let Some(model) = turns.get_mut(turn).and_then(|t| t.models.get_mut(*entry))
+                    {
+                        model.sub_agent_writes = writes
+                            .iter()
+                            .filter_map(|w| {
+                                w.origin.agent.as_ref().map(|a| (w.path.clone(), a.clone()))
+                            })
+                            .collect();
                     }
                 }
                 SessionRecord::Agent {

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::model::{AgentEvent, RunStats, RunStop, ToolOutcome};
+use crate::model::{AgentEvent, RunStats, RunStop, SubAgentTag, ToolOutcome};
 
 /// One model's part of a turn, as read back.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -21,8 +21,13 @@ pub struct TurnModel {
     pub stats: Option<RunStats>,
     /// Proposals it recorded.
     pub writes: usize,
-    /// Its tool calls in order, each with how it ended and the text the model received.
+    /// Its tool calls in order, each with how it ended and the text the model received;
+    /// its sub-agents' calls among them, each named by its sub-agent.
     pub tools: Vec<ToolCallSummary>,
+    /// The files its sub-agents wrote (path, sub-agent), in the order written: part of its
+    /// proposals, told apart (empty without sub-agents).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sub_agent_writes: Vec<(String, String)>,
 }
 
 /// One tool call of a turn, as read back from the log's agent events.
@@ -40,6 +45,9 @@ pub struct ToolCallSummary {
     pub duration_ms: u64,
     /// The text the model received (empty in logs written before it was recorded).
     pub output: String,
+    /// The sub-agent that made the call (`coder #1`), `None` for the model itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<SubAgentTag>,
 }
 
 /// One turn, as read back.
@@ -67,9 +75,15 @@ pub struct TurnSummary {
     pub ledger: Vec<crate::context::LedgerEntry>,
 }
 
-/// Adds what `event` says about a tool call to `tools`: a call ready to run, or its result.
+/// Adds what `event` says about a tool call to `tools`: a call ready to run, or its result
+/// (a sub-agent's too, named by the sub-agent that made it).
 pub(super) fn note_tool_event(tools: &mut Vec<ToolCallSummary>, event: &AgentEvent) {
+    note_call(tools, event, None);
+}
+
+fn note_call(tools: &mut Vec<ToolCallSummary>, event: &AgentEvent, agent: Option<&SubAgentTag>) {
     match event {
+        AgentEvent::SubAgent { agent, event } => note_call(tools, event, Some(agent)),
         AgentEvent::ToolCallReady {
             id,
             name,
@@ -81,6 +95,7 @@ pub(super) fn note_tool_event(tools: &mut Vec<ToolCallSummary>, event: &AgentEve
             outcome: None,
             duration_ms: 0,
             output: String::new(),
+            agent: agent.cloned(),
         }),
         AgentEvent::ToolResult {
             id,
@@ -95,7 +110,7 @@ pub(super) fn note_tool_event(tools: &mut Vec<ToolCallSummary>, event: &AgentEve
             match tools
                 .iter_mut()
                 .rev()
-                .find(|t| t.id == *id && t.outcome.is_none())
+                .find(|t| t.id == *id && t.outcome.is_none() && t.agent.as_ref() == agent)
             {
                 Some(call) => {
                     call.outcome = outcome;
@@ -109,6 +124,7 @@ pub(super) fn note_tool_event(tools: &mut Vec<ToolCallSummary>, event: &AgentEve
                     outcome,
                     duration_ms: *duration_ms,
                     output: output.clone(),
+                    agent: agent.cloned(),
                 }),
             }
         }

@@ -96,6 +96,9 @@ pub struct ToolContext {
     /// Folders outside the workspace that read_file may read by absolute path (the user's
     /// and a recipe's skills): read-only, no link followed out of them.
     pub read_roots: Arc<[PathBuf]>,
+    /// Runs `spawn_agent`'s sub-agents: set by the agent loop when sub-agents are on (the
+    /// tools cannot run an agent themselves); `None` refuses the call.
+    pub spawner: Option<Arc<dyn super::spawn_agent::Spawner>>,
 }
 
 impl ToolContext {
@@ -111,6 +114,7 @@ impl ToolContext {
             spill_dir: std::env::temp_dir().join("versus-tool-output"),
             sandbox,
             read_roots: Arc::from(Vec::new()),
+            spawner: None,
         }
     }
 }

@@ -24,6 +24,7 @@ mod list_directory;
 mod read_file;
 mod search_code;
 mod search_files;
+pub mod spawn_agent;
 mod web_fetch;
 mod web_search;
 mod write_file;

@@ -188,6 +188,11 @@ impl ToolRegistry {
         unknown
     }
 
+    /// Keeps only the tools whose own spec passes `keep` (a sub-agent role's tools).
+    pub(crate) fn keep(&mut self, keep: impl Fn(&ToolSpec) -> bool) {
+        self.tools.retain(|t| keep(t.spec()));
+    }
+
     /// Replaces a tool's description and/or guidance. Returns false for an unknown tool.
     pub fn override_text(
         &mut self,

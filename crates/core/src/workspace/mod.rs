@@ -55,4 +55,4 @@ pub use notes::{
 pub use overlay::OverlayView;
 pub use path::{PathError, ProjectPath};
 pub use recording::{FileWrite, RecordingView};
-pub use view::{EntryKind, EntryMeta, FileView, PendingChange, WriteOrigin};
+pub use view::{AttributedView, EntryKind, EntryMeta, FileView, PendingChange, WriteOrigin};

@@ -13,6 +13,11 @@ pub struct WriteOrigin {
     pub tool: String,
     /// The provider's id for the tool call (empty when run by hand with `versus tool`).
     pub call_id: String,
+    /// The sub-agent that made the call (`coder #1`), `None` for the model itself: a
+    /// sub-agent's writes are its parent's proposals, and review and `versus sessions show`
+    /// say which of them a sub-agent made. Absent in records written before sub-agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 impl WriteOrigin {
@@ -21,7 +26,73 @@ impl WriteOrigin {
         Self {
             tool: tool.into(),
             call_id: call_id.into(),
+            agent: None,
         }
+    }
+}
+
+/// A sub-agent's view of its parent's workspace: the parent's view, with every write and
+/// delete marked as the sub-agent's ([`WriteOrigin::agent`]), so they become the parent's
+/// proposals with provenance naming the sub-agent. A mark already set (a sub-agent of a
+/// sub-agent) is kept: the agent that made the call is named.
+pub struct AttributedView {
+    inner: Arc<dyn FileView>,
+    agent: String,
+}
+
+impl AttributedView {
+    /// `inner` with writes marked as `agent`'s.
+    pub fn new(inner: Arc<dyn FileView>, agent: impl Into<String>) -> Self {
+        Self {
+            inner,
+            agent: agent.into(),
+        }
+    }
+
+    fn mark(&self, origin: &WriteOrigin) -> WriteOrigin {
+        let mut origin = origin.clone();
+        if origin.agent.is_none() {
+            origin.agent = Some(self.agent.clone());
+        }
+        origin
+    }
+}
+
+impl FileView for AttributedView {
+    fn root(&self) -> &Path {
+        self.inner.root()
+    }
+
+    fn resolve(&self, raw: &str) -> Result<ProjectPath, PathError> {
+        self.inner.resolve(raw)
+    }
+
+    fn metadata(&self, path: &ProjectPath) -> io::Result<EntryMeta> {
+        self.inner.metadata(path)
+    }
+
+    fn open(&self, path: &ProjectPath) -> io::Result<Box<dyn Read + Send>> {
+        self.inner.open(path)
+    }
+
+    fn read(&self, path: &ProjectPath) -> io::Result<Vec<u8>> {
+        self.inner.read(path)
+    }
+
+    fn write(&self, path: &ProjectPath, content: &[u8], origin: &WriteOrigin) -> io::Result<()> {
+        self.inner.write(path, content, &self.mark(origin))
+    }
+
+    fn delete(&self, path: &ProjectPath, origin: &WriteOrigin) -> io::Result<()> {
+        self.inner.delete(path, &self.mark(origin))
+    }
+
+    fn written_by_model(&self, path: &ProjectPath) -> bool {
+        self.inner.written_by_model(path)
+    }
+
+    fn pending(&self) -> Vec<PendingChange> {
+        self.inner.pending()
     }
 }
 

@@ -109,6 +109,9 @@ pub struct Origin {
     pub tool: String,
     /// The provider's tool call id (empty for bash changes and hand-run tools).
     pub call_id: String,
+    /// The sub-agent that made the write (`coder #1`), `None` for the model itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// One hunk of one model's change to one file: the unit a user can pick.
@@ -423,6 +426,7 @@ mod tests {
             seq,
             tool: tool.into(),
             call_id: format!("c{seq}"),
+            agent: None,
         }
     }
 

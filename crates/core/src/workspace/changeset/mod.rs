@@ -419,6 +419,7 @@ fn file_change(
             seq: w.seq,
             tool: w.origin.tool.clone(),
             call_id: w.origin.call_id.clone(),
+            agent: w.origin.agent.clone(),
         })
         .collect();
     let mut tools: Vec<String> = Vec::new();
