@@ -21,6 +21,7 @@ mod apply_rewind;
 mod architecture;
 mod ask_cli;
 mod ask_providers;
+mod ask_wire;
 mod boundary;
 mod changeset_compose;
 mod config_models;

@@ -292,8 +292,16 @@ impl Run<'_> {
             };
             let mut completion = completion;
             self.make_call_ids_unique(&mut completion.message, step);
+            // Missing usage is unknown, never zero: decided here once for every provider, and
+            // a run with any unknown step has an unknown cost (a lower bound would read as
+            // the price).
+            completion.usage = completion.usage.or_unreported();
             self.stats.usage.add(&completion.usage);
-            self.stats.cost = self.agent.cost.as_ref().and_then(|f| f(&self.stats.usage));
+            self.stats.cost = if self.stats.usage.is_known() {
+                self.agent.cost.as_ref().and_then(|f| f(&self.stats.usage))
+            } else {
+                None
+            };
             (self.emit)(AgentEvent::Usage {
                 step: completion.usage,
                 total: self.stats.usage,

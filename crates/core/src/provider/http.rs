@@ -238,6 +238,7 @@ fn too_long(provider: &str) -> ProviderError {
              reading it (the server is not behaving like a model API)",
             MAX_RESPONSE_BYTES / (1024 * 1024)
         ),
+        retryable: false,
     }
 }
 
@@ -630,9 +631,14 @@ fn scrub_error(err: ProviderError, redactor: &Redactor) -> ProviderError {
             provider,
             message: s(message),
         },
-        E::Decode { provider, message } => E::Decode {
+        E::Decode {
+            provider,
+            message,
+            retryable,
+        } => E::Decode {
             provider,
             message: s(message),
+            retryable,
         },
         E::Stream { provider, message } => E::Stream {
             provider,
