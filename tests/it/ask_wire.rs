@@ -495,3 +495,228 @@ fn missing_or_all_zero_usage_is_unknown_not_zero_in_the_table_and_json() {
         assert_eq!(row[5..8], ["?", "?", "unknown"], "{format:?}: {stdout}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Prompt caching.
+
+/// Every `cache_control` in `value`, as JSON pointers.
+fn breakpoints(value: &Value, at: String, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                if key == "cache_control" {
+                    assert_eq!(child, &json!({"type": "ephemeral"}), "{at}");
+                    out.push(at.clone());
+                } else {
+                    breakpoints(child, format!("{at}/{key}"), out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                breakpoints(child, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An Anthropic step with cache usage: (uncached input, cache writes, cache reads, output).
+fn with_cache_usage(mut events: Vec<Event>, counts: (u64, u64, u64, u64)) -> Reply {
+    let (input, write, read, output) = counts;
+    let usage = json!({"input_tokens": input, "cache_creation_input_tokens": write,
+                       "cache_read_input_tokens": read, "output_tokens": output});
+    for event in &mut events {
+        let mut data: Value = match serde_json::from_str(&event.1) {
+            Ok(data) => data,
+            Err(_) => continue,
+        };
+        if data["type"] == "message_start" {
+            data["message"]["usage"] = usage.clone();
+        } else if data["type"] == "message_delta" {
+            data["usage"] = usage.clone();
+        } else {
+            continue;
+        }
+        event.1 = data.to_string();
+    }
+    sse(&events)
+}
+
+#[test]
+fn anthropic_gets_breakpoints_on_the_stable_prefix_only_and_cache_reads_are_priced_as_such() {
+    let (_tmp, root) = project();
+    let format = Format::Anthropic;
+    let server = MockServer::start(vec![
+        with_cache_usage(format.call_step(), (1000, 4000, 0, 100)),
+        with_cache_usage(format.text_step(ANSWER, Some((0, 0))), (50, 1000, 4000, 40)),
+    ]);
+    let (model, _) = ask(format, &root, &server, &["--json"]);
+    assert_eq!(model["status"], "completed", "{model}");
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2);
+    for (step, request) in sent.iter().enumerate() {
+        let body = request.json();
+        let mut found = Vec::new();
+        breakpoints(&body, String::new(), &mut found);
+        let tools = body["tools"].as_array().unwrap().len();
+        let messages = body["messages"].as_array().unwrap();
+        let last = messages.len() - 1;
+        let blocks = messages[last]["content"].as_array().unwrap().len();
+        // The tools, the system prompt and the latest turn; nothing else.
+        let mut expected = vec![
+            format!("/messages/{last}/content/{}", blocks - 1),
+            "/system/0".to_string(),
+            format!("/tools/{}", tools - 1),
+        ];
+        expected.sort();
+        found.sort();
+        assert_eq!(found, expected, "step {}", step + 1);
+        assert!(
+            body["system"][0]["text"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty())
+        );
+    }
+    // The second step's breakpoint is on the tool result: the first step's whole turn is
+    // in the cached prefix.
+    assert_eq!(
+        sent[1].json()["messages"][2]["content"][0]["type"],
+        "tool_result"
+    );
+    // Cache reads and writes counted apart and priced at their own rates
+    // (claude-sonnet-4-5: $3 input, $15 output, $0.30 cache read, $3.75 cache write):
+    // 1050 x 3 + 5000 x 3.75 + 4000 x 0.30 + 140 x 15 = 25,200 per million.
+    assert_eq!(model["usage"]["input"], 1050, "{model}");
+    assert_eq!(model["usage"]["cache_write"], 5000, "{model}");
+    assert_eq!(model["usage"]["cache_read"], 4000, "{model}");
+    let cost = model["cost"].as_f64().unwrap();
+    assert!((cost - 0.0252).abs() < 1e-9, "{cost}");
+    let server = MockServer::start(vec![
+        with_cache_usage(format.call_step(), (1000, 4000, 0, 100)),
+        with_cache_usage(format.text_step(ANSWER, Some((0, 0))), (50, 1000, 4000, 40)),
+    ]);
+    let (_, output) = ask(format, &root, &server, &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let row: Vec<&str> = stdout
+        .lines()
+        .find(|l| l.starts_with(format.spec()))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    // tokens in counts every input token, cached or not; the cost prices them apart.
+    assert_eq!(row[5..8], ["10.1k", "140", "$0.0252"], "{stdout}");
+}
+
+#[test]
+fn openai_gets_one_prompt_cache_key_per_model_and_session_and_cached_tokens_are_cheap() {
+    let (_tmp, root) = project();
+    let format = Format::Responses;
+    let mut last = format.text_step(ANSWER, Some((0, 0)));
+    let mut completed: Value = serde_json::from_str(&last[4].1).unwrap();
+    completed["response"]["usage"] = json!({"input_tokens": 5000,
+        "input_tokens_details": {"cached_tokens": 4000}, "output_tokens": 100,
+        "total_tokens": 5100});
+    last[4].1 = completed.to_string();
+    let server = MockServer::start(vec![sse(&format.call_step()), sse(&last)]);
+    let (model, _) = ask(format, &root, &server, &["--json"]);
+    assert_eq!(model["status"], "completed", "{model}");
+    let keys: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.json()["prompt_cache_key"].clone())
+        .collect();
+    assert_eq!(keys.len(), 2);
+    assert!(
+        keys[0].as_str().is_some_and(|k| k.starts_with("versus-")),
+        "{keys:?}"
+    );
+    assert_eq!(keys[0], keys[1], "one key for every step of the session");
+    // gpt-5: $1.25 input, $0.125 cached, $10 output; step 1: 1000 in 100 out,
+    // step 2: 1000 uncached + 4000 cached in, 100 out.
+    assert_eq!(model["usage"]["cache_read"], 4000, "{model}");
+    let cost = model["cost"].as_f64().unwrap();
+    let expected = (2000.0 * 1.25 + 4000.0 * 0.125 + 200.0 * 10.0) / 1e6;
+    assert!((cost - expected).abs() < 1e-9, "{cost} != {expected}");
+}
+
+/// The run report prices cache reads as cache reads, and says unknown for a model whose
+/// provider reported no usage (wire finding 4), through `versus run`.
+#[test]
+fn the_run_report_prices_cache_reads_and_shows_unreported_usage_as_unknown() {
+    let (_tmp, root) = project();
+    let dir = root.parent().unwrap().to_path_buf();
+    std::fs::write(
+        dir.join("cache.recipe.md"),
+        "# Cache\nversion: 1\n\n## Models\n- anthropic/claude-sonnet-4-5\n- gemini/gemini-2.5-flash\n\n\
+         ## Constraints\ntimeout: 1m\nproject_root: project\n\n\
+         ## Tasks\n- Write a note.\n\n## Success Criteria\n- no_errors\n",
+    )
+    .unwrap();
+    let anthropic = MockServer::start(vec![
+        with_cache_usage(Format::Anthropic.call_step(), (1000, 4000, 0, 100)),
+        with_cache_usage(
+            Format::Anthropic.text_step(ANSWER, Some((0, 0))),
+            (50, 1000, 4000, 40),
+        ),
+    ]);
+    let gemini = MockServer::start(vec![sse(&Format::Gemini.text_step(ANSWER, None))]);
+    let mut command = versus();
+    command
+        .current_dir(&dir)
+        .env("XDG_CONFIG_HOME", dir.join(".no-config"));
+    for name in ["OPENAI_API_KEY", "OPENROUTER_API_KEY", "GOOGLE_API_KEY"] {
+        command.env_remove(name);
+    }
+    for (name, value) in Format::Anthropic
+        .env(&anthropic)
+        .into_iter()
+        .chain(Format::Gemini.env(&gemini))
+    {
+        command.env(name, value);
+    }
+    let out = command
+        .args(["run", "cache.recipe.md", "--out", "out", "--quiet"])
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("out/report.json"))
+            .unwrap_or_else(|e| panic!("{e}: {said}")),
+    )
+    .unwrap();
+    let runs = report["tasks"][0]["runs"].as_array().unwrap();
+    let claude = runs
+        .iter()
+        .find(|r| r["model"] == "anthropic/claude-sonnet-4-5")
+        .unwrap();
+    assert_eq!(claude["tokens"]["cache_read"], 4000, "{claude}");
+    assert!(
+        (claude["cost_usd"].as_f64().unwrap() - 0.0252).abs() < 1e-9,
+        "{claude}"
+    );
+    let flash = runs
+        .iter()
+        .find(|r| r["model"] == "gemini/gemini-2.5-flash")
+        .unwrap();
+    assert_eq!(flash["tokens"]["unreported"], 1, "{flash}");
+    assert!(flash["cost_usd"].is_null(), "{flash}");
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with("| gemini/gemini-2.5-flash |"))
+        .unwrap();
+    assert!(
+        line.contains("| unknown | ") && line.contains("| unknown / unknown |"),
+        "{line}"
+    );
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with("| anthropic/claude-sonnet-4-5 |"))
+        .unwrap();
+    assert!(line.contains("| $0.0252 |"), "{line}");
+}

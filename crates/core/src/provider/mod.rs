@@ -3,6 +3,7 @@
 //! ([`crate::model`]) to a wire body and decode events back; the agent loop does the rest.
 
 pub mod anthropic;
+pub(crate) mod cache;
 pub mod client;
 pub mod demo;
 pub mod error;
