@@ -720,3 +720,71 @@ fn the_run_report_prices_cache_reads_and_shows_unreported_usage_as_unknown() {
         .unwrap();
     assert!(line.contains("| $0.0252 |"), "{line}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// --debug-log
+
+#[test]
+fn the_debug_log_has_every_request_and_event_without_the_key_and_stays_out_of_the_project() {
+    use std::os::unix::fs::PermissionsExt;
+    let (tmp, root) = project();
+    let format = Format::Anthropic;
+    let server = MockServer::start(vec![
+        sse(&format.call_step()),
+        sse(&format.text_step(ANSWER, Some((2000, 50)))),
+    ]);
+    let log = tmp.path().join("debug.jsonl");
+    let (model, output) = ask(
+        format,
+        &root,
+        &server,
+        &["--json", "--debug-log", log.to_str().unwrap()],
+    );
+    assert_eq!(model["status"], "completed", "{model} {output:?}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the log is private");
+    let key = "sk-ant-test-wire-3";
+    assert!(
+        !text.contains(key) && !text.contains("test-wire-3"),
+        "{text}"
+    );
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let requests: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "request").collect();
+    assert_eq!(requests.len(), 2, "{text}");
+    // The bodies as sent (the second step carries the first step's tool result), the auth
+    // header named but not shown.
+    for (sent, logged) in server.requests().iter().zip(&requests) {
+        assert_eq!(sent.json(), logged["body"], "{text}");
+        assert_eq!(logged["headers"]["x-api-key"], "[redacted]");
+        assert_eq!(logged["provider"], "anthropic");
+    }
+    let events: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
+    assert_eq!(
+        events.len(),
+        format.call_step().len() + format.text_step(ANSWER, None).len(),
+        "every event of both answers"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "message_stop" && e["data"]["type"] == "message_stop")
+    );
+    // Inside the project it is refused, before any model runs.
+    let server = MockServer::start(Vec::new());
+    let inside = root.join("debug.jsonl");
+    let (_, output) = ask(
+        format,
+        &root,
+        &server,
+        &["--debug-log", inside.to_str().unwrap()],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("inside the project"), "{stderr}");
+    assert!(!inside.exists());
+    assert!(server.requests().is_empty());
+}

@@ -5,6 +5,7 @@
 pub mod anthropic;
 pub(crate) mod cache;
 pub mod client;
+pub mod debug_log;
 pub mod demo;
 pub mod error;
 pub mod gemini;
