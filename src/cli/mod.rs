@@ -48,6 +48,12 @@ pub struct Cli {
     #[arg(long = "log", global = true, value_name = "FILE")]
     pub log: Option<PathBuf>,
 
+    /// Append every request body sent to a model and every event of its answers to FILE, one
+    /// JSON object a line, keys and auth headers redacted (for reporting provider bugs).
+    /// Created 0600; refused inside the project, whose files every model's workspace copies.
+    #[arg(long = "debug-log", global = true, value_name = "FILE")]
+    pub debug_log: Option<PathBuf>,
+
     /// Flags of the interactive interface (the bare `versus`).
     #[command(flatten)]
     pub tui: tui_cmd::TuiArgs,
@@ -187,6 +193,19 @@ pub fn main() -> ExitCode {
     {
         eprintln!("versus: {}", describe(&err));
         return ExitCode::from(EXIT_USAGE);
+    }
+    if let Some(path) = &cli.debug_log {
+        let opened = project_dir(cli.project.clone()).and_then(|project| {
+            versus::provider::debug_log::install(path, &project).map_err(anyhow::Error::from)
+        });
+        if let Err(err) = opened {
+            let _ = writeln!(
+                versus::sanitize::stderr(),
+                "versus: {}",
+                versus::sanitize::line(&describe(&err))
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
     }
     match copy_on_write {
         Some(Ok(())) => tracing::info!("copy-on-write workspaces"),

@@ -586,6 +586,7 @@ fn model_run(
             cache_read: usage.cache_read,
             cache_write: usage.cache_write,
             reasoning: usage.reasoning,
+            unreported: usage.unreported,
         },
         cost_usd: stats.cost,
         latency_ms: stats.elapsed_ms,

@@ -310,11 +310,27 @@ pub struct Tokens {
     pub cache_write: u64,
     /// Reasoning tokens (part of `output` for providers that count them there).
     pub reasoning: u64,
+    /// Requests whose usage the provider did not report (`Usage::unreported`): when not 0
+    /// the counts above are only a lower bound, shown as unknown, and the cost is unknown.
+    /// Absent when 0 (and in reports written before it).
+    #[serde(default, skip_serializing_if = "no_unreported")]
+    pub unreported: u32,
+}
+
+/// Serde's test for leaving `unreported` out when every request reported its usage.
+fn no_unreported(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Tokens {
+    /// Whether the counts are whole (every request's usage was reported).
+    pub fn is_known(&self) -> bool {
+        self.unreported == 0
+    }
+
     /// Adds another run's tokens.
     pub fn add(&mut self, other: &Tokens) {
+        self.unreported = self.unreported.saturating_add(other.unreported);
         self.input = self.input.saturating_add(other.input);
         self.output = self.output.saturating_add(other.output);
         self.cache_read = self.cache_read.saturating_add(other.cache_read);

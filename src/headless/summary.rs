@@ -12,7 +12,7 @@
 
 use std::fmt::Write;
 
-use super::report::{ModelRun, Report, RunStatus};
+use super::report::{ModelRun, Report, RunStatus, Tokens};
 use crate::sanitize::{self, Layout};
 
 /// The Markdown summary of `report`.
@@ -70,11 +70,11 @@ fn render_raw(report: &Report) -> String {
             s.criteria_total,
             cost(s.cost_usd),
             seconds(s.mean_latency_ms),
-            s.tokens
+            known(&s.tokens, |t| t
                 .input
-                .saturating_add(s.tokens.cache_read)
-                .saturating_add(s.tokens.cache_write),
-            s.tokens.output,
+                .saturating_add(t.cache_read)
+                .saturating_add(t.cache_write)),
+            known(&s.tokens, |t| t.output),
             s.steps,
         );
     }
@@ -262,6 +262,16 @@ fn first_and_last_line(text: &str) -> String {
     }
 }
 
+/// A token count, or `unknown` when some request's usage was not reported (the count would
+/// only be a lower bound).
+fn known(tokens: &Tokens, count: impl Fn(&Tokens) -> u64) -> String {
+    if tokens.is_known() {
+        count(tokens).to_string()
+    } else {
+        "unknown".to_string()
+    }
+}
+
 fn cost(usd: Option<f64>) -> String {
     usd.map_or_else(|| "unknown".to_string(), |c| format!("${c:.4}"))
 }
@@ -410,6 +420,18 @@ mod tests {
                 "boom\nFAILED 2 \x1b[2J\n[exit code: 3]",
             ));
         let md = render(&report);
+        assert!(md.contains("| 1.5 s | 0 / 0 | 4 |"), "{md}");
+        // A model whose provider did not report usage: unknown, not 0 / 0 (issue 25, wire
+        // finding 4), and its cost unknown.
+        let mut unknown = report.clone();
+        unknown.summary[0].tokens.unreported = 1;
+        unknown.summary[0].cost_usd = None;
+        let unknown_md = render(&unknown);
+        assert!(
+            unknown_md
+                .contains("| demo/good | 1/1 | 1/1 | unknown | 1.5 s | unknown / unknown | 4 |"),
+            "{unknown_md}"
+        );
         assert!(
             md.contains("- demo/bad|x: ✗ exit 3 `bash make test`: FAILED 2 \\x1b[2J"),
             "{md}"

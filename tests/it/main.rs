@@ -22,6 +22,7 @@ mod architecture;
 mod ask_cli;
 mod ask_cloud;
 mod ask_providers;
+mod ask_wire;
 mod boundary;
 mod changeset_compose;
 mod config_models;

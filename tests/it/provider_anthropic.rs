@@ -134,16 +134,21 @@ async fn text_stream_and_the_request_sent() {
     assert_eq!(body["model"], MODEL);
     assert_eq!(body["stream"], true);
     assert_eq!(body["max_tokens"], 16_384);
-    assert_eq!(body["system"], "You are terse.");
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}])
+    );
     assert_eq!(body["temperature"], 0.5);
     assert_eq!(
         body["tools"][0],
         json!({"name": "read_file", "description": "Read a file.",
-               "input_schema": request(vec![]).tools[0].parameters})
+               "input_schema": request(vec![]).tools[0].parameters,
+               "cache_control": {"type": "ephemeral"}})
     );
     assert_eq!(
         body["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+        json!([{"role": "user", "content": [{"type": "text", "text": "hi",
+                                             "cache_control": {"type": "ephemeral"}}]}])
     );
 }
 
@@ -591,7 +596,8 @@ async fn follow_up_request_replays_signature_and_groups_tool_results() {
         messages[2],
         json!({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "toolu_a", "content": "contents for toolu_a"},
-            {"type": "tool_result", "tool_use_id": "toolu_b", "content": "contents for toolu_b", "is_error": true}
+            {"type": "tool_result", "tool_use_id": "toolu_b", "content": "contents for toolu_b", "is_error": true,
+             "cache_control": {"type": "ephemeral"}}
         ]})
     );
 

@@ -141,7 +141,8 @@ async fn text_stream_keeps_the_empty_signed_part_and_the_request_is_right() {
             output: 23 + 185,
             cache_read: 0,
             cache_write: 0,
-            reasoning: 185
+            reasoning: 185,
+            unreported: 0,
         }
     );
 
@@ -406,7 +407,8 @@ async fn parallel_calls_in_one_candidate_and_cached_usage() {
             output: 42,
             cache_read: 800,
             cache_write: 0,
-            reasoning: 12
+            reasoning: 12,
+            unreported: 0,
         }
     );
 }

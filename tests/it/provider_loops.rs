@@ -1021,7 +1021,7 @@ fn picture_result(api: Api, body: &Value, id: &str) -> Value {
                 &json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": [
                     {"type": "text", "text": PNG_TEXT},
                     {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_BASE64}}
-                ]}]})
+                ], "cache_control": {"type": "ephemeral"}}]})
             );
             last.clone()
         }

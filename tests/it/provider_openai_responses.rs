@@ -129,6 +129,7 @@ fn usage(input: u64, output: u64, cache_read: u64, reasoning: u64) -> Usage {
         cache_read,
         cache_write: 0,
         reasoning,
+        unreported: 0,
     }
 }
 

@@ -46,6 +46,17 @@ pub fn tokens(n: u64) -> String {
     }
 }
 
+/// A run's tokens (input and output) as [`tokens`] writes them, or `?` when some request's
+/// usage was not reported (the sum would only be a lower bound; `Usage::is_known`), the way
+/// [`cost`] writes an unknown price: never a misleading count.
+pub fn usage_tokens(usage: &versus_core::model::Usage) -> String {
+    if usage.is_known() {
+        tokens(usage.input.saturating_add(usage.output))
+    } else {
+        "?".to_string()
+    }
+}
+
 /// `$0.0123`, or `$?` when the price is unknown (never a misleading `$0`).
 pub fn cost(usd: Option<f64>) -> String {
     match usd {
@@ -68,6 +79,19 @@ pub fn one_line(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_not_reported_is_a_question_mark_not_zero() {
+        let mut usage = versus_core::model::Usage {
+            input: 1200,
+            output: 300,
+            ..Default::default()
+        };
+        assert_eq!(usage_tokens(&usage), "1.5k");
+        usage.add(&versus_core::model::Usage::unreported());
+        assert_eq!(usage_tokens(&usage), "?");
+        assert_eq!(usage_tokens(&versus_core::model::Usage::unreported()), "?");
+    }
 
     #[test]
     fn numbers_read_short() {

@@ -8,7 +8,7 @@
 
 use versus_core::model::{AgentEvent, RunStop, SubAgentTag, ToolOutcome, Usage, output_tail};
 
-use super::format::{bytes, duration_ms, one_line, tokens};
+use super::format::{bytes, duration_ms, one_line, usage_tokens};
 use super::markdown::render_line;
 use super::theme::Theme;
 use super::transcript::{TLine, Transcript};
@@ -466,7 +466,7 @@ impl Panel {
             &format!(
                 " · {} step(s) · {} tokens · {}",
                 self.step,
-                tokens(self.usage.input.saturating_add(self.usage.output)),
+                usage_tokens(&self.usage),
                 duration_ms(summary.elapsed_ms)
             ),
             theme.dim(),

@@ -160,8 +160,8 @@ pub fn table(rows: &[Row]) -> String {
             row.status.label().to_string(),
             row.files.to_string(),
             format!("+{} -{}", row.added, row.removed),
-            tokens(row.usage.total_input()),
-            tokens(row.usage.output),
+            known_tokens(&row.usage, row.usage.total_input()),
+            known_tokens(&row.usage, row.usage.output),
             row.cost
                 .map_or_else(|| "unknown".to_string(), |c| format!("${c:.4}")),
             format!("{:.1} s", row.elapsed_ms as f64 / 1000.0),
@@ -206,6 +206,16 @@ pub fn table(rows: &[Row]) -> String {
         }
     }
     out
+}
+
+/// A token count, or `?` when some request's usage was not reported (the count would only be
+/// a lower bound; see [`Usage::is_known`]).
+fn known_tokens(usage: &Usage, n: u64) -> String {
+    if usage.is_known() {
+        tokens(n)
+    } else {
+        "?".to_string()
+    }
 }
 
 fn tokens(n: u64) -> String {

@@ -312,6 +312,10 @@ impl Run<'_> {
             };
             let mut completion = completion;
             self.make_call_ids_unique(&mut completion.message, step);
+            // Missing usage is unknown, never zero: decided here once for every provider, and
+            // a run with any unknown step has an unknown cost (a lower bound would read as
+            // the price).
+            completion.usage = completion.usage.or_unreported();
             self.stats.usage.add(&completion.usage);
             self.own_usage.add(&completion.usage);
             self.stats.cost = self.cost();
@@ -388,6 +392,10 @@ impl Run<'_> {
 
     /// The turn's cost: its own requests at its price plus what its sub-agents cost.
     fn cost(&self) -> Option<f64> {
+        // Usage a provider did not report makes the cost unknown, never $0.
+        if !self.stats.usage.is_known() {
+            return None;
+        }
         let own = self.agent.cost.as_ref().and_then(|f| f(&self.own_usage))?;
         self.sub_cost.map(|sub| own + sub)
     }

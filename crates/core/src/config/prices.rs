@@ -436,6 +436,7 @@ mod tests {
             cache_read: 2_000_000,
             cache_write: 400_000,
             reasoning: 50_000,
+            unreported: 0,
         };
         let cost = price.cost(&usage);
         assert!((cost - (3.0 + 1.5 + 0.6 + 1.5)).abs() < 1e-9, "{cost}");

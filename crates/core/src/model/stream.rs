@@ -6,6 +6,12 @@ use super::message::Message;
 
 /// Token counts as the provider reports them. `input` excludes cached tokens where the
 /// provider reports them separately, so cost = input x price + cache_read x cache price + ...
+///
+/// A request whose usage the provider did not report (no usage chunk, or every count zero,
+/// as some proxies send) is counted in `unreported` instead of as zeros: a total with any
+/// such request is unknown ([`Usage::is_known`]), shown as unknown and never priced, because
+/// `0 0` and `$0` would read as a real, free answer (issue 25, wire finding 4). The rule is
+/// decided once, by [`Usage::or_unreported`] in the agent loop, for every provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Usage {
     /// Uncached input tokens.
@@ -18,6 +24,15 @@ pub struct Usage {
     pub cache_write: u64,
     /// Reasoning tokens (already part of `output` for providers that include them).
     pub reasoning: u64,
+    /// Requests whose usage the provider did not report. Absent in older logs and whenever
+    /// every request reported its usage (0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreported: u32,
+}
+
+/// Serde's test for leaving `unreported` out when nothing is missing.
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -30,6 +45,37 @@ impl Usage {
         self.cache_read = self.cache_read.saturating_add(other.cache_read);
         self.cache_write = self.cache_write.saturating_add(other.cache_write);
         self.reasoning = self.reasoning.saturating_add(other.reasoning);
+        self.unreported = self.unreported.saturating_add(other.unreported);
+    }
+
+    /// The usage of one request the provider did not report.
+    pub fn unreported() -> Usage {
+        Usage {
+            unreported: 1,
+            ..Usage::default()
+        }
+    }
+
+    /// The one rule for missing usage: a request's usage without a single counted token is
+    /// one the provider did not report (every real request reads at least one input token),
+    /// so it becomes [`Usage::unreported`]. Anything with a count is kept as it is.
+    pub fn or_unreported(self) -> Usage {
+        let counted = self.input != 0
+            || self.output != 0
+            || self.cache_read != 0
+            || self.cache_write != 0
+            || self.reasoning != 0;
+        if counted || self.unreported != 0 {
+            self
+        } else {
+            Usage::unreported()
+        }
+    }
+
+    /// Whether these counts are the whole usage: false when any request's usage was not
+    /// reported, so the totals are only a lower bound (shown as unknown, cost unknown).
+    pub fn is_known(&self) -> bool {
+        self.unreported == 0
     }
 
     /// All input tokens, cached or not (what fills the context window).
@@ -112,6 +158,7 @@ pub enum StreamEvent {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -123,11 +170,38 @@ mod tests {
             cache_read: 1,
             cache_write: 1,
             reasoning: u64::MAX,
+            unreported: u32::MAX,
         };
         let mut total = huge;
         total.add(&huge);
         assert_eq!(total.input, u64::MAX);
         assert_eq!(total.output, u64::MAX);
         assert_eq!(total.total_input(), u64::MAX);
+        assert_eq!(total.unreported, u32::MAX);
+    }
+
+    #[test]
+    fn usage_without_a_count_is_unreported_and_stays_so_in_totals() {
+        assert_eq!(Usage::default().or_unreported(), Usage::unreported());
+        let real = Usage {
+            input: 5,
+            ..Usage::default()
+        };
+        assert_eq!(real.or_unreported(), real);
+        assert!(real.is_known());
+        let mut total = real;
+        total.add(&Usage::default().or_unreported());
+        assert!(!total.is_known());
+        assert_eq!(total.input, 5);
+        // Older logs have no `unreported`; known usage is written without it.
+        let old: Usage = serde_json::from_str(
+            r#"{"input":1,"output":2,"cache_read":0,"cache_write":0,"reasoning":0}"#,
+        )
+        .unwrap();
+        assert!(old.is_known());
+        assert!(!serde_json::to_string(&old).unwrap().contains("unreported"));
+        let back: Usage =
+            serde_json::from_str(&serde_json::to_string(&Usage::unreported()).unwrap()).unwrap();
+        assert!(!back.is_known());
     }
 }

@@ -91,6 +91,11 @@ pub enum ProviderError {
         provider: String,
         /// What was wrong (redacted).
         message: String,
+        /// Whether asking again may give a readable answer: true for one malformed event
+        /// that no later event made redundant (the step is requested again, as for a cut
+        /// stream; issue 25, wire finding 2), false for a response that is not a model's
+        /// at all (too long).
+        retryable: bool,
     },
     /// The provider reported an error inside the stream that is not retryable.
     #[error("{provider}: the model reported an error: {message}")]
@@ -129,6 +134,10 @@ impl ProviderError {
             ProviderError::RateLimited { .. }
                 | ProviderError::Server { .. }
                 | ProviderError::Network { .. }
+                | ProviderError::Decode {
+                    retryable: true,
+                    ..
+                }
         )
     }
 
@@ -147,16 +156,25 @@ impl ProviderError {
     }
 }
 
-/// Parses one streamed event's JSON; invalid JSON is a [`ProviderError::Decode`] quoting the
-/// start of the event, worded the same for every adapter.
+/// Parses one streamed event's JSON; invalid JSON is a retryable [`ProviderError::Decode`]
+/// quoting the start of the event ([`broken_event`]), worded the same for every adapter.
+/// Adapters that can tell a later event makes the broken one redundant skip it instead.
 pub fn event_json(provider: &str, data: &str) -> Result<serde_json::Value, ProviderError> {
-    serde_json::from_str(data).map_err(|err| ProviderError::Decode {
+    serde_json::from_str(data).map_err(|err| broken_event(provider, data, &err))
+}
+
+/// The error for one malformed stream event that nothing later in the stream replaces: the
+/// step is requested again, as for a cut stream (the transport retries it; the steps before
+/// it and their proposals stay as they are).
+pub fn broken_event(provider: &str, data: &str, err: &dyn std::fmt::Display) -> ProviderError {
+    ProviderError::Decode {
         provider: provider.to_string(),
         message: format!(
             "an event is not valid JSON ({err}); it began with: {}",
             data.chars().take(160).collect::<String>()
         ),
-    })
+        retryable: true,
+    }
 }
 
 /// Phrases providers use for context overflow in 400 bodies and stream errors.

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::client::{EventStream, ModelClient};
+use super::debug_log::{self, Entry};
 use super::error::{ProviderError, classify_status, error_message_from_body};
 use super::redact::Redactor;
 use super::sse::{SseEvent, SseParser};
@@ -292,6 +293,7 @@ fn too_long(provider: &str) -> ProviderError {
              reading it (the server is not behaving like a model API)",
             MAX_RESPONSE_BYTES / (1024 * 1024)
         ),
+        retryable: false,
     }
 }
 
@@ -436,7 +438,20 @@ impl HttpModel {
         let redactor = Redactor::new(self.wire.secrets());
         let mut attempt = 1;
         loop {
-            match self.attempt(request, tx, &redactor).await {
+            let outcome = self.attempt(request, tx, &redactor, attempt).await;
+            if let Err(err) = &outcome
+                && debug_log::enabled()
+            {
+                debug_log::record(
+                    self.wire.provider(),
+                    &request.model,
+                    &redactor,
+                    Entry::Failed {
+                        error: &err.to_string(),
+                    },
+                );
+            }
+            match outcome {
                 Ok(completion) => {
                     let _ = tx.send(Ok(StreamEvent::Completed(completion))).await;
                     return Ok(());
@@ -480,10 +495,21 @@ impl HttpModel {
         request: &ModelRequest,
         tx: &Sender,
         redactor: &Redactor,
+        attempt: u32,
     ) -> Result<Completion, ProviderError> {
         let provider = self.wire.provider().to_string();
         let wire_request = self.wire.build(request)?;
         let mut parser = Frames::new(self.wire.framing(), &provider);
+        let debug = debug_log::enabled();
+        let log = |entry: Entry<'_>| debug_log::record(&provider, &request.model, redactor, entry);
+        if debug {
+            log(Entry::Request {
+                attempt,
+                url: &wire_request.url,
+                headers: &wire_request.headers,
+                body: &wire_request.body,
+            });
+        }
         let mut builder = self
             .client
             .post(&wire_request.url)
@@ -528,9 +554,18 @@ impl HttpModel {
                 .unwrap_or_default();
             return Err(redirected(&provider, status, &redactor.scrub(&location)));
         }
+        if debug && (200..300).contains(&status) {
+            log(Entry::Status { status, body: None });
+        }
         if !(200..300).contains(&status) {
             let retry_after = retry_after(response.headers());
             let body = bounded_text(response, MAX_ERROR_BODY_BYTES).await;
+            if debug {
+                log(Entry::Status {
+                    status,
+                    body: Some(&body),
+                });
+            }
             return Err(self
                 .wire
                 .classify(status, retry_after, &redactor.scrub(&body)));
@@ -547,6 +582,12 @@ impl HttpModel {
                 None => {
                     parser.finish(&mut frames);
                     for frame in frames.drain(..) {
+                        if debug {
+                            log(Entry::Event {
+                                name: &frame.event,
+                                data: &frame.data,
+                            });
+                        }
                         if decoder.event(&frame, &mut events).map_err(scrub)? == Flow::Done {
                             break;
                         }
@@ -561,6 +602,12 @@ impl HttpModel {
             }
             parser.feed(&chunk, &mut frames).map_err(scrub)?;
             for frame in frames.drain(..) {
+                if debug {
+                    log(Entry::Event {
+                        name: &frame.event,
+                        data: &frame.data,
+                    });
+                }
                 let flow = decoder.event(&frame, &mut events).map_err(scrub)?;
                 forward(tx, &mut events).await;
                 if flow == Flow::Done {
@@ -684,9 +731,14 @@ fn scrub_error(err: ProviderError, redactor: &Redactor) -> ProviderError {
             provider,
             message: s(message),
         },
-        E::Decode { provider, message } => E::Decode {
+        E::Decode {
+            provider,
+            message,
+            retryable,
+        } => E::Decode {
             provider,
             message: s(message),
+            retryable,
         },
         E::Stream { provider, message } => E::Stream {
             provider,

@@ -5,7 +5,9 @@
 pub mod anthropic;
 pub mod azure;
 pub mod bedrock;
+pub(crate) mod cache;
 pub mod client;
+pub mod debug_log;
 pub mod demo;
 pub mod error;
 pub mod gemini;

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Paragraph};
 
 use versus_core::model::RunStop;
 
-use super::super::format::{clock, cost, tokens};
+use super::super::format::{clock, cost, usage_tokens};
 use super::super::panel::{Panel, PanelStatus};
 use super::super::state::App;
 use super::super::theme::Theme;
@@ -71,7 +71,7 @@ pub fn render(
             format!(
                 " · step {} · {} tok · {} · {} ",
                 panel.step,
-                tokens(panel.usage.input.saturating_add(panel.usage.output)),
+                usage_tokens(&panel.usage),
                 cost(panel.cost),
                 clock(panel.elapsed(app.now_ms)),
             ),

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::stream_error;
 use crate::model::{Completion, Message, Part, Replay, Role, StopReason, StreamEvent, Usage};
-use crate::provider::error::{ProviderError, event_json};
+use crate::provider::error::{ProviderError, broken_event};
 use crate::provider::http::{Decoder, Flow};
 use crate::provider::ids::synthesize_call_id;
 use crate::provider::sse::SseEvent;
@@ -73,6 +73,11 @@ pub(crate) struct AnthropicDecoder {
     usage: Usage,
     stop_reason: Option<String>,
     stopped: bool,
+    /// `message_start` was malformed and skipped: its input counts must come from
+    /// `message_delta`, or the usage is unknown.
+    start_lost: bool,
+    /// An input count was read (from either event).
+    input_seen: bool,
 }
 
 impl AnthropicDecoder {
@@ -87,7 +92,33 @@ impl AnthropicDecoder {
             usage: Usage::default(),
             stop_reason: None,
             stopped: false,
+            start_lost: false,
+            input_seen: false,
         }
+    }
+
+    /// One event that is not valid JSON. What it held is known from its SSE name: a `ping`
+    /// or `content_block_stop` carries nothing the message needs, and `message_start`'s
+    /// usage is repeated by `message_delta` (read there; the usage is unknown when it is
+    /// not), so those are skipped; anything else (a block's start or delta, the stop reason,
+    /// an unnamed event) was content no later event repeats, and the step is requested again.
+    fn broken(
+        &mut self,
+        event: &SseEvent,
+        data: &str,
+        err: &serde_json::Error,
+    ) -> Result<Flow, ProviderError> {
+        match event.event.as_str() {
+            "ping" | "content_block_stop" => {}
+            "message_start" => self.start_lost = true,
+            _ => return Err(broken_event(&self.provider, data, err)),
+        }
+        tracing::warn!(
+            provider = %self.provider,
+            event = %event.event,
+            "skipped a malformed event that a later one makes redundant"
+        );
+        Ok(Flow::Continue)
     }
 
     /// Takes whichever counters this usage object carries (`message_delta` may repeat or
@@ -96,6 +127,7 @@ impl AnthropicDecoder {
         let count = |key: &str| usage.get(key).and_then(Value::as_u64);
         if let Some(n) = count("input_tokens") {
             self.usage.input = n;
+            self.input_seen = true;
         }
         if let Some(n) = count("output_tokens") {
             self.usage.output = n;
@@ -309,7 +341,10 @@ impl Decoder for AnthropicDecoder {
             self.fast_delta(&fast, out);
             return Ok(Flow::Continue);
         }
-        let value = event_json(&self.provider, data)?;
+        let value: Value = match serde_json::from_str(data) {
+            Ok(value) => value,
+            Err(err) => return self.broken(event, data, &err),
+        };
         let kind = value
             .get("type")
             .and_then(Value::as_str)
@@ -356,6 +391,10 @@ impl Decoder for AnthropicDecoder {
             .filter_map(|block| self.part(block))
             .collect();
         let has_calls = parts.iter().any(|p| matches!(p, Part::ToolCall { .. }));
+        if self.start_lost && !self.input_seen {
+            // The input count went with the malformed `message_start`.
+            self.usage.unreported = 1;
+        }
         let stop = if has_calls {
             StopReason::ToolUse
         } else {
@@ -444,7 +483,8 @@ mod tests {
                 output: 40,
                 cache_read: 5,
                 cache_write: 0,
-                reasoning: 7
+                reasoning: 7,
+                unreported: 0,
             }
         );
         let parts = &done.message.parts;
@@ -509,6 +549,90 @@ mod tests {
             d.event(&garbage, &mut out),
             Err(ProviderError::Decode { .. })
         ));
+    }
+
+    fn named(decoder: &mut AnthropicDecoder, events: &[(&str, &str)]) -> Result<(), ProviderError> {
+        let mut out = Vec::new();
+        for (name, data) in events {
+            let event = SseEvent {
+                event: (*name).to_string(),
+                data: (*data).to_string(),
+            };
+            if decoder.event(&event, &mut out)? == Flow::Done {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_malformed_event_is_skipped_only_when_a_later_one_makes_it_redundant() {
+        let text = [
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            ),
+        ];
+        let end = |input: &str| {
+            format!(
+                r#"{{"type":"message_delta","delta":{{"stop_reason":"end_turn"}},"usage":{{{input}"output_tokens":3}}}}"#
+            )
+        };
+        // A broken ping and message_start; message_delta repeats the input count.
+        let mut d = decoder();
+        let with_input = end(r#""input_tokens":12,"#);
+        let mut events = vec![
+            ("message_start", "{\"type\":\"message_st"),
+            ("ping", "{oops"),
+        ];
+        events.extend(text);
+        events.push(("content_block_stop", "{\"type\""));
+        events.push(("message_delta", &with_input));
+        events.push(("message_stop", r#"{"type":"message_stop"}"#));
+        named(&mut d, &events).unwrap();
+        let done = d.finish().unwrap();
+        assert_eq!(done.message.text(), "Hi");
+        assert_eq!((done.usage.input, done.usage.output), (12, 3));
+        assert!(done.usage.is_known());
+        // Without the repeated input count the usage is unknown, the answer still whole.
+        let mut d = decoder();
+        let without = end("");
+        let mut events = vec![("message_start", "{broken")];
+        events.extend(text);
+        events.push(("message_delta", &without));
+        events.push(("message_stop", r#"{"type":"message_stop"}"#));
+        named(&mut d, &events).unwrap();
+        let done = d.finish().unwrap();
+        assert_eq!(done.message.text(), "Hi");
+        assert!(!done.usage.is_known());
+        // A broken delta is lost text: an error that retries the step.
+        let mut d = decoder();
+        let err = named(
+            &mut d,
+            &[
+                text[0],
+                (
+                    "content_block_delta",
+                    r#"{"type":"content_block_delta","index":0,"del"#,
+                ),
+            ],
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ProviderError::Decode {
+                    retryable: true,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.is_retryable());
     }
 
     #[test]

@@ -60,11 +60,11 @@ impl Wire for AnthropicWire {
             headers,
             body: json_bytes(
                 &self.config.provider,
-                &request::body(
+                &request::cached(request::body(
                     request,
                     &replay_tag(API_KIND, &request.model),
                     self.config.vision,
-                ),
+                )),
             )?,
         })
     }

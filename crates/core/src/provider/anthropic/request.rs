@@ -10,6 +10,13 @@
 //! `tool_result` as `image` blocks (base64 source) after the text when the model sees images
 //! (`WireConfig::vision`); otherwise the text gets a note per picture.
 //!
+//! Prompt caching: every body carries three `cache_control` breakpoints (Anthropic allows
+//! four), on the stable prefix and nowhere else: the last tool definition (the tools), the
+//! system prompt (sent as one text block for that) and the last content block of the latest
+//! message, so each step reads the whole conversation before it from the cache and writes
+//! only what it added (the API finds the previous step's breakpoint by its lookback). The
+//! same for every model of a run; see docs/config.md, "Prompt caching".
+//!
 //! The body is typed structs borrowing the request (texts, signatures, tool schemas, ids that
 //! are already valid), serialised straight to bytes by the transport once per attempt; only
 //! what has to be computed is owned: normalised ids and names, tool inputs parsed from the
@@ -17,7 +24,8 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
+use serde::ser::{SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::model::{Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef};
@@ -59,7 +67,9 @@ pub(super) fn body<'a>(request: &'a ModelRequest, tag: &str, vision: bool) -> Bo
         model: &request.model,
         max_tokens,
         stream: true,
-        system: Some(&*request.system).filter(|system| !system.trim().is_empty()),
+        system: Some(&*request.system)
+            .filter(|system| !system.trim().is_empty())
+            .map(System::Text),
         messages,
         tools: request.tools.iter().map(tool).collect(),
         thinking: budget.map(|budget_tokens| Thinking {
@@ -78,7 +88,7 @@ pub(super) struct Body<'a> {
     max_tokens: u32,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<&'a str>,
+    system: Option<System<'a>>,
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Tool<'a>>,
@@ -95,17 +105,116 @@ struct Thinking {
     budget_tokens: u32,
 }
 
+/// A prompt-cache breakpoint: the 5-minute ephemeral cache, the kind every model has.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// The one breakpoint kind versus sends.
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+/// `body` with the prompt cache's breakpoints (see the module's documentation): what the
+/// wire sends. Kept apart from [`body`] so the shape of a body and where its breakpoints go
+/// are each tested on their own.
+pub(super) fn cached(mut body: Body<'_>) -> Body<'_> {
+    if let Some(last) = body.tools.last_mut() {
+        last.cache_control = Some(EPHEMERAL);
+    }
+    if let Some(System::Text(text)) = body.system {
+        body.system = Some(System::Blocks([SystemBlock {
+            kind: "text",
+            text,
+            cache_control: Some(EPHEMERAL),
+        }]));
+    }
+    mark_latest_turn(&mut body.messages);
+    body
+}
+
+/// The system prompt: plain text, or the one text block that carries its breakpoint.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum System<'a> {
+    Text(&'a str),
+    Blocks([SystemBlock<'a>; 1]),
+}
+
+/// The system prompt as a text block: the form that can carry a breakpoint.
+#[derive(Debug, Serialize)]
+struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
 #[derive(Debug, Serialize)]
 struct Tool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 struct WireMessage<'a> {
     role: &'static str,
     content: Vec<Block<'a>>,
+    /// The block that carries the latest turn's breakpoint.
+    cache_at: Option<usize>,
+}
+
+impl Serialize for WireMessage<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut message = serializer.serialize_struct("WireMessage", 2)?;
+        message.serialize_field("role", self.role)?;
+        message.serialize_field("content", &Content(self))?;
+        message.end()
+    }
+}
+
+/// A message's blocks, the marked one with its `cache_control`.
+struct Content<'m, 'a>(&'m WireMessage<'a>);
+
+impl Serialize for Content<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let blocks = &self.0.content;
+        let mut seq = serializer.serialize_seq(Some(blocks.len()))?;
+        for (index, block) in blocks.iter().enumerate() {
+            if self.0.cache_at == Some(index) {
+                seq.serialize_element(&Marked {
+                    block,
+                    cache_control: EPHEMERAL,
+                })?;
+            } else {
+                seq.serialize_element(block)?;
+            }
+        }
+        seq.end()
+    }
+}
+
+/// A block with a breakpoint.
+#[derive(Serialize)]
+struct Marked<'b, 'a> {
+    #[serde(flatten)]
+    block: &'b Block<'a>,
+    cache_control: CacheControl,
+}
+
+/// Puts the latest turn's breakpoint on the last block of the last message that can carry
+/// one (thinking blocks cannot).
+fn mark_latest_turn(messages: &mut [WireMessage<'_>]) {
+    if let Some(last) = messages.last_mut() {
+        last.cache_at = last
+            .content
+            .iter()
+            .rposition(|b| !matches!(b, Block::Thinking { .. } | Block::RedactedThinking { .. }));
+    }
 }
 
 /// One content block.
@@ -192,6 +301,7 @@ fn tool(def: &ToolDef) -> Tool<'_> {
         name: &def.name,
         description: &def.description,
         input_schema: &def.parameters,
+        cache_control: None,
     }
 }
 
@@ -240,7 +350,11 @@ fn messages<'a>(
             };
             // Stable: results keep their order, text after them keeps its order.
             content.sort_by_key(|block| !matches!(block, Block::ToolResult { .. }));
-            WireMessage { role, content }
+            WireMessage {
+                role,
+                content,
+                cache_at: None,
+            }
         })
         .collect()
 }
@@ -406,6 +520,80 @@ mod tests {
             body["messages"],
             json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
         );
+    }
+
+    /// Every `cache_control` in `value`, as JSON pointers.
+    fn breakpoints(value: &Value, at: String, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    if key == "cache_control" {
+                        assert_eq!(child, &json!({"type": "ephemeral"}));
+                        out.push(at.clone());
+                    } else {
+                        breakpoints(child, format!("{at}/{key}"), out);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    breakpoints(child, format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn breakpoints_on_the_tools_the_system_and_the_latest_turn_only() {
+        let history = vec![
+            Message::user("go"),
+            assistant(vec![
+                Part::text("reading"),
+                call("toolu_1", r#"{"path":"a"}"#),
+            ]),
+            result("toolu_1", "A", false),
+        ];
+        let mut req = request(history);
+        req.tools = vec![
+            ToolDef {
+                name: "read_file".into(),
+                description: "Read".into(),
+                parameters: json!({"type": "object"}),
+            },
+            ToolDef {
+                name: "bash".into(),
+                description: "Run".into(),
+                parameters: json!({"type": "object"}),
+            },
+        ]
+        .into();
+        let sent = serde_json::to_value(cached(super::body(&req, TAG, true))).unwrap();
+        let mut found = Vec::new();
+        breakpoints(&sent, String::new(), &mut found);
+        assert_eq!(found, ["/messages/2/content/0", "/system/0", "/tools/1"]);
+        assert_eq!(sent["system"][0]["text"], "be brief");
+        assert_eq!(sent["messages"][2]["content"][0]["type"], "tool_result");
+        // A last message ending in thinking: the breakpoint goes on its last other block.
+        let mut req = request(vec![
+            Message::user("go"),
+            assistant(vec![
+                Part::text("partial"),
+                Part::Thinking {
+                    text: "t".into(),
+                    replay: Some(Replay {
+                        origin: TAG.into(),
+                        data: json!({"signature": "s"}),
+                    }),
+                },
+            ]),
+        ]);
+        req.system = "".into();
+        let sent = serde_json::to_value(cached(super::body(&req, TAG, true))).unwrap();
+        let mut found = Vec::new();
+        breakpoints(&sent, String::new(), &mut found);
+        assert_eq!(found, ["/messages/1/content/0", "/tools/0"]);
+        assert!(sent.get("system").is_none());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::api_error;
 use super::args::ArgsBuilder;
 use crate::model::{Completion, Message, Part, Replay, Role, StopReason, StreamEvent, Usage};
-use crate::provider::error::{ProviderError, error_message_from_body, event_json};
+use crate::provider::error::{ProviderError, broken_event, error_message_from_body};
 use crate::provider::http::{Decoder, Flow};
 use crate::provider::ids::synthesize_call_id;
 use crate::provider::sse::SseEvent;
@@ -345,7 +345,20 @@ impl Decoder for GeminiDecoder {
         if data.is_empty() || data == "[DONE]" {
             return Ok(Flow::Continue);
         }
-        let value = event_json(&self.provider, data)?;
+        let value: Value = match serde_json::from_str(data) {
+            Ok(value) => value,
+            // After the finishReason the answer is whole (a later chunk could only repeat the
+            // cumulative usage): skipped. Before it, the chunk held text or a call that no
+            // later chunk repeats: the step is requested again.
+            Err(_) if self.finish_reason.is_some() || self.blocked.is_some() => {
+                tracing::warn!(
+                    provider = %self.provider,
+                    "skipped a malformed chunk after the finishReason"
+                );
+                return Ok(Flow::Continue);
+            }
+            Err(err) => return Err(broken_event(&self.provider, data, &err)),
+        };
         match &value {
             // Error bodies (and non-SSE streams) come as arrays of responses.
             Value::Array(chunks) => {
@@ -379,6 +392,7 @@ impl Decoder for GeminiDecoder {
                 cache_read: counts.cached,
                 cache_write: 0,
                 reasoning: counts.thoughts,
+                unreported: 0,
             },
             stop: self.stop(has_calls),
             message: Message {
@@ -450,7 +464,8 @@ mod tests {
                 output: 25,
                 cache_read: 60,
                 cache_write: 0,
-                reasoning: 20
+                reasoning: 20,
+                unreported: 0,
             }
         );
     }
@@ -509,6 +524,22 @@ mod tests {
             .1
             .unwrap_err();
         assert!(matches!(err, ProviderError::Network { .. }));
+    }
+
+    #[test]
+    fn a_malformed_chunk_retries_before_the_finish_reason_and_is_skipped_after() {
+        let (_, done) = run(&[
+            r#"{"candidates":[{"content":{"parts":[{"text":"Hi"}]}}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"te"#,
+        ]);
+        assert!(done.unwrap_err().is_retryable());
+        let (_, done) = run(&[
+            r#"{"candidates":[{"content":{"parts":[{"text":"Hi"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":1}}"#,
+            r#"{"usageMetadata":{"promptTok"#,
+        ]);
+        let done = done.unwrap();
+        assert_eq!(done.message.text(), "Hi");
+        assert_eq!(done.usage.input, 7);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::calls::ToolCalls;
 use super::history::{count, output_with_reasoning};
 use super::stream_error;
 use crate::model::{Completion, Message, Part, Replay, Role, StopReason, StreamEvent, Usage};
+use crate::provider::error::broken_event;
 use crate::provider::http::Flow;
 use crate::provider::sse::SseEvent;
 use crate::provider::{Decoder, ProviderError};
@@ -264,15 +265,18 @@ impl Decoder for ChatDecoder {
         let chunk: Value = match serde_json::from_str(data) {
             Ok(chunk) => chunk,
             Err(_) if event.event == "error" => return Err(self.error(&json!(data))),
-            Err(err) => {
-                return Err(ProviderError::Decode {
-                    provider: self.provider.clone(),
-                    message: format!(
-                        "a chunk is not valid JSON ({err}): {}",
-                        data.chars().take(200).collect::<String>()
-                    ),
-                });
+            // After the finish reason only usage follows: the answer is whole, and asking
+            // again to learn a count would pay for the whole step twice. The usage is then
+            // unknown unless it came with the finish chunk. Before it, the chunk held part
+            // of the answer that no later chunk repeats: the step is requested again.
+            Err(_) if self.finish.is_some() => {
+                tracing::warn!(
+                    provider = %self.provider,
+                    "skipped a malformed chunk after the finish reason"
+                );
+                return Ok(Flow::Continue);
             }
+            Err(err) => return Err(broken_event(&self.provider, data, &err)),
         };
         match chunk.get("error") {
             Some(error) if !error.is_null() => return Err(self.error(error)),
@@ -374,6 +378,7 @@ fn parse_usage(usage: &Value) -> Usage {
         cache_read,
         cache_write,
         reasoning,
+        unreported: 0,
     }
 }
 
@@ -461,7 +466,8 @@ mod tests {
                 output: 20,
                 cache_read: 60,
                 cache_write: 0,
-                reasoning: 5
+                reasoning: 5,
+                unreported: 0,
             }
         );
         assert_eq!(done.stop, StopReason::EndTurn);
@@ -540,6 +546,26 @@ mod tests {
         assert!(done.unwrap_err().is_context_overflow());
         let (_, done) = decode(&["{not json"]);
         assert!(matches!(done.unwrap_err(), ProviderError::Decode { .. }));
+    }
+
+    #[test]
+    fn a_malformed_chunk_retries_before_the_finish_reason_and_is_skipped_after() {
+        let (_, done) = decode(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"cont"#,
+        ]);
+        let err = done.unwrap_err();
+        assert!(err.is_retryable(), "{err:?}");
+        let (_, done) = decode(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"Hello"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tok"#,
+            "[DONE]",
+        ]);
+        let done = done.unwrap();
+        assert_eq!(done.message.text(), "Hello");
+        assert_eq!(done.stop, StopReason::EndTurn);
+        assert!(!done.usage.or_unreported().is_known());
     }
 
     #[test]

@@ -100,6 +100,11 @@ pub(crate) fn encode(
             .map(|effort| Effort { effort }),
         reasoning_effort: effort.filter(|_| !dialect.openrouter),
         seed: request.seed,
+        // Only OpenAI's own API documents the key; compatible servers may refuse a field
+        // they do not know (OpenRouter and DeepSeek cache on their own).
+        prompt_cache_key: dialect
+            .openai
+            .then(|| crate::provider::cache::prompt_cache_key(request)),
     };
     // Sized up front: the body is mostly the cached JSON, copied once instead of through a
     // dozen doublings of a growing buffer.
@@ -140,6 +145,10 @@ struct Body<'a> {
     /// The sampling seed (OpenAI, OpenRouter, Ollama and most compatible servers take it).
     #[serde(skip_serializing_if = "Option::is_none")]
     seed: Option<u64>,
+    /// Routes the steps of one model's session to the same prompt cache
+    /// ([`crate::provider::cache`]), on OpenAI's own API.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<String>,
 }
 
 #[derive(Debug, Serialize)]

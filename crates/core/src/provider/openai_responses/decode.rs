@@ -12,13 +12,12 @@
 //! arguments) become tool calls: versus offers no built-in tools, so other item kinds
 //! (`apply_patch_call`, `local_shell_call`, web search) are not answerable and are skipped.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Value, json};
 
 use super::items::{call_input, item_type, message_text, parse_usage, reasoning_text, text_field};
 use crate::model::{Completion, Message, Part, Replay, Role, StopReason, StreamEvent, Usage};
-use crate::provider::error::event_json;
 use crate::provider::http::Flow;
 use crate::provider::openai_chat::history::{decoded_arguments, origin_marker};
 use crate::provider::openai_chat::stream_error;
@@ -60,6 +59,13 @@ pub(crate) struct ResponsesDecoder {
     usage: Usage,
     stop: Option<StopReason>,
     refusal: bool,
+    /// An event was not valid JSON and was skipped: the items' `done` events (or the
+    /// output of `response.completed`) are then the whole truth, and every item must have
+    /// had one, or the step is requested again (issue 25, wire finding 2; codex does the
+    /// same).
+    lost: Option<String>,
+    /// The slots a whole item arrived for (`output_item.done`, or `response.completed`).
+    finished: BTreeSet<u64>,
 }
 
 impl ResponsesDecoder {
@@ -75,6 +81,8 @@ impl ResponsesDecoder {
             usage: Usage::default(),
             stop: None,
             refusal: false,
+            lost: None,
+            finished: BTreeSet::new(),
         }
     }
 
@@ -143,21 +151,26 @@ impl ResponsesDecoder {
 
     fn item_done(&mut self, key: u64, item: &Value, out: &mut Vec<StreamEvent>) {
         self.item_added(key, item, out);
+        self.finished.insert(key);
+        // After a skipped event the streamed text may miss a piece: the whole item wins.
+        let repair = self.lost.is_some();
         let Some(slot) = self.slots.get_mut(&key) else {
             return;
         };
         match slot {
-            Slot::Message { text } if text.is_empty() => {
+            Slot::Message { text } if text.is_empty() || repair => {
                 let full = message_text(item, &mut self.refusal);
                 if !full.is_empty() {
-                    out.push(StreamEvent::TextDelta { text: full.clone() });
+                    if text.is_empty() {
+                        out.push(StreamEvent::TextDelta { text: full.clone() });
+                    }
                     *text = full;
                 }
             }
             Slot::Reasoning {
                 text, item: kept, ..
             } => {
-                if text.is_empty() {
+                if text.is_empty() || repair {
                     let full = reasoning_text(item);
                     if !full.is_empty() {
                         out.push(StreamEvent::ThinkingDelta { text: full.clone() });
@@ -272,7 +285,7 @@ impl ResponsesDecoder {
         if let Some(usage) = response.get("usage").filter(|u| u.is_object()) {
             self.usage = parse_usage(usage);
         }
-        if self.slots.is_empty()
+        if (self.slots.is_empty() || self.lost.is_some())
             && let Some(Value::Array(items)) = response.get("output")
         {
             for (key, item) in (0u64..).zip(items) {
@@ -296,7 +309,26 @@ impl Decoder for ResponsesDecoder {
         if data.is_empty() || data == "[DONE]" {
             return Ok(Flow::Continue);
         }
-        let payload = event_json(&self.provider, data)?;
+        let payload: Value = match serde_json::from_str(data) {
+            Ok(payload) => payload,
+            Err(err) => {
+                // Every delta, and every item, is carried whole again by a later event
+                // (`output_item.done`, `response.completed`): skipped here, checked in
+                // `finish`. A lost `response.completed` is a stream without its end.
+                tracing::warn!(
+                    provider = %self.provider,
+                    event = %event.event,
+                    "skipped a malformed event; the item's done event carries it whole"
+                );
+                if self.lost.is_none() {
+                    self.lost = Some(format!(
+                        "an event is not valid JSON ({err}); it began with: {}",
+                        data.chars().take(160).collect::<String>()
+                    ));
+                }
+                return Ok(Flow::Continue);
+            }
+        };
         let kind = payload
             .get("type")
             .and_then(Value::as_str)
@@ -377,6 +409,22 @@ impl Decoder for ResponsesDecoder {
                     .to_string(),
             });
         };
+        if let Some(lost) = &self.lost {
+            let unfinished = self
+                .slots
+                .iter()
+                .any(|(key, slot)| !matches!(slot, Slot::Skipped) && !self.finished.contains(key));
+            if unfinished {
+                return Err(ProviderError::Decode {
+                    provider: self.provider.clone(),
+                    message: format!(
+                        "{lost}; no later event carried that item whole, so the step is \
+                         requested again"
+                    ),
+                    retryable: true,
+                });
+            }
+        }
         let mut calls: Vec<Option<Call>> = std::mem::take(&mut self.calls)
             .into_iter()
             .map(Some)
@@ -477,7 +525,8 @@ mod tests {
                 output: 40,
                 cache_read: 30,
                 cache_write: 0,
-                reasoning: 12
+                reasoning: 12,
+                unreported: 0,
             }
         );
         let Part::Thinking { text, replay } = &done.message.parts[0] else {
@@ -501,6 +550,34 @@ mod tests {
         assert!(events.contains(&StreamEvent::ThinkingDelta {
             text: "\n\nMore".into()
         }));
+    }
+
+    #[test]
+    fn a_malformed_event_is_skipped_when_the_item_arrives_whole_and_retried_when_not() {
+        let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_1","type":"message","content":[]}}"#;
+        let delta = r#"{"type":"response.output_text.delta","output_index":0,"delta":"Hel"}"#;
+        let broken = r#"{"type":"response.output_text.delta","output_index":0,"del"#;
+        let done = r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"msg_1","type":"message","content":[{"type":"output_text","text":"Hello!"}]}}"#;
+        let completed_with_output = r#"{"type":"response.completed","response":{"output":[{"id":"msg_1","type":"message","content":[{"type":"output_text","text":"Hello!"}]}],"usage":{"input_tokens":5,"output_tokens":2}}}"#;
+        // The broken delta is made redundant by the item's done event.
+        let (_, result) = decode(&[added, delta, broken, done, COMPLETED]);
+        assert_eq!(result.unwrap().message.text(), "Hello!");
+        // A broken done event is made redundant by the completed response's output.
+        let (_, result) = decode(&[added, delta, &done[..40], completed_with_output]);
+        assert_eq!(result.unwrap().message.text(), "Hello!");
+        // Nothing later carries the item whole: the step is requested again.
+        let (_, result) = decode(&[added, delta, broken, COMPLETED]);
+        let err = result.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ProviderError::Decode {
+                    retryable: true,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
     }
 
     #[test]

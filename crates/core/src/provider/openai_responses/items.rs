@@ -87,6 +87,7 @@ pub(crate) fn parse_usage(usage: &Value) -> Usage {
         cache_read,
         cache_write,
         reasoning,
+        unreported: 0,
     }
 }
 
@@ -130,7 +131,8 @@ mod tests {
                 output: 7,
                 cache_read: 4,
                 cache_write: 1,
-                reasoning: 3
+                reasoning: 3,
+                unreported: 0,
             }
         );
     }

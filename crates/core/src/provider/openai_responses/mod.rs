@@ -17,6 +17,7 @@ pub(crate) mod request;
 
 use std::time::Duration;
 
+use super::cache::prompt_cache_key;
 use super::error::ProviderError;
 use super::http::{Decoder, Wire, WireConfig, WireRequest, json_bytes};
 use super::openai_chat::{classify_http, history};
@@ -50,7 +51,8 @@ impl Wire for ResponsesWire {
             headers: history::auth_headers(&self.config),
             body: json_bytes(
                 &self.config.provider,
-                &request::body(request, &tag, self.config.vision),
+                &request::body(request, &tag, self.config.vision)
+                    .with_cache_key(prompt_cache_key(request)),
             )?,
         })
     }

@@ -50,6 +50,7 @@ pub(crate) fn body<'a>(request: &'a ModelRequest, tag: &str, vision: bool) -> Bo
         max_output_tokens: request.max_output_tokens,
         temperature: request.temperature,
         reasoning: effort.map(|effort| Effort { effort }),
+        prompt_cache_key: None,
     }
 }
 
@@ -73,6 +74,18 @@ pub(crate) struct Body<'a> {
     temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<Effort>,
+    /// Routes the steps of one model's session to the same prompt cache
+    /// ([`crate::provider::cache`]); set by the wire, absent in [`body`]'s own tests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<String>,
+}
+
+impl Body<'_> {
+    /// The body with its prompt-cache key.
+    pub(crate) fn with_cache_key(mut self, key: String) -> Self {
+        self.prompt_cache_key = Some(key);
+        self
+    }
 }
 
 #[derive(Debug, Serialize)]

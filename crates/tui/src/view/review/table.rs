@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
 use super::super::super::action::CheckState;
-use super::super::super::format::{clock, cost, duration_ms, one_line, tokens};
+use super::super::super::format::{clock, cost, duration_ms, one_line, usage_tokens};
 use super::super::super::review::{ReviewModel, ReviewState, SetState};
 use super::super::super::state::App;
 use super::super::super::wrap;
@@ -140,7 +140,7 @@ fn row(
     };
     let (tok, money, time, calls, failed) = match panel {
         Some(p) => (
-            tokens(p.usage.input.saturating_add(p.usage.output)),
+            usage_tokens(&p.usage),
             cost(p.cost),
             clock(p.elapsed(app.now_ms)),
             p.tool_calls.to_string(),
