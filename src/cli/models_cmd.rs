@@ -11,7 +11,8 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use versus::config::{
-    self, BaseSource, Config, Env, KeySource, KeyStatus, KnownModel, Price, ProviderDef,
+    self, BaseSource, Config, DefaultsFrom, Env, KeySource, KeyStatus, KnownModel, Price,
+    ProviderDef,
 };
 
 /// Arguments of `versus models`.
@@ -144,9 +145,23 @@ fn overview_json(config: &Config, env: &Env) -> Value {
         "providers": providers,
         "models": models,
         "default_models": config.default_models.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "models_without_flags": models_without_flags(config, env),
         "config_files": config.files,
         "prices_checked": config.prices.checked(),
     })
+}
+
+/// What runs when no model is named: the specs and whether they came from the config's
+/// `models`, the keys set (with each key's variable), or nothing.
+fn models_without_flags(config: &Config, env: &Env) -> Value {
+    let defaults = config.default_models_for(env);
+    let specs: Vec<String> = defaults.specs.iter().map(ToString::to_string).collect();
+    let (from, keys) = match &defaults.from {
+        DefaultsFrom::Config => ("config", Vec::new()),
+        DefaultsFrom::Keys(picked) => ("keys", picked.iter().map(|(_, k)| k.clone()).collect()),
+        DefaultsFrom::Nothing => ("nothing", Vec::new()),
+    };
+    json!({"specs": specs, "from": from, "keys": keys})
 }
 
 /// Left-aligned columns separated by two spaces; `right` marks right-aligned columns.
@@ -274,16 +289,24 @@ fn overview_text(config: &Config, env: &Env) -> String {
     out.push_str("  Other models of these providers work too: ollama and demo models are free, the rest show\n  their price as unknown until a [prices] entry gives it.\n");
 
     out.push_str("\nDefault models: ");
-    if config.default_models.is_empty() {
-        out.push_str("none (pass -m PROVIDER/MODEL or set models = [...] in the config file)\n");
-    } else {
-        let labels: Vec<String> = config
-            .default_models
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        out.push_str(&labels.join(", "));
-        out.push('\n');
+    let defaults = config.default_models_for(env);
+    match &defaults.from {
+        DefaultsFrom::Nothing => out.push_str(
+            "none (pass -m PROVIDER/MODEL, set a provider's key, or set models = [...] in the config file)\n",
+        ),
+        DefaultsFrom::Config => {
+            let labels: Vec<String> = defaults.specs.iter().map(ToString::to_string).collect();
+            out.push_str(&labels.join(", "));
+            out.push('\n');
+        }
+        DefaultsFrom::Keys(picked) => {
+            let labels: Vec<String> = picked
+                .iter()
+                .map(|(spec, key)| format!("{spec} ({key})"))
+                .collect();
+            out.push_str(&labels.join(", "));
+            out.push_str(" (one per key set; no models = [...] in the config)\n");
+        }
     }
     out.push_str("Config files:\n");
     for file in &config.files {

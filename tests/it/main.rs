@@ -33,6 +33,7 @@ mod hostile_checkout;
 mod mcp;
 mod output_safety;
 mod provider_anthropic;
+mod provider_defaults;
 mod provider_gemini;
 mod provider_loops;
 mod provider_openai_chat;
