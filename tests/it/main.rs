@@ -31,6 +31,7 @@ mod first_hour;
 mod foreign_state;
 mod hostile_checkout;
 mod mcp;
+mod models_remote;
 mod output_safety;
 mod provider_anthropic;
 mod provider_defaults;

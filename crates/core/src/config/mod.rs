@@ -23,6 +23,7 @@ pub mod load;
 mod merge;
 pub mod prices;
 pub mod providers;
+pub mod remote;
 pub mod resolve;
 pub mod spec;
 pub mod trust;
