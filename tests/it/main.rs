@@ -39,6 +39,7 @@ mod provider_gemini;
 mod provider_loops;
 mod provider_openai_chat;
 mod provider_openai_responses;
+mod provider_vertex;
 mod recipe;
 mod record_files;
 mod redteam_model;

@@ -27,6 +27,10 @@ pub enum ApiKind {
     /// The offline, scripted demo provider.
     #[serde(rename = "demo")]
     Demo,
+    /// Google Vertex AI: Gemini models in the Gemini format, Claude models in the Messages
+    /// format, with Google credentials (`provider::vertex`).
+    #[serde(rename = "vertex")]
+    Vertex,
 }
 
 impl ApiKind {
@@ -34,16 +38,20 @@ impl ApiKind {
     /// Responses and Anthropic Messages have no such field, so a seed set for them has no
     /// effect and `versus recipe check` says so.
     pub fn takes_seed(self) -> bool {
-        matches!(self, ApiKind::OpenAiChat | ApiKind::Gemini)
+        matches!(
+            self,
+            ApiKind::OpenAiChat | ApiKind::Gemini | ApiKind::Vertex
+        )
     }
 
     /// Every kind, in the order shown to users.
-    pub const ALL: [ApiKind; 5] = [
+    pub const ALL: [ApiKind; 6] = [
         ApiKind::OpenAiResponses,
         ApiKind::OpenAiChat,
         ApiKind::Anthropic,
         ApiKind::Gemini,
         ApiKind::Demo,
+        ApiKind::Vertex,
     ];
 
     /// The name used in config files, JSON output and replay tags.
@@ -54,6 +62,7 @@ impl ApiKind {
             ApiKind::Anthropic => "anthropic",
             ApiKind::Gemini => "gemini",
             ApiKind::Demo => "demo",
+            ApiKind::Vertex => "vertex",
         }
     }
 }
@@ -66,7 +75,9 @@ impl fmt::Display for ApiKind {
 
 /// An API kind name that is not one of [`ApiKind::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown API kind `{0}`; use one of: openai-responses, openai-chat, anthropic, gemini")]
+#[error(
+    "unknown API kind `{0}`; use one of: openai-responses, openai-chat, anthropic, gemini, vertex"
+)]
 pub struct UnknownKind(pub String);
 
 impl FromStr for ApiKind {

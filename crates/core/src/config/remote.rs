@@ -167,7 +167,8 @@ fn unix_now() -> u64 {
 
 /// Whether `def` would be asked: not the demo provider, and its key set if it needs one.
 fn listable(def: &ProviderDef, env: &Env) -> bool {
-    def.kind != ApiKind::Demo && !matches!(def.key_status(env), KeyStatus::Missing)
+    !matches!(def.kind, ApiKind::Demo | ApiKind::Vertex)
+        && !matches!(def.key_status(env), KeyStatus::Missing)
 }
 
 /// Asks every provider of `config` for its models at once, each within `timeout`; the result
@@ -179,7 +180,7 @@ pub async fn fetch_all(
     timeout: Duration,
 ) -> Vec<ProviderListing> {
     let asks = config.providers().iter().map(|def| async move {
-        let listing = if def.kind == ApiKind::Demo {
+        let listing = if matches!(def.kind, ApiKind::Demo | ApiKind::Vertex) {
             Listing::NotListable
         } else if matches!(def.key_status(env), KeyStatus::Missing) {
             Listing::NoKey(def.key_hint())
@@ -240,7 +241,8 @@ fn request_for(def: &ProviderDef, env: &Env) -> Option<(String, Headers, Shape)>
             }
             (format!("{}/models", base.api_base), Shape::Data)
         }
-        ApiKind::Demo => return None,
+        // Vertex's publisher lists need a project and a token: not listed here yet.
+        ApiKind::Demo | ApiKind::Vertex => return None,
     };
     Some((url, headers, shape))
 }
