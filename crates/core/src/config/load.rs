@@ -396,7 +396,7 @@ pub(crate) mod tests {
     pub(crate) const PROJECT: FileRole = FileRole::Project;
 
     #[test]
-    fn builtins_alone_know_six_providers() {
+    fn builtins_alone_know_seven_providers() {
         let c = Config::builtin().unwrap();
         assert_eq!(
             c.provider_names(),
@@ -406,7 +406,8 @@ pub(crate) mod tests {
                 "gemini",
                 "openrouter",
                 "ollama",
-                "demo"
+                "demo",
+                "vertex"
             ]
         );
         assert!(c.default_models.is_empty());
