@@ -147,6 +147,22 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// context switches) for every event the models' tasks send it; as a task it is woken on a
 /// worker thread, usually one that is already running. The harness benchmark measured this as
 /// about 0.05 ms of CPU per model step.
+/// [`on_runtime`] for a body that gives back a value instead of an exit code.
+pub(crate) fn on_runtime_value<F, T>(
+    runtime: &tokio::runtime::Runtime,
+    body: F,
+) -> anyhow::Result<T>
+where
+    F: std::future::Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    match runtime.block_on(runtime.spawn(body)) {
+        Ok(value) => Ok(value),
+        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+        Err(err) => Err(anyhow::anyhow!("the command's task ended early: {err}")),
+    }
+}
+
 pub(crate) fn on_runtime<F>(runtime: &tokio::runtime::Runtime, body: F) -> anyhow::Result<ExitCode>
 where
     F: std::future::Future<Output = anyhow::Result<ExitCode>> + Send + 'static,

@@ -5,13 +5,16 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
 use serde_json::{Value, json};
 
+use versus::config::remote::{self, Listing};
 use versus::config::{
-    self, BaseSource, Config, Env, KeySource, KeyStatus, KnownModel, Price, ProviderDef,
+    self, BaseSource, Config, DefaultsFrom, Env, KeySource, KeyStatus, KnownModel, Price,
+    ProviderDef,
 };
 
 /// Arguments of `versus models`.
@@ -20,6 +23,13 @@ pub struct ModelsArgs {
     /// Print one JSON object instead of tables (stable field names, for scripts and jq).
     #[arg(long)]
     pub json: bool,
+    /// Ask every configured provider which models it offers now (all at once, each within
+    /// --timeout), list them and keep them in the cache the interface reads.
+    #[arg(long)]
+    pub remote: bool,
+    /// With --remote: seconds each provider has to answer.
+    #[arg(long, value_name = "SECS", default_value_t = 5, requires = "remote")]
+    pub timeout: u64,
 }
 
 /// Loads the configuration of the project and prints the overview.
@@ -35,6 +45,9 @@ pub fn run(
     };
     let (config, env) = config::load(&dir, config_file.as_deref(), trust)?;
     super::print_config_notices(&config, &env);
+    if args.remote {
+        return remote(&args, config, env);
+    }
     let text = if args.json {
         let mut text = serde_json::to_string_pretty(&overview_json(&config, &env))?;
         text.push('\n');
@@ -48,6 +61,86 @@ pub fn run(
         Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
         _ => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// `versus models --remote`: every provider asked at once, each within `--timeout`; the lists
+/// fetched are kept in the cache; one line per provider that gave none, saying why.
+fn remote(args: &ModelsArgs, config: Config, env: Env) -> anyhow::Result<ExitCode> {
+    let timeout = Duration::from_secs(args.timeout.max(1));
+    let http = versus::provider::http::default_client()?;
+    let runtime = super::runtime()?;
+    let (config, env, listings) = super::on_runtime_value(&runtime, async move {
+        let listings = remote::fetch_all(&config, &env, &http, timeout).await;
+        (config, env, listings)
+    })?;
+    if let Some(path) = remote::cache_path() {
+        let mut cache = remote::ModelCache::load(&path);
+        cache.update(&config, &env, &listings);
+        if let Err(err) = cache.save(&path) {
+            let _ = writeln!(
+                versus::sanitize::stderr(),
+                "versus: could not keep the model lists in {}: {err}",
+                path.display()
+            );
+        }
+    }
+    let text = if args.json {
+        let providers: Vec<Value> = listings.iter().map(listing_json).collect();
+        let mut text = versus::sanitize::json::to_string_pretty(&json!({ "remote": providers }))?;
+        text.push('\n');
+        text
+    } else {
+        remote_text(&listings, timeout)
+    };
+    let mut out = versus::sanitize::stdout();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn listing_json(listing: &remote::ProviderListing) -> Value {
+    let (status, models, error) = match &listing.listing {
+        Listing::Models(models) => ("ok", models.clone(), None),
+        Listing::TimedOut(after) => (
+            "timed_out",
+            Vec::new(),
+            Some(format!("no answer within {}s", after.as_secs())),
+        ),
+        Listing::Failed(why) => ("failed", Vec::new(), Some(why.clone())),
+        Listing::NoKey(hint) => ("no_key", Vec::new(), Some(format!("set {hint}"))),
+        Listing::NotListable => ("offline", Vec::new(), None),
+    };
+    json!({"provider": listing.provider, "status": status, "models": models, "error": error})
+}
+
+fn remote_text(listings: &[remote::ProviderListing], timeout: Duration) -> String {
+    let mut out = format!(
+        "Models each provider offers now (asked at once, {}s each)\n",
+        timeout.as_secs()
+    );
+    for listing in listings {
+        let name = &listing.provider;
+        match &listing.listing {
+            Listing::Models(models) => {
+                let s = if models.len() == 1 { "" } else { "s" };
+                out.push_str(&format!("\n{name}: {} model{s}\n", models.len()));
+                for model in models {
+                    out.push_str(&format!("  {name}/{model}\n"));
+                }
+            }
+            Listing::TimedOut(after) => out.push_str(&format!(
+                "\n{name}: timed out: no answer within {}s (try again, or a longer --timeout)\n",
+                after.as_secs()
+            )),
+            Listing::Failed(why) => out.push_str(&format!("\n{name}: failed: {why}\n")),
+            Listing::NoKey(hint) => {
+                out.push_str(&format!("\n{name}: not asked: no key (set {hint})\n"))
+            }
+            Listing::NotListable => {}
+        }
+    }
+    out
 }
 
 /// `set`, `missing` or `not needed`, plus where a set key came from (never the key).
@@ -144,9 +237,23 @@ fn overview_json(config: &Config, env: &Env) -> Value {
         "providers": providers,
         "models": models,
         "default_models": config.default_models.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "models_without_flags": models_without_flags(config, env),
         "config_files": config.files,
         "prices_checked": config.prices.checked(),
     })
+}
+
+/// What runs when no model is named: the specs and whether they came from the config's
+/// `models`, the keys set (with each key's variable), or nothing.
+fn models_without_flags(config: &Config, env: &Env) -> Value {
+    let defaults = config.default_models_for(env);
+    let specs: Vec<String> = defaults.specs.iter().map(ToString::to_string).collect();
+    let (from, keys) = match &defaults.from {
+        DefaultsFrom::Config => ("config", Vec::new()),
+        DefaultsFrom::Keys(picked) => ("keys", picked.iter().map(|(_, k)| k.clone()).collect()),
+        DefaultsFrom::Nothing => ("nothing", Vec::new()),
+    };
+    json!({"specs": specs, "from": from, "keys": keys})
 }
 
 /// Left-aligned columns separated by two spaces; `right` marks right-aligned columns.
@@ -274,16 +381,24 @@ fn overview_text(config: &Config, env: &Env) -> String {
     out.push_str("  Other models of these providers work too: ollama and demo models are free, the rest show\n  their price as unknown until a [prices] entry gives it.\n");
 
     out.push_str("\nDefault models: ");
-    if config.default_models.is_empty() {
-        out.push_str("none (pass -m PROVIDER/MODEL or set models = [...] in the config file)\n");
-    } else {
-        let labels: Vec<String> = config
-            .default_models
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        out.push_str(&labels.join(", "));
-        out.push('\n');
+    let defaults = config.default_models_for(env);
+    match &defaults.from {
+        DefaultsFrom::Nothing => out.push_str(
+            "none (pass -m PROVIDER/MODEL, set a provider's key, or set models = [...] in the config file)\n",
+        ),
+        DefaultsFrom::Config => {
+            let labels: Vec<String> = defaults.specs.iter().map(ToString::to_string).collect();
+            out.push_str(&labels.join(", "));
+            out.push('\n');
+        }
+        DefaultsFrom::Keys(picked) => {
+            let labels: Vec<String> = picked
+                .iter()
+                .map(|(spec, key)| format!("{spec} ({key})"))
+                .collect();
+            out.push_str(&labels.join(", "));
+            out.push_str(" (one per key set; no models = [...] in the config)\n");
+        }
     }
     out.push_str("Config files:\n");
     for file in &config.files {

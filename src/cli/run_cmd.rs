@@ -127,7 +127,7 @@ async fn run_recipe(
         LooseningKind::ALL,
     )?;
     let (models, from_command_line) =
-        requested_models(&args, &recipe, &config, &here, &recipe_dir)?;
+        requested_models(&args, &recipe, &config, &env, &here, &recipe_dir)?;
     let out = output_dir(&args, &recipe, &here)?;
     let display = if args.quiet {
         DisplayMode::Quiet
@@ -165,11 +165,12 @@ async fn run_recipe(
 }
 
 /// `-m` models (read from the folder versus runs in), else the recipe's (read from the
-/// recipe's folder), else the config's defaults.
+/// recipe's folder), else the config's defaults (its `models`, else one per key set).
 fn requested_models(
     args: &RunArgs,
     recipe: &Recipe,
     config: &Config,
+    env: &config::Env,
     here: &Path,
     recipe_dir: &Path,
 ) -> anyhow::Result<(Vec<RequestedModel>, bool)> {
@@ -187,7 +188,15 @@ fn requested_models(
         return Ok((models, true));
     }
     let (specs, base) = if recipe.models.is_empty() {
-        (config.default_models.clone(), here)
+        let defaults = config.default_models_for(env);
+        if let Some(note) = defaults.note() {
+            let _ = writeln!(
+                versus::sanitize::stderr(),
+                "versus: {}",
+                versus::sanitize::line(&note)
+            );
+        }
+        (defaults.specs, here)
     } else {
         (recipe.model_specs(), recipe_dir)
     };

@@ -2263,3 +2263,31 @@ fn a_run_shows_a_model_waiting_for_its_jobs_place_as_waiting() {
     );
     tmux.wait_for_joined(&["\nEXIT="]);
 }
+
+/// Only a key set (on the child), no `-m`, no `models` in the config: the key's documented
+/// default model is the session's model and the banner says why; no demo mode.
+#[test]
+fn the_interface_starts_the_default_model_of_the_only_key_set() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    let config = tmp.write("empty.toml", "");
+    let tmux = Tmux::start("key-defaults", 200, 40);
+    let key = "sk-e2e-defaults-SECRET-77";
+    tmux.type_text(&format!(
+        "unset ANTHROPIC_API_KEY GEMINI_API_KEY GOOGLE_API_KEY OPENROUTER_API_KEY; \
+         OPENAI_API_KEY={key} OPENAI_BASE_URL=http://127.0.0.1:9/v1 "
+    ));
+    launch(&tmux, &proj, &config, "");
+    let screen = tmux.wait_for(&["turn 0", "openai/gpt-5.4 (OPENAI_API_KEY)"]);
+    assert!(
+        screen.contains("no model named: using the default model of each key set"),
+        "{screen}"
+    );
+    assert!(!screen.contains("Demo mode"), "{screen}");
+    assert!(!screen.contains(key), "{screen}");
+}

@@ -71,6 +71,23 @@ impl Repo {
             .unwrap()
     }
 
+    /// [`Self::run`] with `vars` set on the child too.
+    fn run_with(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        versus()
+            .arg("-C")
+            .arg(&self.root)
+            .args(args)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("OPENAI_BASE_URL")
+            .env("HOME", &self.home)
+            .env("TMPDIR", &self.home)
+            .env("OPENAI_API_KEY", CANARY)
+            .envs(vars.iter().copied())
+            .output()
+            .unwrap()
+    }
+
     fn models_json(&self, extra: &[&str]) -> serde_json::Value {
         let mut args = extra.to_vec();
         args.extend(["models", "--json"]);
@@ -130,7 +147,12 @@ fn an_untrusted_repository_cannot_run_its_own_script_through_its_config() {
         ".versus/config.toml",
         "models = [\"demo/.versus/helper.jsonl\"]\n",
     );
-    let out = repo.run(&["ask", "hello"]);
+    // The user's key brings its default model (issue 25); pointed at a closed local port, so
+    // the canary never leaves the machine.
+    let out = repo.run_with(
+        &["ask", "hello"],
+        &[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")],
+    );
     let err = stderr(&out);
     assert!(!marker.exists(), "the repository's script ran: {err}");
     assert!(err.contains("ignored"), "{err}");

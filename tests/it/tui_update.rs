@@ -798,3 +798,65 @@ fn a_finished_run_is_marked_like_its_title() {
         );
     }
 }
+
+fn overlay_text(app: &App) -> String {
+    match &app.overlay {
+        Some(Overlay::Info { lines, .. }) => lines.join("\n"),
+        other => panic!("expected an info overlay, got {other:?}"),
+    }
+}
+
+#[test]
+fn models_shows_the_cached_provider_lists_and_the_background_refresh_updates_it() {
+    let mut a = app();
+    typed(&mut a, "/models");
+    // The cache is asked for (and refreshed in the background when stale); the overlay opens
+    // at once without waiting.
+    assert_eq!(key(&mut a, KeyCode::Enter), vec![Effect::RemoteModels]);
+    assert!(
+        overlay_text(&a).contains("(no list yet)"),
+        "{}",
+        overlay_text(&a)
+    );
+    engine(
+        &mut a,
+        EngineMsg::RemoteModels {
+            lists: vec![("openai".into(), vec!["gpt-5.4".into()])],
+            refreshing: true,
+        },
+    );
+    let text = overlay_text(&a);
+    assert!(text.contains("refreshing in the background"), "{text}");
+    assert!(text.contains("  openai/gpt-5.4"), "{text}");
+    let many: Vec<String> = (0..20).map(|n| format!("m{n:02}")).collect();
+    engine(
+        &mut a,
+        EngineMsg::RemoteModels {
+            lists: vec![
+                ("openai".into(), vec!["gpt-5.4".into(), "o3".into()]),
+                ("ollama".into(), many),
+            ],
+            refreshing: false,
+        },
+    );
+    let text = overlay_text(&a);
+    assert!(!text.contains("refreshing"), "{text}");
+    assert!(text.contains("  openai/gpt-5.4, openai/o3"), "{text}");
+    assert!(text.contains("ollama/m11, and 8 more"), "{text}");
+    // Still the session's models first.
+    assert!(
+        text.starts_with("Models of the next turn:\n  demo/good"),
+        "{text}"
+    );
+
+    // Blind mode asks for no list and shows none.
+    a.overlay = None;
+    a.blind = true;
+    typed(&mut a, "/models");
+    assert!(key(&mut a, KeyCode::Enter).is_empty());
+    let text = overlay_text(&a);
+    assert!(
+        !text.contains("Offered by") && !text.contains("openai/o3"),
+        "{text}"
+    );
+}

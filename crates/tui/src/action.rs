@@ -131,6 +131,14 @@ pub enum EngineMsg {
     HistoryLoaded(Vec<String>),
     /// Project files (relative paths) for `@path` completion.
     FilesLoaded(Vec<String>),
+    /// The models each provider offers (provider, model ids), as cached; `refreshing` while
+    /// a background refresh is on its way.
+    RemoteModels {
+        /// By provider, in the config's order.
+        lists: Vec<(String, Vec<String>)>,
+        /// A refresh was started and will answer again.
+        refreshing: bool,
+    },
     /// The requested turn is running.
     TurnStarted {
         /// Turn number.
@@ -356,6 +364,9 @@ pub enum Effect {
     },
     /// The statistics of this session and of the project (answered by `Show`).
     Stats,
+    /// The models each provider offers, from the cache, refreshed in the background when
+    /// stale (answered by `RemoteModels`, once or twice).
+    RemoteModels,
     /// Suspend the interface and run a shell in a model's workspace.
     OpenShell {
         /// The model.

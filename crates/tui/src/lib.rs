@@ -191,9 +191,11 @@ pub async fn run(options: TuiOptions) -> Result<TuiOutcome, TuiError> {
             (options.project.clone(), models, Vec::new(), warnings, false)
         }
         None => match start::choose(&options.models, &options.project, &config, &env, &http)? {
-            Choice::Models { models, warnings } => {
-                (options.project.clone(), models, Vec::new(), warnings, false)
-            }
+            Choice::Models {
+                models,
+                warnings,
+                banner,
+            } => (options.project.clone(), models, banner, warnings, false),
             Choice::Demo {
                 project,
                 models,

@@ -1,8 +1,9 @@
 //! Starting a session: which models run, and demo mode when none can.
 //!
 //! The rule (docs/tui.md): models given with `-m` must run — if none can, versus stops and
-//! says why. Without `-m`, the config's `models` are used; when there are none, or none of them
-//! has its key, versus writes the shipped example project to a new folder under the system
+//! says why. Without `-m`, the config's `models` are used, else the default model of each
+//! provider whose key is set (`Config::default_models_for`, shown in the banner); when there
+//! are none, or none of them has its key, versus writes the shipped example project to a new folder under the system
 //! temp folder (kept, so you can look at it afterwards), runs the three scripted demo models
 //! there, and explains in a banner how to add real models. Your current folder is never
 //! touched in demo mode.
@@ -28,6 +29,9 @@ pub enum Choice {
         models: Vec<(String, Model)>,
         /// One line per skipped model.
         warnings: Vec<String>,
+        /// Banner lines: which default models were picked from the keys set, when no model
+        /// was named.
+        banner: Vec<String>,
     },
     /// Demo mode in `project`, with a banner.
     Demo {
@@ -78,21 +82,23 @@ pub fn choose(
         return Ok(Choice::Models {
             models,
             warnings: errors,
+            banner: Vec::new(),
         });
     }
-    let configured: Vec<String> = config
-        .default_models
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    // The config's `models`, else one default model per key set (decided in the core, as for
+    // `ask` and `run`); demo mode only when neither gives a model that can run.
+    let defaults = config.default_models_for(env);
+    let configured: Vec<String> = defaults.specs.iter().map(|s| s.to_string()).collect();
     let why = if configured.is_empty() {
-        "no model is configured (no -m flag, no `models` in the config).".to_string()
+        "no model is configured (no -m flag, no `models` in the config, no API key set)."
+            .to_string()
     } else {
         let (models, errors) = resolver.resolve_specs(&configured);
         if !models.is_empty() {
             return Ok(Choice::Models {
                 models,
                 warnings: errors,
+                banner: defaults.note().into_iter().collect(),
             });
         }
         format!(

@@ -181,6 +181,9 @@ pub struct App {
     pub history: Vec<String>,
     /// Project files for `@path` completion.
     pub files: Vec<String>,
+    /// The models each provider offers (`/models`), from the cache of `versus models
+    /// --remote`, and whether a background refresh is on its way.
+    pub remote_models: (Vec<(String, Vec<String>)>, bool),
     /// Panels or review.
     pub screen: Screen,
     /// The review of the latest turn (from its start until the next turn starts).
@@ -243,6 +246,7 @@ impl App {
             mouse: false,
             history: Vec::new(),
             files: Vec::new(),
+            remote_models: (Vec::new(), false),
             screen: Screen::Panels,
             review: None,
             dialog: None,

@@ -398,7 +398,11 @@ fn targets(
         _ => args.models.clone(),
     };
     let specs = if texts.is_empty() {
-        config.default_models.clone()
+        let defaults = config.default_models_for(env);
+        if let Some(note) = defaults.note() {
+            say(&format!("versus: {note}"));
+        }
+        defaults.specs
     } else {
         texts
             .iter()
@@ -407,7 +411,7 @@ fn targets(
     };
     if specs.is_empty() {
         bail!(
-            "no model given: add -m PROVIDER/MODEL (e.g. -m demo/good -m openai/gpt-5), or set `models` in the config"
+            "no model given and no API key set: add -m PROVIDER/MODEL (e.g. -m demo/good -m openai/gpt-5), set a key (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY) for its default model, or set `models` in the config"
         );
     }
     // Web search (off unless `[web_search]` is configured), the same for every model.

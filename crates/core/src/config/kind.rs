@@ -35,6 +35,10 @@ pub enum ApiKind {
     /// The offline, scripted demo provider.
     #[serde(rename = "demo")]
     Demo,
+    /// Google Vertex AI: Gemini models in the Gemini format, Claude models in the Messages
+    /// format, with Google credentials (`provider::vertex`).
+    #[serde(rename = "vertex")]
+    Vertex,
 }
 
 impl ApiKind {
@@ -42,11 +46,14 @@ impl ApiKind {
     /// Responses and Anthropic Messages have no such field, so a seed set for them has no
     /// effect and `versus recipe check` says so.
     pub fn takes_seed(self) -> bool {
-        matches!(self, ApiKind::OpenAiChat | ApiKind::Gemini)
+        matches!(
+            self,
+            ApiKind::OpenAiChat | ApiKind::Gemini | ApiKind::Vertex
+        )
     }
 
     /// Every kind, in the order shown to users.
-    pub const ALL: [ApiKind; 7] = [
+    pub const ALL: [ApiKind; 8] = [
         ApiKind::OpenAiResponses,
         ApiKind::OpenAiChat,
         ApiKind::Anthropic,
@@ -54,6 +61,7 @@ impl ApiKind {
         ApiKind::Azure,
         ApiKind::Bedrock,
         ApiKind::Demo,
+        ApiKind::Vertex,
     ];
 
     /// The name used in config files, JSON output and replay tags.
@@ -66,6 +74,7 @@ impl ApiKind {
             ApiKind::Azure => "azure",
             ApiKind::Bedrock => "bedrock",
             ApiKind::Demo => "demo",
+            ApiKind::Vertex => "vertex",
         }
     }
 }
@@ -79,7 +88,7 @@ impl fmt::Display for ApiKind {
 /// An API kind name that is not one of [`ApiKind::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown API kind `{0}`; use one of: openai-responses, openai-chat, anthropic, gemini, azure, bedrock"
+    "unknown API kind `{0}`; use one of: openai-responses, openai-chat, anthropic, gemini, azure, bedrock, vertex"
 )]
 pub struct UnknownKind(pub String);
 

@@ -499,7 +499,8 @@ pub(crate) mod tests {
                 "azure",
                 "litellm",
                 "bedrock",
-                "demo"
+                "demo",
+                "vertex"
             ]
         );
         assert!(c.default_models.is_empty());

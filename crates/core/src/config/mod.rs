@@ -15,6 +15,7 @@
 //! This layer sits above `provider` and `model` (it builds their `WireConfig` and prices their
 //! `Usage`) and below the runner and the command line.
 
+pub mod defaults;
 pub mod env;
 pub mod file;
 pub mod kind;
@@ -22,6 +23,7 @@ pub mod load;
 mod merge;
 pub mod prices;
 pub mod providers;
+pub mod remote;
 pub mod resolve;
 pub mod spec;
 pub mod trust;
@@ -36,6 +38,7 @@ use std::path::PathBuf;
 /// [`crate::fsutil::read_capped`], which also refuses fifos and devices.
 pub const FILE_READ_CAP: u64 = 1 << 20;
 
+pub use defaults::{DefaultModels, DefaultsFrom, KEY_DEFAULTS};
 pub use env::{Env, EnvError, VarSource};
 pub use file::Origin;
 pub use kind::ApiKind;

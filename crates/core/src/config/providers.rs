@@ -329,6 +329,21 @@ pub fn is_http_url(url: &str) -> bool {
     rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/') && !r.contains(char::is_whitespace))
 }
 
+/// Google Vertex AI: credentials are a file (Application Default Credentials), found when a
+/// model resolves, so the provider needs no key variable; `GOOGLE_APPLICATION_CREDENTIALS` is
+/// the variable its messages name.
+fn vertex() -> ProviderDef {
+    let mut def = ProviderDef::builtin(
+        "vertex",
+        ApiKind::Vertex,
+        Some(("VERTEX_BASE_URL", "https://aiplatform.googleapis.com")),
+        &["GOOGLE_APPLICATION_CREDENTIALS"],
+        false,
+    );
+    def.needs_key = false;
+    def
+}
+
 /// The providers that work with no config, in the order they are listed.
 pub fn builtin_providers() -> Vec<ProviderDef> {
     let mut ollama = ProviderDef::builtin(
@@ -401,6 +416,7 @@ pub fn builtin_providers() -> Vec<ProviderDef> {
         litellm,
         bedrock,
         ProviderDef::builtin("demo", ApiKind::Demo, None, &[], true),
+        vertex(),
     ]
 }
 

@@ -14,6 +14,7 @@ use crate::provider::WireConfig;
 use crate::provider::azure::{AzureSettings, EntraToken};
 use crate::provider::bedrock::BedrockSettings;
 use crate::provider::bedrock::credentials::{AWS_VARS, AwsEnv};
+use crate::provider::vertex::{CREDENTIALS_HINT, VertexTarget, auth::credentials_path};
 
 /// A model ready to be built into a client: which adapter, where, with which key, at what
 /// price. `Debug` shows no key (WireConfig redacts it).
@@ -31,6 +32,8 @@ pub struct ResolvedModel {
     pub context_window: Option<u64>,
     /// What only a cloud provider's wire needs (Azure's API and token).
     pub cloud: CloudSettings,
+    /// For Vertex models: project, location, API base and credentials file.
+    pub vertex: Option<VertexTarget>,
 }
 
 /// The settings a cloud kind's wire takes besides its [`WireConfig`].
@@ -222,6 +225,10 @@ pub fn resolve(
         }),
         _ => CloudSettings::None,
     };
+    let vertex = match provider.kind {
+        ApiKind::Vertex => Some(vertex_target(spec, &provider.name, env, &base, provider)?),
+        _ => None,
+    };
     let info = config.model_info(spec);
     Ok(ResolvedModel {
         spec: spec.clone(),
@@ -244,6 +251,43 @@ pub fn resolve(
         price: info.price,
         context_window: info.context_window,
         cloud,
+        vertex,
+    })
+}
+
+/// Where a Vertex model lives: credentials (`GOOGLE_APPLICATION_CREDENTIALS`, else gcloud's
+/// Application Default Credentials file; none is a missing key, so the model is skipped with
+/// what to do), project (`GOOGLE_CLOUD_PROJECT`, else the credentials'), location
+/// (`GOOGLE_CLOUD_LOCATION`, else `global`) and the API base for that location unless one is
+/// configured.
+fn vertex_target(
+    spec: &ModelSpec,
+    provider_name: &str,
+    env: &Env,
+    base: &str,
+    provider: &super::providers::ProviderDef,
+) -> Result<VertexTarget, ResolveError> {
+    let credentials =
+        credentials_path(|var| env.non_empty(var).map(str::to_string)).ok_or_else(|| {
+            ResolveError::MissingKey {
+                model: spec.to_string(),
+                provider: provider_name.to_string(),
+                hint: CREDENTIALS_HINT.to_string(),
+            }
+        })?;
+    let location = env
+        .non_empty("GOOGLE_CLOUD_LOCATION")
+        .unwrap_or("global")
+        .to_string();
+    let base_url = match provider.base_url(env).map(|b| b.source) {
+        Some(BaseSource::Default) | None => VertexTarget::default_base(&location),
+        Some(_) => base.to_string(),
+    };
+    Ok(VertexTarget {
+        project: env.non_empty("GOOGLE_CLOUD_PROJECT").map(str::to_string),
+        location,
+        base_url,
+        credentials,
     })
 }
 

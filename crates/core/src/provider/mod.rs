@@ -21,6 +21,7 @@ pub mod sse;
 mod test_corpus;
 #[cfg(test)]
 mod test_pictures;
+pub mod vertex;
 pub(crate) mod vision;
 
 pub use client::{EventStream, ModelClient};

@@ -13,10 +13,22 @@ use crate::provider::demo::{DemoError, DemoModel};
 use crate::provider::gemini::GeminiWire;
 use crate::provider::openai_chat::ChatWire;
 use crate::provider::openai_responses::ResponsesWire;
+use crate::provider::vertex;
 use crate::provider::{HttpModel, ModelClient, RetryPolicy, Wire};
 use crate::tools::ToolRegistry;
 
 use super::ModelEntry;
+
+/// Why a model's client could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// A demo script could not be read.
+    #[error(transparent)]
+    Demo(#[from] DemoError),
+    /// Vertex credentials could not be read, or no project is known.
+    #[error("{0}")]
+    Vertex(String),
+}
 
 /// The client for a resolved model. Demo scripts given as paths are read relative to
 /// `project`.
@@ -25,10 +37,27 @@ pub fn client_for(
     project: &Path,
     http: &reqwest::Client,
     retry: RetryPolicy,
-) -> Result<Arc<dyn ModelClient>, DemoError> {
+) -> Result<Arc<dyn ModelClient>, ClientError> {
     let wire: Arc<dyn Wire> = match resolved.kind {
         ApiKind::Demo => {
             return Ok(Arc::new(DemoModel::load(&resolved.spec.model, project)?));
+        }
+        ApiKind::Vertex => {
+            let target = resolved.vertex.as_ref().ok_or_else(|| {
+                ClientError::Vertex(format!(
+                    "no credentials for Vertex: set {}",
+                    vertex::CREDENTIALS_HINT
+                ))
+            })?;
+            return vertex::client(
+                resolved.wire.clone(),
+                target,
+                &resolved.spec.model,
+                http,
+                retry,
+                vertex::auth::system_clock(),
+            )
+            .map_err(ClientError::Vertex);
         }
         ApiKind::OpenAiChat => Arc::new(ChatWire::new(resolved.wire.clone())),
         ApiKind::OpenAiResponses => Arc::new(ResponsesWire::new(resolved.wire.clone())),

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use versus_core::config::{Config, Env};
+use versus_core::config::{Config, Env, remote};
 use versus_core::engine::{EngineEvent, EngineEvents, EngineHandle, Op, OpKind, SessionEngine};
 use versus_core::review::BlindNames;
 use versus_core::session::Store;
@@ -169,6 +169,50 @@ impl Engine {
         self.send(Op::SetModels(roster))
     }
 
+    /// Sends the cached lists of what each provider offers and, when any is missing or older
+    /// than the cache's time to live, asks the providers in the background (each within the
+    /// short default timeout), keeps the answers and sends the lists again. Off the loop's
+    /// thread; nothing waits for it.
+    fn remote_models(&self) {
+        let (config, env, http, tx) = (
+            self.config.clone(),
+            self.env.clone(),
+            self.http.clone(),
+            self.tx.clone(),
+        );
+        tokio::spawn(async move {
+            let Some(path) = remote::cache_path() else {
+                return;
+            };
+            let cache = {
+                let path = path.clone();
+                tokio::task::spawn_blocking(move || remote::ModelCache::load(&path))
+                    .await
+                    .unwrap_or_default()
+            };
+            let stale = cache.stale(&config, &env, remote::CACHE_TTL);
+            let _ = tx.send(LoopMsg::App(EngineMsg::RemoteModels {
+                lists: cached_lists(&cache, &config, &env),
+                refreshing: stale,
+            }));
+            if !stale {
+                return;
+            }
+            let listings = remote::fetch_all(&config, &env, &http, remote::DEFAULT_TIMEOUT).await;
+            let mut cache = cache;
+            cache.update(&config, &env, &listings);
+            let lists = cached_lists(&cache, &config, &env);
+            let saved = tokio::task::spawn_blocking(move || cache.save(&path)).await;
+            if let Ok(Err(err)) = saved {
+                tracing::warn!(error = %err, "could not keep the model lists");
+            }
+            let _ = tx.send(LoopMsg::App(EngineMsg::RemoteModels {
+                lists,
+                refreshing: false,
+            }));
+        });
+    }
+
     /// Carries out one effect; returns the messages that answer it at once.
     pub fn execute(&mut self, effect: Effect) -> Vec<EngineMsg> {
         match effect {
@@ -233,6 +277,10 @@ impl Engine {
             Effect::Choose(request) => self.choose(request),
             Effect::PlanRewind { scope } => self.plan_rewind(scope),
             Effect::Rewind { plan, force } => self.rewind(plan, force),
+            Effect::RemoteModels => {
+                self.remote_models();
+                Vec::new()
+            }
             Effect::Stats => {
                 let project = self.project.clone();
                 let session = self.handle.info().id.clone();
@@ -417,4 +465,20 @@ impl Engine {
     pub fn store(&self) -> &Store {
         &self.handle.info().store
     }
+}
+
+/// The cached lists of the config's providers, in its order (lists of another server left out).
+fn cached_lists(
+    cache: &remote::ModelCache,
+    config: &Config,
+    env: &Env,
+) -> Vec<(String, Vec<String>)> {
+    config
+        .providers()
+        .iter()
+        .filter_map(|def| {
+            let (models, _) = cache.list(def, env)?;
+            Some((def.name.clone(), models.to_vec()))
+        })
+        .collect()
 }

@@ -106,29 +106,71 @@ fn start(app: &mut App, request: TurnRequest, typed: String) -> Vec<Effect> {
     vec![Effect::Submit(request)]
 }
 
+/// The title of the `/models` overlay (the remote lists redraw it when they arrive).
+pub const MODELS_TITLE: &str = "models";
+
+/// Most model ids shown per provider in `/models` (the rest counted).
+const REMOTE_SHOWN: usize = 12;
+
+/// The `/models` overlay: the next turn's models, how to change them, and (not while blind)
+/// what each provider offers, from the cache.
+pub fn models_lines(app: &App) -> Vec<String> {
+    let mut lines: Vec<String> = app
+        .roster
+        .iter()
+        .map(|m| format!("  {}", app.shown_label(m)))
+        .collect();
+    if lines.is_empty() {
+        lines.push("  (none)".to_string());
+    }
+    lines.insert(0, "Models of the next turn:".to_string());
+    lines.push(String::new());
+    lines.push("/models add SPEC... adds (e.g. demo/good, openai/gpt-5#2)".to_string());
+    lines.push("/models remove SPEC... removes; @model in a prompt sends to one".to_string());
+    if app.blind {
+        return lines;
+    }
+    let (lists, refreshing) = &app.remote_models;
+    lines.push(String::new());
+    lines.push(if *refreshing {
+        "Offered by your providers (refreshing in the background):".to_string()
+    } else {
+        "Offered by your providers (`versus models --remote` lists them all):".to_string()
+    });
+    if lists.is_empty() {
+        lines.push(if *refreshing {
+            "  (asking them…)".to_string()
+        } else {
+            "  (no list yet)".to_string()
+        });
+    }
+    for (provider, models) in lists {
+        let mut shown: Vec<String> = models
+            .iter()
+            .take(REMOTE_SHOWN)
+            .map(|m| format!("{provider}/{m}"))
+            .collect();
+        if models.len() > REMOTE_SHOWN {
+            shown.push(format!("and {} more", models.len() - REMOTE_SHOWN));
+        }
+        lines.push(format!("  {}", shown.join(", ")));
+    }
+    lines
+}
+
 /// Runs a parsed command.
 pub fn run(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
         Command::Help => app.overlay = Some(Overlay::Help),
         Command::ModelsList => {
-            let mut lines: Vec<String> = app
-                .roster
-                .iter()
-                .map(|m| format!("  {}", app.shown_label(m)))
-                .collect();
-            if lines.is_empty() {
-                lines.push("  (none)".to_string());
-            }
-            lines.insert(0, "Models of the next turn:".to_string());
-            lines.push(String::new());
-            lines.push("/models add SPEC... adds (e.g. demo/good, openai/gpt-5#2)".to_string());
-            lines.push(
-                "/models remove SPEC... removes; @model in a prompt sends to one".to_string(),
-            );
             app.overlay = Some(Overlay::Info {
-                title: "models".to_string(),
-                lines,
+                title: MODELS_TITLE.to_string(),
+                lines: models_lines(app),
             });
+            // Blind mode shows no list a model name could be told from.
+            if !app.blind {
+                return vec![Effect::RemoteModels];
+            }
         }
         Command::ModelsAdd(specs) => {
             return vec![Effect::AddModels {

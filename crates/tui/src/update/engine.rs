@@ -45,6 +45,18 @@ fn news(app: &mut App, msg: EngineMsg) -> Vec<Effect> {
             app.history = older;
         }
         EngineMsg::FilesLoaded(files) => app.files = files,
+        EngineMsg::RemoteModels { lists, refreshing } => {
+            app.remote_models = (lists, refreshing);
+            // An open `/models` shows the news at once.
+            let open = matches!(&app.overlay,
+                Some(Overlay::Info { title, .. }) if title == super::command::MODELS_TITLE);
+            if open {
+                app.overlay = Some(Overlay::Info {
+                    title: super::command::MODELS_TITLE.to_string(),
+                    lines: super::command::models_lines(app),
+                });
+            }
+        }
         EngineMsg::TurnStarted { turn } => turn_started(app, turn),
         EngineMsg::TurnContext {
             turn,
