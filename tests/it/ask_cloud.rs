@@ -168,13 +168,25 @@ pub(crate) enum Step {
 }
 
 pub(crate) fn fix_loop() -> Vec<Step> {
+    fix_loop_editing(
+        "edit_file",
+        json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}),
+    )
+}
+
+/// The same loop for a model of OpenAI's patch family (GPT-4.1, GPT-5, ...), which is given
+/// apply_patch instead of edit_file (`edit_tools = "family"`, the default).
+pub(crate) fn fix_loop_patching() -> Vec<Step> {
+    fix_loop_editing(
+        "apply_patch",
+        json!({"patch": "*** Begin Patch\n*** Update File: calc.py\n@@\n-    return a - b\n+    return a + b\n*** End Patch"}),
+    )
+}
+
+fn fix_loop_editing(tool: &'static str, arguments: Value) -> Vec<Step> {
     vec![
         Step::Calls(vec![("call_read", "read_file", json!({"path": "calc.py"}))]),
-        Step::Calls(vec![(
-            "call_edit",
-            "edit_file",
-            json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}),
-        )]),
+        Step::Calls(vec![("call_edit", tool, arguments)]),
         Step::Calls(vec![(
             "call_bash",
             "bash",
@@ -351,10 +363,15 @@ fn responses_results(request: &Recorded) -> Vec<(String, String)> {
 /// The results every step sent back: after the last step, the read, edit and bash results
 /// with their ids, the file's text, the edit and PASS.
 fn assert_results(results: &[(String, String)]) {
+    assert_results_edited(results, "edited calc.py");
+}
+
+/// [`assert_results`] with the editing tool's own result (`M calc.py (+1 -1)` for apply_patch).
+fn assert_results_edited(results: &[(String, String)], edited: &str) {
     let ids: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(ids, ["call_read", "call_edit", "call_bash"], "{results:?}");
     assert!(results[0].1.contains("return a - b"), "{results:?}");
-    assert!(results[1].1.contains("edited calc.py"), "{results:?}");
+    assert!(results[1].1.contains(edited), "{results:?}");
     assert!(results[2].1.contains("PASS"), "{results:?}");
 }
 
@@ -568,7 +585,8 @@ fn litellm_check(request: &Recorded) -> Result<(), String> {
 #[test]
 fn litellm_proxy_runs_the_loop_priced_as_the_model_it_names() {
     let setup = Setup::new();
-    let steps = fix_loop();
+    // gpt-4.1 edits with apply_patch, its family's tool.
+    let steps = fix_loop_patching();
     let server = MockServer::start_checked(
         steps
             .iter()
@@ -590,7 +608,7 @@ fn litellm_proxy_runs_the_loop_priced_as_the_model_it_names() {
     let sent = server.requests();
     assert_eq!(sent.len(), 4);
     assert_eq!(sent[0].json()["model"], "gpt-4.1");
-    assert_results(&chat_results(&sent[3]));
+    assert_results_edited(&chat_results(&sent[3]), "M calc.py (+1 -1");
     // 10,000 input tokens at $2/M and 400 output at $8/M: OpenAI's gpt-4.1 price.
     let (stdout, _) = text(&output);
     let row: Vec<&str> = stdout

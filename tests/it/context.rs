@@ -246,7 +246,10 @@ fn agents_md_skills_and_the_seed_reach_every_wire_in_the_same_words() {
     write(
         &w.config.join("versus/config.toml"),
         &format!(
-            "seed = {SEED}\n\n[providers.chatty]\nkind = \"openai-chat\"\nbase_url = \"{}/v1\"\napi_key_env = \"CHATTY_KEY\"\n",
+            // `edit_tools = "both"`: every model the same tools, so the whole system prompt
+            // is the same words (by default gpt-5's names apply_patch where the others name
+            // edit_file; tests/it/ask_providers.rs holds that).
+            "seed = {SEED}\nedit_tools = \"both\"\n\n[providers.chatty]\nkind = \"openai-chat\"\nbase_url = \"{}/v1\"\napi_key_env = \"CHATTY_KEY\"\n",
             chat.url()
         ),
     );

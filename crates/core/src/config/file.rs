@@ -56,7 +56,7 @@ struct RawFile {
     sandbox: Option<Spanned<toml::Table>>,
     check: Option<Spanned<CheckBlock>>,
     seed: Option<u64>,
-    edit_tools: Option<crate::tools::EditTools>,
+    edit_tools: Option<crate::model::EditTools>,
     #[serde(default)]
     mcp_servers: BTreeMap<String, Spanned<McpServerBlock>>,
     web_search: Option<Spanned<WebSearchBlock>>,
@@ -199,7 +199,7 @@ pub struct Layer {
     /// `seed = N`: the sampling seed sent to every provider that takes one.
     pub seed: Option<u64>,
     /// `edit_tools = "family" | "edit_file" | "apply_patch" | "both"`.
-    pub edit_tools: Option<crate::tools::EditTools>,
+    pub edit_tools: Option<crate::model::EditTools>,
     /// `[mcp_servers.NAME]` blocks in name order.
     pub mcp_servers: Vec<(String, McpServerBlock, Origin)>,
     /// `[web_search]`.

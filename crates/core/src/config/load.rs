@@ -86,7 +86,7 @@ pub struct Config {
     pub seed: Option<u64>,
     /// `edit_tools = "family" | "edit_file" | "apply_patch" | "both"`: which editing tool
     /// each model gets; the last layer that sets it wins, a recipe's Constraints over it.
-    pub edit_tools: crate::tools::EditTools,
+    pub edit_tools: crate::model::EditTools,
     /// Whether the user trusted the project folder (`versus trust`, unchanged since, or
     /// `--trust`): the project's skills count only then. Set by [`super::load`].
     pub project_trusted: bool,
@@ -271,7 +271,7 @@ impl Config {
             trust: super::trust::Trust::NothingToTrust,
             check: None,
             seed: None,
-            edit_tools: crate::tools::EditTools::default(),
+            edit_tools: crate::model::EditTools::default(),
             project_trusted: false,
             mcp_servers: Vec::new(),
             web_search: None,

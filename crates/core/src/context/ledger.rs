@@ -156,7 +156,7 @@ fn differences(e: &LedgerEntry, reference: &LedgerEntry) -> Vec<String> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    // A part only one side has (tool settings) differs too.
+    // A part only one side has (tool settings, sub-agents on for the others) differs too.
     let mut names: Vec<&String> = e.parts.keys().chain(reference.parts.keys()).collect();
     names.sort();
     names.dedup();
@@ -194,10 +194,6 @@ fn differences(e: &LedgerEntry, reference: &LedgerEntry) -> Vec<String> {
             "sub_agents" => sub_agents_difference(e, reference),
             other => other.to_string(),
         });
-    }
-    // Sub-agents on for the others and off for this one.
-    if reference.parts.contains_key("sub_agents") && !e.parts.contains_key("sub_agents") {
-        out.push(sub_agents_difference(e, reference));
     }
     out
 }

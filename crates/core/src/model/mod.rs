@@ -3,11 +3,13 @@
 //! the agent loop, sessions and both frontends can all speak it.
 
 pub mod agent_event;
+pub mod edit_tools;
 pub mod message;
 pub mod stream;
 pub mod tool_outcome;
 
 pub use agent_event::{AgentEvent, CallTiming, RunStats, RunStop, SubAgentSettings, SubAgentTag};
+pub use edit_tools::{EditTools, trained_tool};
 pub use message::{
     Conversation, Image, Message, ModelRequest, Part, Reasoning, Replay, Role, ToolDef, replay_tag,
 };

@@ -29,9 +29,10 @@ mod web_fetch;
 mod web_search;
 mod write_file;
 
+pub use crate::model::{EditTools, trained_tool};
 pub use args::validate as validate_args;
 pub use context::{ToolContext, ToolLimits};
-pub use edit_tools::{EditTools, narrow as narrow_edit_tools, trained_tool};
+pub use edit_tools::narrow as narrow_edit_tools;
 pub use error::ToolError;
 pub use output::{EditOutcome, ImagePart, ToolOutput};
 pub use registry::{Tool, ToolRegistry};
