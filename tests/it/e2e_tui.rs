@@ -112,6 +112,28 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// [`Tmux::wait_for`] on the screen's text as one line: box borders taken out and runs of
+    /// blanks and line ends made one space, so a phrase the interface wrapped inside a box
+    /// (where it wraps depends on the length of a path, so on `TMPDIR`) is still found.
+    fn wait_for_text(&self, needles: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let screen = self.screen();
+            let text = screen
+                .replace(['│', '┌', '┐', '└', '┘', '─'], " ")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            if needles.iter().all(|n| text.contains(n)) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("waited for {needles:?}; the screen is:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// [`Tmux::wait_for`] on [`Tmux::screen_joined`].
     fn wait_for_joined(&self, needles: &[&str]) -> String {
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -1062,7 +1084,7 @@ fn the_interface_asks_before_a_projects_own_settings_count() {
     );
     tmux.type_text("n");
     tmux.press("Enter");
-    let screen = tmux.wait_for(&["turn 0", "(changed since you trusted"]);
+    let screen = tmux.wait_for_text(&["turn 0", "(changed since you trusted"]);
     assert!(!screen.contains("demo/broken.jsonl"), "{screen}");
     tmux.type_text("/quit");
     tmux.press("Enter");
