@@ -363,13 +363,13 @@ async fn run_turn(
                     break;
                 };
                 match event {
-                    EngineEvent::TurnStarted { turn: t, ledger, .. } => {
-                        turn = Some(t);
-                        // A comparison whose models were not given the same says so.
-                        if ledger.iter().any(|e| !e.differs.is_empty()) {
-                            for text in crate::engine::fairness_lines(&ledger, &|l| l.to_string()) {
-                                collector.note(&format!("versus: warning: {text}"));
-                            }
+                    EngineEvent::TurnStarted { turn: t, .. } => turn = Some(t),
+                    // A comparison whose models were not given the same says so.
+                    EngineEvent::TurnContext { turn: t, ledger, .. }
+                        if Some(t) == turn && ledger.iter().any(|e| !e.differs.is_empty()) =>
+                    {
+                        for text in crate::engine::fairness_lines(&ledger, &|l| l.to_string()) {
+                            collector.note(&format!("versus: warning: {text}"));
                         }
                     }
                     EngineEvent::Notice(text) => collector.note(&format!("versus: {text}")),

@@ -95,7 +95,9 @@ async fn run_all(
         match event {
             RunEvent::Agent { entry, event } => events[entry].push(event),
             RunEvent::Finished { entry, result } => results[entry] = Some(*result),
-            RunEvent::WorkspaceReady { .. } | RunEvent::Started { .. } => {}
+            RunEvent::WorkspaceReady { .. }
+            | RunEvent::Started { .. }
+            | RunEvent::ToolsGiven { .. } => {}
         }
     }
     Finished {
@@ -464,7 +466,7 @@ async fn collect(
     let mut results: Vec<Option<ModelResult>> = (0..n).map(|_| None).collect();
     while let Some(event) = rx.recv().await {
         match event {
-            RunEvent::Started { .. } => {}
+            RunEvent::Started { .. } | RunEvent::ToolsGiven { .. } => {}
             RunEvent::WorkspaceReady { entry, .. } => order.push((entry, "workspace")),
             RunEvent::Agent { entry, .. } => order.push((entry, "event")),
             RunEvent::Finished { entry, result } => {

@@ -576,3 +576,114 @@ fn mcp_list_shows_each_server_its_tools_and_status() {
         assert!(shown.contains(expected), "missing {expected:?} in {shown}");
     }
 }
+
+/// The last fairness ledger the latest session recorded: one entry per model.
+fn recorded_ledger(w: &World) -> Vec<serde_json::Value> {
+    let last = w
+        .session_log()
+        .lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|v| v["type"] == "context")
+        .expect("a context record");
+    last["ledger"].as_array().unwrap().clone()
+}
+
+#[test]
+fn the_ledger_sees_each_models_server_tools_and_flags_a_server_that_failed_for_one() {
+    let w = world();
+    // A server of each model's own, in its workspace: it refuses to start in beta's (its
+    // workspace folder is named after the model), as a server can fail on one machine state.
+    w.user_config(
+        "[mcp_servers.good]\ncommand = \"sh\"\n\
+         args = [\"-c\", \"case \\\"$PWD\\\" in *beta*) exit 1;; esac; exec python3 raw_server.py\"]\n\
+         startup_timeout = 5\n",
+    );
+    let alpha = w.script(
+        "alpha",
+        &[serde_json::json!([{"name": "good__echo", "args": {"text": "hi"}}])],
+    );
+    let beta = w.script(
+        "beta",
+        &[serde_json::json!([{"name": "read_file", "args": {"path": "src/main.rs"}}])],
+    );
+    let gamma = w.script(
+        "gamma",
+        &[serde_json::json!([{"name": "good__echo", "args": {"text": "hi"}}])],
+    );
+    let out = w
+        .versus()
+        .args(["ask", "do it", "-m", &alpha, "-m", &beta, "-m", &gamma])
+        .output()
+        .unwrap();
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    // Said while the run goes on, as a fairness warning naming the missing tools.
+    assert!(
+        shown.contains(
+            "versus: warning: fairness: demo/scripts/beta was given something different: \
+             tools (missing good__echo, good__slow, good__crash)"
+        ),
+        "{shown}"
+    );
+    let ledger = recorded_ledger(&w);
+    assert_eq!(ledger.len(), 3, "{ledger:?}");
+    let tools = |i: usize| -> Vec<String> {
+        ledger[i]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect()
+    };
+    // The server's tools are in the ledger of the models that got them.
+    assert!(tools(0).contains(&"good__echo".to_string()), "{ledger:?}");
+    assert!(!tools(1).contains(&"good__echo".to_string()), "{ledger:?}");
+    assert_eq!(ledger[0]["hash"], ledger[2]["hash"], "{ledger:?}");
+    assert_ne!(ledger[0]["hash"], ledger[1]["hash"], "{ledger:?}");
+    assert!(ledger[0].get("differs").is_none(), "{ledger:?}");
+    assert_eq!(
+        ledger[1]["differs"],
+        serde_json::json!(["tools (missing good__echo, good__slow, good__crash)"]),
+        "{ledger:?}"
+    );
+    // `sessions show` reads the settled ledger.
+    let show = w.versus().args(["sessions", "show"]).output().unwrap();
+    let show_text = text(&show);
+    assert!(
+        show_text.contains("demo/scripts/beta was given something different"),
+        "{show_text}"
+    );
+}
+
+#[test]
+fn the_ledger_is_equal_when_every_models_server_started() {
+    let w = world();
+    w.user_config("[mcp_servers.good]\ncommand = \"python3\"\nargs = [\"raw_server.py\"]\n");
+    let alpha = w.script(
+        "alpha",
+        &[serde_json::json!([{"name": "good__echo", "args": {"text": "hi"}}])],
+    );
+    let beta = w.script(
+        "beta",
+        &[serde_json::json!([{"name": "good__echo", "args": {"text": "hi"}}])],
+    );
+    let out = w
+        .versus()
+        .args(["ask", "do it", "-m", &alpha, "-m", &beta])
+        .output()
+        .unwrap();
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    assert!(!shown.contains("fairness"), "{shown}");
+    let ledger = recorded_ledger(&w);
+    assert_eq!(ledger.len(), 2, "{ledger:?}");
+    assert!(
+        ledger[0]["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("good__echo")),
+        "{ledger:?}"
+    );
+    assert_eq!(ledger[0]["hash"], ledger[1]["hash"], "{ledger:?}");
+}

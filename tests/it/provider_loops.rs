@@ -207,7 +207,9 @@ async fn run_with(
         match event {
             RunEvent::Agent { event, .. } => events.push(event),
             RunEvent::Finished { result: done, .. } => result = Some(*done),
-            RunEvent::WorkspaceReady { .. } | RunEvent::Started { .. } => {}
+            RunEvent::WorkspaceReady { .. }
+            | RunEvent::Started { .. }
+            | RunEvent::ToolsGiven { .. } => {}
         }
     }
     (server, result.unwrap(), events)

@@ -145,7 +145,8 @@ pub enum EngineMsg {
         turn: u32,
     },
     /// What the turn's models were given besides the prompt (instruction files, skills) and
-    /// the fairness ledger, as recorded: shown in the review (right after `TurnStarted`).
+    /// the fairness ledger, as recorded: shown in the review (after `TurnStarted`, once every
+    /// model's tools are known: its tool servers start with its workspace).
     TurnContext {
         /// Turn number.
         turn: u32,

@@ -282,7 +282,7 @@ async fn ask(
                 }
                 Some(EngineEvent::TurnEnded { turn, outcome }) => break (turn, outcome),
                 Some(EngineEvent::Notice(text)) => progress.note(&format!("versus: {text}")),
-                Some(EngineEvent::TurnStarted { ledger, .. }) => {
+                Some(EngineEvent::TurnContext { ledger, .. }) => {
                     // Only a difference is worth a line here; `sessions show` has the rest.
                     if ledger.iter().any(|e| !e.differs.is_empty()) {
                         for text in versus::engine::fairness_lines(&ledger, &|l| l.to_string()) {

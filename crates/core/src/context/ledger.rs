@@ -21,10 +21,8 @@ pub struct LedgerInput<'a> {
     pub system: &'a str,
     /// The turn's context (instruction files and skill catalog).
     pub context: &'a ProjectContext,
-    /// Its tools, with their schemas.
+    /// Its tools, with their schemas (its tool servers' included).
     pub tools: &'a [ToolDef],
-    /// Tools it gets beyond its registry's (e.g. a tool server's), with their schemas.
-    pub extra_tools: &'a [ToolDef],
     /// What its tools' definitions do not say but a fair comparison must know, as `tool: what`
     /// lines (web_search's backend and endpoint); empty when nothing.
     pub tool_settings: &'a [String],
@@ -35,6 +33,51 @@ pub struct LedgerInput<'a> {
     /// Its sub-agent settings as one canonical text (`None`: sub-agents off), hashed as the
     /// `sub_agents` part: the `spawn_agent` tool itself is among its tools.
     pub sub_agents: Option<&'a str>,
+}
+
+/// What one model of a turn was given, owned, so the engine can hash it again once the
+/// tools it gets late are known: a tool server starts in the model's workspace after the turn
+/// started, and a server that failed for one model must show in the ledger as a difference,
+/// not only as an error among its events.
+#[derive(Debug, Clone)]
+pub struct LedgerSource {
+    /// The model's entry label.
+    pub model: String,
+    /// Its whole system prompt (context included).
+    pub system: String,
+    /// Its tools with their schemas: its registry's when the turn started, then every tool it
+    /// actually got once its tool servers started ([`LedgerSource::tools_given`]).
+    pub tools: Vec<ToolDef>,
+    /// See [`LedgerInput::tool_settings`].
+    pub tool_settings: Vec<String>,
+    /// The sampling seed sent, if any.
+    pub seed: Option<u64>,
+    /// Its limits and sampling settings as one canonical text.
+    pub limits: String,
+    /// See [`LedgerInput::sub_agents`].
+    pub sub_agents: Option<String>,
+}
+
+impl LedgerSource {
+    /// The model's tools are final: what it was given once its tool servers started (their
+    /// tools added, a failed server's missing).
+    pub fn tools_given(&mut self, tools: Vec<ToolDef>) {
+        self.tools = tools;
+    }
+
+    /// Hashes it, with the turn's `context`.
+    pub fn entry(&self, context: &ProjectContext) -> LedgerEntry {
+        LedgerEntry::new(&LedgerInput {
+            model: &self.model,
+            system: &self.system,
+            context,
+            tools: &self.tools,
+            tool_settings: &self.tool_settings,
+            seed: self.seed,
+            limits: &self.limits,
+            sub_agents: self.sub_agents.as_deref(),
+        })
+    }
 }
 
 /// One model's line of the ledger, as recorded in the session log.
@@ -88,7 +131,7 @@ impl LedgerEntry {
         parts.insert("skills".to_string(), short_hash(skills.as_bytes()));
         let mut tools = String::new();
         let mut names = Vec::new();
-        for t in input.tools.iter().chain(input.extra_tools) {
+        for t in input.tools {
             tools.push_str(&format!(
                 "{}\0{}\0{}\0",
                 t.name, t.description, t.parameters
@@ -260,12 +303,12 @@ mod tests {
     }
 
     fn entry(model: &str, tools: &[ToolDef], extra: &[ToolDef], limits: &str) -> LedgerEntry {
+        let tools: Vec<ToolDef> = tools.iter().chain(extra).cloned().collect();
         LedgerEntry::new(&LedgerInput {
             model,
             system: "prompt",
             context: &ProjectContext::default(),
-            tools,
-            extra_tools: extra,
+            tools: &tools,
             tool_settings: &[],
             seed: Some(7),
             limits,
@@ -331,7 +374,6 @@ mod tests {
                 system: "prompt",
                 context: &ProjectContext::default(),
                 tools: &tools,
-                extra_tools: &[],
                 tool_settings: settings,
                 seed: None,
                 limits: "l",
@@ -369,7 +411,6 @@ mod tests {
                 system: "prompt",
                 context: &ProjectContext::default(),
                 tools: &tools,
-                extra_tools: &[],
                 tool_settings: &[],
                 seed: None,
                 limits: "steps=5",

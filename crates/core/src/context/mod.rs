@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use files::{CONTEXT_CAP, ContextFile, FileOrigin};
-pub use ledger::{LedgerEntry, LedgerInput, compare};
+pub use ledger::{LedgerEntry, LedgerInput, LedgerSource, compare};
 
 pub use skills::{Skill, SkillOrigin, SkippedSkill};
 

@@ -172,7 +172,7 @@ impl Op {
 
 /// What a front end should say about a turn's context when it starts: instruction files and
 /// skills left out, with why. (Models given something different are in the ledger of
-/// [`EngineEvent::TurnStarted`]: a front end names them as it names models, blind or not.)
+/// [`EngineEvent::TurnContext`]: a front end names them as it names models, blind or not.)
 pub fn context_notices(context: &ProjectContext) -> Vec<String> {
     let mut out: Vec<String> = context.notes.clone();
     for skipped in &context.skipped {
@@ -200,8 +200,16 @@ pub enum EngineEvent {
         turn: u32,
         /// Its models, in entry order.
         models: Vec<String>,
-        /// The project context every model was given (instruction files, skill catalog, what
-        /// was left out), as recorded.
+    },
+    /// What every model of `turn` was given besides the prompt, once all of it is known: the
+    /// project context (instruction files, skill catalog, what was left out) and the fairness
+    /// ledger, as recorded. Right after [`EngineEvent::TurnStarted`], or, when the turn's
+    /// models have tool servers, once each model's servers started (a server that failed
+    /// for one model only is flagged here). Once per turn.
+    TurnContext {
+        /// The turn.
+        turn: u32,
+        /// The project context every model was given.
         context: ProjectContext,
         /// What each model was given, hashed; a model that got something different carries
         /// the difference (`differs`).
@@ -738,6 +746,13 @@ impl Task {
                 super::TurnEvent::Agent { entry, event } => {
                     self.emit(EngineEvent::Agent { turn, entry, event });
                 }
+                super::TurnEvent::Fairness { context, ledger } => {
+                    self.emit(EngineEvent::TurnContext {
+                        turn,
+                        context,
+                        ledger,
+                    });
+                }
                 super::TurnEvent::Finished(model) => {
                     let _ = self.step(Step::ModelFinished { entry: model.entry });
                     self.build_change_set(turn, model);
@@ -813,7 +828,8 @@ impl Task {
         match done {
             Done::Launched { turn, result } => match result {
                 Ok(launched) => {
-                    core.turn_started(turn, launched.base, &launched.context, &launched.ledger);
+                    let notices = context_notices(launched.ledger.context());
+                    let settled = core.turn_started(turn, launched.base, launched.ledger);
                     let models = core
                         .turn
                         .as_ref()
@@ -821,15 +837,17 @@ impl Task {
                         .unwrap_or_default();
                     self.run = Some((turn, launched.events));
                     let _ = self.step(Step::Launched);
-                    for note in context_notices(&launched.context) {
+                    for note in notices {
                         self.emit(EngineEvent::Notice(note));
                     }
-                    self.emit(EngineEvent::TurnStarted {
-                        turn,
-                        models,
-                        context: launched.context,
-                        ledger: launched.ledger,
-                    });
+                    self.emit(EngineEvent::TurnStarted { turn, models });
+                    if let Some(super::TurnEvent::Fairness { context, ledger }) = settled {
+                        self.emit(EngineEvent::TurnContext {
+                            turn,
+                            context,
+                            ledger,
+                        });
+                    }
                 }
                 Err(error) => {
                     core.turn_rejected(turn);

@@ -17,6 +17,7 @@
 mod blind;
 pub mod check;
 mod choice;
+mod fairness;
 mod handle;
 pub mod history;
 mod record;

@@ -168,6 +168,7 @@ impl SessionEngine {
             check: None,
             sandbox: crate::exec::SandboxSettings::default(),
             keep: false,
+            ledger: None,
         });
         Some(restored)
     }

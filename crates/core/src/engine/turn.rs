@@ -7,12 +7,13 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::fairness::LedgerBook;
 use super::history::{self, HistoryPolicy};
 use super::record::Finish;
 use super::{EngineError, NoteInputs, SessionEngine};
 use crate::agent::{Agent, SubAgentModel, SubAgents, limits_text};
-use crate::context::{ContextSources, LedgerEntry, LedgerInput, ProjectContext, compare};
-use crate::model::{AgentEvent, Message, RunStats, RunStop, SubAgentSettings, ToolDef};
+use crate::context::{ContextSources, LedgerEntry, LedgerSource, ProjectContext};
+use crate::model::{AgentEvent, Message, RunStats, RunStop, SubAgentSettings};
 use crate::runner::{EntryRun, ModelEntry, ModelResult, RunEvent, RunOptions, fan_out_each};
 use crate::session::{SessionRecord, TurnTask, next_turn_note};
 use crate::workspace::changeset::{BaseReader, ChangeSet};
@@ -96,10 +97,9 @@ pub struct Launched {
     pub base: Arc<Base>,
     /// Every model's events; closes after the last `Finished`.
     pub events: mpsc::UnboundedReceiver<RunEvent>,
-    /// The project context every model was given.
-    pub context: ProjectContext,
-    /// What each model was given, hashed and compared (see [`crate::context::ledger`]).
-    pub ledger: Vec<LedgerEntry>,
+    /// What each model was given (the project context and the rest), to be hashed and
+    /// compared once the tools each got are known (see [`crate::context::ledger`]).
+    pub(super) ledger: LedgerBook,
 }
 
 impl TurnLaunch {
@@ -119,12 +119,18 @@ impl TurnLaunch {
         })
         .await?;
         let base = Arc::new(captured.map_err(EngineError::Capture)?);
-        let ledger = give_context(&mut self.runs, &context, &[], sub_agents);
+        let sources = give_context(&mut self.runs, &context, sub_agents);
+        // A model's tool servers start in its workspace: its tools are known only then.
+        let late_tools = self
+            .options
+            .mcp
+            .as_ref()
+            .is_some_and(|plan| !plan.is_empty());
+        let ledger = LedgerBook::new(context, sources, late_tools);
         let events = fan_out_each(Arc::clone(&base), self.runs, self.options);
         Ok(Launched {
             base,
             events,
-            context,
             ledger,
         })
     }
@@ -132,16 +138,13 @@ impl TurnLaunch {
 
 /// Puts the turn's project context into every model's system prompt (the same words for
 /// each), lets read_file open the skills outside the project, and hashes what each model was
-/// given into the fairness ledger, flagging any model that got something different.
-/// `extra_tools` are tools a model gets beyond its registry's, by entry label (a tool
-/// server's), so the ledger sees them. With `sub_agents` on, every model gets the same
+/// given for the fairness ledger. With `sub_agents` on, every model gets the same
 /// `spawn_agent` tool (sub-agents on any model of the run) and settings, hashed too.
 pub(super) fn give_context(
     runs: &mut [EntryRun],
     context: &ProjectContext,
-    extra_tools: &[(String, Vec<ToolDef>)],
     sub_agents: Option<SubAgentSettings>,
-) -> Vec<LedgerEntry> {
+) -> Vec<LedgerSource> {
     let roots = context.read_roots();
     let mut ledger = Vec::with_capacity(runs.len());
     let plan = sub_agents.map(|settings| {
@@ -165,24 +168,16 @@ pub(super) fn give_context(
         }
         agent.settings.system = context.apply(&agent.settings.system);
         agent.settings.read_roots.extend(roots.iter().cloned());
-        let extra = extra_tools
-            .iter()
-            .find(|(label, _)| *label == run.entry.label)
-            .map(|(_, tools)| tools.as_slice())
-            .unwrap_or(&[]);
-        ledger.push(LedgerEntry::new(&LedgerInput {
-            model: &run.entry.label,
-            system: &agent.settings.system,
-            context,
-            tools: &agent.tool_defs(),
-            extra_tools: extra,
-            tool_settings: &agent.tools.ledger_notes(),
+        ledger.push(LedgerSource {
+            model: run.entry.label.clone(),
+            system: agent.settings.system.clone(),
+            tools: agent.tool_defs(),
+            tool_settings: agent.tools.ledger_notes(),
             seed: agent.settings.seed,
-            limits: &limits_text(&agent.settings),
-            sub_agents: sub_agents_text.as_deref(),
-        }));
+            limits: limits_text(&agent.settings),
+            sub_agents: sub_agents_text.clone(),
+        });
     }
-    compare(&mut ledger);
     ledger
 }
 
@@ -279,6 +274,13 @@ pub enum TurnEvent {
         /// The event.
         event: AgentEvent,
     },
+    /// Every model's tools are known: what each was given, compared (recorded already).
+    Fairness {
+        /// The project context every model was given.
+        context: ProjectContext,
+        /// One entry per model, differences flagged.
+        ledger: Vec<LedgerEntry>,
+    },
     /// A model ended; its change set can be built ([`SessionEngine::change_set_job`]).
     Finished(FinishedModel),
     /// Every model of the turn has ended.
@@ -312,6 +314,8 @@ pub(super) struct TurnState {
     pub sandbox: crate::exec::SandboxSettings,
     /// Its workspaces stay on disk when it is replaced.
     pub keep: bool,
+    /// Its fairness ledger until it settles (`None`: not started yet, or restored).
+    pub ledger: Option<LedgerBook>,
 }
 
 impl TurnState {
@@ -486,6 +490,7 @@ impl SessionEngine {
             check: request.check,
             sandbox: request.options.sandbox.clone(),
             keep: request.workspaces.keep,
+            ledger: None,
         });
         Ok(TurnLaunch {
             compacted,
@@ -505,23 +510,44 @@ impl SessionEngine {
         }
     }
 
-    /// The turn started from `base`, its models given `context` as `ledger` says: recorded
-    /// before any of their events.
+    /// The turn started from `base`, its models given what `ledger` holds: recorded before
+    /// any of their events. The ledger's verdict when it is settled already (no model waits
+    /// for tool servers), else it comes with the last model's tools ([`TurnEvent::Fairness`]).
     pub(super) fn turn_started(
         &mut self,
         turn: u32,
         base: Arc<Base>,
-        context: &ProjectContext,
-        ledger: &[LedgerEntry],
-    ) {
-        if let Some(state) = self.turn.as_mut().filter(|t| t.turn == turn) {
-            state.base = Some(base);
-            self.recorder.record(&SessionRecord::Context {
-                turn,
-                context: context.clone(),
-                ledger: ledger.to_vec(),
-            });
-        }
+        ledger: LedgerBook,
+    ) -> Option<TurnEvent> {
+        let state = self.turn.as_mut().filter(|t| t.turn == turn)?;
+        state.base = Some(base);
+        // Recorded now even when it is not settled: a session that ends before its models'
+        // tools are known still says what they were given at the start.
+        let entries = ledger.entries();
+        self.recorder.record(&SessionRecord::Context {
+            turn,
+            context: ledger.context().clone(),
+            ledger: entries.clone(),
+        });
+        let settled = ledger.settled().then(|| TurnEvent::Fairness {
+            context: ledger.context().clone(),
+            ledger: entries,
+        });
+        state.ledger = Some(ledger);
+        settled
+    }
+
+    /// The ledger of `turn` just settled: recorded again (the reader keeps the last record)
+    /// and reported.
+    fn ledger_settled(&mut self, turn: u32) -> Option<TurnEvent> {
+        let book = self.turn.as_ref()?.ledger.as_ref()?;
+        let (context, ledger) = (book.context().clone(), book.entries());
+        self.recorder.record(&SessionRecord::Context {
+            turn,
+            context: context.clone(),
+            ledger: ledger.clone(),
+        });
+        Some(TurnEvent::Fairness { context, ledger })
     }
 
     /// Cancels every model of the running turn (their bash children are killed); a turn
@@ -579,7 +605,27 @@ impl SessionEngine {
                 self.record_agent(turn, entry, &label, &event);
                 vec![TurnEvent::Agent { entry, event }]
             }
-            RunEvent::Finished { entry, result } => self.finished(turn, entry, *result),
+            RunEvent::ToolsGiven { entry, tools } => {
+                let settled = state
+                    .ledger
+                    .as_mut()
+                    .is_some_and(|book| book.tools_given(entry, tools));
+                if settled {
+                    self.ledger_settled(turn).into_iter().collect()
+                } else {
+                    Vec::new()
+                }
+            }
+            RunEvent::Finished { entry, result } => {
+                let settled = state.ledger.as_mut().is_some_and(|book| book.ended(entry));
+                let mut out: Vec<TurnEvent> = if settled {
+                    self.ledger_settled(turn).into_iter().collect()
+                } else {
+                    Vec::new()
+                };
+                out.extend(self.finished(turn, entry, *result));
+                out
+            }
         }
     }
 

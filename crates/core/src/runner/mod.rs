@@ -126,6 +126,15 @@ pub enum RunEvent {
         /// The event.
         event: AgentEvent,
     },
+    /// The entry's tool servers started (only when the run has any): every tool it got, its
+    /// servers' included, so the fairness ledger hashes what it was actually given (a server
+    /// that failed for this model only is a difference, not only an error event).
+    ToolsGiven {
+        /// Entry position.
+        entry: usize,
+        /// Its tools with their schemas, in the order it is offered them.
+        tools: Vec<crate::model::ToolDef>,
+    },
     /// The entry ended; its result is ready to review.
     Finished {
         /// Entry position.
@@ -359,6 +368,10 @@ async fn run_entry(
                 });
             }
             agent.tools = Arc::new(agent.tools.with_tools(servers.tools.clone()));
+            let _ = tx.send(RunEvent::ToolsGiven {
+                entry: index,
+                tools: agent.tool_defs(),
+            });
             Some(servers)
         }
         _ => None,

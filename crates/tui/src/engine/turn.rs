@@ -159,26 +159,23 @@ impl Engine {
                 // The app names the models (their aliases while names are hidden).
                 vec![EngineMsg::Compacted(compacted)]
             }
-            EngineEvent::TurnStarted {
-                turn,
-                context,
-                ledger,
-                ..
-            } => {
+            EngineEvent::TurnStarted { turn, .. } => {
                 self.number(turn);
-                let mut out = vec![
-                    EngineMsg::TurnStarted { turn },
-                    EngineMsg::TurnContext {
-                        turn,
-                        context: Box::new(context),
-                        ledger,
-                    },
-                ];
+                let mut out = vec![EngineMsg::TurnStarted { turn }];
                 if let Some(active) = self.turn.as_ref().filter(|t| !t.plain.is_empty()) {
                     out.push(EngineMsg::Info(plain_note(turn, &active.plain)));
                 }
                 out
             }
+            EngineEvent::TurnContext {
+                turn,
+                context,
+                ledger,
+            } => vec![EngineMsg::TurnContext {
+                turn,
+                context: Box::new(context),
+                ledger,
+            }],
             EngineEvent::Agent { turn, entry, event } => match self.panel(turn, entry) {
                 Some(panel) => vec![EngineMsg::Agent { panel, event }],
                 None => Vec::new(),
