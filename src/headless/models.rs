@@ -57,10 +57,8 @@ pub(super) fn prepare(
         .web_search(config, env)
         .map_err(HeadlessError::Unsupported)?;
     let tools = Arc::new(recipe.tool_registry_with(search));
-    let system = recipe.full_system_prompt(&tools);
     let settings = |spec: &crate::config::ModelSpec| {
         let mut settings = recipe.agent_settings(spec);
-        settings.system = system.clone();
         settings.seed = settings.seed.or(config.seed);
         settings.edit_tools = recipe.constraints.edit_tools.unwrap_or(config.edit_tools);
         settings

@@ -561,3 +561,49 @@ fn recipe_check_warns_for_the_models_whose_api_takes_no_seed() {
         "{said}"
     );
 }
+
+#[test]
+fn a_recipes_system_prompt_follows_the_guidance_of_the_tools_the_model_actually_has() {
+    let w = world();
+    let responses = MockServer::start(vec![responses_reply()]);
+    let dir = w.root.parent().unwrap().to_path_buf();
+    write(
+        &dir.join("prompt.recipe.md"),
+        "# Prompt\nversion: 1\n\n## Models\n- openai/gpt-5\n\n\
+         ## Constraints\ntimeout: 1m\nproject_root: project\n\n\
+         ## System Prompt\nRECIPE-PROMPT-4417 answer like a pirate.\n\n\
+         ## Tasks\n\n### hello\nSay hi.\n\n## Success Criteria\n- no_errors\n",
+    );
+    let out = versus()
+        .current_dir(&dir)
+        .env("XDG_CONFIG_HOME", &w.config)
+        .env("TMPDIR", &w.temp)
+        .env("OPENAI_API_KEY", "sk-openai-test")
+        .env("OPENAI_BASE_URL", format!("{}/v1", responses.url()))
+        .args(["run", "prompt.recipe.md"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let requests = responses.requests();
+    assert_eq!(requests.len(), 1);
+    let system = system_of(&requests[0]);
+    // gpt-5 gets apply_patch by its family: the prompt is made from that registry, the
+    // recipe's own words after the tools' guidance, the project's context after those.
+    assert!(system.contains("- apply_patch:"), "{system}");
+    assert!(!system.contains("edit_file"), "{system}");
+    let guidance = system.find("- apply_patch:").unwrap();
+    let recipe = system
+        .find("RECIPE-PROMPT-4417")
+        .expect("the recipe's prompt");
+    let context = system.find(PROJECT_RULE).expect("the project's AGENTS.md");
+    assert!(guidance < recipe && recipe < context, "{system}");
+    let body = requests[0].json();
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"apply_patch"), "{tools:?}");
+    assert!(!tools.contains(&"edit_file"), "{tools:?}");
+}

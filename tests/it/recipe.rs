@@ -310,7 +310,7 @@ fn runner_helpers_reflect_the_recipe() {
     assert_eq!(settings.reasoning, Reasoning::High);
     assert_eq!(settings.temperature, None);
     assert_eq!(settings.max_output_tokens, Some(8000));
-    assert_eq!(settings.system, r.system_prompt);
+    assert_eq!(settings.instructions.as_ref(), Some(&r.system_prompt));
     let qwen = r.agent_settings(&spec("ollama/qwen2.5-coder:7b"));
     assert_eq!(qwen.temperature, Some(0.2));
     assert_eq!(qwen.reasoning, Reasoning::Medium);

@@ -374,7 +374,7 @@ fn sub_agents_are_off_by_default_and_hashed_by_the_ledger_when_on() {
             .contains(&json!("spawn_agent")),
         "{ledger}"
     );
-    assert!(ledger.get("sub_agents").is_none(), "{ledger}");
+    assert!(ledger.get("tool_settings").is_none(), "{ledger}");
     let calls = calls_of(&doc);
     assert!(
         calls[0]["output"]
@@ -413,7 +413,11 @@ fn sub_agents_are_off_by_default_and_hashed_by_the_ledger_when_on() {
                 .contains(&json!("spawn_agent")),
             "{entry}"
         );
-        assert_eq!(entry["sub_agents"], "max_depth=1 max_per_turn=4", "{entry}");
+        assert_eq!(
+            entry["tool_settings"],
+            json!(["spawn_agent: max_depth=1 max_per_turn=4"]),
+            "{entry}"
+        );
         assert_eq!(entry["differs"], Value::Null, "{entry}");
     }
     assert_eq!(ledger[0]["parts"], ledger[1]["parts"]);
@@ -478,7 +482,8 @@ fn a_recipe_turns_sub_agents_on_or_off_over_the_config() {
     let doc = w.session();
     let ledger = &doc["turns"][0]["ledger"][0];
     assert_eq!(
-        ledger["sub_agents"], "max_depth=1 max_per_turn=3",
+        ledger["tool_settings"],
+        json!(["spawn_agent: max_depth=1 max_per_turn=3"]),
         "{ledger}"
     );
     assert_eq!(
@@ -493,7 +498,7 @@ fn a_recipe_turns_sub_agents_on_or_off_over_the_config() {
     assert!(out.status.success(), "{}", text(&out));
     let doc = w.session();
     let ledger = &doc["turns"][0]["ledger"][0];
-    assert!(ledger.get("sub_agents").is_none(), "{ledger}");
+    assert!(ledger.get("tool_settings").is_none(), "{ledger}");
     let calls = calls_of(&doc);
     assert!(
         calls[0]["output"]

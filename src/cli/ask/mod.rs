@@ -26,7 +26,7 @@ use serde_json::json;
 
 use versus::apply::compose::{Selection, compose};
 use versus::apply::{AppliedAs, Resolution};
-use versus::engine::{AgentSettings, system_prompt};
+use versus::engine::AgentSettings;
 use versus::engine::{
     ChoiceOutcome, ChoiceRequest, EngineEvent, EngineEvents, EngineHandle, FinishedModel,
     HistoryPolicy, Op, SessionStart, StartNotice, StartOptions, TurnOutcome, TurnRequest,
@@ -426,7 +426,6 @@ fn targets(
         max_steps: args.max_steps,
         timeout: Duration::from_secs(args.timeout),
         max_cost: args.max_cost,
-        system: system_prompt(&tools.guidance(), None),
         seed: config.seed,
         edit_tools: config.edit_tools,
         ..AgentSettings::default()

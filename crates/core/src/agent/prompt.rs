@@ -30,4 +30,23 @@ mod tests {
         assert!(p.ends_with("Answer in French."));
         assert!(!system_prompt("x", Some("  ")).ends_with("\n\n"));
     }
+
+    #[test]
+    fn a_prompt_composed_from_a_narrowed_registry_names_only_its_tools() {
+        use crate::tools::{EditTools, ToolRegistry, narrow_edit_tools};
+        let mut settings = crate::agent::AgentSettings {
+            instructions: Some("Be brief.".into()),
+            ..Default::default()
+        };
+        let all = ToolRegistry::builtin();
+        settings.compose_system(&all);
+        assert!(settings.system.contains("apply_patch") && settings.system.contains("edit_file"));
+        let Some(gpt) = narrow_edit_tools(&all, EditTools::Family, "gpt-5", false) else {
+            panic!("gpt-5 kept both tools")
+        };
+        settings.compose_system(&gpt);
+        assert!(!settings.system.contains("edit_file"), "{}", settings.system);
+        assert!(settings.system.contains("apply_patch"));
+        assert!(settings.system.ends_with("Be brief."));
+    }
 }

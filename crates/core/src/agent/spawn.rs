@@ -76,21 +76,11 @@ impl SubAgents {
     /// tool joins its tools, the tool's guidance its system prompt, and the agent knows it is
     /// at the top (depth 0).
     pub fn install(self: &Arc<Self>, agent: &mut Agent, label: &str) {
-        let before = agent.tools.guidance();
         let tool = spawn_agent::tool(&self.settings, &self.model_labels());
         let tools = agent.tools.with_tools(vec![tool]);
-        let after = tools.guidance();
-        // The guidance goes where the tools' lines are; a prompt that does not hold them (a
-        // recipe's own) gets it at the end.
-        agent.settings.system = if !before.is_empty() && agent.settings.system.contains(&before)
-        {
-            agent.settings.system.replacen(&before, &after, 1)
-        } else {
-            let mut system = agent.settings.system.trim_end().to_string();
-            system.push_str("\n\n- ");
-            system.push_str(&spawn_agent_guidance(&tools));
-            system
-        };
+        // The prompt is made again from the tools the model now has: spawn_agent's guidance
+        // goes with the others'.
+        agent.settings.compose_system(&tools);
         agent.tools = Arc::new(tools);
         agent.settings.sub_agents = Some(SubAgentSlot {
             plan: Arc::clone(self),
@@ -99,15 +89,6 @@ impl SubAgents {
             count: None,
         });
     }
-}
-
-fn spawn_agent_guidance(tools: &crate::tools::ToolRegistry) -> String {
-    tools
-        .specs()
-        .into_iter()
-        .find(|s| s.name == spawn_agent::NAME)
-        .map(|s| s.guidance)
-        .unwrap_or_default()
 }
 
 /// Where one agent stands among sub-agents: the run's set-up, its depth (0 for a model of the

@@ -38,8 +38,13 @@ pub struct AgentSettings {
     pub temperature: Option<f32>,
     /// Thinking effort.
     pub reasoning: Reasoning,
-    /// The full system prompt (see [`super::system_prompt`]).
+    /// The full system prompt: composed from the model's final tools and `instructions` when
+    /// its entry is made ([`AgentSettings::compose_system`]), then the engine appends the
+    /// project context.
     pub system: String,
+    /// The front end's own instructions, put after the built-in prompt and the tool guidance
+    /// (a recipe's system prompt, the TUI's `/config system`); `None`: none.
+    pub instructions: Option<String>,
     /// Sampling seed, sent to providers that take one (Chat `seed`, Gemini
     /// `generationConfig.seed`), so samples of one model can be repeated.
     pub seed: Option<u64>,
@@ -64,11 +69,22 @@ impl Default for AgentSettings {
             temperature: None,
             reasoning: Reasoning::Default,
             system: String::new(),
+            instructions: None,
             seed: None,
             read_roots: Vec::new(),
             edit_tools: crate::tools::EditTools::default(),
             sub_agents: None,
         }
+    }
+}
+
+impl AgentSettings {
+    /// Makes the system prompt from `tools`, the tools the model actually gets, and the
+    /// instructions: composed, never patched, so whoever changes a model's tools (its editing
+    /// tool by family, sub-agents) composes again and the prompt never names a tool the model
+    /// cannot call.
+    pub fn compose_system(&mut self, tools: &crate::tools::ToolRegistry) {
+        self.system = super::system_prompt(&tools.guidance(), self.instructions.as_deref());
     }
 }
 

@@ -30,9 +30,6 @@ pub struct LedgerInput<'a> {
     pub seed: Option<u64>,
     /// Its limits and sampling settings as one canonical text.
     pub limits: &'a str,
-    /// Its sub-agent settings as one canonical text (`None`: sub-agents off), hashed as the
-    /// `sub_agents` part: the `spawn_agent` tool itself is among its tools.
-    pub sub_agents: Option<&'a str>,
 }
 
 /// What one model of a turn was given, owned, so the engine can hash it again once the
@@ -54,8 +51,6 @@ pub struct LedgerSource {
     pub seed: Option<u64>,
     /// Its limits and sampling settings as one canonical text.
     pub limits: String,
-    /// See [`LedgerInput::sub_agents`].
-    pub sub_agents: Option<String>,
 }
 
 impl LedgerSource {
@@ -75,7 +70,6 @@ impl LedgerSource {
             tool_settings: &self.tool_settings,
             seed: self.seed,
             limits: &self.limits,
-            sub_agents: self.sub_agents.as_deref(),
         })
     }
 }
@@ -101,13 +95,15 @@ pub struct LedgerEntry {
     /// The limits as text.
     #[serde(default)]
     pub limits: String,
-    /// Its tools' settings beyond their definitions (web_search's backend), as `tool: what`
-    /// lines; hashed as the part `tool_settings` only when there are any, so entries of
-    /// models without them hash as before.
+    /// Its tools' settings beyond their definitions (web_search's backend, spawn_agent's
+    /// limits), as `tool: what` lines; hashed as the part `tool_settings` only when there are
+    /// any, so entries of models without them hash as before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_settings: Vec<String>,
-    /// The sub-agent settings as text (`None`: off, and in logs written before sub-agents).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The sub-agent settings as text, as logs written before sub-agents' limits became a
+    /// tool setting recorded them (`None` in newer logs: see `tool_settings`). Read, never
+    /// written.
+    #[serde(default, skip_serializing)]
     pub sub_agents: Option<String>,
     /// How it differs from what most models of the turn were given (empty: the same).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -146,10 +142,6 @@ impl LedgerEntry {
             let settings = input.tool_settings.join("\n");
             parts.insert("tool_settings".to_string(), short_hash(settings.as_bytes()));
         }
-        // Only when on, so the hashes of turns without sub-agents stay what they were.
-        if let Some(sub_agents) = input.sub_agents {
-            parts.insert("sub_agents".to_string(), short_hash(sub_agents.as_bytes()));
-        }
         let all: String = parts.iter().map(|(k, v)| format!("{k}={v};")).collect();
         LedgerEntry {
             model: input.model.to_string(),
@@ -159,7 +151,7 @@ impl LedgerEntry {
             seed: input.seed,
             limits: input.limits.to_string(),
             tool_settings: input.tool_settings.to_vec(),
-            sub_agents: input.sub_agents.map(str::to_string),
+            sub_agents: None,
             differs: Vec::new(),
         }
     }
@@ -234,7 +226,6 @@ fn differences(e: &LedgerEntry, reference: &LedgerEntry) -> Vec<String> {
                 settings_text(&e.tool_settings),
                 settings_text(&reference.tool_settings)
             ),
-            "sub_agents" => sub_agents_difference(e, reference),
             other => other.to_string(),
         });
     }
@@ -276,15 +267,6 @@ fn settings_text(settings: &[String]) -> String {
     }
 }
 
-fn sub_agents_difference(e: &LedgerEntry, reference: &LedgerEntry) -> String {
-    let text = |s: &Option<String>| s.clone().unwrap_or_else(|| "off".into());
-    format!(
-        "sub_agents ({} vs {})",
-        text(&e.sub_agents),
-        text(&reference.sub_agents)
-    )
-}
-
 fn seed_text(seed: Option<u64>) -> String {
     seed.map(|s| s.to_string()).unwrap_or_else(|| "none".into())
 }
@@ -312,7 +294,6 @@ mod tests {
             tool_settings: &[],
             seed: Some(7),
             limits,
-            sub_agents: None,
         })
     }
 
@@ -377,7 +358,6 @@ mod tests {
                 tool_settings: settings,
                 seed: None,
                 limits: "l",
-                sub_agents: None,
             })
         };
         let brave = ["web_search: brave https://api.search.brave.com/".to_string()];
@@ -403,22 +383,26 @@ mod tests {
     }
 
     #[test]
-    fn sub_agent_settings_are_hashed_and_a_model_without_them_is_flagged() {
-        let tools = [tool("read_file")];
-        let with = |model: &str, sub_agents: Option<&str>| {
+    fn sub_agent_limits_are_a_tool_setting_and_a_model_without_them_is_flagged() {
+        let with = |model: &str, limits: Option<&str>| {
+            let mut tools = vec![tool("read_file")];
+            let mut settings = Vec::new();
+            if let Some(limits) = limits {
+                tools.push(tool("spawn_agent"));
+                settings.push(format!("spawn_agent: {limits}"));
+            }
             LedgerEntry::new(&LedgerInput {
                 model,
                 system: "prompt",
                 context: &ProjectContext::default(),
                 tools: &tools,
-                tool_settings: &[],
+                tool_settings: &settings,
                 seed: None,
                 limits: "steps=5",
-                sub_agents,
             })
         };
         let off = with("a", None);
-        assert!(!off.parts.contains_key("sub_agents"));
+        assert!(!off.parts.contains_key("tool_settings"));
         let mut entries = vec![
             with("a", Some("max_depth=2 max_per_turn=4")),
             with("b", Some("max_depth=2 max_per_turn=4")),
@@ -430,11 +414,17 @@ mod tests {
         assert!(!compare(&mut entries));
         assert_eq!(
             entries[2].differs,
-            ["sub_agents (max_depth=1 max_per_turn=4 vs max_depth=2 max_per_turn=4)"]
+            [
+                "tool settings (spawn_agent: max_depth=1 max_per_turn=4 vs spawn_agent: \
+                 max_depth=2 max_per_turn=4)"
+            ]
         );
         assert_eq!(
             entries[3].differs,
-            ["sub_agents (off vs max_depth=2 max_per_turn=4)"]
+            [
+                "tool settings (none vs spawn_agent: max_depth=2 max_per_turn=4)",
+                "tools (missing spawn_agent)"
+            ]
         );
     }
 }

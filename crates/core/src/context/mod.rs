@@ -183,7 +183,14 @@ pub fn summary_lines(
         out.push(format!("left out: {note}"));
     }
     // Sub-agents are a tool like the others, but one that changes how a model works: said.
-    if let Some(settings) = ledger.iter().find_map(|e| e.sub_agents.as_ref()) {
+    let spawn_agent = |e: &LedgerEntry| {
+        e.tool_settings
+            .iter()
+            .find_map(|s| s.strip_prefix("spawn_agent: ").map(str::to_string))
+            // A log written before the limits became a tool setting.
+            .or_else(|| e.sub_agents.clone())
+    };
+    if let Some(settings) = ledger.iter().find_map(spawn_agent) {
         out.push(format!("sub-agents: on ({settings})"));
     }
     out.extend(fairness_lines(ledger, name));
@@ -280,11 +287,18 @@ mod tests {
             "fairness: b was given something different: seed (1 vs none)"
         );
         let on = LedgerEntry {
-            sub_agents: Some("max_depth=2 max_per_turn=4".into()),
+            tool_settings: vec!["spawn_agent: max_depth=2 max_per_turn=4".into()],
             ..entry("a", &[])
         };
         let lines = summary_lines(&context, &[on.clone(), on], &plain);
         assert_eq!(lines[2], "sub-agents: on (max_depth=2 max_per_turn=4)");
+        // As a log written before the limits became a tool setting has them.
+        let old = LedgerEntry {
+            sub_agents: Some("max_depth=1 max_per_turn=4".into()),
+            ..entry("a", &[])
+        };
+        let lines = summary_lines(&context, &[old.clone(), old], &plain);
+        assert_eq!(lines[2], "sub-agents: on (max_depth=1 max_per_turn=4)");
     }
 
     #[test]

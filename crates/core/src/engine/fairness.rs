@@ -101,7 +101,6 @@ mod tests {
             tool_settings: Vec::new(),
             seed: None,
             limits: "steps=5".into(),
-            sub_agents: None,
         }
     }
 

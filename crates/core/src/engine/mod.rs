@@ -64,7 +64,7 @@ pub use crate::context::{
 /// through the engine, never the runner (its fan-out, workspaces) or the agent loop itself:
 /// those two modules are private to this crate (see the crate's documentation), so a front end
 /// that names them does not compile.
-pub use crate::agent::{AgentSettings, system_prompt};
+pub use crate::agent::AgentSettings;
 pub use crate::runner::{
     Concurrency, ModelEntry, ModelRequest, Roster, RosterError, RosterModel, RunOptions,
     SkippedModel, Unrunnable, entry_for, resolve_models, runnable,

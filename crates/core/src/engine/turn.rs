@@ -139,7 +139,7 @@ impl TurnLaunch {
 /// Puts the turn's project context into every model's system prompt (the same words for
 /// each), lets read_file open the skills outside the project, and hashes what each model was
 /// given for the fairness ledger. With `sub_agents` on, every model gets the same
-/// `spawn_agent` tool (sub-agents on any model of the run) and settings, hashed too.
+/// `spawn_agent` tool (sub-agents on any model of the run), its limits a tool setting.
 pub(super) fn give_context(
     runs: &mut [EntryRun],
     context: &ProjectContext,
@@ -159,7 +159,6 @@ pub(super) fn give_context(
             .collect();
         Arc::new(SubAgents::new(settings, models, context.prompt_text()))
     });
-    let sub_agents_text = sub_agents.map(|s| s.text());
     for run in runs.iter_mut() {
         let agent = &mut run.entry.agent;
         // Before the context: the tool's guidance goes with the other tools'.
@@ -175,7 +174,6 @@ pub(super) fn give_context(
             tool_settings: agent.tools.ledger_notes(),
             seed: agent.settings.seed,
             limits: limits_text(&agent.settings),
-            sub_agents: sub_agents_text.clone(),
         });
     }
     ledger

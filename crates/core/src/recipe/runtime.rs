@@ -343,7 +343,9 @@ impl Recipe {
             max_output_tokens: sampling.max_output_tokens,
             temperature: sampling.temperature,
             reasoning: sampling.reasoning,
-            system: self.system_prompt.clone(),
+            system: String::new(),
+            // The prompt is composed from each model's final tools when its entry is made.
+            instructions: Some(self.system_prompt.clone()),
             seed: sampling.seed,
             read_roots: Vec::new(),
             edit_tools: self.constraints.edit_tools.unwrap_or_default(),
@@ -401,12 +403,6 @@ impl Recipe {
             }
         }
         out
-    }
-
-    /// The whole system prompt for models using `tools`: versus's base prompt, the tools'
-    /// guidance, then the recipe's System Prompt.
-    pub fn full_system_prompt(&self, tools: &ToolRegistry) -> String {
-        crate::agent::system_prompt(&tools.guidance(), Some(&self.system_prompt))
     }
 
     /// The isolation the recipe asks for; `None` means automatic (see

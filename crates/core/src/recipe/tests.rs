@@ -126,8 +126,9 @@ fn tool_registry_applies_selection_guidance_descriptions_and_sandbox() {
         r.tool_limits().bash_allowlist,
         Some(vec!["cargo test".to_string()])
     );
-    let prompt = r.full_system_prompt(&reg);
-    assert!(prompt.contains("- read before editing"));
+    let mut settings = r.agent_settings(&crate::config::ModelSpec::parse("demo/x").unwrap());
+    settings.compose_system(&reg);
+    assert!(settings.system.contains("- read before editing"));
 
     let none = parse("# N\nversion: 1\n## Tools\n");
     assert!(none.tool_registry().names().is_empty());
@@ -181,7 +182,7 @@ fn agent_settings_merge_global_and_per_model_parameters() {
     assert_eq!(plain.timeout, Duration::from_secs(90));
     assert_eq!(plain.temperature, Some(0.2));
     assert_eq!(plain.reasoning, Reasoning::Low);
-    assert_eq!(plain.system, "Be brief.");
+    assert_eq!(plain.instructions.as_deref(), Some("Be brief."));
     let o3 = r.agent_settings(&spec("openai/o3"));
     assert_eq!(o3.temperature, None);
     assert_eq!(o3.reasoning, Reasoning::High);

@@ -92,22 +92,19 @@ pub fn entry_for(
     tools: Arc<ToolRegistry>,
     mut settings: AgentSettings,
 ) -> ModelEntry {
-    // The one place a model's tools are final: its editing tool by the settings' policy, and
-    // the system prompt's guidance to match. Demo scripts name whichever tool they call.
+    // The one place a model's tools are final (its editing tool by the settings' policy) and
+    // its prompt is made from them. Demo scripts name whichever tool they call.
     let scripted = resolved.kind == ApiKind::Demo;
     let tools = match crate::tools::narrow_edit_tools(
         &tools,
-        &settings.system,
         settings.edit_tools,
         &resolved.spec.model,
         scripted,
     ) {
-        Some((narrowed, system)) => {
-            settings.system = system;
-            Arc::new(narrowed)
-        }
+        Some(narrowed) => Arc::new(narrowed),
         None => tools,
     };
+    settings.compose_system(&tools);
     let cost: Option<CostFn> = resolved.price.map(|price| {
         let f: CostFn = Arc::new(move |usage| Some(price.cost(usage)));
         f

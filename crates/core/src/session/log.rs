@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::SkippedLine;
 use super::clock::now;
-use super::events::SkippedLine;
 use super::record::{LegacyRecord, SESSION_LOG, SessionRecord, TurnTask, encode_record_with_blobs};
 use super::store::{SessionError, Store};
 use super::summary::{TurnModel, TurnSummary, note_tool_event};

@@ -7,7 +7,6 @@
 
 mod blobs;
 mod clock;
-mod events;
 mod history;
 mod log;
 mod ownership;
@@ -20,7 +19,6 @@ mod summary;
 
 pub use blobs::BLOBS_DIR;
 pub use clock::{Timestamp, now};
-pub use events::{EventLog, SkippedLine};
 pub use history::{HISTORY, HistoryEntry, append_history, read_history};
 pub use log::{EVENTS_FILE, Session, SessionLog, next_turn_note};
 pub use ownership::{Foreign, OwnerKey, STAMP_FILE};
@@ -36,3 +34,7 @@ pub use recorder::Recorder;
 pub use replay::demo_script;
 pub use store::{Adopted, SessionError, Store};
 pub use summary::{ToolCallSummary, TurnModel, TurnSummary};
+
+/// A line of a record file that could not be read, named by file and line (see
+/// [`crate::jsonl`]).
+pub type SkippedLine = crate::jsonl::Damage;

@@ -161,7 +161,7 @@ pub struct Preferences {
     /// Choices left out because they were rewound afterwards.
     pub rewound: usize,
     /// Lines that could not be read.
-    pub skipped: Vec<super::events::SkippedLine>,
+    pub skipped: Vec<super::SkippedLine>,
 }
 
 /// Appends a choice to `path` (after removing a last line a crash cut short; refused when a

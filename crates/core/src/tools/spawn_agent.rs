@@ -127,14 +127,25 @@ pub fn tool(settings: &SubAgentSettings, models: &[String]) -> Arc<dyn Tool> {
             // It runs an agent in the workspace, which may change it (a coder).
             class: ToolClass::WorkspaceEffect,
         },
-        SpawnAgent,
+        SpawnAgent {
+            settings: settings.text(),
+        },
     )
 }
 
-struct SpawnAgent;
+struct SpawnAgent {
+    /// The limits as one canonical text, for the fairness ledger.
+    settings: String,
+}
 
 impl Handler for SpawnAgent {
     type Args = SpawnRequest;
+
+    /// The limits (they are in the description too, but said once as settings, so the
+    /// ledger names them when two models' differ and the summary says sub-agents are on).
+    fn ledger(&self) -> Option<String> {
+        Some(self.settings.clone())
+    }
 
     async fn run(&self, args: SpawnRequest, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         if args.task.trim().is_empty() {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use versus_core::engine::{
     AgentSettings, EngineEvent, HistoryPolicy, Op, RunOptions, TurnRequest as EngineTurn,
-    TurnTarget, entry_for, system_prompt,
+    TurnTarget, entry_for,
 };
 use versus_core::fsutil::read_capped;
 use versus_core::tools::{ToolLimits, ToolRegistry};
@@ -64,7 +64,7 @@ impl Engine {
         let settings = AgentSettings {
             max_steps: request.settings.max_steps,
             timeout: Duration::from_secs(request.settings.timeout_secs),
-            system: system_prompt(&tools.guidance(), request.settings.system.as_deref()),
+            instructions: request.settings.system.clone(),
             seed: self.config.seed,
             edit_tools: self.config.edit_tools,
             ..AgentSettings::default()
