@@ -38,6 +38,9 @@ const MAX_FILE_BYTES: u64 = 1 << 20;
 /// Compiled ignore files kept between walks; the cache starts over when it is full.
 const CACHED_FILES: usize = 1024;
 
+/// Folders known to hold no ignore file, kept between walks; forgotten when full.
+const CACHED_FOLDERS: usize = 1 << 16;
+
 /// A file modified less than this before it was read is read again next time.
 const RACY: Duration = Duration::from_secs(1);
 
@@ -155,7 +158,54 @@ fn first_answer<'a>(
 }
 
 /// The ignore files of `dir`, or `None` when it has none.
+///
+/// Most folders have none, and learning it costs three failed lookups (`.git`, `.ignore`,
+/// `.gitignore`): on a large tree, the one cost a search pays that ripgrep does not. So a
+/// folder found without any is remembered by its own stamp, and asked again with one lookup
+/// of the folder: creating, removing or renaming an entry changes a folder's modification and
+/// change times, so an unchanged stamp proves the files are still absent (unless the folder
+/// changed less than [`RACY`] before it was looked at, as for files).
 fn folder_rules(dir: &Path) -> Option<FolderRules> {
+    folder_rules_at(dir, SystemTime::now())
+}
+
+/// [`folder_rules`], looked at `looked_at` (a test looks from later, past the racy window).
+fn folder_rules_at(dir: &Path, looked_at: SystemTime) -> Option<FolderRules> {
+    let stamp = std::fs::symlink_metadata(dir)
+        .ok()
+        .map(|meta| Stamp::of(&meta));
+    if let Some(stamp) = stamp
+        && without_rules()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(dir.as_os_str())
+            .is_some_and(|known| *known == stamp)
+    {
+        return None;
+    }
+    let rules = read_folder_rules(dir);
+    if let (None, Some(stamp)) = (&rules, stamp)
+        && !stamp.racy_at(looked_at)
+    {
+        let mut known = without_rules()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if known.len() >= CACHED_FOLDERS {
+            known.clear();
+        }
+        known.insert(dir.as_os_str().to_os_string(), stamp);
+    }
+    rules
+}
+
+/// Folders found without ignore files, by path, with their stamp then.
+fn without_rules() -> &'static Mutex<HashMap<OsString, Stamp>> {
+    static FOLDERS: OnceLock<Mutex<HashMap<OsString, Stamp>>> = OnceLock::new();
+    FOLDERS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Looks for the ignore files of `dir`.
+fn read_folder_rules(dir: &Path) -> Option<FolderRules> {
     let git = dir.join(".git");
     let exclude = std::fs::symlink_metadata(&git)
         .is_ok_and(|m| m.is_dir())
@@ -181,6 +231,18 @@ struct Stamp {
 }
 
 impl Stamp {
+    /// Changed less than [`RACY`] before `now`: a change within the timestamp granularity
+    /// could follow without changing the stamp.
+    fn racy_at(&self, now: SystemTime) -> bool {
+        let changed = |(secs, nanos): (i64, i64)| {
+            let (Ok(secs), Ok(nanos)) = (u64::try_from(secs), u32::try_from(nanos)) else {
+                return true;
+            };
+            SystemTime::UNIX_EPOCH + Duration::new(secs, nanos) + RACY > now
+        };
+        changed(self.mtime) || changed(self.ctime)
+    }
+
     fn of(meta: &Metadata) -> Self {
         Self {
             dev: meta.dev(),
@@ -516,5 +578,36 @@ mod tests {
         rules.push_str("b.txt\n");
         std::fs::write(root.join(".gitignore"), rules).unwrap();
         assert_eq!(ours(&root), [".gitignore", "b.txt"]);
+    }
+
+    #[test]
+    fn a_folder_known_to_have_no_ignore_file_is_looked_at_again_once_it_changed() {
+        use super::{folder_rules, folder_rules_at, without_rules};
+        let (_dir, root) = a_and_b();
+        // Looked at two seconds later: past the racy window of what was just made.
+        let later = || std::time::SystemTime::now() + std::time::Duration::from_secs(2);
+        let known = |dir: &Path| {
+            without_rules()
+                .lock()
+                .unwrap()
+                .contains_key(dir.as_os_str())
+        };
+        assert!(folder_rules_at(&root, later()).is_none());
+        assert!(known(&root), "a folder without ignore files is remembered");
+        assert!(folder_rules_at(&root, later()).is_none());
+        // A new ignore file changes the folder's times: it is looked at again.
+        std::fs::write(root.join(".gitignore"), "a.txt\n").unwrap();
+        assert!(folder_rules_at(&root, later()).is_some_and(|r| r.gitignore.is_some()));
+        // So does a `.git` folder, whose `info/exclude` counts.
+        std::fs::remove_file(root.join(".gitignore")).unwrap();
+        assert!(folder_rules_at(&root, later()).is_none());
+        std::fs::create_dir_all(root.join(".git/info")).unwrap();
+        std::fs::write(root.join(".git/info/exclude"), "a.txt\n").unwrap();
+        assert!(folder_rules_at(&root, later()).is_some_and(|r| r.exclude.is_some()));
+        // A folder that changed just now is not remembered (a change within the timestamp
+        // granularity could follow unseen).
+        std::fs::create_dir(root.join("fresh")).unwrap();
+        assert!(folder_rules(&root.join("fresh")).is_none());
+        assert!(!known(&root.join("fresh")));
     }
 }

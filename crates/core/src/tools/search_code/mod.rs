@@ -349,22 +349,26 @@ const SPARSE_FILES: usize = 32;
 fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, ToolError> {
     let ctx = plan.ctx;
     let walk = Walk::new(ctx.view.root(), dir)?;
-    let check_overlay = !plan.overlay.is_empty();
-    // The file's path from the root when it is to be searched (not binary by name, matching
-    // the glob, not shadowed by the model's in-memory changes).
-    let wanted = |path: &Path| -> Option<String> {
-        if path
+    // Files binary by name or outside the glob are left out by the walk itself, before its
+    // ignore rules are asked about them.
+    let (glob, start, root) = (
+        plan.glob.clone(),
+        walk.start().to_path_buf(),
+        walk.root().to_path_buf(),
+    );
+    let walk = walk.only_files(Arc::new(move |path: &Path| {
+        !path
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|name| text::is_binary(name, &[]))
-        {
-            return None;
-        }
-        if let Some(glob) = &plan.glob
-            && !glob.is_match_at(path, walk.start(), walk.root())
-        {
-            return None;
-        }
+            && glob
+                .as_ref()
+                .is_none_or(|glob| glob.is_match_at(path, &start, &root))
+    }));
+    let check_overlay = !plan.overlay.is_empty();
+    // The file's path from the root when it is to be searched (not shadowed by the model's
+    // in-memory changes).
+    let wanted = |path: &Path| -> Option<String> {
         let rel = walk.rel_to_root(path)?;
         (!(check_overlay && plan.overlay.shadows(&rel))).then_some(rel)
     };

@@ -107,7 +107,12 @@ pub(crate) struct Walk {
     /// Folder names from the root down to `start`, when walking from the root.
     chain: Option<Arc<Vec<OsString>>>,
     threads: usize,
+    /// Files the caller wants, asked before the ignore rules (see [`Walk::only_files`]).
+    files: Option<FileFilter>,
 }
+
+/// Whether a caller wants the file at this path at all (by name or glob).
+pub(crate) type FileFilter = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 
 impl Walk {
     /// Prepares a walk of the folder `dir` (which must exist on disk) inside `root`.
@@ -123,6 +128,7 @@ impl Walk {
                 base_depth: 0,
                 chain: None,
                 threads,
+                files: None,
             });
         }
         // A symlinked folder inside the project is walked at its real location.
@@ -146,6 +152,7 @@ impl Walk {
             base_depth: chain.len(),
             chain: Some(Arc::new(chain)),
             threads,
+            files: None,
         };
         if !walk.start_is_reachable() {
             // The folder itself is ignored: walk it directly, like an explicit rg argument.
@@ -153,6 +160,15 @@ impl Walk {
             walk.base_depth = 0;
         }
         Ok(walk)
+    }
+
+    /// Leaves out, before the ignore rules are asked about them, the files `wanted` says no
+    /// to. A glob that keeps a tenth of the files (`*.toml`) would otherwise pay the rules'
+    /// folder lookup and pattern matching for every file it drops, which is how ripgrep's
+    /// `-g` stays ahead: its globs are asked first too. Folders are always walked.
+    pub(crate) fn only_files(mut self, wanted: FileFilter) -> Self {
+        self.files = Some(wanted);
+        self
     }
 
     /// Whether a walk from the root reaches `start` as a folder (it is not ignored).
@@ -181,8 +197,16 @@ impl Walk {
             .max_depth(max_depth.map(|d| d + self.base_depth));
         let chain = self.chain.clone();
         let rules = IgnoreRules::new(origin);
+        let files = self.files.clone();
         builder.filter_entry(move |entry| {
             if entry.file_name() == ".git" {
+                return false;
+            }
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            if let Some(wanted) = &files
+                && !is_dir
+                && !wanted(entry.path())
+            {
                 return false;
             }
             let on_the_way = match &chain {
@@ -191,8 +215,7 @@ impl Walk {
                 }
                 _ => true,
             };
-            on_the_way
-                && !rules.ignored(entry.path(), entry.file_type().is_some_and(|t| t.is_dir()))
+            on_the_way && !rules.ignored(entry.path(), is_dir)
         });
         builder
     }
