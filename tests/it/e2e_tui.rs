@@ -2443,11 +2443,17 @@ fn a_sub_agents_calls_are_listed_under_its_spawn_call_in_ctrl_t() {
         "{screen}"
     );
     tmux.press("C-t");
-    let screen = tmux.wait_for(&["tool results", "↳ coder #1: ✓ edit_file greeting.txt"]);
+    let screen = tmux.wait_for(&[
+        "tool results",
+        "turn 1 · ↳ coder #1: ✓ edit_file greeting.txt",
+    ]);
+    // Headings (`turn 1 · ...`) are the overlay's own; the panel behind it has the same calls.
     let spawn = screen
-        .find("✓ spawn_agent polish")
+        .find("turn 1 · ✓ spawn_agent polish")
         .unwrap_or_else(|| panic!("{screen}"));
-    let edit = screen.find("↳ coder #1: ✓ edit_file").unwrap();
+    let edit = screen
+        .find("turn 1 · ↳ coder #1: ✓ edit_file")
+        .unwrap_or_else(|| panic!("{screen}"));
     assert!(
         spawn < edit,
         "the sub-agent's call after its spawn call: {screen}"
