@@ -151,8 +151,8 @@ pub struct Panel {
     pub transcript: Transcript,
     /// Rows scrolled up from the bottom (0 follows the output).
     pub scroll: usize,
-    /// Every finished tool call of the session, in order, with the text the model received
-    /// (what the "whole result" key shows).
+    /// Every finished tool call of the session, its sub-agents' included, in the order they
+    /// finished, with the text the model received (what the "whole result" key shows).
     pub results: Vec<CallResult>,
     /// The turn being shown.
     turn: u32,
