@@ -229,7 +229,7 @@ pub fn main() -> ExitCode {
         None => {}
     }
     let result = match cli.command {
-        Some(Command::Tool(args)) => tool_cmd::run(args, cli.project),
+        Some(Command::Tool(args)) => tool_cmd::run(args, cli.project, cli.config, cli.trust),
         Some(Command::Models(args)) => models_cmd::run(args, cli.project, cli.config, cli.trust),
         Some(Command::Completions(args)) => completions_cmd::run(args),
         Some(Command::Ask(args)) => ask::run(args, cli.project, cli.config, cli.trust),

@@ -83,7 +83,7 @@ fn check(
     };
     match loaded {
         Ok(recipe) => {
-            summary(file, &recipe);
+            summary(file, &recipe, config.as_ref());
             // Seeds only reach providers that take one: say which models go without.
             let warnings = match &config {
                 Some(config) => recipe.seed_warnings(config.seed, |spec| {
@@ -135,7 +135,7 @@ fn report(file: &Path, errors: &RecipeErrors) {
     );
 }
 
-fn summary(file: &Path, recipe: &Recipe) {
+fn summary(file: &Path, recipe: &Recipe, config: Option<&config::Config>) {
     say!("{}: ok", file.display());
     say!("name: {}", recipe.name);
     let models: Vec<String> = recipe.models.iter().map(|m| m.spec.to_string()).collect();
@@ -154,7 +154,7 @@ fn summary(file: &Path, recipe: &Recipe) {
     say!("criteria: {} ({})", criteria.len(), criteria.join("; "));
     let allowlist = recipe.tool_limits().bash_allowlist;
     let tools: Vec<String> = recipe
-        .active_tool_names()
+        .active_tool_names_for(config)
         .into_iter()
         .map(|t| match &allowlist {
             Some(prefixes) if t == "bash" => format!("bash({})", prefixes.join(", ")),
@@ -165,6 +165,10 @@ fn summary(file: &Path, recipe: &Recipe) {
         say!("tools: none");
     } else {
         say!("tools: {}", tools.join(", "));
+    }
+    // Without ## Tools, web_search is the user's to turn on: say where it comes from.
+    if recipe.web_search_from_config(config) == Some(true) {
+        say!("web_search: from your config's [web_search]");
     }
     if !recipe.mcp_servers.is_empty() {
         let servers: Vec<String> = recipe

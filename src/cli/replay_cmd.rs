@@ -1,5 +1,6 @@
 //! `versus replay export`: a model's recorded conversation as a demo script, to replay a real
-//! run offline (`-m demo/path/to/script.jsonl`).
+//! run offline (`-m demo/path/to/script.jsonl`), with its sub-agents' tracks (their calls and
+//! answers, named in a comment) so the replay starts them too.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use versus::session::{SessionLog, SessionRecord, Store, demo_script};
+use versus::session::{SessionLog, SessionRecord, Store, demo_script_with, sub_agent_tracks};
 
 /// Arguments of `versus replay`.
 #[derive(Debug, Args)]
@@ -77,7 +78,17 @@ pub fn run(args: ReplayArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCod
             turn.map(|n| format!(" after turn {n}")).unwrap_or_default()
         );
     };
-    let script = demo_script(&messages, &format!("session {id}, {model}"), delay);
+    // Its sub-agents' tracks, from their events in the turns this conversation holds.
+    let tracks = sub_agent_tracks(log.records.iter().filter_map(|r| match r {
+        SessionRecord::Agent {
+            turn: t,
+            model: m,
+            event,
+            ..
+        } if *m == model && turn.is_none_or(|n| *t <= n) => Some((*t, event)),
+        _ => None,
+    }));
+    let script = demo_script_with(&messages, &tracks, &format!("session {id}, {model}"), delay);
     match output {
         Some(path) => {
             let path = project.join(path);

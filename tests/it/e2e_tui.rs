@@ -2313,3 +2313,152 @@ fn the_interface_starts_the_default_model_of_the_only_key_set() {
     assert!(!screen.contains("Demo mode"), "{screen}");
     assert!(!screen.contains(key), "{screen}");
 }
+
+/// A Python MCP server on the official SDK (`mcp` 2.x `MCPServer`, or 1.x `FastMCP`) with one
+/// tool, `lines`, answering `count` numbered lines as text.
+const MCP_LINES_SERVER: &str = r#"
+try:
+    from mcp.server.mcpserver import MCPServer as Server
+except ImportError:
+    from mcp.server.fastmcp import FastMCP as Server
+
+server = Server("py")
+
+
+@server.tool()
+def lines(count: int):
+    """Answers `count` numbered lines."""
+    return "\n".join("MCP-LINE-%d" % i for i in range(1, count + 1))
+
+
+server.run()
+"#;
+
+/// Issue 24: a model calls an MCP server's tool (`py__lines`, a Python server from the user's
+/// config) in the interface: the panel shows the call by its `server__tool` name with its
+/// outcome mark and the tail of its result, and Ctrl+T shows the whole result.
+#[test]
+fn an_mcp_tool_call_shows_in_the_panel_with_its_result_and_whole_in_ctrl_t() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let sdk = Command::new("python3")
+        .args(["-c", "import mcp.server"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !sdk {
+        eprintln!("SKIPPED: the Python MCP SDK is not installed; .ci/run runs `pip install mcp`");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(proj.join("mcp_lines.py"), MCP_LINES_SERVER).unwrap();
+    std::fs::write(
+        proj.join("mcp.jsonl"),
+        "{\"say\": \"Asking the server.\", \"tools\": [{\"name\": \"py__lines\", \"args\": {\"count\": 6}}]}\n\
+         {\"say\": \"MCP-DONE: six lines.\"}\n",
+    )
+    .unwrap();
+    util::git(&proj, &["init", "-q"]);
+    util::git(&proj, &["add", "."]);
+    util::git(&proj, &["commit", "-qm", "init"]);
+    let config = tmp.write(
+        "config.toml",
+        "[mcp_servers.py]\ncommand = \"python3\"\nargs = [\"mcp_lines.py\"]\n",
+    );
+    let tmux = Tmux::start("mcp-panel", 110, 30);
+    launch(&tmux, &proj, &config, "-m demo/mcp.jsonl");
+    tmux.wait_for(&["turn 0", "demo/mcp.jsonl"]);
+
+    tmux.type_text("ask the server");
+    tmux.press("Enter");
+    // The panel: the call by its server__tool name, marked done, with its result's last lines.
+    let screen = tmux.wait_for(&["MCP-DONE", "turn 1 finished"]);
+    assert!(screen.contains("✓ py__lines"), "{screen}");
+    assert!(
+        screen.contains("    … +3 line(s) above (Ctrl+T: the whole result)"),
+        "{screen}"
+    );
+    for line in ["    MCP-LINE-4", "    MCP-LINE-5", "    MCP-LINE-6"] {
+        assert!(screen.contains(line), "{line}: {screen}");
+    }
+    assert!(!screen.contains("MCP-LINE-1"), "only the tail: {screen}");
+
+    // Ctrl+T: the whole result in the overlay.
+    tmux.press("C-t");
+    let screen = tmux.wait_for(&["tool results", "turn 1 · ✓ py__lines"]);
+    for line in ["  MCP-LINE-1", "  MCP-LINE-2", "  MCP-LINE-6"] {
+        assert!(screen.contains(line), "{line}: {screen}");
+    }
+    tmux.press_and_see("Escape");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+}
+
+/// Issue 24: a model's coder sub-agent in the interface: its calls nested in the panel, and
+/// Ctrl+T lists them after the `spawn_agent` call that started it, named `coder #1`, with
+/// their whole results.
+#[test]
+fn a_sub_agents_calls_are_listed_under_its_spawn_call_in_ctrl_t() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("greeting.txt"), "hello\n").unwrap();
+    let steps = [
+        serde_json::json!({"say": "Delegating.", "tools": [{"name": "spawn_agent", "args": {
+            "task": "polish: make the greeting polite", "role": "coder"}}]}),
+        serde_json::json!({"agent": "polish", "tools": [{"name": "edit_file", "args": {
+            "path": "greeting.txt", "old_string": "hello", "new_string": "good morning"}}]}),
+        serde_json::json!({"agent": "polish", "say": "SUB-ANSWER: polite now."}),
+        serde_json::json!({"say": "SPAWN-DONE: delegated."}),
+    ];
+    let script: String = steps.iter().map(|s| format!("{s}\n")).collect();
+    std::fs::write(proj.join("spawn.jsonl"), script).unwrap();
+    util::git(&proj, &["init", "-q"]);
+    util::git(&proj, &["add", "."]);
+    util::git(&proj, &["commit", "-qm", "init"]);
+    let config = tmp.write("config.toml", "[sub_agents]\n");
+    let tmux = Tmux::start("sub-agent-overlay", 110, 30);
+    launch(&tmux, &proj, &config, "-m demo/spawn.jsonl");
+    tmux.wait_for(&["turn 0", "demo/spawn.jsonl"]);
+    tmux.type_text("delegate it");
+    tmux.press("Enter");
+    // The coder's edit opens the review; Esc goes back to the panels.
+    tmux.wait_for(&[
+        "turn 1 finished",
+        "reviewing: Esc or q goes back to the prompt",
+    ]);
+    tmux.press_and_see("Escape");
+    let screen = tmux.wait_for(&["SPAWN-DONE"]);
+    assert!(
+        screen.contains("↳ coder #1: ✓ edit_file greeting.txt"),
+        "{screen}"
+    );
+    tmux.press("C-t");
+    let screen = tmux.wait_for(&[
+        "tool results",
+        "turn 1 · ↳ coder #1: ✓ edit_file greeting.txt",
+    ]);
+    // Headings (`turn 1 · ...`) are the overlay's own; the panel behind it has the same calls.
+    let spawn = screen
+        .find("turn 1 · ✓ spawn_agent polish")
+        .unwrap_or_else(|| panic!("{screen}"));
+    let edit = screen
+        .find("turn 1 · ↳ coder #1: ✓ edit_file")
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(
+        spawn < edit,
+        "the sub-agent's call after its spawn call: {screen}"
+    );
+    assert!(screen.contains("SUB-ANSWER: polite now."), "{screen}");
+    // Dropping the tmux server ends versus (SIGHUP) before the folders go.
+    drop(tmux);
+}

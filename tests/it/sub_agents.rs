@@ -508,3 +508,299 @@ fn a_recipe_turns_sub_agents_on_or_off_over_the_config() {
         "{calls:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The interface's Ctrl+T overlay (issue 24): a sub-agent's calls after the parent's call.
+
+/// A finished tool call of `agent` (`None`: the model) with its whole output.
+fn tui_call(
+    app: &mut versus::tui::state::App,
+    agent: Option<&versus::model::SubAgentTag>,
+    (id, name, args): (&str, &str, &str),
+    output: &str,
+) {
+    use versus::model::{AgentEvent, ToolOutcome};
+    let wrap = |event: AgentEvent| match agent {
+        Some(tag) => AgentEvent::SubAgent {
+            agent: tag.clone(),
+            event: Box::new(event),
+        },
+        None => event,
+    };
+    crate::tui_snapshots::agent(
+        app,
+        0,
+        wrap(AgentEvent::ToolCallReady {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        }),
+    );
+    crate::tui_snapshots::agent(
+        app,
+        0,
+        wrap(AgentEvent::ToolResult {
+            id: id.into(),
+            name: name.into(),
+            is_error: false,
+            bytes: output.len(),
+            summary: output.lines().next().unwrap_or_default().into(),
+            duration_ms: 12,
+            failed_edit: false,
+            outcome: Some(ToolOutcome::Ok),
+            output: output.into(),
+            timing: None,
+        }),
+    );
+}
+
+/// A turn where the model reads a file, starts a coder sub-agent (which reads and writes),
+/// and then runs a command: the sub-agent's calls end before its `spawn_agent` call does.
+fn tui_turn_with_a_coder() -> versus::tui::state::App {
+    use crate::tui_snapshots::{agent, app, start_turn};
+    use versus::model::{AgentEvent, SubAgentTag, ToolOutcome};
+    let mut a = app(&["demo/good"]);
+    start_turn(&mut a, "Fix the greeting");
+    agent(&mut a, 0, AgentEvent::StepStarted { step: 1 });
+    tui_call(
+        &mut a,
+        None,
+        ("c1", "read_file", r#"{"path":"src/lib.rs"}"#),
+        "1 pub fn greet() -> &'static str { \"helo\" }",
+    );
+    let spawn = r#"{"task":"fix the typo in greet","role":"coder"}"#;
+    agent(
+        &mut a,
+        0,
+        AgentEvent::ToolCallReady {
+            id: "c2".into(),
+            name: "spawn_agent".into(),
+            arguments: spawn.into(),
+        },
+    );
+    let coder = SubAgentTag {
+        role: "coder".into(),
+        number: 1,
+        depth: 1,
+        model: "demo/good".into(),
+        call_id: "c2".into(),
+    };
+    tui_call(
+        &mut a,
+        Some(&coder),
+        ("c1", "read_file", r#"{"path":"src/lib.rs"}"#),
+        "1 pub fn greet() -> &'static str { \"helo\" }",
+    );
+    tui_call(
+        &mut a,
+        Some(&coder),
+        (
+            "c2",
+            "edit_file",
+            r#"{"path":"src/lib.rs","old_string":"helo","new_string":"hello"}"#,
+        ),
+        "edited src/lib.rs: 1 replacement",
+    );
+    agent(
+        &mut a,
+        0,
+        AgentEvent::ToolResult {
+            id: "c2".into(),
+            name: "spawn_agent".into(),
+            is_error: false,
+            bytes: 40,
+            summary: "sub-agent coder #1 finished.".into(),
+            duration_ms: 900,
+            failed_edit: false,
+            outcome: Some(ToolOutcome::Ok),
+            output: "sub-agent coder #1 finished.\n\nFixed the typo.".into(),
+            timing: None,
+        },
+    );
+    tui_call(
+        &mut a,
+        None,
+        ("c3", "bash", r#"{"command":"cargo test"}"#),
+        "test result: ok. 3 passed\n[exit code: 0]",
+    );
+    a
+}
+
+/// Pure update: Ctrl+T lists the coder's calls after the `spawn_agent` call that started it,
+/// nested and named `coder #1`, each with its whole result; the model's later call after them;
+/// the overlay opens on the latest call.
+#[test]
+fn the_results_overlay_lists_a_sub_agents_calls_under_its_spawn_call() {
+    use versus::tui::state::Overlay;
+    let mut a = tui_turn_with_a_coder();
+    crate::tui_snapshots::ctrl(&mut a, 't');
+    let Some(Overlay::Info { title, lines }) = a.overlay.clone() else {
+        panic!("no overlay: {:?}", a.overlay);
+    };
+    assert_eq!(title, "tool results · demo/good");
+    let heads: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.contains("turn 1 ·"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "turn 1 · ✓ read_file src/lib.rs · 12 ms",
+            "turn 1 · ✓ spawn_agent fix the typo in greet · 900 ms",
+            "  turn 1 · ↳ coder #1: ✓ read_file src/lib.rs · 12 ms",
+            "  turn 1 · ↳ coder #1: ✓ edit_file src/lib.rs · 12 ms",
+            "turn 1 · ✓ bash cargo test · 12 ms",
+        ]
+    );
+    assert!(
+        lines.contains(&"    edited src/lib.rs: 1 replacement".to_string()),
+        "the sub-agent's result, nested: {lines:?}"
+    );
+    assert!(
+        lines.contains(&"  Fixed the typo.".to_string()),
+        "{lines:?}"
+    );
+    // The panel counts only the model's own calls.
+    assert_eq!(a.panels[0].tool_calls, 3);
+}
+
+/// The overlay drawn alone at two sizes (snapshots `sub_agents__overlay__WxH`).
+#[test]
+fn the_results_overlay_with_a_sub_agent_at_two_sizes() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    let mut a = tui_turn_with_a_coder();
+    crate::tui_snapshots::ctrl(&mut a, 't');
+    // Scrolled to the top: the nesting is on screen at both sizes.
+    a.overlay_scroll = 0;
+    for (w, h) in [(100, 30), (60, 20)] {
+        a.size = (w, h);
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+        terminal
+            .draw(|f| versus::tui::view::overlay::render(f, f.area(), &a))
+            .unwrap();
+        insta::assert_snapshot!(format!("sub_agents__overlay__{w}x{h}"), terminal.backend());
+        let screen = util::screen_rows(terminal.backend().buffer()).join("\n");
+        assert!(screen.contains("↳ coder #1: ✓ edit_file"), "{screen}");
+    }
+}
+
+/// Issue 24: `versus replay export` keeps a sub-agent's track: its calls step by step and its
+/// answer, as `"agent": TASK` lines under a comment naming it (`coder #1`), right after the
+/// line whose call started it, a nested sub-agent's after its parent's; replaying the export
+/// in a fresh project starts the same sub-agents and makes the same edit.
+#[test]
+fn replay_export_keeps_the_sub_agents_tracks_and_replays_them() {
+    let config = "[sub_agents]\nmax_depth = 2\n";
+    let w = world(Some(config));
+    let model = w.script(
+        "recorded.jsonl",
+        &[
+            json!({"say": "Delegating.", "tools": [spawn("polish: make the greeting polite", "coder")]}),
+            json!({"agent": "polish", "tools": [{"name": "read_file", "args": {"path": "greeting.txt"}}]}),
+            json!({"agent": "polish", "tools": [
+                {"name": "edit_file", "args": {"path": "greeting.txt", "old_string": "hello", "new_string": "good morning"}},
+                spawn("survey: list the files", "explorer")]}),
+            json!({"agent": "survey", "tools": [{"name": "list_directory", "args": {"path": "."}}]}),
+            json!({"agent": "survey", "say": "SURVEY-ANSWER: one file."}),
+            json!({"agent": "polish", "say": "POLISH-ANSWER-5521: polite now."}),
+            json!({"say": "Done by my sub-agent."}),
+        ],
+    );
+    let out = w.ask(&model, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let export = w
+        .versus()
+        .args(["replay", "export", "-m", &model, "--delay", "0"])
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{}", text(&export));
+    let script = String::from_utf8(export.stdout).unwrap();
+    let lines: Vec<&str> = script.lines().collect();
+    let polish = "polish: make the greeting polite";
+    let survey = "survey: list the files";
+    let parsed = |line: &str| serde_json::from_str::<Value>(line).unwrap();
+    assert!(
+        lines[0].starts_with("# demo script exported from session"),
+        "{script}"
+    );
+    assert_eq!(
+        parsed(lines[1])["tools"][0]["name"],
+        "spawn_agent",
+        "{script}"
+    );
+    assert_eq!(
+        lines[2],
+        format!("# coder #1 (turn 1, depth 1), started by the call above: {polish}"),
+        "{script}"
+    );
+    assert_eq!(
+        parsed(lines[3]),
+        json!({"agent": polish, "tools": [{"name": "read_file", "args": {"path": "greeting.txt"}}]})
+    );
+    let both = parsed(lines[4]);
+    assert_eq!(both["agent"], polish);
+    let names: Vec<&str> = both["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["edit_file", "spawn_agent"], "{script}");
+    assert_eq!(
+        parsed(lines[5]),
+        json!({"agent": polish, "say": "POLISH-ANSWER-5521: polite now."})
+    );
+    assert_eq!(
+        lines[6],
+        format!("# explorer #2 (turn 1, depth 2), started by the call above: {survey}"),
+        "{script}"
+    );
+    assert_eq!(
+        parsed(lines[7]),
+        json!({"agent": survey, "tools": [{"name": "list_directory", "args": {"path": "."}}]})
+    );
+    assert_eq!(
+        parsed(lines[8]),
+        json!({"agent": survey, "say": "SURVEY-ANSWER: one file."})
+    );
+    assert_eq!(parsed(lines[9]), json!({"say": "Done by my sub-agent."}));
+    assert_eq!(lines.len(), 10, "{script}");
+
+    // Replayed in a fresh project: the same sub-agents, the same edit, the same answers.
+    let fresh = world(Some(config));
+    write(&fresh.root.join("scripts/exported.jsonl"), &script);
+    let out = fresh.ask("demo/scripts/exported.jsonl", &["--json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["models"][0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+good morning"),
+        "{doc}"
+    );
+    let calls = calls_of(&fresh.session());
+    let replayed: Vec<(&str, Option<&str>)> = calls
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["agent"]["role"].as_str()))
+        .collect();
+    assert_eq!(
+        replayed,
+        [
+            ("spawn_agent", None),
+            ("read_file", Some("coder")),
+            ("edit_file", Some("coder")),
+            ("spawn_agent", Some("coder")),
+            ("list_directory", Some("explorer")),
+        ]
+    );
+    assert!(
+        calls[0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("POLISH-ANSWER-5521"),
+        "{calls:?}"
+    );
+}

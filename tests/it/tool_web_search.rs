@@ -485,3 +485,190 @@ fn a_recipe_offers_web_search_with_the_backend_it_names() {
         "{events}"
     );
 }
+
+/// Issue 24: `versus tool web_search` runs the search by hand as a turn would: the backend,
+/// address and key variable of the user's config, the key from the environment (never in the
+/// output), off with a clear message when not configured, and a project's config may not
+/// point it elsewhere.
+#[test]
+fn versus_tool_runs_web_search_with_the_configured_backend() {
+    let w = world();
+    let tool = |envs: &[(&str, &str)], extra: &[&str]| {
+        let mut c = w.versus();
+        c.args(extra)
+            .args(["tool", "web_search", "--args"])
+            .arg(r#"{"query": "rust async book", "max_results": 1}"#)
+            .envs(envs.iter().copied());
+        c.output().unwrap()
+    };
+    // Not configured: off, said with what to add; the listing says so too.
+    let out = tool(&[], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("web_search is off: add [web_search] to your config"),
+        "{}",
+        text(&out)
+    );
+    let list = w.versus().arg("tool").output().unwrap();
+    assert!(list.status.success(), "{}", text(&list));
+    assert!(
+        String::from_utf8_lossy(&list.stdout).contains("web_search       (web_search is off"),
+        "{}",
+        text(&list)
+    );
+
+    let fake = MockServer::start(vec![Reply::json(
+        200,
+        r#"{"type":"search","web":{"results":[
+            {"title":"Async Rust","url":"https://rust-lang.github.io/async-book/","description":"The async book"},
+            {"title":"Second","url":"https://example.com/2","description":"more"}]}}"#,
+    )]);
+    w.user_config(&format!(
+        "[web_search]\nbackend = \"brave\"\nurl = \"{}/res/v1/web/search\"\n",
+        fake.url()
+    ));
+    // Configured, but the key is missing: which variable to set.
+    let out = tool(&[], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("BRAVE_API_KEY"),
+        "{}",
+        text(&out)
+    );
+    assert!(fake.requests().is_empty());
+
+    // With the key: the backend's exact request, the results on stdout, the key nowhere.
+    let out = tool(&[("BRAVE_API_KEY", "brave-tool-key")], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(
+        requests[0].target,
+        "/res/v1/web/search?q=rust+async+book&count=1"
+    );
+    assert_eq!(
+        requests[0].header("x-subscription-token"),
+        Some("brave-tool-key")
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout,
+        "web search (brave) for \"rust async book\": 1 result\n\n\
+         1. Async Rust\n   https://rust-lang.github.io/async-book/\n   The async book\n"
+    );
+    assert!(!text(&out).contains("brave-tool-key"));
+    let list = w.versus().arg("tool").output().unwrap();
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("web_search ") && !l.contains("is off")),
+        "{listed}"
+    );
+
+    // A trusted project's config may not send the key elsewhere.
+    std::fs::create_dir_all(w.root.join(".versus")).unwrap();
+    std::fs::write(
+        w.root.join(".versus/config.toml"),
+        "[web_search]\nurl = \"http://attacker.example\"\n",
+    )
+    .unwrap();
+    let out = tool(&[("BRAVE_API_KEY", "brave-tool-key")], &["--trust"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a project's config may not set `url`"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(fake.requests().len(), 1, "nothing more was sent");
+}
+
+/// Issue 24: a recipe without `## Tools` gives its models the web_search of the user's
+/// config, so `tool_used: web_search` is satisfiable then: `recipe check` says where it comes
+/// from and `versus run` passes it; without `[web_search]`, `recipe check` and `versus run`
+/// say clearly that it can never pass and what to add.
+#[test]
+fn a_recipe_without_tools_counts_tool_used_web_search_when_the_config_has_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    let config = dir.join("config");
+    std::fs::create_dir_all(config.join("versus")).unwrap();
+    std::fs::create_dir_all(dir.join("project")).unwrap();
+    std::fs::write(dir.join("project/README.md"), "# p\n").unwrap();
+    std::fs::write(
+        dir.join("searcher.jsonl"),
+        "{\"tools\": [{\"name\": \"web_search\", \"args\": {\"query\": \"tokio docs\"}}]}\n\
+         {\"say\": \"Found it.\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("search.recipe.md"),
+        "# Search\nversion: 1\n\n## Models\n- demo/searcher.jsonl\n\n## Constraints\n\
+         timeout: 1m\nproject_root: project\n\n## Tasks\n\n### look\nFind the tokio docs.\n\n\
+         ## Success Criteria\n- tool_used: web_search\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        versus()
+            .current_dir(&dir)
+            .args(args)
+            .env("XDG_CONFIG_HOME", &config)
+            .output()
+            .unwrap()
+    };
+
+    // No [web_search]: the check names the line, why, and what to add; the run refuses too.
+    let out = run(&["recipe", "check", "search.recipe.md"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("search.recipe.md:17: `tool_used: web_search` can never pass: web_search is not configured")
+            && said.contains("add [web_search] to your config"),
+        "{}",
+        text(&out)
+    );
+    let out = run(&["run", "search.recipe.md", "--out", "out-none"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("web_search is not configured"),
+        "{}",
+        text(&out)
+    );
+
+    // With [web_search]: the check passes and says so; the run offers it and the criterion
+    // passes.
+    let fake = MockServer::start(vec![Reply::json(
+        200,
+        r#"{"results":[{"url":"https://docs.rs/tokio","title":"tokio - Rust","content":"An event-driven runtime"}]}"#,
+    )]);
+    std::fs::write(
+        config.join("versus/config.toml"),
+        format!("[web_search]\nurl = \"{}\"\n", fake.url()),
+    )
+    .unwrap();
+    let out = run(&["recipe", "check", "search.recipe.md"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("web_search: from your config's [web_search]"),
+        "{said}"
+    );
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("tools:") && l.contains("web_fetch, web_search")),
+        "{said}"
+    );
+    let out = run(&["run", "search.recipe.md", "--out", "out", "--json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(fake.requests().len(), 1, "{}", text(&out));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out/report.json")).unwrap()).unwrap();
+    assert_eq!(report["passed"], true, "{report}");
+    assert!(
+        report
+            .to_string()
+            .contains(r#""criterion":"tool_used: web_search","detail":"web_search called 1 time","kind":"tool_used","passed":true"#),
+        "{report}"
+    );
+}

@@ -102,6 +102,24 @@ pub struct CallResult {
     pub duration_ms: u64,
     /// The text the model received.
     pub output: String,
+    /// The call's id (ids repeat across a model and its sub-agents).
+    pub id: String,
+    /// The sub-agent that made the call (`None`: the model itself).
+    pub agent: Option<CallAgent>,
+}
+
+/// The sub-agent that made a call, and the call that started it, so the overlay lists a
+/// sub-agent's calls under its parent's `spawn_agent`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallAgent {
+    /// Its name (`coder #1`).
+    pub name: String,
+    /// 1 for a sub-agent of the model, 2 for one of a sub-agent...
+    pub depth: u32,
+    /// Who made the `spawn_agent` call that started it (`None`: the model itself).
+    pub parent: Option<String>,
+    /// That call's id.
+    pub call_id: String,
 }
 
 /// One model's panel.
@@ -133,8 +151,8 @@ pub struct Panel {
     pub transcript: Transcript,
     /// Rows scrolled up from the bottom (0 follows the output).
     pub scroll: usize,
-    /// Every finished tool call of the session, in order, with the text the model received
-    /// (what the "whole result" key shows).
+    /// Every finished tool call of the session, its sub-agents' included, in the order they
+    /// finished, with the text the model received (what the "whole result" key shows).
     pub results: Vec<CallResult>,
     /// The turn being shown.
     turn: u32,
@@ -314,6 +332,8 @@ impl Panel {
                     outcome,
                     duration_ms: *duration_ms,
                     output: output.clone(),
+                    id: id.clone(),
+                    agent: None,
                 });
                 if let Some(index) = index {
                     self.tools[index].done = true;
@@ -358,19 +378,23 @@ impl Panel {
                 self.status = PanelStatus::Done(*stop);
                 self.elapsed_ms = Some(now_ms.saturating_sub(self.started_ms));
             }
-            AgentEvent::SubAgent { agent, event } => self.apply_sub_agent(agent, event),
+            AgentEvent::SubAgent { agent, event } => self.apply_sub_agent(agent, event, None),
         }
     }
 
     /// A sub-agent's event: its calls nested under the parent's, indented by depth and named
     /// with its role (`  ↳ coder #1: ✓ write_file a.txt · 3 ms`), its errors and its end.
     /// Its usage is not counted here: the parent's `Usage` event after it carries the sum.
-    fn apply_sub_agent(&mut self, agent: &SubAgentTag, event: &AgentEvent) {
+    /// `parent` is the sub-agent that started this one (`None`: the model).
+    fn apply_sub_agent(&mut self, agent: &SubAgentTag, event: &AgentEvent, parent: Option<&str>) {
         let theme = self.theme;
         let indent = "  ".repeat(agent.depth as usize);
         let name = agent.name();
         match event {
-            AgentEvent::SubAgent { agent, event } => self.apply_sub_agent(agent, event),
+            AgentEvent::SubAgent {
+                agent: inner,
+                event,
+            } => self.apply_sub_agent(inner, event, Some(&name)),
             AgentEvent::ToolCallReady {
                 id,
                 name: tool,
@@ -399,9 +423,34 @@ impl Panel {
                 summary,
                 duration_ms: ms,
                 outcome,
+                output,
                 ..
             } => {
                 let outcome = ToolOutcome::or_legacy(*outcome, *is_error);
+                // The overlay lists it under the parent's call, whether or not its line is
+                // still in this turn's transcript.
+                let args = self
+                    .sub_calls
+                    .iter()
+                    .rev()
+                    .find(|c| c.agent == name && c.id == *id)
+                    .map(|c| c.args.clone())
+                    .unwrap_or_default();
+                self.results.push(CallResult {
+                    turn: self.turn,
+                    name: tool.clone(),
+                    target: arg_summary(&args),
+                    outcome,
+                    duration_ms: *ms,
+                    output: output.clone(),
+                    id: id.clone(),
+                    agent: Some(CallAgent {
+                        name: name.clone(),
+                        depth: agent.depth,
+                        parent: parent.map(str::to_string),
+                        call_id: agent.call_id.clone(),
+                    }),
+                });
                 let Some(call) = self
                     .sub_calls
                     .iter()
@@ -673,15 +722,30 @@ impl Panel {
     /// argument, time) and the whole text the model received, escaped for the terminal; and
     /// the index of the last call's heading, which the overlay opens on. `None` before any
     /// call finished.
+    ///
+    /// A sub-agent's calls finish before the `spawn_agent` call that started it, but are
+    /// listed after it, nested and named by the sub-agent (`↳ coder #1: ✓ write_file a.txt`),
+    /// in the order they ran; while that call still runs they are listed where they finished.
     pub fn results_text(&self) -> Option<(Vec<String>, usize)> {
         let mut lines = Vec::new();
         let mut last = 0;
-        for call in &self.results {
+        let newest = self.results.len().saturating_sub(1);
+        for i in self.results_order() {
+            let call = &self.results[i];
             if !lines.is_empty() {
                 lines.push(String::new());
             }
-            last = lines.len();
-            let mut head = format!("turn {} · {} {}", call.turn, call.outcome.mark(), call.name);
+            if i == newest {
+                last = lines.len();
+            }
+            let mut head = format!("turn {} · ", call.turn);
+            let mut indent = "  ".to_string();
+            if let Some(agent) = &call.agent {
+                let nest = "  ".repeat(agent.depth as usize);
+                head = format!("{nest}{head}↳ {}: ", agent.name);
+                indent = format!("{nest}  ");
+            }
+            head.push_str(&format!("{} {}", call.outcome.mark(), call.name));
             if !call.target.is_empty() {
                 head.push(' ');
                 head.push_str(&call.target);
@@ -692,16 +756,48 @@ impl Panel {
                     .into_owned(),
             );
             if call.output.is_empty() {
-                lines.push("  (no output recorded)".to_string());
+                lines.push(format!("{indent}(no output recorded)"));
             }
             for text in call.output.lines() {
                 lines.push(format!(
-                    "  {}",
+                    "{indent}{}",
                     versus_core::sanitize::escape(text, versus_core::sanitize::Layout::Line)
                 ));
             }
         }
         (!self.results.is_empty()).then_some((lines, last))
+    }
+
+    /// The order the overlay lists [`Panel::results`] in: each call, then the calls of the
+    /// sub-agents it started (depth first), each list in the order the calls finished.
+    fn results_order(&self) -> Vec<usize> {
+        let results = &self.results;
+        // Where a sub-agent's call goes: under the finished call that started its agent.
+        let spawner = |i: usize| -> Option<usize> {
+            let call = &results[i];
+            let agent = call.agent.as_ref()?;
+            results.iter().position(|p| {
+                p.turn == call.turn
+                    && p.id == agent.call_id
+                    && p.agent.as_ref().map(|a| &a.name) == agent.parent.as_ref()
+            })
+        };
+        let parents: Vec<Option<usize>> = (0..results.len()).map(spawner).collect();
+        let mut order = Vec::with_capacity(results.len());
+        let mut stack: Vec<usize> = (0..results.len())
+            .rev()
+            .filter(|&i| parents[i].is_none())
+            .collect();
+        while let Some(i) = stack.pop() {
+            order.push(i);
+            stack.extend((0..results.len()).rev().filter(|&c| parents[c] == Some(i)));
+        }
+        // Nothing is left out, even of a log whose ids loop.
+        if order.len() < results.len() {
+            let listed: std::collections::HashSet<usize> = order.iter().copied().collect();
+            order.extend((0..results.len()).filter(|i| !listed.contains(i)));
+        }
+        order
     }
 }
 
@@ -718,10 +814,20 @@ fn cut(text: &str, max: usize) -> String {
     out
 }
 
-/// Whether a call's output tail is shown under it: always for a command (its output is what
-/// it did), else for an outcome the call line's word does not explain.
+/// Whether a call's output tail is shown under it: always for a command and for an MCP
+/// server's tool (their output is what they did, and nothing else on the call line says it),
+/// else for an outcome the call line's word does not explain.
 fn shows_tail(tool: &str, outcome: ToolOutcome) -> bool {
-    tool == "bash" || matches!(outcome, ToolOutcome::TimedOut | ToolOutcome::Cancelled)
+    tool == "bash"
+        || is_mcp_tool(tool)
+        || matches!(outcome, ToolOutcome::TimedOut | ToolOutcome::Cancelled)
+}
+
+/// Whether `tool` is an MCP server's tool: those are named `server__tool`, and no built-in
+/// tool's name has `__`.
+fn is_mcp_tool(tool: &str) -> bool {
+    tool.split_once("__")
+        .is_some_and(|(server, name)| !server.is_empty() && !name.is_empty())
 }
 
 /// The colour of an outcome's mark: success, failure, or stopped (refused, timed out,
@@ -1075,6 +1181,177 @@ mod tests {
         assert_eq!(lines[0], "turn 1 · ✗ exit 3 bash make test · 7 ms");
         assert_eq!(lines[last], "turn 1 · ✓ bash echo fine · 7 ms");
         assert!(lines.contains(&"  one".to_string()), "{lines:?}");
+    }
+
+    /// Issue 24: an MCP server's tool (`server__tool`) shows its result's tail under the call,
+    /// like a command, with its outcome mark; a failed one its tail instead of a summary.
+    #[test]
+    fn an_mcp_tools_result_tail_is_shown_under_its_call() {
+        let mut p = Panel::new("m", Theme::COLOR);
+        p.begin_turn(1, "x", 0);
+        for (id, is_error, output) in [
+            ("m1", false, "alpha\nbeta\ngamma\ndelta"),
+            ("m2", true, "server said no\nbecause"),
+        ] {
+            p.apply(
+                &AgentEvent::ToolCallReady {
+                    id: id.into(),
+                    name: "py__lines".into(),
+                    arguments: r#"{"count":4}"#.into(),
+                },
+                0,
+            );
+            p.apply(
+                &AgentEvent::ToolResult {
+                    id: id.into(),
+                    name: "py__lines".into(),
+                    is_error,
+                    bytes: output.len(),
+                    summary: output.lines().next().unwrap_or_default().into(),
+                    duration_ms: 4,
+                    failed_edit: false,
+                    outcome: None,
+                    output: output.into(),
+                    timing: None,
+                },
+                5,
+            );
+        }
+        assert_eq!(
+            text_of(&p)[1..],
+            [
+                "✓ py__lines · 4 ms · 22 B",
+                "    … +1 line(s) above (Ctrl+T: the whole result)",
+                "    beta",
+                "    gamma",
+                "    delta",
+                "✗ py__lines · 4 ms · 22 B",
+                "    server said no",
+                "    because",
+            ]
+        );
+        assert!(is_mcp_tool("fs__write_file") && !is_mcp_tool("read_file"));
+        assert!(!is_mcp_tool("__x") && !is_mcp_tool("x__"));
+    }
+
+    /// Issue 24: the overlay lists a sub-agent's calls (which finish first) after the
+    /// `spawn_agent` call that started it, nested and named by the sub-agent, a sub-agent's own
+    /// sub-agent one level further; and opens on the latest call.
+    #[test]
+    fn the_overlay_lists_sub_agent_calls_under_the_call_that_started_them() {
+        let mut p = Panel::new("m", Theme::COLOR);
+        p.begin_turn(1, "x", 0);
+        let coder = SubAgentTag {
+            role: "coder".into(),
+            number: 1,
+            depth: 1,
+            model: "demo/m".into(),
+            call_id: "s1".into(),
+        };
+        let explorer = SubAgentTag {
+            role: "explorer".into(),
+            number: 2,
+            depth: 2,
+            model: "demo/m".into(),
+            call_id: "c2".into(),
+        };
+        let result = |id: &str, name: &str, output: &str| AgentEvent::ToolResult {
+            id: id.into(),
+            name: name.into(),
+            is_error: false,
+            bytes: output.len(),
+            summary: output.into(),
+            duration_ms: 2,
+            failed_edit: false,
+            outcome: None,
+            output: output.into(),
+            timing: None,
+        };
+        let ready = |id: &str, name: &str, args: &str| AgentEvent::ToolCallReady {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        };
+        let under = |tag: &SubAgentTag, event: AgentEvent| AgentEvent::SubAgent {
+            agent: tag.clone(),
+            event: Box::new(event),
+        };
+        p.apply(&ready("r1", "read_file", r#"{"path":"a.rs"}"#), 0);
+        p.apply(&result("r1", "read_file", "1 fn a() {}"), 0);
+        p.apply(
+            &ready("s1", "spawn_agent", r#"{"task":"fix a","role":"coder"}"#),
+            0,
+        );
+        // The coder's own calls share ids with the model's: they are told apart by agent.
+        p.apply(
+            &under(&coder, ready("r1", "read_file", r#"{"path":"a.rs"}"#)),
+            0,
+        );
+        p.apply(&under(&coder, result("r1", "read_file", "1 fn a() {}")), 0);
+        p.apply(
+            &under(&coder, ready("c2", "spawn_agent", r#"{"task":"look"}"#)),
+            0,
+        );
+        let deep = under(
+            &coder,
+            under(&explorer, ready("e1", "list_directory", "{}")),
+        );
+        p.apply(&deep, 0);
+        let deep = under(
+            &coder,
+            under(&explorer, result("e1", "list_directory", "a.rs")),
+        );
+        p.apply(&deep, 0);
+        p.apply(
+            &under(
+                &coder,
+                result("c2", "spawn_agent", "sub-agent explorer #2 finished."),
+            ),
+            0,
+        );
+        // Before the spawn_agent call finished, its sub-agent's calls are listed as they came.
+        let (lines, _) = p.results_text().unwrap();
+        assert!(
+            lines.contains(&"  turn 1 · ↳ coder #1: ✓ read_file a.rs · 2 ms".to_string()),
+            "{lines:?}"
+        );
+        p.apply(
+            &ready("w1", "write_file", r#"{"path":"b.rs","content":"x"}"#),
+            0,
+        );
+        p.apply(
+            &under(&coder, ready("w1", "write_file", r#"{"path":"a.rs"}"#)),
+            0,
+        );
+        p.apply(&under(&coder, result("w1", "write_file", "wrote a.rs")), 0);
+        p.apply(
+            &result("s1", "spawn_agent", "sub-agent coder #1 finished."),
+            0,
+        );
+        p.apply(&result("w1", "write_file", "wrote b.rs"), 0);
+        let (lines, last) = p.results_text().unwrap();
+        let heads: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.contains("turn 1 ·"))
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            heads,
+            [
+                "turn 1 · ✓ read_file a.rs · 2 ms",
+                "turn 1 · ✓ spawn_agent fix a · 2 ms",
+                "  turn 1 · ↳ coder #1: ✓ read_file a.rs · 2 ms",
+                "  turn 1 · ↳ coder #1: ✓ spawn_agent look · 2 ms",
+                "    turn 1 · ↳ explorer #2: ✓ list_directory · 2 ms",
+                "  turn 1 · ↳ coder #1: ✓ write_file a.rs · 2 ms",
+                "turn 1 · ✓ write_file b.rs · 2 ms",
+            ]
+        );
+        assert!(lines.contains(&"      a.rs".to_string()), "{lines:?}");
+        assert!(lines.contains(&"    wrote a.rs".to_string()), "{lines:?}");
+        assert_eq!(lines[last], "turn 1 · ✓ write_file b.rs · 2 ms");
+        // Its calls are listed, not counted as the model's.
+        assert_eq!(p.tool_calls, 3);
     }
 
     #[test]

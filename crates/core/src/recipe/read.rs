@@ -185,20 +185,35 @@ fn not_header(text: &str) -> String {
 /// Checks that need several sections: a setting in this file that another one makes
 /// meaningless is an error, not a silent no-op.
 fn cross_check(recipe: &Recipe, trace: &Trace, ctx: &mut Ctx) {
-    let active = recipe.active_tool_names();
+    let active = recipe.active_tool_names_for(ctx.config);
+    // Without ## Tools, web_search comes from the user's config: unknown without one (a
+    // plain parse), so only a config that leaves it off makes `tool_used: web_search` fail.
+    let search_from_config = recipe.web_search_from_config(ctx.config);
     for (i, criterion) in recipe.criteria.iter().enumerate() {
         if let super::criteria::Criterion::ToolUsed(name) = criterion
             && !active.iter().any(|a| a == name)
             && let Some(line) = trace.criteria.get(i)
         {
-            ctx.problem(
-                *line,
-                ProblemKind::Conflict,
-                format!(
+            let message = match search_from_config {
+                _ if name != "web_search" => format!(
                     "`tool_used: {name}` can never pass: the models are not given `{name}` \
                      (see ## Tools and ## Sandbox)"
                 ),
-            );
+                None if recipe.tools == ToolSet::All
+                    && recipe.sandbox.network != NetworkAccess::None =>
+                {
+                    continue;
+                }
+                Some(false) => "`tool_used: web_search` can never pass: web_search is not \
+                     configured, so the models are not given it; add [web_search] to your \
+                     config (docs/extensions.md, \"Web search\"), or list \
+                     `- web_search(BACKEND)` in ## Tools (brave, tavily, exa or searxng)"
+                    .to_string(),
+                _ => "`tool_used: web_search` can never pass: the models are not given \
+                     `web_search` (see ## Tools and ## Sandbox)"
+                    .to_string(),
+            };
+            ctx.problem(*line, ProblemKind::Conflict, message);
         }
     }
     for (name, line) in &trace.descriptions {

@@ -60,6 +60,33 @@ impl Recipe {
         names
     }
 
+    /// [`Recipe::active_tool_names`] as a run with `config` gives them: without a `## Tools`
+    /// section web_search counts too when the config turns it on (`[web_search]`), unless
+    /// `network: none` takes it away, exactly as [`Recipe::web_search`] decides for the run.
+    /// With no config (`None`) it is the same as [`Recipe::active_tool_names`].
+    pub fn active_tool_names_for(&self, config: Option<&Config>) -> Vec<&'static str> {
+        let mut names = self.active_tool_names();
+        if self.web_search_from_config(config) == Some(true) {
+            let at = names
+                .iter()
+                .position(|n| *n == "web_fetch")
+                .map_or(names.len(), |i| i + 1);
+            names.insert(at, "web_search");
+        }
+        names
+    }
+
+    /// Whether the models of a recipe without a `## Tools` section get web_search from the
+    /// user's config: `Some(true)` when `config` turns it on, `Some(false)` when it does not,
+    /// `None` when the recipe decides itself (a `## Tools` section, `network: none`) or the
+    /// config is unknown.
+    pub fn web_search_from_config(&self, config: Option<&Config>) -> Option<bool> {
+        if self.sandbox.network == NetworkAccess::None || self.tools != ToolSet::All {
+            return None;
+        }
+        config.map(|c| c.web_search.is_some())
+    }
+
     /// The tools offered to every model, with the recipe's guidance (Tools) and descriptions
     /// (Tool Descriptions) applied.
     pub fn tool_registry(&self) -> ToolRegistry {

@@ -501,3 +501,56 @@ fn web_search_is_named_in_tools_with_an_optional_backend_and_follows_the_network
         "{found:?}"
     );
 }
+
+/// Issue 24: without `## Tools`, web_search comes from the user's config, so
+/// `tool_used: web_search` passes the check when the config turns it on, and is a clear
+/// problem (naming what to add) when it does not; `web_search(BACKEND)` in `## Tools` offers
+/// it whatever the config says.
+#[test]
+fn tool_used_web_search_without_tools_follows_the_config() {
+    use crate::config::{Config, WebSearchConfig};
+    let text = "# W\nversion: 1\n## Success Criteria\n- tool_used: web_search\n";
+    let plain = Config::builtin().unwrap();
+    let mut searching = plain.clone();
+    searching.web_search = Some(WebSearchConfig {
+        backend: "searxng".into(),
+        url: Some("http://localhost:8888".into()),
+        api_key_env: None,
+        max_results: None,
+        origin: crate::config::file::Origin::new("config.toml", Some(1)),
+    });
+    let r = Recipe::parse_for(text, "t.md", &searching).unwrap();
+    assert!(
+        r.active_tool_names_for(Some(&searching))
+            .contains(&"web_search")
+    );
+    assert!(!r.active_tool_names().contains(&"web_search"));
+    let found = Recipe::parse_for(text, "t.md", &plain)
+        .unwrap_err()
+        .problems;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].kind, ProblemKind::Conflict);
+    assert!(
+        found[0].message.contains("web_search is not configured")
+            && found[0].message.contains("add [web_search] to your config")
+            && found[0].message.contains("web_search(BACKEND)"),
+        "{found:?}"
+    );
+    // A backend named in ## Tools offers it with or without the config.
+    let named = "# W\nversion: 1\n## Tools\n- web_search(brave)\n## Success Criteria\n\
+                 - tool_used: web_search\n";
+    assert!(Recipe::parse_for(named, "t.md", &plain).is_ok());
+    // network: none takes it away, whatever the config says.
+    let offline = format!("{text}## Sandbox\nnetwork: none\n");
+    let found = Recipe::parse_for(&offline, "t.md", &searching)
+        .unwrap_err()
+        .problems;
+    assert!(
+        found[0]
+            .message
+            .contains("the models are not given `web_search`"),
+        "{found:?}"
+    );
+    // Without a config the check cannot know, and leaves it to the run.
+    assert!(Recipe::parse(text, "t.md").is_ok());
+}

@@ -31,7 +31,7 @@ pub use record::{
     encode_record,
 };
 pub use recorder::Recorder;
-pub use replay::demo_script;
+pub use replay::{SubAgentTrack, demo_script, demo_script_with, sub_agent_tracks};
 pub use store::{Adopted, SessionError, Store};
 pub use summary::{ToolCallSummary, TurnModel, TurnSummary};
 
