@@ -15,6 +15,7 @@ pub(crate) mod decode;
 pub mod eventstream;
 pub(crate) mod request;
 pub mod sigv4;
+pub mod sso;
 
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
