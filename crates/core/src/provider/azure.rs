@@ -41,6 +41,11 @@ pub const DEFAULT_RESPONSES_VERSION: &str = "2025-04-01-preview";
 /// expires. Entra access tokens live 60 to 90 minutes.
 pub const COMMAND_TOKEN_TTL: Duration = Duration::from_secs(30 * 60);
 
+/// The `api-version` of the data-plane deployments list (`GET {root}/openai/deployments`),
+/// the one version that has it; what `versus models --remote` asks a resource without the v1
+/// API, whose model names are its deployments' names.
+pub const DEPLOYMENTS_LIST_VERSION: &str = "2022-12-01";
+
 /// How long a token command may run.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -137,6 +142,8 @@ pub struct AzureWire {
     inner: Box<dyn Wire>,
     /// `?api-version=...`, or empty.
     query: String,
+    /// What `versus models --remote` asks (see [`AzureWire::list_request`]).
+    list_url: String,
     entra: Option<EntraToken>,
     token: Arc<Mutex<Option<CachedToken>>>,
 }
@@ -180,6 +187,12 @@ impl AzureWire {
         let query = version
             .map(|v| format!("?api-version={}", query_value(v.trim())))
             .unwrap_or_default();
+        let list_url = match style {
+            Style::V1 => format!("{base}/models{query}"),
+            Style::Deployments => {
+                format!("{root}/openai/deployments?api-version={DEPLOYMENTS_LIST_VERSION}")
+            }
+        };
         let inner_config = WireConfig {
             base_url: api_base,
             api_key: None,
@@ -193,9 +206,22 @@ impl AzureWire {
             config,
             inner,
             query,
+            list_url,
             entra: settings.entra.clone(),
             token: Arc::default(),
         }
+    }
+
+    /// The request that lists what the resource serves, with the same auth as a model's
+    /// requests: the v1 API's `GET {base}/models`, or the deployments of a resource called
+    /// through deployment URLs (`GET {root}/openai/deployments?api-version=2022-12-01`), both
+    /// answering `{"data": [{"id": ...}]}`. `(url, headers)`; may run the token command.
+    pub fn list_request(&self) -> Result<(String, Vec<(String, String)>), ProviderError> {
+        let mut headers = self.config.headers.clone();
+        if let Some(header) = self.auth_header()? {
+            headers.insert(0, header);
+        }
+        Ok((self.list_url.clone(), headers))
     }
 
     /// The key, else the Entra token (from its variable, the cache, or the command).

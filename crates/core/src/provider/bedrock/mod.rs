@@ -136,6 +136,71 @@ impl BedrockWire {
     }
 }
 
+/// The variable that points Bedrock's control plane (`ListFoundationModels`) elsewhere, as
+/// the AWS SDKs name it.
+pub const CONTROL_ENDPOINT_VAR: &str = "AWS_ENDPOINT_URL_BEDROCK";
+
+/// The control plane's base URL: `AWS_ENDPOINT_URL_BEDROCK`, else the region's endpoint.
+pub fn control_base(settings: &BedrockSettings) -> Result<String, credentials::Missing> {
+    match settings.env.get(CONTROL_ENDPOINT_VAR) {
+        Some(base) => Ok(base.trim().trim_end_matches('/').to_string()),
+        None => {
+            let region = credentials::region(&settings.env, &settings.lookup)?;
+            Ok(format!("https://bedrock.{region}.amazonaws.com"))
+        }
+    }
+}
+
+/// A listing request: URL, headers, and the secrets to scrub from what comes back.
+pub type ListRequest = (String, Vec<(String, String)>, Vec<String>);
+
+/// `ListFoundationModels` (`GET {control}/foundation-models`), signed with SigV4 (service
+/// `bedrock`) by the credentials a model would use, or with the Bedrock API key as a bearer
+/// token; `headers` are the provider's configured ones. Synchronous: finding credentials may
+/// run a `credential_process` or ask the SSO portal.
+pub fn list_request(
+    settings: &BedrockSettings,
+    headers: &[(String, String)],
+) -> Result<ListRequest, credentials::Missing> {
+    let base = control_base(settings)?;
+    let (host, prefix) = split_base(&base);
+    let path = format!("{prefix}/foundation-models");
+    let origin = base
+        .strip_suffix(prefix.as_str())
+        .unwrap_or(&base)
+        .to_string();
+    let mut out = headers.to_vec();
+    let mut secrets = settings.env.secrets();
+    if let Some(token) = settings.env.get("AWS_BEARER_TOKEN_BEDROCK") {
+        out.push((
+            "authorization".to_string(),
+            format!("Bearer {}", token.trim()),
+        ));
+    } else {
+        let region = credentials::region(&settings.env, &settings.lookup)?;
+        let found = credentials::credentials(&settings.env, &settings.lookup)?;
+        out.extend(sigv4::sign(
+            &sigv4::Request {
+                method: "GET",
+                host: &host,
+                path: &path,
+                query: "",
+                headers: &[],
+                payload: b"",
+            },
+            &sigv4::Scope {
+                region: &region,
+                service: "bedrock",
+                time: SystemTime::now(),
+            },
+            &found,
+        ));
+        secrets.push(found.secret_access_key);
+        secrets.extend(found.session_token);
+    }
+    Ok((format!("{origin}{path}"), out, secrets))
+}
+
 impl Wire for BedrockWire {
     fn config(&self) -> &WireConfig {
         &self.config
