@@ -154,6 +154,12 @@ fn key_words(def: &ProviderDef, env: &Env) -> (&'static str, Option<String>) {
             ("missing", Some(status.describe()))
         };
     }
+    if def.kind == config::ApiKind::Bedrock {
+        return match bedrock_credentials(def, env) {
+            Ok(source) => ("set", Some(source)),
+            Err(missing) => ("missing", Some(missing)),
+        };
+    }
     match def.key_status(env) {
         KeyStatus::NotNeeded => ("not needed", None),
         KeyStatus::Missing => ("missing", None),
@@ -172,6 +178,17 @@ fn key_words(def: &ProviderDef, env: &Env) -> (&'static str, Option<String>) {
 /// The Google credentials Vertex would use under `env`.
 fn vertex_credentials(env: &Env) -> versus::provider::vertex::auth::CredentialStatus {
     versus::provider::vertex::auth::credential_status(|var| env.non_empty(var).map(str::to_string))
+}
+
+/// Where Bedrock's credentials would come from under `env` (nothing run or fetched).
+fn bedrock_credentials(def: &ProviderDef, env: &Env) -> Result<String, String> {
+    use versus::provider::bedrock::credentials::{AWS_VARS, AwsEnv, describe};
+    let aws = AwsEnv::from_pairs(
+        AWS_VARS
+            .iter()
+            .filter_map(|name| Some((*name, env.non_empty(name)?))),
+    );
+    describe(&aws, &def.bedrock)
 }
 
 /// A URL for display: user:password@ parts hidden.
@@ -363,6 +380,9 @@ fn overview_text(config: &Config, env: &Env) -> String {
         let (key, source) = key_words(def, env);
         let key_cell = match (def.needs_key, source) {
             _ if def.kind == config::ApiKind::Vertex => vertex_credentials(env).describe(),
+            _ if def.kind == config::ApiKind::Bedrock => {
+                bedrock_credentials(def, env).unwrap_or_else(|missing| missing)
+            }
             (false, _) => "not needed".to_string(),
             (true, Some(source)) => format!("{source}: {key}"),
             (true, None) => format!("{}: {key}", def.key_hint()),

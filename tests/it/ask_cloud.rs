@@ -934,6 +934,30 @@ fn bedrock_signs_with_the_role_credentials_of_an_sso_profile_fetched_once() {
             "refresh-SECRET",
         ],
     );
+    // `versus models` says where Bedrock's credentials come from, without asking the portal.
+    let bedrock_row = |env: &[(&str, &str)]| {
+        let out = setup.command(env).arg("models").output().unwrap();
+        let (stdout, _) = text(&out);
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with("bedrock "))
+            .unwrap_or_else(|| panic!("{stdout}"))
+            .to_string()
+    };
+    let row = bedrock_row(&[("AWS_PROFILE", "dev")]);
+    assert!(
+        row.contains("profile `dev`: AWS SSO, after `aws sso login`"),
+        "{row}"
+    );
+    assert_eq!(portal.requests().len(), 1);
+    let row = bedrock_row(&[("AWS_PROFILE", "nobody")]);
+    assert!(row.contains("not found (set AWS_ACCESS_KEY_ID"), "{row}");
+    let row = bedrock_row(&[("AWS_BEARER_TOKEN_BEDROCK", "k-SECRET-bearer-1234")]);
+    assert!(
+        row.contains("AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key)"),
+        "{row}"
+    );
+    assert!(!row.contains("k-SECRET-bearer"), "{row}");
 }
 
 #[test]

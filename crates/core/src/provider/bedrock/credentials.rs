@@ -232,6 +232,38 @@ pub fn credentials(env: &AwsEnv, lookup: &Lookup) -> Result<Credentials, Missing
     ))
 }
 
+/// Where the credentials would come from, for `versus models`: found without running a
+/// `credential_process` or asking the SSO portal (`Ok`: the source, `Err`: what to set). The
+/// same order as [`credentials`], the Bedrock API key first as a model's requests use it.
+pub fn describe(env: &AwsEnv, lookup: &Lookup) -> Result<String, Missing> {
+    if env.get("AWS_BEARER_TOKEN_BEDROCK").is_some() {
+        return Ok("AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key)".to_string());
+    }
+    if env.get("AWS_ACCESS_KEY_ID").is_some() && env.get("AWS_SECRET_ACCESS_KEY").is_some() {
+        return Ok("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY".to_string());
+    }
+    let profile = profile_name(env, lookup);
+    let shared = read_ini(env.home_file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials"));
+    let config = config_section(env, &profile);
+    let has_keys = |section: &BTreeMap<String, String>| {
+        section.contains_key("aws_access_key_id") && section.contains_key("aws_secret_access_key")
+    };
+    let how = if shared.get(&profile).is_some_and(has_keys) {
+        "keys in the shared credentials file"
+    } else if has_keys(&config) {
+        "keys in the config file"
+    } else if config.contains_key("credential_process") {
+        "credential_process"
+    } else if config.contains_key("sso_session") || config.contains_key("sso_start_url") {
+        "AWS SSO, after `aws sso login`"
+    } else {
+        return Err(format!(
+            "not found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK; profile `{profile}` has no credentials)"
+        ));
+    };
+    Ok(format!("profile `{profile}`: {how}"))
+}
+
 /// Runs a profile's `credential_process` (`sh -c`) and reads its JSON (`Version: 1`,
 /// `AccessKeyId`, `SecretAccessKey`, `SessionToken`, `Expiration`).
 fn credential_process(command: &str) -> Result<Credentials, Missing> {
@@ -368,6 +400,28 @@ mod tests {
         };
         let err = credentials(&env, &sso).unwrap_err();
         assert!(err.contains("[sso-session corp]"), "{err}");
+        assert_eq!(
+            describe(&env, &none).unwrap(),
+            "profile `default`: keys in the shared credentials file"
+        );
+        assert_eq!(
+            describe(&env, &proc).unwrap(),
+            "profile `proc`: credential_process"
+        );
+        assert_eq!(
+            describe(&env, &sso).unwrap(),
+            "profile `sso`: AWS SSO, after `aws sso login`"
+        );
+        assert!(
+            describe(&env2, &none)
+                .unwrap()
+                .starts_with("AWS_ACCESS_KEY_ID")
+        );
+        assert!(
+            describe(&AwsEnv::default(), &none)
+                .unwrap_err()
+                .starts_with("not found")
+        );
         let err = credentials(&AwsEnv::default(), &none).unwrap_err();
         assert!(err.contains("AWS_ACCESS_KEY_ID"), "{err}");
         assert!(!format!("{env2:?}").contains("s0"));
