@@ -502,7 +502,11 @@ async fn fetch_list(request: &ListRequest, http: &reqwest::Client) -> Result<Vec
         let url = match &page {
             Some(token) => {
                 let sep = if request.url.contains('?') { '&' } else { '?' };
-                format!("{}{sep}pageToken={}", request.url, page_token(token))
+                format!(
+                    "{}{sep}pageToken={}",
+                    request.url,
+                    crate::provider::http::percent_encode(token)
+                )
             }
             None => request.url.clone(),
         };
@@ -522,19 +526,6 @@ async fn fetch_list(request: &ListRequest, http: &reqwest::Client) -> Result<Vec
         }
     }
     Ok(ids)
-}
-
-/// A page token as a query value.
-fn page_token(token: &str) -> String {
-    let mut out = String::with_capacity(token.len());
-    for byte in token.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 /// One GET, its JSON answer or a scrubbed error.

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use super::error::ProviderError;
-use super::http::{Decoder, Wire, WireConfig, WireRequest};
+use super::http::{Decoder, Wire, WireConfig, WireRequest, percent_encode};
 use super::openai_chat::ChatWire;
 use super::openai_responses::ResponsesWire;
 use crate::model::ModelRequest;
@@ -108,25 +108,6 @@ fn style_of(base: &str) -> Style {
     }
 }
 
-/// A deployment name as one path segment: letters, digits, `.`, `-` and `_` as they are,
-/// anything else percent-encoded (Azure allows only the former, but a typo must not change
-/// the path).
-fn path_segment(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for byte in name.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-' | b'_') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
-fn query_value(value: &str) -> String {
-    path_segment(value)
-}
-
 /// A token printed by a command, and until when it is used.
 struct CachedToken {
     token: String,
@@ -170,7 +151,7 @@ impl AzureWire {
         let api_base = match (style, settings.api) {
             (Style::V1, _) => base.clone(),
             (Style::Deployments, AzureApi::Chat) => {
-                format!("{root}/openai/deployments/{}", path_segment(deployment))
+                format!("{root}/openai/deployments/{}", percent_encode(deployment))
             }
             (Style::Deployments, AzureApi::Responses) => format!("{root}/openai"),
         };
@@ -185,7 +166,7 @@ impl AzureWire {
             ),
         });
         let query = version
-            .map(|v| format!("?api-version={}", query_value(v.trim())))
+            .map(|v| format!("?api-version={}", percent_encode(v.trim())))
             .unwrap_or_default();
         let list_url = match style {
             Style::V1 => format!("{base}/models{query}"),
@@ -428,7 +409,7 @@ impl Wire for AzureWire {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::model::{Message, ModelRequest, Reasoning};
+    use crate::model::ModelRequest;
 
     fn config(base: &str, key: Option<&str>) -> WireConfig {
         WireConfig {
@@ -441,16 +422,7 @@ mod tests {
     }
 
     fn request() -> ModelRequest {
-        ModelRequest {
-            model: "my-gpt".into(),
-            system: "be brief".into(),
-            messages: vec![Message::user("hi")].into(),
-            tools: Vec::new().into(),
-            max_output_tokens: None,
-            temperature: None,
-            reasoning: Reasoning::Default,
-            seed: None,
-        }
+        crate::provider::test_corpus::hello_request("my-gpt")
     }
 
     #[test]

@@ -21,7 +21,9 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use super::error::ProviderError;
-use super::http::{BodyFraming, Decoder, Wire, WireConfig, WireRequest, json_bytes};
+use super::http::{
+    BodyFraming, Decoder, Wire, WireConfig, WireRequest, json_bytes, percent_encode,
+};
 use crate::model::{ModelRequest, replay_tag};
 use credentials::{AwsEnv, Lookup};
 use sigv4::Credentials;
@@ -56,19 +58,6 @@ impl std::fmt::Debug for BedrockWire {
             .field("settings", &self.settings)
             .finish()
     }
-}
-
-/// A model id as one path segment (`:` and `/` of ids and ARNs percent-encoded).
-fn model_segment(model: &str) -> String {
-    let mut out = String::with_capacity(model.len());
-    for byte in model.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 /// `(host[:port], path prefix)` of a base URL, the port left out when it is the scheme's
@@ -228,7 +217,7 @@ impl Wire for BedrockWire {
         let (host, prefix) = split_base(&base);
         let path = format!(
             "{prefix}/model/{}/converse-stream",
-            model_segment(&request.model)
+            percent_encode(&request.model)
         );
         let tag = replay_tag(API_KIND, &request.model);
         let body = json_bytes(
@@ -289,7 +278,6 @@ impl Wire for BedrockWire {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::model::{Message, Reasoning};
 
     #[test]
     fn urls_hosts_and_signatures() {
@@ -319,16 +307,9 @@ mod tests {
                 ]),
             },
         );
-        let request = ModelRequest {
-            model: "eu.anthropic.claude-sonnet-4-5-20250929-v1:0".into(),
-            system: "s".into(),
-            messages: vec![Message::user("hi")].into(),
-            tools: Vec::new().into(),
-            max_output_tokens: None,
-            temperature: None,
-            reasoning: Reasoning::Default,
-            seed: None,
-        };
+        let request = crate::provider::test_corpus::hello_request(
+            "eu.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        );
         let built = wire.build(&request).unwrap();
         assert_eq!(
             built.url,

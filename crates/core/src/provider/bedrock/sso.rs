@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::credentials::{AwsEnv, Missing, parse_rfc3339};
 use super::sigv4::Credentials;
+use crate::provider::http::percent_encode;
 
 /// The variable that points the SSO portal elsewhere (tests, proxies).
 pub const ENDPOINT_VAR: &str = "AWS_ENDPOINT_URL_SSO";
@@ -176,8 +177,8 @@ impl SsoProfile {
         };
         format!(
             "{base}/federation/credentials?account_id={}&role_name={}",
-            encode(&self.account_id),
-            encode(&self.role_name)
+            percent_encode(&self.account_id),
+            percent_encode(&self.role_name)
         )
     }
 
@@ -292,19 +293,6 @@ fn error_chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
-}
-
-/// A query value, percent-encoded (unreserved characters kept).
-fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]
