@@ -2368,7 +2368,7 @@ fn mock_provider_config(
 ) -> std::path::PathBuf {
     tmp.write(
         "mock.toml",
-        &format!(
+        format!(
             "[providers.mock]\nkind = \"openai-chat\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_CHAT_KEY\"\n",
             server.url()
         ),
