@@ -143,8 +143,23 @@ fn remote_text(listings: &[remote::ProviderListing], timeout: Duration) -> Strin
     out
 }
 
-/// `set`, `missing` or `not needed`, plus where a set key came from (never the key).
+/// `set`, `missing` or `not needed`, plus where a set key came from (never the key). Vertex
+/// has no key but credentials: `set` with the file they were found in, or `missing`.
 fn key_words(def: &ProviderDef, env: &Env) -> (&'static str, Option<String>) {
+    if def.kind == config::ApiKind::Vertex {
+        let status = vertex_credentials(env);
+        return if status.usable() {
+            ("set", Some(status.describe()))
+        } else {
+            ("missing", Some(status.describe()))
+        };
+    }
+    if def.kind == config::ApiKind::Bedrock {
+        return match bedrock_credentials(def, env) {
+            Ok(source) => ("set", Some(source)),
+            Err(missing) => ("missing", Some(missing)),
+        };
+    }
     match def.key_status(env) {
         KeyStatus::NotNeeded => ("not needed", None),
         KeyStatus::Missing => ("missing", None),
@@ -158,6 +173,22 @@ fn key_words(def: &ProviderDef, env: &Env) -> (&'static str, Option<String>) {
         ),
         KeyStatus::Set(KeySource::Config(origin)) => ("set", Some(format!("api_key in {origin}"))),
     }
+}
+
+/// The Google credentials Vertex would use under `env`.
+fn vertex_credentials(env: &Env) -> versus::provider::vertex::auth::CredentialStatus {
+    versus::provider::vertex::auth::credential_status(|var| env.non_empty(var).map(str::to_string))
+}
+
+/// Where Bedrock's credentials would come from under `env` (nothing run or fetched).
+fn bedrock_credentials(def: &ProviderDef, env: &Env) -> Result<String, String> {
+    use versus::provider::bedrock::credentials::{AWS_VARS, AwsEnv, describe};
+    let aws = AwsEnv::from_pairs(
+        AWS_VARS
+            .iter()
+            .filter_map(|name| Some((*name, env.non_empty(name)?))),
+    );
+    describe(&aws, &def.bedrock)
 }
 
 /// A URL for display: user:password@ parts hidden.
@@ -348,6 +379,10 @@ fn overview_text(config: &Config, env: &Env) -> String {
     for def in config.providers() {
         let (key, source) = key_words(def, env);
         let key_cell = match (def.needs_key, source) {
+            _ if def.kind == config::ApiKind::Vertex => vertex_credentials(env).describe(),
+            _ if def.kind == config::ApiKind::Bedrock => {
+                bedrock_credentials(def, env).unwrap_or_else(|missing| missing)
+            }
             (false, _) => "not needed".to_string(),
             (true, Some(source)) => format!("{source}: {key}"),
             (true, None) => format!("{}: {key}", def.key_hint()),

@@ -67,6 +67,16 @@ impl Setup {
 
     /// `versus ask PROMPT -m MODEL --quiet` with only `env` of the providers' variables.
     pub(crate) fn ask(&self, model: &str, env: &[(&str, &str)], extra: &[&str]) -> Output {
+        self.command(env)
+            .args(["ask", "fix add() so the tests pass", "-m", model, "--quiet"])
+            .args(extra)
+            .output()
+            .unwrap()
+    }
+
+    /// The binary in the project with the test's home, config and temp folders and only
+    /// `env` of the providers' variables (set on the child only).
+    pub(crate) fn command(&self, env: &[(&str, &str)]) -> std::process::Command {
         let mut command = versus();
         command
             .arg("-C")
@@ -94,6 +104,8 @@ impl Setup {
             "AWS_SHARED_CREDENTIALS_FILE",
             "AWS_ENDPOINT_URL",
             "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+            "AWS_ENDPOINT_URL_BEDROCK",
+            "AWS_ENDPOINT_URL_SSO",
             "AWS_BEARER_TOKEN_BEDROCK",
         ] {
             command.env_remove(var);
@@ -102,10 +114,6 @@ impl Setup {
             command.env(name, value);
         }
         command
-            .args(["ask", "fix add() so the tests pass", "-m", model, "--quiet"])
-            .args(extra)
-            .output()
-            .unwrap()
     }
 
     /// Asserts that no file under the project, the config home or the temp folder, and
@@ -831,4 +839,387 @@ fn bedrock_with_environment_credentials_and_clear_errors_without() {
         error.contains("no AWS region") && error.contains("AWS_REGION"),
         "{error}"
     );
+}
+
+// AWS SSO: the token `aws sso login` cached, exchanged at the portal for the role's keys.
+
+const SSO_TOKEN: &str = "sso-access-SECRET-token-77aa88bb";
+
+/// `~/.aws/config` of an SSO profile `dev` (session `corp`, portal in eu-west-1, Bedrock in
+/// us-west-2) and the token cache file `aws sso login` writes: named by the SHA-1 of the
+/// session name, computed here independently of versus.
+fn sso_home(setup: &Setup, expires_at: &str) {
+    let aws = setup.home.join(".aws");
+    std::fs::create_dir_all(aws.join("sso/cache")).unwrap();
+    std::fs::write(
+        aws.join("config"),
+        "[profile dev]\nsso_session = corp\nsso_account_id = 111122223333\nsso_role_name = BedrockUser\nregion = us-west-2\n\n[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-west-1\nsso_registration_scopes = sso:account:access\n",
+    )
+    .unwrap();
+    let digest = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, b"corp");
+    let name: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::write(
+        aws.join(format!("sso/cache/{name}.json")),
+        json!({"startUrl": "https://corp.awsapps.com/start", "region": "eu-west-1",
+               "accessToken": SSO_TOKEN, "expiresAt": expires_at,
+               "clientId": "client-id", "clientSecret": "client-secret",
+               "refreshToken": "refresh-SECRET-token"})
+        .to_string(),
+    )
+    .unwrap();
+}
+
+/// The SSO portal: GetRoleCredentials for the profile's account and role, with the cached
+/// token in `x-amz-sso_bearer_token`; answers the keys the Bedrock mock verifies.
+fn sso_portal() -> MockServer {
+    MockServer::start_checked(
+        vec![Reply::json(
+            200,
+            json!({"roleCredentials": {"accessKeyId": AWS_KEY_ID, "secretAccessKey": AWS_SECRET,
+                   "sessionToken": AWS_TOKEN, "expiration": 4_102_444_800_000u64}})
+            .to_string(),
+        )],
+        |request| {
+            let target = "/federation/credentials?account_id=111122223333&role_name=BedrockUser";
+            if request.method != "GET" || request.target != target {
+                return Err(format!(
+                    "unknown operation {} {}",
+                    request.method, request.target
+                ));
+            }
+            match request.header("x-amz-sso_bearer_token") {
+                Some(SSO_TOKEN) => Ok(()),
+                other => Err(format!("UnauthorizedException: bad token {other:?}")),
+            }
+        },
+    )
+}
+
+#[test]
+fn bedrock_signs_with_the_role_credentials_of_an_sso_profile_fetched_once() {
+    let setup = Setup::new();
+    sso_home(&setup, "2099-01-01T00:00:00Z");
+    let portal = sso_portal();
+    let mut replies = Vec::new();
+    for (i, step) in fix_loop().iter().enumerate() {
+        let bytes = match step {
+            Step::Calls(calls) => util::aws::converse(i + 1, calls, None),
+            Step::Text(text) => util::aws::converse(i + 1, &[], Some(text)),
+        };
+        replies.push(util::aws::stream_reply(bytes));
+    }
+    let server = MockServer::start_checked(replies, bedrock_check);
+    let model = format!("bedrock/{BEDROCK_MODEL}");
+    let output = setup.ask(
+        &model,
+        &[
+            ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", &server.url()),
+            ("AWS_ENDPOINT_URL_SSO", &portal.url()),
+            ("AWS_PROFILE", "dev"),
+        ],
+        &[],
+    );
+    assert_eq!(portal.refused(), Vec::<String>::new());
+    assert_eq!(server.refused(), Vec::<String>::new());
+    assert_fixed(&output, &model);
+    // Four signed steps, one portal call: the role credentials are kept until they expire.
+    assert_eq!(server.requests().len(), 4);
+    assert_eq!(portal.requests().len(), 1);
+    setup.assert_nowhere(
+        &[&output],
+        &[
+            SSO_TOKEN,
+            AWS_TOKEN,
+            "SECRET-9f8e7d6c5b4a",
+            "refresh-SECRET",
+        ],
+    );
+    // `versus models` says where Bedrock's credentials come from, without asking the portal.
+    let bedrock_row = |env: &[(&str, &str)]| {
+        let out = setup.command(env).arg("models").output().unwrap();
+        let (stdout, _) = text(&out);
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with("bedrock "))
+            .unwrap_or_else(|| panic!("{stdout}"))
+            .to_string()
+    };
+    let row = bedrock_row(&[("AWS_PROFILE", "dev")]);
+    assert!(
+        row.contains("profile `dev`: AWS SSO, after `aws sso login`"),
+        "{row}"
+    );
+    assert_eq!(portal.requests().len(), 1);
+    let row = bedrock_row(&[("AWS_PROFILE", "nobody")]);
+    assert!(row.contains("not found (set AWS_ACCESS_KEY_ID"), "{row}");
+    let row = bedrock_row(&[("AWS_BEARER_TOKEN_BEDROCK", "k-SECRET-bearer-1234")]);
+    assert!(
+        row.contains("AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key)"),
+        "{row}"
+    );
+    assert!(!row.contains("k-SECRET-bearer"), "{row}");
+}
+
+#[test]
+fn an_expired_sso_sign_in_says_to_run_aws_sso_login() {
+    let setup = Setup::new();
+    sso_home(&setup, "2020-01-01T00:00:00Z");
+    let portal = sso_portal();
+    let server = MockServer::start(Vec::new());
+    let output = setup.ask(
+        &format!("bedrock/{BEDROCK_MODEL}"),
+        &[
+            ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", &server.url()),
+            ("AWS_ENDPOINT_URL_SSO", &portal.url()),
+            ("AWS_PROFILE", "dev"),
+        ],
+        &["--json"],
+    );
+    let (stdout, stderr) = text(&output);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stdout}\n{stderr}"));
+    let error = doc["models"][0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("AWS SSO sign-in of profile `dev` has expired")
+            && error.contains("run `aws sso login --profile dev`"),
+        "{error}"
+    );
+    assert!(portal.requests().is_empty() && server.requests().is_empty());
+    setup.assert_nowhere(&[&output], &[SSO_TOKEN]);
+}
+
+// A Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`): a bearer token instead of a signature.
+
+const BEDROCK_API_KEY: &str = "ABSKQmVkcm9ja0FQSUtleS1-SECRET-bearer-0123456789";
+
+#[test]
+fn bedrock_api_key_is_sent_as_a_bearer_token_and_never_logged() {
+    let setup = Setup::new();
+    let server = MockServer::start_checked(
+        vec![util::aws::stream_reply(util::aws::converse(
+            1,
+            &[],
+            Some("Hello with a Bedrock API key."),
+        ))],
+        |request| {
+            let expected = format!("Bearer {BEDROCK_API_KEY}");
+            if request.header("authorization") != Some(expected.as_str()) {
+                return Err(format!(
+                    "UnrecognizedClientException: {:?}",
+                    request.header("authorization")
+                ));
+            }
+            for sigv4 in ["x-amz-date", "x-amz-security-token", "x-amz-content-sha256"] {
+                if let Some(value) = request.header(sigv4) {
+                    return Err(format!(
+                        "a SigV4 header came with the bearer token: {sigv4}: {value}"
+                    ));
+                }
+            }
+            Ok(())
+        },
+    );
+    let log = setup.home.join("debug.jsonl");
+    let model = format!("bedrock/{BEDROCK_MODEL}");
+    let output = setup.ask(
+        &model,
+        &[
+            ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", &server.url()),
+            ("AWS_BEARER_TOKEN_BEDROCK", BEDROCK_API_KEY),
+            ("AWS_REGION", "us-west-2"),
+        ],
+        &["--debug-log", log.to_str().unwrap()],
+    );
+    let (stdout, stderr) = text(&output);
+    assert_eq!(server.refused(), Vec::<String>::new());
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Hello with a Bedrock API key."), "{stdout}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let request: Value = logged
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["kind"] == "request")
+        .unwrap_or_else(|| panic!("{logged}"));
+    assert_eq!(
+        request["headers"]["authorization"], "[redacted]",
+        "{logged}"
+    );
+    assert!(
+        !logged.contains(BEDROCK_API_KEY) && !logged.contains("SECRET-bearer"),
+        "{logged}"
+    );
+    setup.assert_nowhere(&[&output], &[BEDROCK_API_KEY, "SECRET-bearer"]);
+}
+
+// Reasoning and seed on Bedrock, through `versus run` (a recipe is where both are set).
+
+/// One ConverseStream answer that thinks (text and signature in `reasoningContent` deltas,
+/// as Claude on Bedrock streams them), then calls tools or answers.
+fn converse_thinking(
+    thinking: &str,
+    signature: &str,
+    calls: &[(&str, &str, Value)],
+    text: Option<&str>,
+) -> Vec<u8> {
+    use util::aws::event;
+    let mut out = event("messageStart", json!({"role": "assistant"}));
+    let (head, tail) = thinking.split_at(thinking.len() / 2);
+    for piece in [head, tail] {
+        out.extend(event(
+            "contentBlockDelta",
+            json!({"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": piece}}}),
+        ));
+    }
+    out.extend(event(
+        "contentBlockDelta",
+        json!({"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": signature}}}),
+    ));
+    out.extend(event("contentBlockStop", json!({"contentBlockIndex": 0})));
+    let mut index = 1;
+    if let Some(text) = text {
+        out.extend(event(
+            "contentBlockDelta",
+            json!({"contentBlockIndex": index, "delta": {"text": text}}),
+        ));
+        out.extend(event(
+            "contentBlockStop",
+            json!({"contentBlockIndex": index}),
+        ));
+        index += 1;
+    }
+    for (id, name, input) in calls {
+        out.extend(event(
+            "contentBlockStart",
+            json!({"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": id, "name": name}}}),
+        ));
+        out.extend(event(
+            "contentBlockDelta",
+            json!({"contentBlockIndex": index, "delta": {"toolUse": {"input": input.to_string()}}}),
+        ));
+        out.extend(event(
+            "contentBlockStop",
+            json!({"contentBlockIndex": index}),
+        ));
+        index += 1;
+    }
+    let stop = if calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    out.extend(event("messageStop", json!({"stopReason": stop})));
+    out.extend(event(
+        "metadata",
+        json!({"usage": {"inputTokens": 1000, "outputTokens": 100, "totalTokens": 1100}}),
+    ));
+    out
+}
+
+#[test]
+fn bedrock_claude_thinks_when_a_recipe_asks_and_its_seed_is_warned_about() {
+    let setup = Setup::new();
+    let signature = "EqQBCkYIBxgCKkBbedrock-thinking-signature==";
+    let server = MockServer::start_checked(
+        vec![
+            util::aws::stream_reply(converse_thinking(
+                "The bug is in calc.py; read it first.",
+                signature,
+                &[("call_read", "read_file", json!({"path": "calc.py"}))],
+                None,
+            )),
+            util::aws::stream_reply(converse_thinking(
+                "It subtracts.",
+                "sig-2",
+                &[],
+                Some("add() subtracts instead of adding."),
+            )),
+        ],
+        |request| {
+            util::aws::verify_sigv4(
+                request,
+                &util::aws::Expected {
+                    session_token: None,
+                    ..bedrock_expected()
+                },
+            )
+        },
+    );
+    let model = format!("bedrock/{BEDROCK_MODEL}");
+    let recipe = setup.home.join("think.recipe.md");
+    std::fs::write(
+        &recipe,
+        format!(
+            "# Think\nversion: 1\n\n## Models\n- {model}\n\n## Model Parameters\ntemperature: 0.2\nreasoning_effort: high\nseed: 7\n\n## Tasks\n\n- find the bug in calc.py\n"
+        ),
+    )
+    .unwrap();
+    let env = [
+        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", server.url()),
+        ("AWS_ACCESS_KEY_ID", AWS_KEY_ID.to_string()),
+        ("AWS_SECRET_ACCESS_KEY", AWS_SECRET.to_string()),
+        ("AWS_REGION", "us-west-2".to_string()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let warning = format!(
+        "warning: {model}: seed 7 is not sent; the bedrock API takes no seed, so its samples may differ where other models' repeat"
+    );
+    let checked = setup
+        .command(&env)
+        .args(["recipe", "check"])
+        .arg(&recipe)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&checked);
+    assert!(checked.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        format!("{stdout}{stderr}").lines().any(|l| l == warning),
+        "{stdout}\n{stderr}"
+    );
+    let out_dir = setup.home.join("out");
+    let output = setup
+        .command(&env)
+        .arg("run")
+        .arg(&recipe)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(server.refused(), Vec::<String>::new());
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains(&warning), "{stderr}");
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2, "{stderr}");
+    for request in &sent {
+        let body = request.json();
+        // Claude's thinking in Converse's extra fields, maxTokens above its budget, no
+        // temperature (Claude refuses it with thinking) and no seed anywhere.
+        assert_eq!(
+            body["additionalModelRequestFields"],
+            json!({"thinking": {"type": "enabled", "budget_tokens": 24_576}}),
+            "{body}"
+        );
+        assert_eq!(
+            body["inferenceConfig"],
+            json!({"maxTokens": 28_672}),
+            "{body}"
+        );
+        assert!(!body.to_string().contains("seed"), "{body}");
+    }
+    // The first answer's thinking was decoded whole and goes back, signed, before its call.
+    let second = sent[1].json();
+    let assistant = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    assert_eq!(
+        assistant["content"][0],
+        json!({"reasoningContent": {"reasoningText": {
+            "text": "The bug is in calc.py; read it first.", "signature": signature}}}),
+        "{second}"
+    );
+    assert_eq!(assistant["content"][1]["toolUse"]["name"], "read_file");
+    let report = std::fs::read_to_string(out_dir.join("report.json")).unwrap();
+    assert!(report.contains(&model), "{report}");
 }

@@ -2462,3 +2462,153 @@ fn a_sub_agents_calls_are_listed_under_its_spawn_call_in_ctrl_t() {
     // Dropping the tmux server ends versus (SIGHUP) before the folders go.
     drop(tmux);
 }
+
+/// A Chat Completions server (`[providers.mock]` in the config given) whose answers carry no
+/// usage chunk, as some proxies send: each reply streams `text`, stops, and says nothing of
+/// tokens. The key is `MOCK_CHAT_KEY`'s value; the server refuses any other.
+fn unreported_usage_server(text: &str, key: &'static str) -> util::mock_server::MockServer {
+    use util::mock_server::{MockServer, Reply};
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        serde_json::json!({"id": "chatcmpl-1", "object": "chat.completion.chunk",
+                           "created": 1_760_000_000, "model": "tiny-model",
+                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let (head, tail) = text.split_at(text.len() / 2);
+    let mut body = String::new();
+    for event in [
+        chunk(
+            serde_json::json!({"role": "assistant", "content": head}),
+            serde_json::Value::Null,
+        ),
+        chunk(
+            serde_json::json!({"content": tail}),
+            serde_json::Value::Null,
+        ),
+        chunk(serde_json::json!({}), serde_json::json!("stop")),
+    ] {
+        body.push_str(&format!("data: {event}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    MockServer::start_checked(vec![Reply::sse(body)], move |request| {
+        match request.header("authorization") {
+            Some(value) if value == format!("Bearer {key}") => Ok(()),
+            _ => Err("Incorrect API key provided".to_string()),
+        }
+    })
+}
+
+/// Starts versus in the pane on `mock/tiny-model` (the config names the mock server) with
+/// `MOCK_CHAT_KEY` set for it only, and `extra` flags; `; echo EXIT=$?` follows.
+fn launch_with_key(tmux: &Tmux, proj: &Path, config: &Path, key: &str, extra: &str) {
+    tmux.type_text(&format!(
+        "MOCK_CHAT_KEY={key} NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 XDG_STATE_HOME={} TMPDIR={} {} -C {} --config {} -m mock/tiny-model {extra}; echo EXIT=$?",
+        util::state_home().display(),
+        util::temp_home().display(),
+        env!("CARGO_BIN_EXE_versus"),
+        proj.display(),
+        config.display()
+    ));
+    tmux.press("Enter");
+}
+
+fn mock_provider_config(
+    tmp: &util::Dir,
+    server: &util::mock_server::MockServer,
+) -> std::path::PathBuf {
+    tmp.write(
+        "mock.toml",
+        format!(
+            "[providers.mock]\nkind = \"openai-chat\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_CHAT_KEY\"\n",
+            server.url()
+        ),
+    )
+}
+
+/// A model whose server reports no usage shows `?` tokens and `$?` in its panel, never a
+/// misleading `0`, as `versus ask` does.
+#[test]
+fn a_model_whose_usage_was_not_reported_shows_question_marks_in_a_real_terminal() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    let key = "sk-mock-unreported-SECRET-1";
+    let server = unreported_usage_server("NO-USAGE-ANSWER", key);
+    let config = mock_provider_config(&tmp, &server);
+    let tmux = Tmux::start("unreported-usage", 140, 40);
+    launch_with_key(&tmux, &proj, &config, key, "");
+    tmux.wait_for(&["turn 0", "mock/tiny-model"]);
+    tmux.type_text("say something");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["NO-USAGE-ANSWER", "turn 1 finished"]);
+    assert_eq!(server.refused(), Vec::<String>::new());
+    assert!(screen.contains("· ? tokens ·"), "{screen}");
+    assert!(screen.contains("· ? tok · $? ·"), "{screen}");
+    assert!(!screen.contains(" 0 tok"), "{screen}");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+}
+
+/// Bare `versus --debug-log FILE` (the interface) writes the turn's request and the answer's
+/// events, the key redacted, to a file only the user can read.
+#[test]
+fn the_interface_writes_the_debug_log_of_a_turn_without_the_key() {
+    use std::os::unix::fs::PermissionsExt;
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    project(&proj);
+    let key = "sk-mock-debuglog-SECRET-2";
+    let server = unreported_usage_server("LOGGED-ANSWER", key);
+    let config = mock_provider_config(&tmp, &server);
+    let log = tmp.path().join("debug.jsonl");
+    let tmux = Tmux::start("tui-debug-log", 140, 40);
+    launch_with_key(
+        &tmux,
+        &proj,
+        &config,
+        key,
+        &format!("--debug-log {}", log.display()),
+    );
+    tmux.wait_for(&["turn 0", "mock/tiny-model"]);
+    tmux.type_text("say something");
+    tmux.press("Enter");
+    let screen = tmux.wait_for(&["LOGGED-ANSWER", "turn 1 finished"]);
+    assert!(!screen.contains(key), "{screen}");
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        std::fs::metadata(&log).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert!(
+        !text.contains(key) && !text.contains("debuglog-SECRET"),
+        "{text}"
+    );
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let requests: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["kind"] == "request").collect();
+    assert_eq!(requests.len(), 1, "{text}");
+    let sent = server.requests();
+    assert_eq!(requests[0]["body"], sent[0].json(), "the body as sent");
+    assert_eq!(requests[0]["provider"], "mock");
+    assert_eq!(requests[0]["headers"]["authorization"], "[redacted]");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["kind"] == "event" && l["data"].to_string().contains("LOGGED")),
+        "{text}"
+    );
+}

@@ -26,6 +26,25 @@ const ISOLATED: &[&str] = &[
     "GEMINI_BASE_URL",
     "OPENROUTER_BASE_URL",
     "OLLAMA_BASE_URL",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_ENDPOINT_URL_BEDROCK",
+    "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+    "AWS_ENDPOINT_URL_SSO",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "CLOUDSDK_CONFIG",
+    "VERTEX_BASE_URL",
 ];
 
 const OPENAI_KEY: &str = "sk-remote-SECRET-1";
@@ -71,6 +90,7 @@ fn command(state: &std::path::Path, config: &std::path::Path, m: &Mocks) -> Comm
     }
     c.env("XDG_STATE_HOME", state)
         .env("XDG_CONFIG_HOME", config)
+        .env("HOME", config.join("home"))
         .env("OPENAI_API_KEY", OPENAI_KEY)
         .env("OPENAI_BASE_URL", format!("{}/v1", m.openai.url()))
         .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
@@ -175,4 +195,279 @@ fn json_output_gives_each_providers_status() {
     assert_eq!(of("openai")["models"], json!(["gpt-5.4", "o3"]));
     assert_eq!(of("ollama")["status"], "timed_out");
     assert_eq!(of("openrouter")["status"], "no_key");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cloud providers: Azure OpenAI, Bedrock, Vertex AI.
+
+const AZURE_KEY: &str = "azure-remote-SECRET-4";
+const AWS_KEY_ID: &str = "AKIDREMOTELIST01";
+const AWS_SECRET: &str = "aws-remote-SECRET-5e6f7a8b";
+
+/// The cloud providers' variables pointing at `azure`, `bedrock` and a Vertex base, with a
+/// service-account file whose token endpoint is `tokens`; every keyed provider unset.
+fn cloud_command(
+    state: &std::path::Path,
+    config: &std::path::Path,
+    azure: &str,
+    bedrock: &str,
+    vertex: &str,
+    tokens: &MockServer,
+) -> Command {
+    let key = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/vertex/test-sa-key.pem"),
+    )
+    .unwrap();
+    let sa = config.join("sa.json");
+    std::fs::write(
+        &sa,
+        json!({"type": "service_account", "project_id": "list-proj", "private_key_id": "k",
+               "private_key": key, "client_email": "l@list-proj.iam.gserviceaccount.com",
+               "token_uri": format!("{}/token", tokens.url())})
+        .to_string(),
+    )
+    .unwrap();
+    let mut c = versus();
+    for var in ISOLATED {
+        c.env_remove(var);
+    }
+    c.env("XDG_STATE_HOME", state)
+        .env("XDG_CONFIG_HOME", config)
+        .env("HOME", config.join("home"))
+        .env("OLLAMA_BASE_URL", "http://127.0.0.1:9/")
+        .env("AZURE_OPENAI_ENDPOINT", azure)
+        .env("AZURE_OPENAI_API_KEY", AZURE_KEY)
+        .env("AWS_ACCESS_KEY_ID", AWS_KEY_ID)
+        .env("AWS_SECRET_ACCESS_KEY", AWS_SECRET)
+        .env("AWS_REGION", "us-west-2")
+        .env("AWS_ENDPOINT_URL_BEDROCK", bedrock)
+        .env("GOOGLE_APPLICATION_CREDENTIALS", &sa)
+        .env("GOOGLE_CLOUD_LOCATION", "us-east5")
+        .env("VERTEX_BASE_URL", vertex);
+    c
+}
+
+fn token_server() -> MockServer {
+    MockServer::start(vec![Reply::json(
+        200,
+        json!({"access_token": "ya29.list-token-SECRET", "expires_in": 3600}).to_string(),
+    )])
+}
+
+/// Bedrock's ListFoundationModels: `GET /foundation-models`, SigV4 for `bedrock` in
+/// us-west-2 checked by the mock.
+fn bedrock_mock() -> MockServer {
+    MockServer::start_checked(
+        vec![Reply::json(
+            200,
+            json!({"modelSummaries": [
+                {"modelId": "anthropic.claude-sonnet-4-5-20250929-v1:0", "providerName": "Anthropic",
+                 "inferenceTypesSupported": ["INFERENCE_PROFILE"]},
+                {"modelId": "amazon.nova-pro-v1:0", "providerName": "Amazon",
+                 "inferenceTypesSupported": ["ON_DEMAND"]}]})
+            .to_string(),
+        )],
+        |request| {
+            if request.method != "GET" || request.target != "/foundation-models" {
+                return Err(format!("UnknownOperation {} {}", request.method, request.target));
+            }
+            util::aws::verify_sigv4(
+                request,
+                &util::aws::Expected {
+                    access_key_id: AWS_KEY_ID,
+                    secret_access_key: AWS_SECRET,
+                    session_token: None,
+                    region: "us-west-2",
+                },
+            )
+        },
+    )
+}
+
+/// Vertex's publisher models: Google's in two pages, then Anthropic's; every request with
+/// the access token and the project billed.
+fn vertex_mock() -> MockServer {
+    MockServer::start_checked(
+        vec![
+            Reply::json(
+                200,
+                json!({"publisherModels": [{"name": "publishers/google/models/gemini-2.5-pro"}],
+                       "nextPageToken": "page/2"})
+                .to_string(),
+            ),
+            Reply::json(
+                200,
+                json!({"publisherModels": [{"name": "publishers/google/models/gemini-2.5-flash"}]})
+                    .to_string(),
+            ),
+            Reply::json(
+                200,
+                json!({"publisherModels": [{"name": "publishers/anthropic/models/claude-sonnet-4-5"}]})
+                    .to_string(),
+            ),
+        ],
+        |request| {
+            if request.header("authorization") != Some("Bearer ya29.list-token-SECRET") {
+                return Err("UNAUTHENTICATED".to_string());
+            }
+            if request.header("x-goog-user-project") != Some("list-proj") {
+                return Err("no quota project".to_string());
+            }
+            Ok(())
+        },
+    )
+}
+
+#[test]
+fn azure_bedrock_and_vertex_list_their_models_with_their_own_credentials() {
+    let (_tmp, state, config) = dirs();
+    let azure = MockServer::start_checked(
+        vec![Reply::json(
+            200,
+            json!({"object": "list", "data": [{"id": "gpt-4.1", "object": "model"},
+                                               {"id": "gpt-5-mini", "object": "model"}]})
+            .to_string(),
+        )],
+        |request| {
+            if request.target != "/openai/v1/models" {
+                return Err(format!("Resource not found: {}", request.target));
+            }
+            match request.header("api-key") {
+                Some(AZURE_KEY) => Ok(()),
+                _ => Err("Access denied due to invalid subscription key".to_string()),
+            }
+        },
+    );
+    let bedrock = bedrock_mock();
+    let vertex = vertex_mock();
+    let tokens = token_server();
+    let out = cloud_command(
+        &state,
+        &config,
+        &format!("{}/openai/v1", azure.url()),
+        &bedrock.url(),
+        &vertex.url(),
+        &tokens,
+    )
+    .args(["models", "--remote", "--timeout", "5"])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(azure.refused(), Vec::<String>::new());
+    assert_eq!(bedrock.refused(), Vec::<String>::new());
+    assert_eq!(vertex.refused(), Vec::<String>::new());
+    for listed in [
+        "azure: 2 models\n  azure/gpt-4.1\n  azure/gpt-5-mini",
+        "bedrock: 2 models\n  bedrock/amazon.nova-pro-v1:0\n  bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "vertex: 3 models\n  vertex/claude-sonnet-4-5\n  vertex/gemini-2.5-flash\n  vertex/gemini-2.5-pro",
+    ] {
+        assert!(
+            stdout.contains(listed),
+            "{listed:?} missing in:\n{stdout}\n{stderr}"
+        );
+    }
+    let targets: Vec<String> = vertex.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(
+        targets,
+        [
+            "/v1beta1/publishers/google/models?pageSize=1000",
+            "/v1beta1/publishers/google/models?pageSize=1000&pageToken=page%2F2",
+            "/v1beta1/publishers/anthropic/models?pageSize=1000",
+        ]
+    );
+    assert_eq!(tokens.requests().len(), 1);
+    for secret in [AZURE_KEY, AWS_SECRET, "list-token-SECRET"] {
+        assert!(!stdout.contains(secret) && !stderr.contains(secret));
+    }
+    // Cached like the others, under the endpoint each was asked at.
+    let cache: Value =
+        serde_json::from_slice(&std::fs::read(state.join("versus/cache/models.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        cache["providers"]["bedrock"]["models"],
+        json!([
+            "amazon.nova-pro-v1:0",
+            "anthropic.claude-sonnet-4-5-20250929-v1:0"
+        ])
+    );
+    assert_eq!(cache["providers"]["bedrock"]["base_url"], bedrock.url());
+    assert_eq!(
+        cache["providers"]["vertex"]["models"],
+        json!(["claude-sonnet-4-5", "gemini-2.5-flash", "gemini-2.5-pro"])
+    );
+    assert_eq!(
+        cache["providers"]["azure"]["models"],
+        json!(["gpt-4.1", "gpt-5-mini"])
+    );
+}
+
+/// A resource called through deployment URLs lists its deployments, here with an Entra
+/// token from the user config; Bedrock's endpoint hangs and is named within the limit while
+/// Azure and Vertex are listed.
+#[test]
+fn azure_deployments_with_an_entra_token_and_a_hanging_bedrock() {
+    let (_tmp, state, config) = dirs();
+    let azure = MockServer::start_checked(
+        vec![Reply::json(
+            200,
+            json!({"object": "list", "data": [{"id": "my-gpt41", "model": "gpt-4.1",
+                                               "object": "deployment", "status": "succeeded"}]})
+            .to_string(),
+        )],
+        |request| {
+            if request.target != "/openai/deployments?api-version=2022-12-01" {
+                return Err(format!("Resource not found: {}", request.target));
+            }
+            if request.header("authorization") != Some("Bearer entra-list-SECRET-token") {
+                return Err("Unauthorized".to_string());
+            }
+            if request.header("api-key").is_some() {
+                return Err("api-key sent with a token".to_string());
+            }
+            Ok(())
+        },
+    );
+    std::fs::create_dir_all(config.join("versus")).unwrap();
+    std::fs::write(
+        config.join("versus/config.toml"),
+        "[providers.azure]\nentra_token_env = \"LIST_ENTRA_TOKEN\"\n",
+    )
+    .unwrap();
+    let hanging = TcpListener::bind("127.0.0.1:0").unwrap();
+    let vertex = vertex_mock();
+    let tokens = token_server();
+    let out = cloud_command(
+        &state,
+        &config,
+        &format!("{}/", azure.url()),
+        &format!("http://{}", hanging.local_addr().unwrap()),
+        &vertex.url(),
+        &tokens,
+    )
+    .env_remove("AZURE_OPENAI_API_KEY")
+    .env("LIST_ENTRA_TOKEN", "entra-list-SECRET-token")
+    .args(["models", "--remote", "--timeout", "1", "--json"])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(azure.refused(), Vec::<String>::new());
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    let of = |name: &str| {
+        json["remote"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["provider"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(of("azure")["models"], json!(["my-gpt41"]), "{stdout}");
+    assert_eq!(of("bedrock")["status"], "timed_out", "{stdout}");
+    assert_eq!(of("vertex")["status"], "ok", "{stdout}");
+    assert!(!stdout.contains("entra-list-SECRET") && !stderr.contains("entra-list-SECRET"));
 }

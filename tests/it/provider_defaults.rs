@@ -27,6 +27,9 @@ const ISOLATED: &[&str] = &[
     "OLLAMA_BASE_URL",
     "GOOGLE_APPLICATION_CREDENTIALS",
     "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "CLOUDSDK_CONFIG",
+    "VERTEX_BASE_URL",
 ];
 
 const OPENAI_KEY: &str = "sk-defaults-SECRET-1111";
@@ -265,4 +268,123 @@ fn run_with_only_a_key_runs_its_default_model() {
     assert_eq!(openai.requests()[0].json()["model"], "gpt-5.4", "{stderr}");
     let report = std::fs::read_to_string(s.base.join("out/report.json")).unwrap();
     assert!(report.contains("openai/gpt-5.4"), "{report}");
+}
+
+/// A service-account file (the Vertex tests' key, made for tests) whose token endpoint is
+/// `tokens`, naming project `sa-proj`.
+fn service_account(s: &Setup, tokens: &MockServer) -> PathBuf {
+    let key = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/vertex/test-sa-key.pem"),
+    )
+    .unwrap();
+    let path = s.base.join("sa.json");
+    std::fs::write(
+        &path,
+        json!({"type": "service_account", "project_id": "sa-proj", "private_key_id": "k1",
+               "private_key": key, "client_email": "t@sa-proj.iam.gserviceaccount.com",
+               "token_uri": format!("{}/token", tokens.url())})
+        .to_string(),
+    )
+    .unwrap();
+    path
+}
+
+/// With only Google credentials (naming their project), `ask` runs Vertex's default model
+/// and says so; `versus models` shows which credentials Vertex uses, not "not needed".
+#[test]
+fn vertex_credentials_alone_run_its_default_model_and_models_names_them() {
+    let s = Setup::new();
+    let tokens = MockServer::start(vec![Reply::json(
+        200,
+        json!({"access_token": "ya29.defaults-token", "expires_in": 3600}).to_string(),
+    )]);
+    let chunk = json!({"candidates": [{"content": {"parts": [{"text": "HELLO-FROM-VERTEX"}],
+                                                   "role": "model"}, "finishReason": "STOP"}],
+                       "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5}});
+    let vertex = MockServer::start(vec![Reply::sse(format!("data: {chunk}\r\n\r\n"))]);
+    let sa = service_account(&s, &tokens);
+    let vars = [
+        ("GOOGLE_APPLICATION_CREDENTIALS", sa.display().to_string()),
+        ("GOOGLE_CLOUD_LOCATION", "us-east5".to_string()),
+        ("VERTEX_BASE_URL", vertex.url()),
+    ];
+    let out = s.ask(&vars);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "using the default model of each key set: vertex/gemini-2.5-pro (GOOGLE_APPLICATION_CREDENTIALS)"
+        ),
+        "{stderr}"
+    );
+    assert!(stdout.contains("HELLO-FROM-VERTEX"), "{stdout}");
+    assert_eq!(
+        vertex.requests()[0].target,
+        "/v1/projects/sa-proj/locations/us-east5/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+    );
+
+    let out = s.command(&vars).arg("models").output().unwrap();
+    let stdout = text(&out.stdout);
+    let row = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("vertex "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        row.contains(&format!(
+            "GOOGLE_APPLICATION_CREDENTIALS: service account ({})",
+            sa.display()
+        )),
+        "{row}"
+    );
+    assert!(!row.contains("not needed"), "{row}");
+    assert!(
+        stdout.contains("Default models: vertex/gemini-2.5-pro (GOOGLE_APPLICATION_CREDENTIALS)"),
+        "{stdout}"
+    );
+    let out = s
+        .command(&vars)
+        .args(["models", "--json"])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let provider = json["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "vertex")
+        .unwrap();
+    assert_eq!(provider["key"], "set", "{provider}");
+
+    // gcloud's file under HOME when the variable is unset; none at all: not found.
+    let gcloud = s.base.join("home/.config/gcloud");
+    std::fs::create_dir_all(&gcloud).unwrap();
+    std::fs::copy(&sa, gcloud.join("application_default_credentials.json")).unwrap();
+    let out = s.command(&[]).arg("models").output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("gcloud application-default credentials: service account"),
+        "{stdout}"
+    );
+    std::fs::remove_file(gcloud.join("application_default_credentials.json")).unwrap();
+    let out = s.command(&[]).arg("models").output().unwrap();
+    let stdout = text(&out.stdout);
+    let row = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("vertex "))
+        .unwrap();
+    assert!(
+        row.contains("not found (set GOOGLE_APPLICATION_CREDENTIALS"),
+        "{row}"
+    );
+    assert!(stdout.contains("Default models: none"), "{stdout}");
+    let out = s.command(&[]).args(["models", "--json"]).output().unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let provider = json["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "vertex")
+        .unwrap();
+    assert_eq!(provider["key"], "missing", "{provider}");
 }

@@ -20,6 +20,11 @@ pub const KEY_DEFAULTS: [(&str, &str); 4] = [
     ("openrouter", "anthropic/claude-sonnet-4.6"),
 ];
 
+/// The model Vertex AI runs when Google credentials and a project are the only credentials
+/// found (docs/config.md, "Default models"): Google's own model, which every Vertex project
+/// can call without enabling a partner model first.
+pub const VERTEX_DEFAULT: (&str, &str) = ("vertex", "gemini-2.5-pro");
+
 /// Where the models of a run without `-m` (and without a recipe's models) came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DefaultsFrom {
@@ -61,7 +66,12 @@ impl DefaultModels {
 impl Config {
     /// The models a run uses when none are named with `-m` (or in a recipe): the config's
     /// `models`, else [`KEY_DEFAULTS`] of every built-in provider whose key is set under `env`
-    /// (a key in the environment, `.env` or an `api_key` in the config), else none.
+    /// (a key in the environment, `.env` or an `api_key` in the config), else
+    /// [`VERTEX_DEFAULT`] when Google credentials (`GOOGLE_APPLICATION_CREDENTIALS` or
+    /// gcloud's Application Default Credentials) and a project are all there is, else none.
+    /// Vertex comes last and only alone: gcloud's credentials file is often left on a machine
+    /// by other tools, and it should not add a paid model to a run the user keyed for
+    /// another provider.
     pub fn default_models_for(&self, env: &Env) -> DefaultModels {
         if !self.default_models.is_empty() {
             return DefaultModels {
@@ -88,12 +98,42 @@ impl Config {
             picked.push((spec.to_string(), key));
             specs.push(spec);
         }
+        if specs.is_empty()
+            && let Some((spec, source)) = self.vertex_default(env)
+        {
+            picked.push((spec.to_string(), source));
+            specs.push(spec);
+        }
         let from = if specs.is_empty() {
             DefaultsFrom::Nothing
         } else {
             DefaultsFrom::Keys(picked)
         };
         DefaultModels { specs, from }
+    }
+}
+
+impl Config {
+    /// [`VERTEX_DEFAULT`] and where its credentials are, when the `vertex` provider is
+    /// configured, its credentials are found and usable, and a project is known.
+    fn vertex_default(&self, env: &Env) -> Option<(ModelSpec, String)> {
+        let (provider, model) = VERTEX_DEFAULT;
+        let def = self.provider(provider)?;
+        if def.kind != super::kind::ApiKind::Vertex {
+            return None;
+        }
+        let status = crate::provider::vertex::auth::credential_status(|var| {
+            env.non_empty(var).map(str::to_string)
+        });
+        let project = env
+            .non_empty("GOOGLE_CLOUD_PROJECT")
+            .map(str::to_string)
+            .or(status.project.clone());
+        if !status.usable() || project.is_none() {
+            return None;
+        }
+        let spec = ModelSpec::parse(&format!("{provider}/{model}")).ok()?;
+        Some((spec, status.from.to_string()))
     }
 }
 
@@ -134,8 +174,54 @@ mod tests {
     }
 
     #[test]
+    fn vertex_runs_its_default_only_with_credentials_and_a_project_and_no_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let sa = dir.path().join("sa.json");
+        std::fs::write(
+            &sa,
+            r#"{"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r"}"#,
+        )
+        .unwrap();
+        let config = Config::builtin().unwrap();
+        let path = sa.to_str().unwrap();
+        // No project: nothing.
+        let env = Env::from_pairs([("GOOGLE_APPLICATION_CREDENTIALS", path)]);
+        assert_eq!(config.default_models_for(&env).from, DefaultsFrom::Nothing);
+        let env = Env::from_pairs([
+            ("GOOGLE_APPLICATION_CREDENTIALS", path),
+            ("GOOGLE_CLOUD_PROJECT", "p"),
+        ]);
+        let d = config.default_models_for(&env);
+        assert_eq!(labels(&d), ["vertex/gemini-2.5-pro"]);
+        assert!(
+            d.note()
+                .unwrap()
+                .contains("vertex/gemini-2.5-pro (GOOGLE_APPLICATION_CREDENTIALS)")
+        );
+        // With a key set too, the key's default runs alone.
+        let env = Env::from_pairs([
+            ("GOOGLE_APPLICATION_CREDENTIALS", path),
+            ("GOOGLE_CLOUD_PROJECT", "p"),
+            ("OPENAI_API_KEY", "o"),
+        ]);
+        assert_eq!(labels(&config.default_models_for(&env)), ["openai/gpt-5.4"]);
+        // A file that is not credentials: nothing.
+        std::fs::write(&sa, "not json").unwrap();
+        let env = Env::from_pairs([
+            ("GOOGLE_APPLICATION_CREDENTIALS", path),
+            ("GOOGLE_CLOUD_PROJECT", "p"),
+        ]);
+        assert_eq!(config.default_models_for(&env).from, DefaultsFrom::Nothing);
+    }
+
+    #[test]
     fn every_default_is_in_the_price_table() {
         let config = Config::builtin().unwrap();
+        assert!(
+            config
+                .prices
+                .has_builtin(VERTEX_DEFAULT.0, VERTEX_DEFAULT.1)
+        );
         for (provider, model) in KEY_DEFAULTS {
             assert!(
                 config.prices.has_builtin(provider, model),

@@ -10,7 +10,15 @@
 //!
 //! Endpoints: OpenAI and every OpenAI-compatible server (OpenRouter included) `GET
 //! {base}/models`; Anthropic `GET {base}/v1/models`; Gemini `GET {base}/v1beta/models`; Ollama
-//! `GET {root}/api/tags`. Keys go in headers only, and an error text never contains one.
+//! `GET {root}/api/tags`; Azure OpenAI the v1 API's `GET {base}/models` or, through deployment
+//! URLs, the resource's deployments (`GET {root}/openai/deployments`), with the key or the
+//! Entra token; Bedrock `ListFoundationModels` (`GET https://bedrock.{region}.amazonaws.com
+//! /foundation-models`, SigV4-signed for `bedrock`, or the Bedrock API key); Vertex AI the
+//! publisher models of Google and Anthropic (`GET {base}/v1beta1/publishers/{google,
+//! anthropic}/models`) with an access token. The cloud providers' credentials are found as
+//! for a model of theirs (the same resolution), and a lookup that has to run a command or ask
+//! the SSO portal runs on a thread of its own, inside the provider's time limit. Keys go in
+//! headers only, and an error text never contains one.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,7 +30,10 @@ use serde_json::Value;
 use super::env::Env;
 use super::kind::ApiKind;
 use super::load::Config;
-use super::providers::{KeyStatus, ProviderDef};
+use super::providers::{BaseSource, KeyStatus, ProviderDef};
+use super::resolve::{CloudSettings, ResolveError, ResolvedModel};
+use super::spec::ModelSpec;
+use crate::provider::bedrock::credentials::{AWS_VARS, AwsEnv};
 use crate::provider::redact::Redactor;
 
 /// How long a cached list counts as fresh for a front end that refreshes in the background.
@@ -37,6 +48,9 @@ pub const CACHE_VERSION: u32 = 1;
 
 /// The most of one answer read (a list of a few thousand models is well under this).
 const BODY_CAP: usize = 8 << 20;
+
+/// The most pages of one paginated list read (Gemini and Vertex say `nextPageToken`).
+const MAX_PAGES: usize = 10;
 
 /// What asking one provider gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,14 +135,14 @@ impl ModelCache {
             };
             let Some(base_url) = config
                 .provider(&listing.provider)
-                .and_then(|def| def.base_url(env))
+                .and_then(|def| origin(def, env))
             else {
                 continue;
             };
             self.providers.insert(
                 listing.provider.clone(),
                 CachedList {
-                    base_url: base_url.url,
+                    base_url,
                     fetched_at: now,
                     models: models.clone(),
                 },
@@ -140,8 +154,8 @@ impl ModelCache {
     /// its age.
     pub fn list(&self, def: &ProviderDef, env: &Env) -> Option<(&[String], Duration)> {
         let cached = self.providers.get(&def.name)?;
-        let base = def.base_url(env)?;
-        (cached.base_url == base.url).then(|| {
+        let base = origin(def, env)?;
+        (cached.base_url == base).then(|| {
             let age = Duration::from_secs(unix_now().saturating_sub(cached.fetched_at));
             (cached.models.as_slice(), age)
         })
@@ -165,10 +179,72 @@ fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-/// Whether `def` would be asked: not the demo provider, and its key set if it needs one.
+/// The AWS variables of `env`, as a Bedrock model resolved under it would have them.
+fn aws_env(env: &Env) -> AwsEnv {
+    AwsEnv::from_pairs(
+        AWS_VARS
+            .iter()
+            .filter_map(|name| Some((*name, env.non_empty(name)?))),
+    )
+}
+
+/// Where `def`'s list comes from, the key its cached list is kept under: the base URL in
+/// effect, Bedrock's control-plane endpoint, or Vertex's base for its location.
+fn origin(def: &ProviderDef, env: &Env) -> Option<String> {
+    match def.kind {
+        ApiKind::Bedrock => {
+            crate::provider::bedrock::control_base(&crate::provider::bedrock::BedrockSettings {
+                lookup: def.bedrock.clone(),
+                env: aws_env(env),
+            })
+            .ok()
+        }
+        ApiKind::Vertex => {
+            let location = env.non_empty("GOOGLE_CLOUD_LOCATION").unwrap_or("global");
+            match def.base_url(env) {
+                Some(base) if base.source != BaseSource::Default => Some(base.api_base),
+                _ => Some(crate::provider::vertex::VertexTarget::default_base(
+                    location,
+                )),
+            }
+        }
+        _ => def.base_url(env).map(|base| base.url),
+    }
+}
+
+/// Whether `def` would be asked: not the demo provider; its key set if it needs one; for the
+/// cloud providers, credentials in sight (Azure's key or Entra token source, some AWS
+/// credential or profile, Google credentials).
 fn listable(def: &ProviderDef, env: &Env) -> bool {
-    !matches!(def.kind, ApiKind::Demo | ApiKind::Vertex)
-        && !matches!(def.key_status(env), KeyStatus::Missing)
+    match def.kind {
+        ApiKind::Demo => false,
+        ApiKind::Vertex => crate::provider::vertex::auth::credential_status(|var| {
+            env.non_empty(var).map(str::to_string)
+        })
+        .usable(),
+        ApiKind::Bedrock => {
+            let aws = aws_env(env);
+            [
+                "AWS_ACCESS_KEY_ID",
+                "AWS_BEARER_TOKEN_BEDROCK",
+                "AWS_PROFILE",
+                "AWS_CONFIG_FILE",
+                "AWS_SHARED_CREDENTIALS_FILE",
+            ]
+            .iter()
+            .any(|var| aws.get(var).is_some())
+                || def.bedrock.profile.is_some()
+                || aws.get("HOME").is_some_and(|home| {
+                    let aws_dir = std::path::Path::new(home).join(".aws");
+                    aws_dir.join("config").is_file() || aws_dir.join("credentials").is_file()
+                })
+        }
+        ApiKind::Azure => {
+            def.base_url(env).is_some()
+                && (def.azure.entra.is_some() || !matches!(def.key_status(env), KeyStatus::Missing))
+        }
+        _ => !matches!(def.key_status(env), KeyStatus::Missing),
+    }
 }
 
 /// Asks every provider of `config` for its models at once, each within `timeout`; the result
@@ -180,14 +256,12 @@ pub async fn fetch_all(
     timeout: Duration,
 ) -> Vec<ProviderListing> {
     let asks = config.providers().iter().map(|def| async move {
-        let listing = if matches!(def.kind, ApiKind::Demo | ApiKind::Vertex) {
+        let listing = if def.kind == ApiKind::Demo {
             Listing::NotListable
-        } else if matches!(def.key_status(env), KeyStatus::Missing) {
-            Listing::NoKey(def.key_hint())
         } else {
-            match tokio::time::timeout(timeout, fetch_one(def, env, http)).await {
+            match tokio::time::timeout(timeout, fetch_one(def, config, env, http)).await {
                 Ok(Ok(models)) => Listing::Models(models),
-                Ok(Err(message)) => Listing::Failed(message),
+                Ok(Err(listing)) => listing,
                 Err(_) => Listing::TimedOut(timeout),
             }
         };
@@ -202,7 +276,17 @@ pub async fn fetch_all(
 /// Request headers as (name, value) pairs.
 type Headers = Vec<(String, String)>;
 
-/// What one provider's list request looks like: URL, headers, and how to read the answer.
+/// One list to fetch: where, with which headers, how to read it, and the secrets its errors
+/// are scrubbed of.
+struct ListRequest {
+    url: String,
+    headers: Headers,
+    shape: Shape,
+    secrets: Vec<String>,
+}
+
+/// What one provider's list request looks like: URL, headers, and how to read the answer
+/// (the providers with a key or none; the cloud providers are in [`cloud_requests`]).
 fn request_for(def: &ProviderDef, env: &Env) -> Option<(String, Headers, Shape)> {
     let base = def.base_url(env)?;
     let key = def.key_value(env);
@@ -241,38 +325,221 @@ fn request_for(def: &ProviderDef, env: &Env) -> Option<(String, Headers, Shape)>
             }
             (format!("{}/models", base.api_base), Shape::Data)
         }
-        // Vertex's publisher lists need a project and a token, Azure lists deployments through
-        // its management API, Bedrock needs a signed control-plane call: not listed here yet.
+        // Their credentials need a resolution (and maybe a command or a token exchange).
         ApiKind::Demo | ApiKind::Vertex | ApiKind::Azure | ApiKind::Bedrock => return None,
     };
     Some((url, headers, shape))
 }
 
+/// `def` resolved as one of its models would be (the model name does not matter to a list),
+/// so the list is asked with exactly the credentials and endpoint a run would use; a missing
+/// key or endpoint is "not asked", with what to set.
+fn resolve_for_listing(
+    def: &ProviderDef,
+    config: &Config,
+    env: &Env,
+) -> Result<ResolvedModel, Listing> {
+    let spec = ModelSpec::parse(&format!("{}/models", def.name))
+        .map_err(|err| Listing::Failed(err.to_string()))?;
+    super::resolve::resolve(&spec, config, env).map_err(|err| match err {
+        ResolveError::MissingKey { hint, .. } | ResolveError::MissingEndpoint { hint, .. } => {
+            Listing::NoKey(hint)
+        }
+        other => Listing::Failed(other.to_string()),
+    })
+}
+
+/// Runs `work` (which may run a command or block on the SSO portal) on a thread of its own,
+/// so the provider's time limit still holds and the other providers' asks go on; a thread
+/// that outlives its limit is left to finish on its own.
+async fn off_thread<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Listing> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("versus-list-credentials".to_string())
+        .spawn(move || {
+            let _ = tx.send(work());
+        })
+        .map_err(|err| Listing::Failed(format!("could not start a thread: {err}")))?;
+    rx.await
+        .map_err(|_| Listing::Failed("the credentials lookup stopped".to_string()))
+}
+
+/// The list requests of a cloud provider (Azure, Bedrock, Vertex), credentials included.
+async fn cloud_requests(
+    def: &ProviderDef,
+    config: &Config,
+    env: &Env,
+    http: &reqwest::Client,
+) -> Result<Vec<ListRequest>, Listing> {
+    let resolved = resolve_for_listing(def, config, env)?;
+    match (def.kind, resolved.cloud) {
+        (ApiKind::Azure, cloud) => {
+            let settings = match cloud {
+                CloudSettings::Azure(settings) => settings,
+                _ => Default::default(),
+            };
+            let wire = crate::provider::azure::AzureWire::new(
+                resolved.wire.clone(),
+                &resolved.spec.model,
+                &settings,
+            );
+            let (url, headers, secrets) = off_thread(move || {
+                use crate::provider::http::Wire as _;
+                let (url, headers) = wire.list_request().map_err(|err| err.to_string())?;
+                Ok::<_, String>((url, headers, wire.secrets()))
+            })
+            .await?
+            .map_err(Listing::Failed)?;
+            Ok(vec![ListRequest {
+                url,
+                headers,
+                shape: Shape::Data,
+                secrets,
+            }])
+        }
+        (ApiKind::Bedrock, CloudSettings::Bedrock(settings)) => {
+            let headers = resolved.wire.headers.clone();
+            let (url, headers, secrets) =
+                off_thread(move || crate::provider::bedrock::list_request(&settings, &headers))
+                    .await?
+                    .map_err(Listing::Failed)?;
+            Ok(vec![ListRequest {
+                url,
+                headers,
+                shape: Shape::Bedrock,
+                secrets,
+            }])
+        }
+        (ApiKind::Vertex, _) => {
+            let Some(target) = resolved.vertex else {
+                return Err(Listing::NoKey(
+                    crate::provider::vertex::CREDENTIALS_HINT.to_string(),
+                ));
+            };
+            let (urls, mut headers, secrets) =
+                crate::provider::vertex::list_requests(&def.name, &target, http)
+                    .await
+                    .map_err(Listing::Failed)?;
+            headers.extend(resolved.wire.headers.iter().cloned());
+            Ok(urls
+                .into_iter()
+                .map(|url| ListRequest {
+                    url,
+                    headers: headers.clone(),
+                    shape: Shape::Vertex,
+                    secrets: secrets.clone(),
+                })
+                .collect())
+        }
+        _ => Err(Listing::NotListable),
+    }
+}
+
 /// Where the ids are in an answer.
 #[derive(Debug, Clone, Copy)]
 enum Shape {
-    /// `{"data": [{"id": ...}]}` (OpenAI, OpenRouter, Anthropic, compatible servers).
+    /// `{"data": [{"id": ...}]}` (OpenAI, OpenRouter, Anthropic, compatible servers, Azure).
     Data,
     /// `{"models": [{"name": "models/..."}]}`.
     Gemini,
     /// `{"models": [{"name": ...}]}`.
     Ollama,
+    /// `{"modelSummaries": [{"modelId": ...}]}` (Bedrock's ListFoundationModels).
+    Bedrock,
+    /// `{"publisherModels": [{"name": "publishers/P/models/..."}]}` (Vertex).
+    Vertex,
 }
 
+/// Every model id `def` offers, or why there is no list.
 async fn fetch_one(
     def: &ProviderDef,
+    config: &Config,
     env: &Env,
     http: &reqwest::Client,
-) -> Result<Vec<String>, String> {
-    let redactor = Redactor::new(def.key_value(env));
-    let Some((url, headers, shape)) = request_for(def, env) else {
-        return Err("no base URL".to_string());
+) -> Result<Vec<String>, Listing> {
+    let requests = match def.kind {
+        ApiKind::Bedrock if !listable(def, env) => {
+            return Err(Listing::NoKey(
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK"
+                    .to_string(),
+            ));
+        }
+        ApiKind::Azure | ApiKind::Bedrock | ApiKind::Vertex => {
+            cloud_requests(def, config, env, http).await?
+        }
+        _ => {
+            if matches!(def.key_status(env), KeyStatus::Missing) {
+                return Err(Listing::NoKey(def.key_hint()));
+            }
+            let Some((url, headers, shape)) = request_for(def, env) else {
+                return Err(Listing::Failed("no base URL".to_string()));
+            };
+            vec![ListRequest {
+                url,
+                headers,
+                shape,
+                secrets: def.key_value(env).into_iter().collect(),
+            }]
+        }
     };
-    let mut request = http.get(&url);
-    for (name, value) in &headers {
+    let mut ids = Vec::new();
+    for request in &requests {
+        ids.extend(fetch_list(request, http).await.map_err(Listing::Failed)?);
+    }
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
+}
+
+/// The ids of one list, following `nextPageToken` for up to [`MAX_PAGES`] pages.
+async fn fetch_list(request: &ListRequest, http: &reqwest::Client) -> Result<Vec<String>, String> {
+    let redactor = Redactor::new(request.secrets.iter().cloned());
+    let mut ids = Vec::new();
+    let mut page: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let url = match &page {
+            Some(token) => {
+                let sep = if request.url.contains('?') { '&' } else { '?' };
+                format!(
+                    "{}{sep}pageToken={}",
+                    request.url,
+                    crate::provider::http::percent_encode(token)
+                )
+            }
+            None => request.url.clone(),
+        };
+        let json = get_json(&url, &request.headers, http, &redactor).await?;
+        let shown = crate::provider::redact::redact_url(&request.url);
+        ids.extend(
+            ids_of(&json, request.shape)
+                .ok_or_else(|| format!("GET {shown}: the answer has no model list"))?,
+        );
+        page = json
+            .get("nextPageToken")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
+        if page.is_none() {
+            break;
+        }
+    }
+    Ok(ids)
+}
+
+/// One GET, its JSON answer or a scrubbed error.
+async fn get_json(
+    url: &str,
+    headers: &Headers,
+    http: &reqwest::Client,
+    redactor: &Redactor,
+) -> Result<Value, String> {
+    let mut request = http.get(url);
+    for (name, value) in headers {
         request = request.header(name.as_str(), value.as_str());
     }
-    let shown = crate::provider::redact::redact_url(&url);
+    let shown = crate::provider::redact::redact_url(url);
     let response = request
         .send()
         .await
@@ -295,25 +562,27 @@ async fn fetch_one(
         let text: String = text.chars().take(300).collect();
         return Err(redactor.scrub(&format!("GET {shown}: HTTP {status}: {}", text.trim())));
     }
-    let json: Value = serde_json::from_slice(&body)
-        .map_err(|err| format!("GET {shown}: the answer is not JSON ({err})"))?;
-    let mut ids =
-        ids_of(&json, shape).ok_or_else(|| format!("GET {shown}: the answer has no model list"))?;
-    ids.sort();
-    ids.dedup();
-    Ok(ids)
+    serde_json::from_slice(&body)
+        .map_err(|err| format!("GET {shown}: the answer is not JSON ({err})"))
 }
 
 fn ids_of(json: &Value, shape: Shape) -> Option<Vec<String>> {
     let (list, field) = match shape {
         Shape::Data => (json.get("data")?.as_array()?, "id"),
         Shape::Gemini | Shape::Ollama => (json.get("models")?.as_array()?, "name"),
+        Shape::Bedrock => (json.get("modelSummaries")?.as_array()?, "modelId"),
+        // An empty page has no field at all.
+        Shape::Vertex => match json.get("publisherModels") {
+            Some(list) => (list.as_array()?, "name"),
+            None => return json.is_object().then(Vec::new),
+        },
     };
     Some(
         list.iter()
             .filter_map(|item| item.get(field)?.as_str())
             .map(|id| match shape {
                 Shape::Gemini => id.strip_prefix("models/").unwrap_or(id).to_string(),
+                Shape::Vertex => id.rsplit('/').next().unwrap_or(id).to_string(),
                 _ => id.to_string(),
             })
             .collect(),
@@ -349,6 +618,18 @@ mod tests {
             ["qwen2.5-coder:7b"]
         );
         assert!(ids_of(&serde_json::json!({}), Shape::Data).is_none());
+        let bedrock = serde_json::json!({"modelSummaries": [{"modelId": "amazon.nova-pro-v1:0"}]});
+        assert_eq!(
+            ids_of(&bedrock, Shape::Bedrock).unwrap(),
+            ["amazon.nova-pro-v1:0"]
+        );
+        let vertex = serde_json::json!({"publisherModels": [{"name": "publishers/anthropic/models/claude-opus-4-6"}]});
+        assert_eq!(ids_of(&vertex, Shape::Vertex).unwrap(), ["claude-opus-4-6"]);
+        // An empty Vertex page has no field.
+        assert_eq!(
+            ids_of(&serde_json::json!({}), Shape::Vertex).unwrap(),
+            Vec::<String>::new()
+        );
     }
 
     #[test]

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use super::error::ProviderError;
-use super::http::{Decoder, Wire, WireConfig, WireRequest};
+use super::http::{Decoder, Wire, WireConfig, WireRequest, percent_encode};
 use super::openai_chat::ChatWire;
 use super::openai_responses::ResponsesWire;
 use crate::model::ModelRequest;
@@ -40,6 +40,11 @@ pub const DEFAULT_RESPONSES_VERSION: &str = "2025-04-01-preview";
 /// How long a token printed by a command is used when the command does not say when it
 /// expires. Entra access tokens live 60 to 90 minutes.
 pub const COMMAND_TOKEN_TTL: Duration = Duration::from_secs(30 * 60);
+
+/// The `api-version` of the data-plane deployments list (`GET {root}/openai/deployments`),
+/// the one version that has it; what `versus models --remote` asks a resource without the v1
+/// API, whose model names are its deployments' names.
+pub const DEPLOYMENTS_LIST_VERSION: &str = "2022-12-01";
 
 /// How long a token command may run.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
@@ -103,25 +108,6 @@ fn style_of(base: &str) -> Style {
     }
 }
 
-/// A deployment name as one path segment: letters, digits, `.`, `-` and `_` as they are,
-/// anything else percent-encoded (Azure allows only the former, but a typo must not change
-/// the path).
-fn path_segment(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for byte in name.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-' | b'_') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
-fn query_value(value: &str) -> String {
-    path_segment(value)
-}
-
 /// A token printed by a command, and until when it is used.
 struct CachedToken {
     token: String,
@@ -137,6 +123,8 @@ pub struct AzureWire {
     inner: Box<dyn Wire>,
     /// `?api-version=...`, or empty.
     query: String,
+    /// What `versus models --remote` asks (see [`AzureWire::list_request`]).
+    list_url: String,
     entra: Option<EntraToken>,
     token: Arc<Mutex<Option<CachedToken>>>,
 }
@@ -163,7 +151,7 @@ impl AzureWire {
         let api_base = match (style, settings.api) {
             (Style::V1, _) => base.clone(),
             (Style::Deployments, AzureApi::Chat) => {
-                format!("{root}/openai/deployments/{}", path_segment(deployment))
+                format!("{root}/openai/deployments/{}", percent_encode(deployment))
             }
             (Style::Deployments, AzureApi::Responses) => format!("{root}/openai"),
         };
@@ -178,8 +166,14 @@ impl AzureWire {
             ),
         });
         let query = version
-            .map(|v| format!("?api-version={}", query_value(v.trim())))
+            .map(|v| format!("?api-version={}", percent_encode(v.trim())))
             .unwrap_or_default();
+        let list_url = match style {
+            Style::V1 => format!("{base}/models{query}"),
+            Style::Deployments => {
+                format!("{root}/openai/deployments?api-version={DEPLOYMENTS_LIST_VERSION}")
+            }
+        };
         let inner_config = WireConfig {
             base_url: api_base,
             api_key: None,
@@ -193,9 +187,22 @@ impl AzureWire {
             config,
             inner,
             query,
+            list_url,
             entra: settings.entra.clone(),
             token: Arc::default(),
         }
+    }
+
+    /// The request that lists what the resource serves, with the same auth as a model's
+    /// requests: the v1 API's `GET {base}/models`, or the deployments of a resource called
+    /// through deployment URLs (`GET {root}/openai/deployments?api-version=2022-12-01`), both
+    /// answering `{"data": [{"id": ...}]}`. `(url, headers)`; may run the token command.
+    pub fn list_request(&self) -> Result<(String, Vec<(String, String)>), ProviderError> {
+        let mut headers = self.config.headers.clone();
+        if let Some(header) = self.auth_header()? {
+            headers.insert(0, header);
+        }
+        Ok((self.list_url.clone(), headers))
     }
 
     /// The key, else the Entra token (from its variable, the cache, or the command).
@@ -402,7 +409,7 @@ impl Wire for AzureWire {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::model::{Message, ModelRequest, Reasoning};
+    use crate::model::ModelRequest;
 
     fn config(base: &str, key: Option<&str>) -> WireConfig {
         WireConfig {
@@ -415,16 +422,7 @@ mod tests {
     }
 
     fn request() -> ModelRequest {
-        ModelRequest {
-            model: "my-gpt".into(),
-            system: "be brief".into(),
-            messages: vec![Message::user("hi")].into(),
-            tools: Vec::new().into(),
-            max_output_tokens: None,
-            temperature: None,
-            reasoning: Reasoning::Default,
-            seed: None,
-        }
+        crate::provider::test_corpus::hello_request("my-gpt")
     }
 
     #[test]

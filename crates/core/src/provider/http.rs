@@ -360,6 +360,22 @@ pub fn default_client() -> Result<reqwest::Client, ProviderError> {
         })
 }
 
+/// `text` percent-encoded as one URL path segment or query value (RFC 3986): unreserved
+/// characters (`A-Z a-z 0-9 - _ . ~`) as they are, every other byte `%XX` in upper case.
+/// The one encoder of the providers' URLs (model ids, deployment names, SSO and page-token
+/// query values) and of SigV4's canonical request, which requires exactly this form.
+pub fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
 /// A model served over HTTP by one [`Wire`].
 #[derive(Clone)]
 pub struct HttpModel {

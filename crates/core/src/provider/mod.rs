@@ -6,6 +6,7 @@ pub mod anthropic;
 pub mod azure;
 pub mod bedrock;
 pub(crate) mod cache;
+pub(crate) mod calls;
 pub mod client;
 pub mod debug_log;
 pub mod demo;

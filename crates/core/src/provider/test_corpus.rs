@@ -552,6 +552,21 @@ pub(crate) fn rich_request(api: &str, model: &str) -> ModelRequest {
     }
 }
 
+/// The smallest request: one user message (`hi`), a short system prompt, no tools and no
+/// optional field; for the tests of a wire's URL and headers.
+pub(crate) fn hello_request(model: &str) -> ModelRequest {
+    ModelRequest {
+        model: model.into(),
+        system: "be brief".into(),
+        messages: vec![crate::model::Message::user("hi")].into(),
+        tools: Vec::new().into(),
+        max_output_tokens: None,
+        temperature: None,
+        reasoning: Reasoning::Default,
+        seed: None,
+    }
+}
+
 /// A request with every optional field left out (a blank system prompt, no tools) and
 /// pictures: the wires' exact-body tests send it with vision off.
 pub(crate) fn plain_request(api: &str, model: &str) -> ModelRequest {

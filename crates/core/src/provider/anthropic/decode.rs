@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::stream_error;
 use crate::model::{Completion, Message, Part, Replay, Role, StopReason, StreamEvent, Usage};
+use crate::provider::calls::{Call, ToolCalls};
 use crate::provider::error::{ProviderError, broken_event};
 use crate::provider::http::{Decoder, Flow};
 use crate::provider::ids::synthesize_call_id;
@@ -52,10 +53,8 @@ enum Block {
     },
     Redacted(String),
     ToolUse {
-        index: usize,
-        id: String,
-        name: String,
-        json: String,
+        /// Its position in [`AnthropicDecoder::calls`].
+        position: usize,
         /// `input` from `content_block_start`, used when no `input_json_delta` follows.
         initial: Value,
     },
@@ -69,7 +68,7 @@ pub(crate) struct AnthropicDecoder {
     key_hint: String,
     tag: String,
     blocks: BTreeMap<u64, Block>,
-    tool_calls: usize,
+    calls: ToolCalls,
     usage: Usage,
     stop_reason: Option<String>,
     stopped: bool,
@@ -88,7 +87,7 @@ impl AnthropicDecoder {
             key_hint,
             tag,
             blocks: BTreeMap::new(),
-            tool_calls: 0,
+            calls: ToolCalls::default(),
             usage: Usage::default(),
             stop_reason: None,
             stopped: false,
@@ -182,21 +181,11 @@ impl AnthropicDecoder {
             Some("tool_use") => {
                 let name = text("name");
                 let mut id = text("id");
-                let call = self.tool_calls;
-                self.tool_calls += 1;
                 if id.is_empty() {
-                    id = synthesize_call_id(call, &name);
+                    id = synthesize_call_id(self.calls.next(), &name);
                 }
-                out.push(StreamEvent::ToolCallStart {
-                    index: call,
-                    id: id.clone(),
-                    name: name.clone(),
-                });
                 Block::ToolUse {
-                    index: call,
-                    id,
-                    name,
-                    json: String::new(),
+                    position: self.calls.start(id, name, out),
                     initial: block.get("input").cloned().unwrap_or(Value::Null),
                 }
             }
@@ -260,22 +249,15 @@ impl AnthropicDecoder {
             (Some("signature_delta"), Block::Thinking { signature, .. }) => {
                 signature.push_str(field("signature"));
             }
-            (Some("input_json_delta"), Block::ToolUse { index, json, .. }) => {
-                let piece = field("partial_json");
-                if !piece.is_empty() {
-                    json.push_str(piece);
-                    out.push(StreamEvent::ToolCallDelta {
-                        index: *index,
-                        delta: piece.into(),
-                    });
-                }
+            (Some("input_json_delta"), Block::ToolUse { position, .. }) => {
+                self.calls.append(*position, field("partial_json"), out);
             }
             // citations and unknown deltas carry nothing the canonical message keeps.
             _ => {}
         }
     }
 
-    fn part(&self, block: Block) -> Option<Part> {
+    fn part(&mut self, block: Block) -> Option<Part> {
         match block {
             Block::Text(text) => (!text.is_empty()).then(|| Part::text(text)),
             Block::Thinking { text, signature } => {
@@ -295,13 +277,12 @@ impl AnthropicDecoder {
                     data: json!({"redacted_data": data}),
                 }),
             }),
-            Block::ToolUse {
-                id,
-                name,
-                json,
-                initial,
-                ..
-            } => {
+            Block::ToolUse { position, initial } => {
+                let Call {
+                    id,
+                    name,
+                    arguments: json,
+                } = self.calls.take(position)?;
                 let arguments = if !json.trim().is_empty() {
                     json
                 } else if initial.as_object().is_some_and(|o| !o.is_empty()) {

@@ -8,7 +8,7 @@
 //! `overloaded_error` is retryable whether it comes as a 529 or mid-stream.
 
 mod decode;
-mod request;
+pub(crate) mod request;
 
 use std::time::Duration;
 

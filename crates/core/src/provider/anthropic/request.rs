@@ -35,11 +35,12 @@ use crate::provider::vision::content_with_notes;
 /// `max_tokens` when the request sets none (the API requires one).
 const DEFAULT_MAX_TOKENS: u32 = 16_384;
 
-/// Room left for the visible answer above the thinking budget.
-const MIN_ANSWER_TOKENS: u32 = 4_096;
+/// Room left for the visible answer above the thinking budget (Claude on Bedrock too).
+pub(crate) const MIN_ANSWER_TOKENS: u32 = 4_096;
 
-/// The `budget_tokens` for an effort level (the API's minimum is 1024).
-fn thinking_budget(reasoning: Reasoning) -> Option<u32> {
+/// The `budget_tokens` for an effort level (the API's minimum is 1024); Claude on Bedrock
+/// takes the same budgets.
+pub(crate) fn thinking_budget(reasoning: Reasoning) -> Option<u32> {
     match reasoning {
         Reasoning::Default => None,
         Reasoning::Low => Some(2_048),
@@ -291,8 +292,8 @@ fn thinking_allowed(messages: &[WireMessage<'_>]) -> bool {
     !calls_tools || starts_with_thinking
 }
 
-/// `0.2f32` as `0.2`, not `0.20000000298023224`.
-fn round3(value: f32) -> f64 {
+/// `0.2f32` as `0.2`, not `0.20000000298023224` (Bedrock's temperature too).
+pub(crate) fn round3(value: f32) -> f64 {
     (f64::from(value) * 1000.0).round() / 1000.0
 }
 

@@ -7,7 +7,9 @@
 //!    NAME]` or `[default]`): static keys, or a `credential_process` whose JSON output carries
 //!    them (how SSO profiles are used: `aws configure export-credentials --profile NAME
 //!    --format process`);
-//! 3. an SSO profile without a `credential_process`: an error that says the line to add.
+//! 3. an SSO profile (`sso_session` or `sso_start_url`): the token `aws sso login` cached in
+//!    `~/.aws/sso/cache`, exchanged at the SSO portal for the role's temporary keys
+//!    ([`super::sso`]); an expired token is an error that says to run `aws sso login`.
 //!
 //! Region: the provider's `region`, else `AWS_REGION`, `AWS_DEFAULT_REGION`, else the profile's
 //! `region`. The environment is the snapshot taken when the model was resolved ([`AwsEnv`]),
@@ -20,7 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::sigv4::Credentials;
 
 /// The variables AWS credentials and settings are read from.
-pub const AWS_VARS: [&str; 10] = [
+pub const AWS_VARS: [&str; 12] = [
     "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
@@ -30,6 +32,8 @@ pub const AWS_VARS: [&str; 10] = [
     "AWS_CONFIG_FILE",
     "AWS_SHARED_CREDENTIALS_FILE",
     "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_ENDPOINT_URL_SSO",
+    "AWS_ENDPOINT_URL_BEDROCK",
     "HOME",
 ];
 
@@ -142,7 +146,17 @@ pub fn profile_name(env: &AwsEnv, lookup: &Lookup) -> String {
 
 /// The config file's section of `profile`.
 fn config_section(env: &AwsEnv, profile: &str) -> BTreeMap<String, String> {
-    let config = read_ini(env.home_file("AWS_CONFIG_FILE", ".aws/config"));
+    section_of(
+        &read_ini(env.home_file("AWS_CONFIG_FILE", ".aws/config")),
+        profile,
+    )
+}
+
+/// `profile`'s section of the parsed config file.
+fn section_of(
+    config: &BTreeMap<String, BTreeMap<String, String>>,
+    profile: &str,
+) -> BTreeMap<String, String> {
     let name = if profile == "default" {
         "default".to_string()
     } else {
@@ -191,7 +205,8 @@ pub fn credentials(env: &AwsEnv, lookup: &Lookup) -> Result<Credentials, Missing
     }
     let profile = profile_name(env, lookup);
     let shared = read_ini(env.home_file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials"));
-    let config = config_section(env, &profile);
+    let config_file = read_ini(env.home_file("AWS_CONFIG_FILE", ".aws/config"));
+    let config = section_of(&config_file, &profile);
     let from_keys = |section: &BTreeMap<String, String>| {
         Some(Credentials {
             access_key_id: section.get("aws_access_key_id")?.clone(),
@@ -209,14 +224,44 @@ pub fn credentials(env: &AwsEnv, lookup: &Lookup) -> Result<Credentials, Missing
     if let Some(command) = config.get("credential_process") {
         return credential_process(command);
     }
-    if config.contains_key("sso_session") || config.contains_key("sso_start_url") {
-        return Err(format!(
-            "profile `{profile}` signs in with AWS SSO; add `credential_process = aws configure export-credentials --profile {profile} --format process` to it in ~/.aws/config (after `aws sso login`)"
-        ));
+    if let Some(sso) = super::sso::profile(env, &profile, &config, &config_file) {
+        return sso?.role_credentials(env);
     }
     Err(format!(
         "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (profile `{profile}` has no keys in ~/.aws/credentials or ~/.aws/config)"
     ))
+}
+
+/// Where the credentials would come from, for `versus models`: found without running a
+/// `credential_process` or asking the SSO portal (`Ok`: the source, `Err`: what to set). The
+/// same order as [`credentials`], the Bedrock API key first as a model's requests use it.
+pub fn describe(env: &AwsEnv, lookup: &Lookup) -> Result<String, Missing> {
+    if env.get("AWS_BEARER_TOKEN_BEDROCK").is_some() {
+        return Ok("AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key)".to_string());
+    }
+    if env.get("AWS_ACCESS_KEY_ID").is_some() && env.get("AWS_SECRET_ACCESS_KEY").is_some() {
+        return Ok("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY".to_string());
+    }
+    let profile = profile_name(env, lookup);
+    let shared = read_ini(env.home_file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials"));
+    let config = config_section(env, &profile);
+    let has_keys = |section: &BTreeMap<String, String>| {
+        section.contains_key("aws_access_key_id") && section.contains_key("aws_secret_access_key")
+    };
+    let how = if shared.get(&profile).is_some_and(has_keys) {
+        "keys in the shared credentials file"
+    } else if has_keys(&config) {
+        "keys in the config file"
+    } else if config.contains_key("credential_process") {
+        "credential_process"
+    } else if config.contains_key("sso_session") || config.contains_key("sso_start_url") {
+        "AWS SSO, after `aws sso login`"
+    } else {
+        return Err(format!(
+            "not found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK; profile `{profile}` has no credentials)"
+        ));
+    };
+    Ok(format!("profile `{profile}`: {how}"))
 }
 
 /// Runs a profile's `credential_process` (`sh -c`) and reads its JSON (`Version: 1`,
@@ -262,9 +307,10 @@ fn credential_process(command: &str) -> Result<Credentials, Missing> {
     })
 }
 
-/// `2026-11-28T01:02:03Z` (fractions and offsets other than `Z` are not used by AWS here).
-fn parse_rfc3339(text: &str) -> Option<SystemTime> {
-    let text = text.trim().trim_end_matches('Z');
+/// `2026-11-28T01:02:03Z` (fractions and offsets other than `Z` are not used by AWS here;
+/// the `UTC` suffix older AWS CLIs wrote in SSO caches is read as `Z`).
+pub(super) fn parse_rfc3339(text: &str) -> Option<SystemTime> {
+    let text = text.trim().trim_end_matches("UTC").trim_end_matches('Z');
     let (date, time) = text.split_once('T')?;
     let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
     let (year, month, day) = (d.next()??, d.next()??, d.next()??);
@@ -353,9 +399,28 @@ mod tests {
             region: None,
         };
         let err = credentials(&env, &sso).unwrap_err();
+        assert!(err.contains("[sso-session corp]"), "{err}");
+        assert_eq!(
+            describe(&env, &none).unwrap(),
+            "profile `default`: keys in the shared credentials file"
+        );
+        assert_eq!(
+            describe(&env, &proc).unwrap(),
+            "profile `proc`: credential_process"
+        );
+        assert_eq!(
+            describe(&env, &sso).unwrap(),
+            "profile `sso`: AWS SSO, after `aws sso login`"
+        );
         assert!(
-            err.contains("credential_process = aws configure export-credentials --profile sso"),
-            "{err}"
+            describe(&env2, &none)
+                .unwrap()
+                .starts_with("AWS_ACCESS_KEY_ID")
+        );
+        assert!(
+            describe(&AwsEnv::default(), &none)
+                .unwrap_err()
+                .starts_with("not found")
         );
         let err = credentials(&AwsEnv::default(), &none).unwrap_err();
         assert!(err.contains("AWS_ACCESS_KEY_ID"), "{err}");

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::model::{Completion, Message, Part, Replay, Role, StopReason, StreamEvent, Usage};
+use crate::provider::calls::ToolCalls;
 use crate::provider::error::{ProviderError, event_json, looks_like_context_overflow};
 use crate::provider::http::{Decoder, Flow};
 use crate::provider::ids::synthesize_call_id;
@@ -25,12 +26,8 @@ enum Block {
         text: String,
         signature: String,
     },
-    ToolUse {
-        index: usize,
-        id: String,
-        name: String,
-        json: String,
-    },
+    /// A tool use: its position in [`BedrockDecoder::calls`].
+    ToolUse(usize),
 }
 
 /// Decoder for one ConverseStream response.
@@ -38,7 +35,7 @@ pub(crate) struct BedrockDecoder {
     provider: String,
     tag: String,
     blocks: BTreeMap<u64, Block>,
-    tool_calls: usize,
+    calls: ToolCalls,
     usage: Usage,
     stop_reason: Option<String>,
 }
@@ -50,7 +47,7 @@ impl BedrockDecoder {
             provider: provider.to_string(),
             tag,
             blocks: BTreeMap::new(),
-            tool_calls: 0,
+            calls: ToolCalls::default(),
             usage: Usage::default(),
             stop_reason: None,
         }
@@ -93,27 +90,13 @@ impl BedrockDecoder {
         if self.blocks.contains_key(&index) {
             return;
         }
-        let position = self.tool_calls;
-        self.tool_calls += 1;
         let id = if id.is_empty() {
-            synthesize_call_id(position, name)
+            synthesize_call_id(self.calls.next(), name)
         } else {
             id.to_string()
         };
-        out.push(StreamEvent::ToolCallStart {
-            index: position,
-            id: id.clone(),
-            name: name.to_string(),
-        });
-        self.blocks.insert(
-            index,
-            Block::ToolUse {
-                index: position,
-                id,
-                name: name.to_string(),
-                json: String::new(),
-            },
-        );
+        let position = self.calls.start(id, name.to_string(), out);
+        self.blocks.insert(index, Block::ToolUse(position));
     }
 
     fn delta(&mut self, index: u64, delta: &Value, out: &mut Vec<StreamEvent>) {
@@ -132,15 +115,8 @@ impl BedrockDecoder {
             if !self.blocks.contains_key(&index) {
                 self.tool_block(index, "", "", out);
             }
-            if let Some(Block::ToolUse {
-                index: at, json, ..
-            }) = self.blocks.get_mut(&index)
-            {
-                json.push_str(input);
-                out.push(StreamEvent::ToolCallDelta {
-                    index: *at,
-                    delta: input.to_string(),
-                });
+            if let Some(Block::ToolUse(position)) = self.blocks.get(&index) {
+                self.calls.append(*position, input, out);
             }
         } else if let Some(reasoning) = delta.get("reasoningContent") {
             let block = self
@@ -241,24 +217,23 @@ impl Decoder for BedrockDecoder {
                         data: json!({"signature": signature}),
                     }),
                 }),
-                Block::ToolUse {
-                    index,
-                    id,
-                    name,
-                    json,
-                } => calls.push((
-                    index,
-                    Part::ToolCall {
-                        id,
-                        name,
-                        arguments: if json.trim().is_empty() {
-                            "{}".to_string()
-                        } else {
-                            json
-                        },
-                        replay: None,
-                    },
-                )),
+                Block::ToolUse(position) => {
+                    if let Some(call) = self.calls.take(position) {
+                        calls.push((
+                            position,
+                            Part::ToolCall {
+                                id: call.id,
+                                name: call.name,
+                                arguments: if call.arguments.trim().is_empty() {
+                                    "{}".to_string()
+                                } else {
+                                    call.arguments
+                                },
+                                replay: None,
+                            },
+                        ));
+                    }
+                }
             }
         }
         calls.sort_by_key(|(index, _)| *index);

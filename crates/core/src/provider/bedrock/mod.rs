@@ -15,12 +15,15 @@ pub(crate) mod decode;
 pub mod eventstream;
 pub(crate) mod request;
 pub mod sigv4;
+pub mod sso;
 
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use super::error::ProviderError;
-use super::http::{BodyFraming, Decoder, Wire, WireConfig, WireRequest, json_bytes};
+use super::http::{
+    BodyFraming, Decoder, Wire, WireConfig, WireRequest, json_bytes, percent_encode,
+};
 use crate::model::{ModelRequest, replay_tag};
 use credentials::{AwsEnv, Lookup};
 use sigv4::Credentials;
@@ -55,19 +58,6 @@ impl std::fmt::Debug for BedrockWire {
             .field("settings", &self.settings)
             .finish()
     }
-}
-
-/// A model id as one path segment (`:` and `/` of ids and ARNs percent-encoded).
-fn model_segment(model: &str) -> String {
-    let mut out = String::with_capacity(model.len());
-    for byte in model.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 /// `(host[:port], path prefix)` of a base URL, the port left out when it is the scheme's
@@ -135,6 +125,71 @@ impl BedrockWire {
     }
 }
 
+/// The variable that points Bedrock's control plane (`ListFoundationModels`) elsewhere, as
+/// the AWS SDKs name it.
+pub const CONTROL_ENDPOINT_VAR: &str = "AWS_ENDPOINT_URL_BEDROCK";
+
+/// The control plane's base URL: `AWS_ENDPOINT_URL_BEDROCK`, else the region's endpoint.
+pub fn control_base(settings: &BedrockSettings) -> Result<String, credentials::Missing> {
+    match settings.env.get(CONTROL_ENDPOINT_VAR) {
+        Some(base) => Ok(base.trim().trim_end_matches('/').to_string()),
+        None => {
+            let region = credentials::region(&settings.env, &settings.lookup)?;
+            Ok(format!("https://bedrock.{region}.amazonaws.com"))
+        }
+    }
+}
+
+/// A listing request: URL, headers, and the secrets to scrub from what comes back.
+pub type ListRequest = (String, Vec<(String, String)>, Vec<String>);
+
+/// `ListFoundationModels` (`GET {control}/foundation-models`), signed with SigV4 (service
+/// `bedrock`) by the credentials a model would use, or with the Bedrock API key as a bearer
+/// token; `headers` are the provider's configured ones. Synchronous: finding credentials may
+/// run a `credential_process` or ask the SSO portal.
+pub fn list_request(
+    settings: &BedrockSettings,
+    headers: &[(String, String)],
+) -> Result<ListRequest, credentials::Missing> {
+    let base = control_base(settings)?;
+    let (host, prefix) = split_base(&base);
+    let path = format!("{prefix}/foundation-models");
+    let origin = base
+        .strip_suffix(prefix.as_str())
+        .unwrap_or(&base)
+        .to_string();
+    let mut out = headers.to_vec();
+    let mut secrets = settings.env.secrets();
+    if let Some(token) = settings.env.get("AWS_BEARER_TOKEN_BEDROCK") {
+        out.push((
+            "authorization".to_string(),
+            format!("Bearer {}", token.trim()),
+        ));
+    } else {
+        let region = credentials::region(&settings.env, &settings.lookup)?;
+        let found = credentials::credentials(&settings.env, &settings.lookup)?;
+        out.extend(sigv4::sign(
+            &sigv4::Request {
+                method: "GET",
+                host: &host,
+                path: &path,
+                query: "",
+                headers: &[],
+                payload: b"",
+            },
+            &sigv4::Scope {
+                region: &region,
+                service: "bedrock",
+                time: SystemTime::now(),
+            },
+            &found,
+        ));
+        secrets.push(found.secret_access_key);
+        secrets.extend(found.session_token);
+    }
+    Ok((format!("{origin}{path}"), out, secrets))
+}
+
 impl Wire for BedrockWire {
     fn config(&self) -> &WireConfig {
         &self.config
@@ -162,7 +217,7 @@ impl Wire for BedrockWire {
         let (host, prefix) = split_base(&base);
         let path = format!(
             "{prefix}/model/{}/converse-stream",
-            model_segment(&request.model)
+            percent_encode(&request.model)
         );
         let tag = replay_tag(API_KIND, &request.model);
         let body = json_bytes(
@@ -223,7 +278,6 @@ impl Wire for BedrockWire {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::model::{Message, Reasoning};
 
     #[test]
     fn urls_hosts_and_signatures() {
@@ -253,16 +307,9 @@ mod tests {
                 ]),
             },
         );
-        let request = ModelRequest {
-            model: "eu.anthropic.claude-sonnet-4-5-20250929-v1:0".into(),
-            system: "s".into(),
-            messages: vec![Message::user("hi")].into(),
-            tools: Vec::new().into(),
-            max_output_tokens: None,
-            temperature: None,
-            reasoning: Reasoning::Default,
-            seed: None,
-        };
+        let request = crate::provider::test_corpus::hello_request(
+            "eu.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        );
         let built = wire.build(&request).unwrap();
         assert_eq!(
             built.url,

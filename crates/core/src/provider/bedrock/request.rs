@@ -7,10 +7,19 @@
 //! back as `reasoningContent` with its signature only to the model that produced it.
 //! `maxTokens` is sent only when set: Converse's default is the model's own maximum, and a fixed
 //! number would be refused by models with a smaller one.
+//!
+//! Reasoning: Converse has no common field for it, so a Claude model's extended thinking goes
+//! in `additionalModelRequestFields` as Anthropic's own `thinking` object, with the Messages
+//! wire's budgets ([`thinking_budget`]); `maxTokens` is then raised above the budget and the
+//! temperature left out (Claude refuses it with thinking), and, as on the Messages API,
+//! thinking stays off for a step whose previous tool-calling answer did not start with
+//! thinking. Other models get no reasoning field (each vendor's differs). Converse has no
+//! seed either: `ApiKind::takes_seed` says so and recipes warn.
 
 use serde_json::{Map, Value, json};
 
 use crate::model::{ModelRequest, Part, Role};
+use crate::provider::anthropic::request::{MIN_ANSWER_TOKENS, round3, thinking_budget};
 use crate::provider::ids::normalize_call_id;
 use crate::provider::vision::content_with_notes;
 
@@ -40,17 +49,35 @@ pub(crate) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
             json!({"role": role, "content": content})
         })
         .collect();
+    let budget = thinking_budget(request.reasoning)
+        .filter(|_| is_claude(&request.model) && thinking_allowed(&messages));
     let mut body = Map::new();
     body.insert("messages".into(), Value::Array(messages));
     if !request.system.trim().is_empty() {
         body.insert("system".into(), json!([{"text": &*request.system}]));
     }
     let mut inference = Map::new();
-    if let Some(max) = request.max_output_tokens {
+    let max_tokens = match budget {
+        // Thinking counts against maxTokens, which must exceed the budget.
+        Some(budget) => Some(
+            request
+                .max_output_tokens
+                .unwrap_or(0)
+                .max(budget + MIN_ANSWER_TOKENS),
+        ),
+        None => request.max_output_tokens,
+    };
+    if let Some(max) = max_tokens {
         inference.insert("maxTokens".into(), json!(max));
     }
-    if let Some(temperature) = request.temperature {
-        inference.insert("temperature".into(), json!(temperature));
+    if let Some(temperature) = request.temperature.filter(|_| budget.is_none()) {
+        inference.insert("temperature".into(), json!(round3(temperature)));
+    }
+    if let Some(budget) = budget {
+        body.insert(
+            "additionalModelRequestFields".into(),
+            json!({"thinking": {"type": "enabled", "budget_tokens": budget}}),
+        );
     }
     if !inference.is_empty() {
         body.insert("inferenceConfig".into(), Value::Object(inference));
@@ -70,6 +97,26 @@ pub(crate) fn body(request: &ModelRequest, tag: &str, vision: bool) -> Value {
         body.insert("toolConfig".into(), json!({"tools": tools}));
     }
     Value::Object(body)
+}
+
+/// Whether a Bedrock model id (`anthropic.claude-...`, `us.anthropic.claude-...`, an inference
+/// profile ARN naming one) is a Claude model, the one family whose thinking is sent.
+fn is_claude(model: &str) -> bool {
+    model.to_ascii_lowercase().contains("claude")
+}
+
+/// Claude refuses thinking when the previous answer called tools without starting with
+/// thinking (a history from another model, or from a step without thinking).
+fn thinking_allowed(messages: &[Value]) -> bool {
+    let Some(last) = messages.iter().rev().find(|m| m["role"] == "assistant") else {
+        return true;
+    };
+    let content = last["content"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let calls_tools = content.iter().any(|b| b.get("toolUse").is_some());
+    let starts_with_thinking = content
+        .first()
+        .is_some_and(|b| b.get("reasoningContent").is_some());
+    !calls_tools || starts_with_thinking
 }
 
 fn block(part: &Part, tag: &str, vision: bool) -> Option<Value> {
@@ -207,5 +254,49 @@ mod tests {
         // Another model's thinking is not sent.
         let other = super::body(&request, "bedrock/other", false);
         assert!(!other.to_string().contains("reasoningContent"));
+    }
+
+    #[test]
+    fn claude_thinking_goes_in_the_additional_fields() {
+        let mut request = ModelRequest {
+            model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0".into(),
+            system: "".into(),
+            messages: vec![Message::user("think")].into(),
+            tools: Vec::new().into(),
+            max_output_tokens: None,
+            temperature: Some(0.3),
+            reasoning: Reasoning::High,
+            seed: Some(7),
+        };
+        let sent = body(&request, "bedrock/m", false);
+        assert_eq!(
+            sent["additionalModelRequestFields"],
+            json!({"thinking": {"type": "enabled", "budget_tokens": 24_576}})
+        );
+        // Above the budget, no temperature, and no seed (Converse has none).
+        assert_eq!(sent["inferenceConfig"], json!({"maxTokens": 28_672}));
+        assert!(!sent.to_string().contains("seed"));
+        // A model that is not Claude: nothing of it.
+        request.model = "amazon.nova-pro-v1:0".into();
+        let sent = body(&request, "bedrock/m", false);
+        assert!(sent.get("additionalModelRequestFields").is_none(), "{sent}");
+        assert_eq!(sent["inferenceConfig"], json!({"temperature": 0.3}));
+        // Claude after a tool call made without thinking: off for this step.
+        request.model = "anthropic.claude-opus-4-6-v1".into();
+        request.messages = vec![
+            Message::user("go"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![Part::ToolCall {
+                    id: "t1".into(),
+                    name: "read_file".into(),
+                    arguments: "{}".into(),
+                    replay: None,
+                }],
+            },
+        ]
+        .into();
+        let sent = body(&request, "bedrock/m", false);
+        assert!(sent.get("additionalModelRequestFields").is_none(), "{sent}");
     }
 }

@@ -9,6 +9,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::provider::http::percent_encode;
 use ring::{digest, hmac};
 
 /// An access key pair and, for temporary credentials, the session token. `Debug` shows the
@@ -132,27 +133,13 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// RFC 3986 encoding as SigV4 wants it: unreserved characters as they are, every other byte
-/// `%XX` in upper case.
-fn uri_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
 /// Each segment of the path as sent encoded once more (not normalised: `//` stays).
 fn canonical_uri(path: &str) -> String {
     if path.is_empty() {
         return "/".to_string();
     }
     path.split('/')
-        .map(uri_encode)
+        .map(percent_encode)
         .collect::<Vec<_>>()
         .join("/")
 }
@@ -165,8 +152,8 @@ fn canonical_query(query: &str) -> String {
         .map(|pair| {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             (
-                uri_encode(&percent_decode(name)),
-                uri_encode(&percent_decode(value)),
+                percent_encode(&percent_decode(name)),
+                percent_encode(&percent_decode(value)),
             )
         })
         .collect();

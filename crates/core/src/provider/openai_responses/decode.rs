@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::items::{call_input, item_type, message_text, parse_usage, reasoning_text, text_field};
 use crate::model::{Completion, Message, Part, Replay, Role, StopReason, StreamEvent, Usage};
+use crate::provider::calls::ToolCalls;
 use crate::provider::http::Flow;
 use crate::provider::openai_chat::history::{decoded_arguments, origin_marker};
 use crate::provider::openai_chat::stream_error;
@@ -41,13 +42,6 @@ enum Slot {
     Skipped,
 }
 
-#[derive(Debug)]
-struct Call {
-    id: String,
-    name: String,
-    arguments: String,
-}
-
 /// Decoder for one Responses stream.
 pub(crate) struct ResponsesDecoder {
     provider: String,
@@ -55,7 +49,7 @@ pub(crate) struct ResponsesDecoder {
     tag: String,
     slots: BTreeMap<u64, Slot>,
     by_item_id: HashMap<String, u64>,
-    calls: Vec<Call>,
+    calls: ToolCalls,
     usage: Usage,
     stop: Option<StopReason>,
     refusal: bool,
@@ -77,7 +71,7 @@ impl ResponsesDecoder {
             tag,
             slots: BTreeMap::new(),
             by_item_id: HashMap::new(),
-            calls: Vec::new(),
+            calls: ToolCalls::default(),
             usage: Usage::default(),
             stop: None,
             refusal: false,
@@ -124,24 +118,15 @@ impl ResponsesDecoder {
                 item: None,
             },
             "function_call" | "custom_tool_call" => {
-                let position = self.calls.len();
+                let position = self.calls.next();
                 let id = ["call_id", "id"]
                     .iter()
                     .find_map(|k| item.get(*k).and_then(Value::as_str))
                     .filter(|id| !id.is_empty())
                     .map_or_else(|| format!("call_{position}"), str::to_string);
                 let name = text_field(item, "name");
-                out.push(StreamEvent::ToolCallStart {
-                    index: position,
-                    id: id.clone(),
-                    name: name.clone(),
-                });
-                self.calls.push(Call {
-                    id,
-                    name,
-                    arguments: String::new(),
-                });
-                self.append_arguments(position, &call_input(item), out);
+                self.calls.start(id, name, out);
+                self.calls.append(position, &call_input(item), out);
                 Slot::Call(position)
             }
             _ => Slot::Skipped,
@@ -185,38 +170,9 @@ impl ResponsesDecoder {
             Slot::Call(position) => {
                 let position = *position;
                 let last = call_input(item);
-                self.finish_arguments(position, last, out);
+                self.calls.finish(position, last, out);
             }
             _ => {}
-        }
-    }
-
-    fn append_arguments(&mut self, position: usize, fragment: &str, out: &mut Vec<StreamEvent>) {
-        if fragment.is_empty() {
-            return;
-        }
-        if let Some(call) = self.calls.get_mut(position) {
-            call.arguments.push_str(fragment);
-            out.push(StreamEvent::ToolCallDelta {
-                index: position,
-                delta: fragment.to_string(),
-            });
-        }
-    }
-
-    /// The `.done` arguments are the truth; they are shown only if nothing was streamed.
-    fn finish_arguments(&mut self, position: usize, last: String, out: &mut Vec<StreamEvent>) {
-        if last.is_empty() {
-            return;
-        }
-        let streamed = self
-            .calls
-            .get(position)
-            .is_some_and(|c| !c.arguments.is_empty());
-        if !streamed {
-            self.append_arguments(position, &last, out);
-        } else if let Some(call) = self.calls.get_mut(position) {
-            call.arguments = last;
         }
     }
 
@@ -273,9 +229,10 @@ impl ResponsesDecoder {
                 .find_map(|k| event.get(*k).and_then(Value::as_str))
                 .unwrap_or_default()
                 .to_string();
-            self.finish_arguments(position, last, out);
+            self.calls.finish(position, last, out);
         } else {
-            self.append_arguments(position, &text_field(event, "delta"), out);
+            self.calls
+                .append(position, &text_field(event, "delta"), out);
         }
     }
 
@@ -425,10 +382,7 @@ impl Decoder for ResponsesDecoder {
                 });
             }
         }
-        let mut calls: Vec<Option<Call>> = std::mem::take(&mut self.calls)
-            .into_iter()
-            .map(Some)
-            .collect();
+        let mut calls = std::mem::take(&mut self.calls);
         let mut parts = Vec::new();
         for slot in std::mem::take(&mut self.slots).into_values() {
             match slot {
@@ -443,7 +397,7 @@ impl Decoder for ResponsesDecoder {
                     });
                 }
                 Slot::Call(position) => {
-                    if let Some(call) = calls.get_mut(position).and_then(Option::take) {
+                    if let Some(call) = calls.take(position) {
                         parts.push(Part::ToolCall {
                             id: call.id,
                             name: call.name,

@@ -165,6 +165,71 @@ pub fn credentials_path(var: impl Fn(&str) -> Option<String>) -> Option<PathBuf>
     path.is_file().then_some(path)
 }
 
+/// Which credentials Vertex would use, for `versus models` and the default model: the file,
+/// how it was found, and what it holds. Never a secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialStatus {
+    /// The file, when one was found.
+    pub path: Option<PathBuf>,
+    /// `GOOGLE_APPLICATION_CREDENTIALS`, or gcloud's Application Default Credentials.
+    pub from: &'static str,
+    /// `service account`, `authorized user (gcloud login)`, or why the file is unusable.
+    pub kind: String,
+    /// The project the credentials name (`project_id` / `quota_project_id`).
+    pub project: Option<String>,
+}
+
+impl CredentialStatus {
+    /// Whether a usable credentials file was found.
+    pub fn usable(&self) -> bool {
+        self.path.is_some() && !self.kind.starts_with("unusable")
+    }
+
+    /// One line for a table: `GOOGLE_APPLICATION_CREDENTIALS: service account (/path)`, or
+    /// `not found (set ...)`.
+    pub fn describe(&self) -> String {
+        match &self.path {
+            Some(path) => format!("{}: {} ({})", self.from, self.kind, path.display()),
+            None => format!("not found (set {})", super::CREDENTIALS_HINT),
+        }
+    }
+}
+
+/// The credentials Vertex would use under `var` ([`credentials_path`]), read to say what
+/// they are.
+pub fn credential_status(var: impl Fn(&str) -> Option<String>) -> CredentialStatus {
+    let from = if var("GOOGLE_APPLICATION_CREDENTIALS").is_some() {
+        "GOOGLE_APPLICATION_CREDENTIALS"
+    } else {
+        "gcloud application-default credentials"
+    };
+    let Some(path) = credentials_path(&var) else {
+        return CredentialStatus {
+            path: None,
+            from,
+            kind: "not found".to_string(),
+            project: None,
+        };
+    };
+    let (kind, project) = match Credentials::read(&path) {
+        Ok(found) => (
+            match found {
+                Credentials::ServiceAccount { .. } => "service account",
+                Credentials::AuthorizedUser { .. } => "authorized user (gcloud login)",
+            }
+            .to_string(),
+            found.project().map(str::to_string),
+        ),
+        Err(_) => ("unusable: not a credentials JSON".to_string(), None),
+    };
+    CredentialStatus {
+        path: Some(path),
+        from,
+        kind,
+        project,
+    }
+}
+
 /// The JWT a service account signs to ask for an access token (RFC 7523): `header.claims`
 /// signed RSASSA-PKCS1-v1_5 with SHA-256, each part base64url without padding.
 pub fn service_account_jwt(

@@ -80,6 +80,40 @@ impl Publisher {
     }
 }
 
+/// The publishers whose models `versus models --remote` lists: the two formats versus speaks
+/// on Vertex.
+pub const LISTED_PUBLISHERS: [&str; 2] = ["google", "anthropic"];
+
+/// What listing Vertex's models needs: the publisher-model list URLs (`GET
+/// {base}/v1beta1/publishers/{publisher}/models`, Model Garden's list, v1beta1 only), and the
+/// headers (a fresh access token; `x-goog-user-project` naming the project billed, when one
+/// is known) with the secrets to scrub.
+pub async fn list_requests(
+    provider: &str,
+    target: &VertexTarget,
+    http: &reqwest::Client,
+) -> Result<(Vec<String>, Vec<(String, String)>, Vec<String>), String> {
+    let credentials = auth::Credentials::read(&target.credentials)?;
+    let project = target
+        .project
+        .clone()
+        .or_else(|| credentials.project().map(str::to_string));
+    let auth = auth::GoogleAuth::new(provider, credentials, http.clone(), auth::system_clock());
+    let mut secrets = auth.secrets();
+    let token = auth.token().await.map_err(|err| err.to_string())?;
+    secrets.push(token.clone());
+    let mut headers = vec![("authorization".to_string(), format!("Bearer {token}"))];
+    if let Some(project) = project {
+        headers.push(("x-goog-user-project".to_string(), project));
+    }
+    let base = target.base_url.trim_end_matches('/');
+    let urls = LISTED_PUBLISHERS
+        .iter()
+        .map(|publisher| format!("{base}/v1beta1/publishers/{publisher}/models?pageSize=1000"))
+        .collect();
+    Ok((urls, headers, secrets))
+}
+
 /// The client for a Vertex model: reads the credentials now (a bad file is an error before
 /// the run starts, naming the file), fetches tokens when a step needs one.
 pub fn client(
