@@ -216,6 +216,11 @@ fn ask_with_no_key_and_no_model_says_what_to_set() {
         "{stderr}"
     );
     assert!(stderr.contains("OPENAI_API_KEY"), "{stderr}");
+    // Vertex's default needs no key, but credentials and a project: said too.
+    assert!(
+        stderr.contains("GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CLOUD_PROJECT"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -411,7 +411,7 @@ fn targets(
     };
     if specs.is_empty() {
         bail!(
-            "no model given and no API key set: add -m PROVIDER/MODEL (e.g. -m demo/good -m openai/gpt-5), set a key (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY) for its default model, or set `models` in the config"
+            "no model given and no API key set: add -m PROVIDER/MODEL (e.g. -m demo/good -m openai/gpt-5), set a key (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY) or Google credentials with a project (GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CLOUD_PROJECT, for Vertex) for its default model, or set `models` in the config"
         );
     }
     // Web search (off unless `[web_search]` is configured), the same for every model.

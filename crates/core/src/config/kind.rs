@@ -52,6 +52,16 @@ impl ApiKind {
         )
     }
 
+    /// Whether a seed reaches `model` through this API: as [`ApiKind::takes_seed`], except
+    /// that Vertex sends it to Gemini models only (Claude on Vertex speaks Anthropic
+    /// Messages, which has no seed).
+    pub fn takes_seed_for(self, model: &str) -> bool {
+        match self {
+            ApiKind::Vertex => !model.starts_with("claude"),
+            kind => kind.takes_seed(),
+        }
+    }
+
     /// Every kind, in the order shown to users.
     pub const ALL: [ApiKind; 8] = [
         ApiKind::OpenAiResponses,

@@ -421,7 +421,7 @@ impl Recipe {
             let Some(seed) = self.sampling(&m.spec).seed.or(config_seed) else {
                 continue;
             };
-            if let Some(kind) = kind_of(&m.spec).filter(|k| !k.takes_seed()) {
+            if let Some(kind) = kind_of(&m.spec).filter(|k| !k.takes_seed_for(&m.spec.model)) {
                 out.push(format!(
                     "{}: seed {seed} is not sent; the {} API takes no seed, so its samples may differ where other models' repeat",
                     m.spec,

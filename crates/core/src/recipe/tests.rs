@@ -432,6 +432,14 @@ fn the_seed_reaches_agent_settings_and_models_whose_api_takes_none_are_warned() 
     let plain = parse("# S\nversion: 1\n## Models\n- anthropic/claude-sonnet-4-5\n");
     assert!(plain.seed_warnings(None, kind_of).is_empty());
     assert_eq!(plain.seed_warnings(Some(3), kind_of).len(), 1);
+    // On Vertex a Gemini model takes the seed and Claude does not.
+    let vertex = parse(
+        "# S\nversion: 1\n## Models\n- vertex/gemini-2.5-pro\n- vertex/claude-sonnet-4-5\n\
+         ## Model Parameters\nseed: 5\n",
+    );
+    let warnings = vertex.seed_warnings(None, kind_of);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with("vertex/claude-sonnet-4-5: seed 5 is not sent"));
 }
 
 #[test]
