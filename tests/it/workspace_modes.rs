@@ -622,3 +622,71 @@ async fn setup_runs_once_in_the_workspace_and_a_failure_is_a_clear_error() {
         "the setup's background child survived"
     );
 }
+
+/// `versus ask --pick` of a scripted model whose one bash call changes many files (enough for
+/// the change scan's reads and the change set's build to be split between threads), each in
+/// its own way, plus a deletion and a new file: each file gets exactly its own new content,
+/// and `versus rewind` gives back the tree byte for byte.
+#[test]
+fn a_pick_of_a_bash_change_to_many_files_applies_each_its_own_content_and_rewinds_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap().join("project");
+    let temp = tmp.path().join("tmp");
+    let config = tmp.path().join("config");
+    fs::create_dir_all(&temp).unwrap();
+    let n = 300;
+    for i in 0..n {
+        write(
+            &root,
+            &format!("src/d{}/f{i:03}.txt", i % 9),
+            &format!("line one of {i}\nline two\n{}\n", "y".repeat(i % 41)),
+        );
+    }
+    write(&root, ".gitignore", "scripts/\n");
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "init"]);
+    let before = util::tree_state(&root);
+    // Each file gets a line naming it, repeated by its number so the sizes differ.
+    let command = "for f in src/d*/f*.txt; do n=${f##*/f}; n=$((10#${n%.txt})); \
+                   for k in $(seq 0 $((n % 5))); do echo \"changed $f\" >> \"$f\"; done; done; \
+                   rm src/d0/f000.txt; echo fresh > src/new.txt";
+    let step = json!({"tools": [{"name": "bash", "args": {"command": command}}]});
+    write(
+        &root,
+        "scripts/many.jsonl",
+        &format!("{step}\n{{\"say\": \"done\"}}\n"),
+    );
+    let model = "demo/scripts/many.jsonl";
+    let run = |args: &[&str]| {
+        let out = util::versus()
+            .arg("-C")
+            .arg(&root)
+            .args(args)
+            .env("TMPDIR", &temp)
+            .env("XDG_CONFIG_HOME", &config)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "versus {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&["ask", "-q", "-m", model, "--pick", model, "change them"]);
+    for i in 1..n {
+        let rel = format!("src/d{}/f{i:03}.txt", i % 9);
+        let mut expected = format!("line one of {i}\nline two\n{}\n", "y".repeat(i % 41));
+        for _ in 0..=(i % 5) {
+            expected.push_str(&format!("changed {rel}\n"));
+        }
+        assert_eq!(fs::read_to_string(root.join(&rel)).unwrap(), expected);
+    }
+    assert!(!root.join("src/d0/f000.txt").exists());
+    assert_eq!(
+        fs::read_to_string(root.join("src/new.txt")).unwrap(),
+        "fresh\n"
+    );
+    run(&["rewind", "--yes"]);
+    assert_eq!(util::tree_state(&root), before);
+}
