@@ -546,7 +546,10 @@ mod tests {
     #[test]
     fn a_large_set_built_by_several_threads_keeps_each_paths_content_and_the_first_error() {
         let n = BUILD_PARALLEL_FROM * 3 + 5;
-        let names: Vec<String> = (0..n).map(|i| format!("d{}/f{i:04}.txt", i % 7)).collect();
+        // In several folders, named so that path order is number order.
+        let names: Vec<String> = (0..n)
+            .map(|i| format!("d{:02}/f{i:04}.txt", i / 10))
+            .collect();
         let olds: Vec<String> = (0..n).map(|i| format!("old {i}\nshared\n")).collect();
         let files: Vec<(&str, &str)> = names
             .iter()
