@@ -646,7 +646,6 @@ fn a_pick_of_a_bash_change_to_many_files_applies_each_its_own_content_and_rewind
     git(&root, &["init", "-q"]);
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-q", "-m", "init"]);
-    let before = util::tree_state(&root);
     // Each file gets a line naming it, repeated by its number so the sizes differ.
     let command = "for f in src/d*/f*.txt; do n=${f##*/f}; n=$((10#${n%.txt})); \
                    for k in $(seq 0 $((n % 5))); do echo \"changed $f\" >> \"$f\"; done; done; \
@@ -658,6 +657,7 @@ fn a_pick_of_a_bash_change_to_many_files_applies_each_its_own_content_and_rewind
         &format!("{step}\n{{\"say\": \"done\"}}\n"),
     );
     let model = "demo/scripts/many.jsonl";
+    let before = util::tree_state(&root);
     let run = |args: &[&str]| {
         let out = util::versus()
             .arg("-C")
