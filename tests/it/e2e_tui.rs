@@ -17,18 +17,21 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A private tmux server (its own socket), killed when the test ends.
+/// A private tmux server (its own socket in a folder of its own), killed when the test ends.
 struct Tmux {
-    socket: String,
+    socket: std::path::PathBuf,
     target: &'static str,
+    /// Removed (with the socket) after the server is killed.
+    _socket_dir: tempfile::TempDir,
 }
 
 impl Tmux {
     fn start(name: &'static str, width: u16, height: u16) -> Tmux {
-        let socket = format!("versus-e2e-{name}-{}", std::process::id());
+        let socket_dir = util::tmux_socket_dir();
         let tmux = Tmux {
-            socket,
+            socket: socket_dir.path().join("s"),
             target: name,
+            _socket_dir: socket_dir,
         };
         let out = tmux
             .cmd()
@@ -50,7 +53,7 @@ impl Tmux {
 
     fn cmd(&self) -> Command {
         let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket, "-f", "/dev/null"]);
+        c.arg("-S").arg(&self.socket).args(["-f", "/dev/null"]);
         c
     }
 
@@ -190,20 +193,9 @@ impl Tmux {
 }
 
 impl Drop for Tmux {
-    /// Kills the server, then removes its socket file, which tmux leaves behind in
-    /// `$TMUX_TMPDIR/tmux-UID/` (a full test run left hundreds there).
+    /// Kills the server; its socket's folder is removed right after (the field's own drop).
     fn drop(&mut self) {
-        let socket = self
-            .cmd()
-            .args(["display-message", "-p", "#{socket_path}"])
-            .output()
-            .ok()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .filter(|p| p.ends_with(&self.socket));
         let _ = self.cmd().arg("kill-server").status();
-        if let Some(socket) = socket {
-            let _ = std::fs::remove_file(socket);
-        }
     }
 }
 

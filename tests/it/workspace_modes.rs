@@ -1,6 +1,8 @@
 //! Workspaces in worktree, copy and overlay modes, driven through the tool registry exactly as
 //! the agent loop will: `ToolRegistry::builtin().dispatch(name, args, &ToolContext::new(view))`.
 //! Projects are real temporary git repositories (made with the `git` CLI) and plain folders.
+//! Each test makes its workspaces under a temporary parent folder of its own: the default one
+//! (`$TMPDIR/versus-workspaces-UID`, which versus keeps) would be left behind by a test run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::util;
@@ -176,11 +178,12 @@ async fn exercise(ws: &Workspace, mode: Isolation) {
 
 #[tokio::test]
 async fn every_mode_sees_its_own_writes_and_leaves_the_user_tree_alone() {
+    let parent = tempfile::tempdir().unwrap();
     let (_tmp, root) = repo();
     let before = snapshot(&root);
     let base = Base::capture(&root).unwrap();
     for mode in ALL_MODES {
-        let ws = Workspace::create(mode, &base, "model-a").unwrap();
+        let ws = Workspace::create_in(parent.path(), mode, &base, "model-a").unwrap();
         assert_eq!(ws.mode(), mode);
         exercise(&ws, mode).await;
         assert_eq!(snapshot(&root), before, "{mode:?} changed the user's tree");
@@ -192,6 +195,7 @@ async fn every_mode_sees_its_own_writes_and_leaves_the_user_tree_alone() {
 
 #[tokio::test]
 async fn plain_folders_work_in_copy_and_overlay_and_worktree_falls_back_to_copy() {
+    let parent = tempfile::tempdir().unwrap();
     let (_tmp, root) = plain();
     write(&root, "run.sh", "#!/bin/sh\necho ran\n");
     fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
@@ -199,7 +203,7 @@ async fn plain_folders_work_in_copy_and_overlay_and_worktree_falls_back_to_copy(
     let base = Base::capture(&root).unwrap();
     assert_eq!(Isolation::default_for(&root), Isolation::Copy);
     for mode in ALL_MODES {
-        let ws = Workspace::create(mode, &base, "plain").unwrap();
+        let ws = Workspace::create_in(parent.path(), mode, &base, "plain").unwrap();
         let expected = if mode == Isolation::Overlay {
             mode
         } else {
@@ -213,12 +217,13 @@ async fn plain_folders_work_in_copy_and_overlay_and_worktree_falls_back_to_copy(
 
 #[tokio::test]
 async fn a_repository_without_commits_falls_back_to_copy() {
+    let parent = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
     git(&root, &["init", "-q"]);
     write(&root, "a.txt", "a\n");
     let base = Base::capture(&root).unwrap();
-    let ws = Workspace::create(Isolation::Worktree, &base, "unborn").unwrap();
+    let ws = Workspace::create_in(parent.path(), Isolation::Worktree, &base, "unborn").unwrap();
     assert_eq!(ws.mode(), Isolation::Copy);
     assert!(
         ok(&ws, "read_file", json!({"path": "a.txt"}))
@@ -230,11 +235,12 @@ async fn a_repository_without_commits_falls_back_to_copy() {
 
 #[tokio::test]
 async fn two_workspaces_never_see_each_others_edits() {
+    let parent = tempfile::tempdir().unwrap();
     let (_tmp, root) = repo();
     let base = Base::capture(&root).unwrap();
     for mode in ALL_MODES {
-        let a = Workspace::create(mode, &base, "a").unwrap();
-        let b = Workspace::create(mode, &base, "b").unwrap();
+        let a = Workspace::create_in(parent.path(), mode, &base, "a").unwrap();
+        let b = Workspace::create_in(parent.path(), mode, &base, "b").unwrap();
         let edit = |to: &str| json!({"path": "tracked.txt", "old_string": "v2", "new_string": to});
         ok(&a, "edit_file", edit("from A")).await;
         ok(&b, "edit_file", edit("from B")).await;
@@ -268,6 +274,10 @@ async fn two_workspaces_never_see_each_others_edits() {
 #[tokio::test]
 async fn the_users_uncommitted_state_is_in_every_workspace_and_build_folders_are_not() {
     let (_tmp, root) = repo();
+    // This test checks the default placement; versus keeps that folder, the test removes it
+    // if it made it (and nothing else is in it).
+    let default_parent = versus::workspace::default_parent();
+    let made_default_parent = !default_parent.exists();
     let base = Base::capture(&root).unwrap();
     assert!(!base.contains("target/debug/big.bin"));
     assert!(!base.contains("deleted.txt"));
@@ -297,20 +307,24 @@ async fn the_users_uncommitted_state_is_in_every_workspace_and_build_folders_are
             assert_eq!(mode_bits & 0o111, 0o111, "{mode:?}: run.sh lost its x bit");
             // The workspace starts exactly equal to the base.
             assert_eq!(base.diff_dir(ws.root()).unwrap(), vec![], "{mode:?}");
-            assert!(ws.root().starts_with(versus::workspace::default_parent()));
+            assert!(ws.root().starts_with(&default_parent));
         }
+    }
+    if made_default_parent {
+        let _ = fs::remove_dir(&default_parent);
     }
 }
 
 #[tokio::test]
 async fn a_project_in_a_subfolder_of_its_repository_gets_a_worktree_rooted_there() {
+    let parent = tempfile::tempdir().unwrap();
     let (_tmp, root) = repo();
     write(&root, "pkg/inner.txt", "inner v1\n");
     git(&root, &["add", "pkg/inner.txt"]);
     git(&root, &["commit", "-q", "-m", "pkg"]);
     write(&root, "pkg/inner.txt", "inner v2\n");
     let base = Base::capture(&root.join("pkg")).unwrap();
-    let ws = Workspace::create(Isolation::Worktree, &base, "sub").unwrap();
+    let ws = Workspace::create_in(parent.path(), Isolation::Worktree, &base, "sub").unwrap();
     assert_eq!(ws.mode(), Isolation::Worktree);
     assert!(ws.root().ends_with("pkg"));
     let read = ok(&ws, "read_file", json!({"path": "inner.txt"})).await;
@@ -343,6 +357,7 @@ fn workspaces_inside_a_repository_that_ignores_everything_still_see_their_files(
 
 #[test]
 fn a_project_its_repository_ignores_is_copied_whole() {
+    let parent = tempfile::tempdir().unwrap();
     // ~/scratch/proj under a dotfiles repository at home that ignores `*`: the capture takes
     // the project under its own rules, and the workspace must hold the same files (a checkout
     // of the home repository would hold none of them, and every file would look deleted).
@@ -362,7 +377,7 @@ fn a_project_its_repository_ignores_is_copied_whole() {
     let base = Base::capture(&project).unwrap();
     let keys: Vec<&str> = base.entries().keys().map(String::as_str).collect();
     assert_eq!(keys, vec![".gitignore", "main.rs"]);
-    let ws = Workspace::create(Isolation::Worktree, &base, "ignored").unwrap();
+    let ws = Workspace::create_in(parent.path(), Isolation::Worktree, &base, "ignored").unwrap();
     assert_eq!(
         ws.mode(),
         Isolation::Copy,
@@ -374,12 +389,13 @@ fn a_project_its_repository_ignores_is_copied_whole() {
 
 #[test]
 fn a_worktree_workspace_gets_no_git_template_files() {
+    let parent = tempfile::tempdir().unwrap();
     // git's template folder holds hook samples and, when the user configured
     // `init.templateDir`, possibly real hooks: none of it belongs in a model's repository (a
     // `git commit` there would run them), and copying it was most of a workspace's set-up CPU.
     let (_tmp, root) = repo();
     let base = Base::capture(&root).unwrap();
-    let ws = Workspace::create(Isolation::Worktree, &base, "tpl").unwrap();
+    let ws = Workspace::create_in(parent.path(), Isolation::Worktree, &base, "tpl").unwrap();
     assert_eq!(ws.mode(), Isolation::Worktree);
     let git_dir = ws.root().join(".git");
     assert!(git_dir.join("HEAD").is_file(), "not a repository");
@@ -402,10 +418,11 @@ fn a_worktree_workspace_gets_no_git_template_files() {
 
 #[tokio::test]
 async fn writes_are_recorded_in_order_and_bash_changes_are_found() {
+    let parent = tempfile::tempdir().unwrap();
     let (_tmp, root) = repo();
     let base = Base::capture(&root).unwrap();
     for mode in [Isolation::Worktree, Isolation::Copy] {
-        let ws = Workspace::create(mode, &base, "rec").unwrap();
+        let ws = Workspace::create_in(parent.path(), mode, &base, "rec").unwrap();
         let args = json!({"path": "a.txt", "content": "one\n"});
         assert!(!call(&ws, "write_file", "call-1", args).await.1);
         let args = json!({"path": "a.txt", "old_string": "one", "new_string": "two"});
@@ -455,9 +472,10 @@ async fn writes_are_recorded_in_order_and_bash_changes_are_found() {
 
 #[tokio::test]
 async fn drop_removes_the_workspace_and_keep_preserves_it() {
+    let parent = tempfile::tempdir().unwrap();
     let (_tmp, root) = repo();
     let base = Base::capture(&root).unwrap();
-    let ws = Workspace::create(Isolation::Worktree, &base, "dropme").unwrap();
+    let ws = Workspace::create_in(parent.path(), Isolation::Worktree, &base, "dropme").unwrap();
     let folder = ws.folder().unwrap().to_path_buf();
     assert!(folder.exists());
     assert!(
@@ -468,12 +486,13 @@ async fn drop_removes_the_workspace_and_keep_preserves_it() {
     assert!(!folder.exists());
     assert!(worktree_names(&root).is_empty());
 
-    let copy = Workspace::create(Isolation::Copy, &base, "dropme").unwrap();
+    let copy = Workspace::create_in(parent.path(), Isolation::Copy, &base, "dropme").unwrap();
     let copy_folder = copy.folder().unwrap().to_path_buf();
     drop(copy);
     assert!(!copy_folder.exists());
 
-    let mut kept = Workspace::create(Isolation::Worktree, &base, "keepme").unwrap();
+    let mut kept =
+        Workspace::create_in(parent.path(), Isolation::Worktree, &base, "keepme").unwrap();
     let folder = kept.folder().unwrap().to_path_buf();
     kept.keep();
     drop(kept);
@@ -544,10 +563,11 @@ async fn cleanup_removes_dead_owners_workspaces_and_registrations_only() {
 
 #[tokio::test]
 async fn setup_runs_once_in_the_workspace_and_a_failure_is_a_clear_error() {
+    let parent = tempfile::tempdir().unwrap();
     let (_tmp, root) = repo();
     let before = snapshot(&root);
     let base = Base::capture(&root).unwrap();
-    let ws = Workspace::create(Isolation::Copy, &base, "setup").unwrap();
+    let ws = Workspace::create_in(parent.path(), Isolation::Copy, &base, "setup").unwrap();
     let sandbox = ws.sandbox(&SandboxSettings::default());
     let never = CancellationToken::new();
     let out = ws
@@ -601,4 +621,72 @@ async fn setup_runs_once_in_the_workspace_and_a_failure_is_a_clear_error() {
         util::command_gone(&["sleep", &marker]),
         "the setup's background child survived"
     );
+}
+
+/// `versus ask --pick` of a scripted model whose one bash call changes many files (enough for
+/// the change scan's reads and the change set's build to be split between threads), each in
+/// its own way, plus a deletion and a new file: each file gets exactly its own new content,
+/// and `versus rewind` gives back the tree byte for byte.
+#[test]
+fn a_pick_of_a_bash_change_to_many_files_applies_each_its_own_content_and_rewinds_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap().join("project");
+    let temp = tmp.path().join("tmp");
+    let config = tmp.path().join("config");
+    fs::create_dir_all(&temp).unwrap();
+    let n = 300;
+    for i in 0..n {
+        write(
+            &root,
+            &format!("src/d{}/f{i:03}.txt", i % 9),
+            &format!("line one of {i}\nline two\n{}\n", "y".repeat(i % 41)),
+        );
+    }
+    write(&root, ".gitignore", "scripts/\n");
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "init"]);
+    // Each file gets a line naming it, repeated by its number so the sizes differ.
+    let command = "for f in src/d*/f*.txt; do n=${f##*/f}; n=$((10#${n%.txt})); \
+                   for k in $(seq 0 $((n % 5))); do echo \"changed $f\" >> \"$f\"; done; done; \
+                   rm src/d0/f000.txt; echo fresh > src/new.txt";
+    let step = json!({"tools": [{"name": "bash", "args": {"command": command}}]});
+    write(
+        &root,
+        "scripts/many.jsonl",
+        &format!("{step}\n{{\"say\": \"done\"}}\n"),
+    );
+    let model = "demo/scripts/many.jsonl";
+    let before = util::tree_state(&root);
+    let run = |args: &[&str]| {
+        let out = util::versus()
+            .arg("-C")
+            .arg(&root)
+            .args(args)
+            .env("TMPDIR", &temp)
+            .env("XDG_CONFIG_HOME", &config)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "versus {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&["ask", "-q", "-m", model, "--pick", model, "change them"]);
+    for i in 1..n {
+        let rel = format!("src/d{}/f{i:03}.txt", i % 9);
+        let mut expected = format!("line one of {i}\nline two\n{}\n", "y".repeat(i % 41));
+        for _ in 0..=(i % 5) {
+            expected.push_str(&format!("changed {rel}\n"));
+        }
+        assert_eq!(fs::read_to_string(root.join(&rel)).unwrap(), expected);
+    }
+    assert!(!root.join("src/d0/f000.txt").exists());
+    assert_eq!(
+        fs::read_to_string(root.join("src/new.txt")).unwrap(),
+        "fresh\n"
+    );
+    run(&["rewind", "--yes"]);
+    assert_eq!(util::tree_state(&root), before);
 }

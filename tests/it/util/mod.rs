@@ -113,6 +113,24 @@ pub fn temp_home() -> PathBuf {
     dir
 }
 
+/// A private folder for one tmux server's socket (`tmux -S FOLDER/s`), removed with the
+/// returned guard. Why: `tmux -L NAME` puts its socket in `$TMUX_TMPDIR/tmux-UID/` (`/tmp`
+/// when unset, whatever `TMPDIR` says), and that folder stayed behind after every test run.
+/// A socket's path may not exceed 107 bytes, so a long `TMPDIR` falls back to `/tmp`.
+pub fn tmux_socket_dir() -> tempfile::TempDir {
+    let in_tmpdir = tempfile::Builder::new()
+        .prefix("vs-tmux")
+        .tempdir()
+        .unwrap();
+    if in_tmpdir.path().join("s").as_os_str().len() <= 100 {
+        return in_tmpdir;
+    }
+    tempfile::Builder::new()
+        .prefix("vs-tmux")
+        .tempdir_in("/tmp")
+        .unwrap()
+}
+
 /// The state folder of the tests' versus runs: under cargo's temp folder for integration
 /// tests (`target/tmp`), so a test run leaves nothing in the user's home.
 pub fn state_home() -> PathBuf {

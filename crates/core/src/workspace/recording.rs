@@ -245,13 +245,32 @@ impl<V: FileView> RecordingView<V> {
             }
         }
         files.sort();
+        // The files that fit the total by their scanned sizes are read by a few threads at
+        // once (a pick of a bash change to 1,000 files read them one by one); what is held
+        // is then counted in the same order as before, with the sizes actually read.
+        let mut fits = 0;
+        let mut by_scan: u64 = 0;
+        for (size, _, _) in &files {
+            by_scan = by_scan.saturating_add(*size);
+            if by_scan > MAX_PROPOSED_TOTAL {
+                break;
+            }
+            fits += 1;
+        }
+        let mut read_ahead = read_all(&self.inner, &root, &files[..fits]).into_iter();
         let mut held: u64 = 0;
         for (size, path, hash) in files {
+            // Taken for each of the first `fits` files, whether or not it is held.
+            let ahead = read_ahead.next();
             if held.saturating_add(size) > MAX_PROPOSED_TOTAL {
                 notes.push(ScanNote::OverTotal { path, size, hash });
                 continue;
             }
-            match read_current(&self.inner, &root, &path, MAX_PROPOSED_FILE) {
+            let read = match ahead {
+                Some(read) => read,
+                None => read_current(&self.inner, &root, &path, MAX_PROPOSED_FILE),
+            };
+            match read {
                 Ok(Some(bytes)) => {
                     held = held.saturating_add(bytes.len() as u64);
                     found.push((path, Some(Arc::new(bytes)), false));
@@ -306,6 +325,43 @@ impl<V: FileView> RecordingView<V> {
             .map(|m| m.len())
             .map_err(|e| WorkspaceError::io("inspect", abs, e))
     }
+}
+
+/// Threads that read a large bash change's files.
+const READERS: usize = 4;
+
+/// Below this many files one thread reads them.
+const READ_PARALLEL_FROM: usize = 64;
+
+/// [`read_current`] of each of `files` (size, path, hash), results in order; a large batch by
+/// [`READERS`] threads, each taking consecutive files.
+fn read_all<V: FileView>(
+    view: &V,
+    root: &Path,
+    files: &[(u64, String, String)],
+) -> Vec<Result<Option<Vec<u8>>, WorkspaceError>> {
+    let one =
+        |(_, path, _): &(u64, String, String)| read_current(view, root, path, MAX_PROPOSED_FILE);
+    if files.len() < READ_PARALLEL_FROM {
+        return files.iter().map(one).collect();
+    }
+    let chunk = files.len().div_ceil(READERS);
+    let one = &one;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+            .collect();
+        workers
+            .into_iter()
+            // A panic is passed on as the one reading thread would have.
+            .flat_map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }
 
 /// A change bash made: path, new content (`None`: deleted), whether it is a symlink.
@@ -452,6 +508,36 @@ mod tests {
         assert_eq!(found[0].seq, 2);
         // Already recorded: a second look finds nothing new.
         assert!(v.bash_changes(&base).unwrap().is_empty());
+    }
+
+    /// Enough changed files to be read by several threads: each is proposed with its own
+    /// bytes, in path order, whatever their sizes (they are read smallest first).
+    #[test]
+    fn many_bash_changes_are_read_by_several_threads_each_with_its_own_content() {
+        let d = tempfile::tempdir().unwrap();
+        let n = READ_PARALLEL_FROM * 2 + 3;
+        let name = |i: usize| format!("f{i:04}.txt");
+        for i in 0..n {
+            fs::write(d.path().join(name(i)), format!("base {i}\n")).unwrap();
+        }
+        let base = Base::capture(d.path()).unwrap();
+        let v = RecordingView::new(DirectView::scratch(d.path()).unwrap());
+        // "bash": sizes that do not follow the names, so reading order differs from path order.
+        let content = |i: usize| format!("changed {i}\n{}", "x".repeat((i * 37) % 101));
+        for i in 0..n {
+            fs::write(d.path().join(name(i)), content(i)).unwrap();
+        }
+        let found = v.bash_changes(&base).unwrap();
+        assert_eq!(found.len(), n);
+        for (i, f) in found.iter().enumerate() {
+            assert_eq!(f.path, name(i));
+            assert_eq!(
+                f.content.as_deref().map(Vec::as_slice),
+                Some(content(i).as_bytes()),
+                "{}",
+                f.path
+            );
+        }
     }
 
     #[test]

@@ -257,6 +257,12 @@ impl std::fmt::Display for BlobInfo {
     }
 }
 
+/// Threads that build a large change set (each reads its paths' base content and diffs them).
+const BUILDERS: usize = 4;
+
+/// Below this many changed paths one thread builds the change set.
+const BUILD_PARALLEL_FROM: usize = 64;
+
 /// Everything one model proposes, one entry per changed path, sorted by path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeSet {
@@ -300,10 +306,42 @@ impl ChangeSet {
         for w in writes {
             by_path.entry(w.path.as_str()).or_default().push(w);
         }
-        let mut files = Vec::new();
-        for (path, mut list) in by_path {
+        let mut paths: Vec<(&str, Vec<&FileWrite>)> = by_path.into_iter().collect();
+        for (_, list) in &mut paths {
             list.sort_by_key(|w| w.seq);
-            if let Some(change) = file_change(model, base, path, &list, source, mode_root)? {
+        }
+        let one = |(path, list): &(&str, Vec<&FileWrite>)| {
+            file_change(model, base, path, list, source, mode_root)
+        };
+        // Each path's change (its base content read and checked, its diff) is independent of
+        // the others: a large set is built by a few threads, each taking consecutive paths;
+        // the results are taken in path order, so the first error is the one a single thread
+        // would have met first.
+        let changes: Vec<Result<Option<FileChange>, ChangeSetError>> =
+            if paths.len() < BUILD_PARALLEL_FROM {
+                paths.iter().map(one).collect()
+            } else {
+                let chunk = paths.len().div_ceil(BUILDERS);
+                let one = &one;
+                std::thread::scope(|scope| {
+                    let workers: Vec<_> = paths
+                        .chunks(chunk)
+                        .map(|part| scope.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+                        .collect();
+                    workers
+                        .into_iter()
+                        // A panic is passed on as one thread building the set would have.
+                        .flat_map(|worker| {
+                            worker
+                                .join()
+                                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                        })
+                        .collect()
+                })
+            };
+        let mut files = Vec::new();
+        for change in changes {
+            if let Some(change) = change? {
                 files.push(change);
             }
         }
@@ -501,6 +539,55 @@ mod tests {
 
     fn build(base: &Base, writes: &[FileWrite]) -> ChangeSet {
         ChangeSet::build("m", base, writes, &BaseReader::new(base), None).unwrap()
+    }
+
+    /// A set large enough to be built by several threads: every path gets its own base and
+    /// proposal, in path order, and the first missing base in path order is the error.
+    #[test]
+    fn a_large_set_built_by_several_threads_keeps_each_paths_content_and_the_first_error() {
+        let n = BUILD_PARALLEL_FROM * 3 + 5;
+        // In several folders, named so that path order is number order.
+        let names: Vec<String> = (0..n)
+            .map(|i| format!("d{:02}/f{i:04}.txt", i / 10))
+            .collect();
+        let olds: Vec<String> = (0..n).map(|i| format!("old {i}\nshared\n")).collect();
+        let files: Vec<(&str, &str)> = names
+            .iter()
+            .zip(&olds)
+            .map(|(p, c)| (p.as_str(), c.as_str()))
+            .collect();
+        let (_d, base) = base_of(&files);
+        // Written in reverse order: the set is still sorted by path.
+        let writes: Vec<FileWrite> = (0..n)
+            .rev()
+            .map(|i| {
+                let new = format!("old {i}\nshared\nnew {i}\n");
+                w(i as u64, &names[i], Some(&new), "bash")
+            })
+            .collect();
+        let cs = build(&base, &writes);
+        assert_eq!(cs.files.len(), n);
+        for (i, f) in cs.files.iter().enumerate() {
+            assert_eq!(f.path, names[i]);
+            assert_eq!(f.base.as_deref().unwrap(), olds[i].as_bytes());
+            assert_eq!(
+                f.proposed.as_deref().unwrap(),
+                format!("old {i}\nshared\nnew {i}\n").as_bytes()
+            );
+            assert_eq!((f.added, f.removed), (1, 0), "{}", f.path);
+        }
+        // Two bases unavailable, in different threads' parts: the earlier path is reported.
+        let (late, early) = (&names[n - 2], &names[BUILD_PARALLEL_FROM]);
+        let source = |path: &str, entry: &BaseEntry| {
+            (path != late.as_str() && path != early.as_str())
+                .then(|| BaseReader::new(&base).base_content(path, entry))
+                .flatten()
+        };
+        let err = ChangeSet::build("m", &base, &writes, &source, None).unwrap_err();
+        assert!(
+            matches!(&err, ChangeSetError::BaseUnavailable { path } if path == early),
+            "{err}"
+        );
     }
 
     #[test]

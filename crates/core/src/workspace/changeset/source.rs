@@ -7,23 +7,24 @@
 //! folder that started from the same base (another model's workspace that left the file alone).
 //! A source that returns bytes with a different hash is never believed.
 
-use std::cell::OnceCell;
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::workspace::base::hash_bytes;
 use crate::workspace::{Base, BaseEntry};
 
 /// Supplies the content a path had when the base was captured, or `None` when it cannot.
 /// Implemented by [`BaseReader`]; tests and callers with their own cache can implement it too
-/// (closures `Fn(&str, &BaseEntry) -> Option<Vec<u8>>` do).
-pub trait BaseSource {
+/// (closures `Fn(&str, &BaseEntry) -> Option<Vec<u8>>` do). `Sync`: a large change set reads
+/// its base content from several threads at once.
+pub trait BaseSource: Sync {
     /// The bytes `path` had at base time (for a symlink: its target path), if available.
     fn base_content(&self, path: &str, entry: &BaseEntry) -> Option<Vec<u8>>;
 }
 
-impl<F: Fn(&str, &BaseEntry) -> Option<Vec<u8>>> BaseSource for F {
+impl<F: Fn(&str, &BaseEntry) -> Option<Vec<u8>> + Sync> BaseSource for F {
     fn base_content(&self, path: &str, entry: &BaseEntry) -> Option<Vec<u8>> {
         self(path, entry)
     }
@@ -34,7 +35,9 @@ impl<F: Fn(&str, &BaseEntry) -> Option<Vec<u8>>> BaseSource for F {
 pub struct BaseReader {
     project: PathBuf,
     fallbacks: Vec<PathBuf>,
-    git: OnceCell<Option<GitBlobs>>,
+    /// Opened on first need; behind a lock because a repository handle is not `Sync` (git is
+    /// only the fallback when the user's tree no longer holds a file's base content).
+    git: OnceLock<Option<Mutex<GitBlobs>>>,
 }
 
 /// The project's repository and where the project sits inside it.
@@ -58,7 +61,7 @@ impl BaseReader {
         Self {
             project: base.root().to_path_buf(),
             fallbacks: Vec::new(),
-            git: OnceCell::new(),
+            git: OnceLock::new(),
         }
     }
 
@@ -70,7 +73,12 @@ impl BaseReader {
     }
 
     fn read_git(&self, path: &str, entry: &BaseEntry) -> Option<Vec<u8>> {
-        let git = self.git.get_or_init(|| open_repo(&self.project)).as_ref()?;
+        let git = self
+            .git
+            .get_or_init(|| open_repo(&self.project).map(Mutex::new))
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let rel = git.prefix.join(path);
         if let Ok(index) = git.repo.index()
             && let Some(staged) = index.get_path(&rel, 0)
