@@ -12,6 +12,7 @@ pub mod cow;
 mod direct;
 mod error;
 mod ignore_rules;
+mod in_order;
 mod manager;
 mod notes;
 mod overlay;

@@ -342,26 +342,7 @@ fn read_all<V: FileView>(
 ) -> Vec<Result<Option<Vec<u8>>, WorkspaceError>> {
     let one =
         |(_, path, _): &(u64, String, String)| read_current(view, root, path, MAX_PROPOSED_FILE);
-    if files.len() < READ_PARALLEL_FROM {
-        return files.iter().map(one).collect();
-    }
-    let chunk = files.len().div_ceil(READERS);
-    let one = &one;
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
-            .collect();
-        workers
-            .into_iter()
-            // A panic is passed on as the one reading thread would have.
-            .flat_map(|worker| {
-                worker
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
+    super::in_order::map_in_order(files, READERS, READ_PARALLEL_FROM, one)
 }
 
 /// A change bash made: path, new content (`None`: deleted), whether it is a symlink.

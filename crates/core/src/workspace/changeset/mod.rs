@@ -317,28 +317,8 @@ impl ChangeSet {
         // the others: a large set is built by a few threads, each taking consecutive paths;
         // the results are taken in path order, so the first error is the one a single thread
         // would have met first.
-        let changes: Vec<Result<Option<FileChange>, ChangeSetError>> =
-            if paths.len() < BUILD_PARALLEL_FROM {
-                paths.iter().map(one).collect()
-            } else {
-                let chunk = paths.len().div_ceil(BUILDERS);
-                let one = &one;
-                std::thread::scope(|scope| {
-                    let workers: Vec<_> = paths
-                        .chunks(chunk)
-                        .map(|part| scope.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
-                        .collect();
-                    workers
-                        .into_iter()
-                        // A panic is passed on as one thread building the set would have.
-                        .flat_map(|worker| {
-                            worker
-                                .join()
-                                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                        })
-                        .collect()
-                })
-            };
+        let changes =
+            crate::workspace::in_order::map_in_order(&paths, BUILDERS, BUILD_PARALLEL_FROM, one);
         let mut files = Vec::new();
         for change in changes {
             if let Some(change) = change? {
