@@ -18,7 +18,7 @@ fn text(out: &Output) -> (String, String) {
 
 /// An empty git repository with one commit, and a home with no config in it.
 fn repository() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = util::tempdir();
     let base = tmp.path().canonicalize().unwrap();
     let root = base.join("project");
     let home = base.join("home");

@@ -33,7 +33,7 @@ struct Lab {
 
 impl Lab {
     fn new() -> Lab {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = util::tempdir();
         let base = tmp.path().canonicalize().unwrap();
         for dir in ["attacker-home", "home", "tmp", "outside"] {
             std::fs::create_dir_all(base.join(dir)).unwrap();

@@ -36,7 +36,7 @@ impl Lab {
 /// tree has no `b`: git status calls `a` deleted, `a/authorized_keys` untracked and
 /// `b/victim` deleted.
 fn lab() -> Lab {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = util::tempdir();
     let base = tmp.path().canonicalize().unwrap();
     for dir in ["home", "tmp", "outside", "project/scripts"] {
         std::fs::create_dir_all(base.join(dir)).unwrap();
@@ -150,7 +150,7 @@ fn a_committed_link_never_lets_the_workspace_checkout_write_or_delete_outside() 
 fn a_linked_exclude_file_in_an_archived_git_folder_never_reaches_the_model() {
     const KEY: &str = "PRIVATE-KEY-EXCLUDE-CANARY";
     for who in Who::BOTH {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = util::tempdir();
         let base = tmp.path().canonicalize().unwrap();
         let lab = Lab {
             _tmp: tmp,
@@ -221,7 +221,7 @@ fn a_linked_exclude_file_in_an_archived_git_folder_never_reaches_the_model() {
 fn a_repository_around_an_untracked_project_never_reaches_the_workspace() {
     const NETRC: &str = "machine example.com password NETRC-CANARY";
     for who in Who::BOTH {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = util::tempdir();
         let base = tmp.path().canonicalize().unwrap();
         let lab = Lab {
             _tmp: tmp,
@@ -311,7 +311,7 @@ fn ask_running(lab: &Lab, project: &Path, who: Who, command: &str) -> Output {
 }
 
 fn fresh_lab() -> Lab {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = util::tempdir();
     let base = tmp.path().canonicalize().unwrap();
     for dir in ["home", "tmp"] {
         std::fs::create_dir_all(base.join(dir)).unwrap();

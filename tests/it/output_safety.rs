@@ -95,7 +95,7 @@ impl Hostile {
         links: &[(&str, &str)],
     ) -> Hostile {
         use std::os::unix::fs::PermissionsExt;
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = util::tempdir();
         let base = tmp.path().canonicalize().unwrap();
         let root = base.join("project");
         let (home, config, temp) = (base.join("home"), base.join("config"), base.join("tmp"));
@@ -428,7 +428,7 @@ fn screen_text(t: &ratatui::Terminal<ratatui::backend::TestBackend>) -> String {
 
 #[test]
 fn the_tui_review_shows_odd_bytes_escaped_and_binary_sizes_and_hashes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = util::tempdir();
     let mut a = odd_review(dir.path());
     let t = render(&mut a, 140, 24);
     let screen = screen_text(&t);

@@ -22,7 +22,7 @@ struct World {
 
 /// A committed project with an ignored `scripts/` folder, owned by `who`.
 fn world(who: Who) -> World {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::util::tempdir();
     let base = tmp.path().canonicalize().unwrap();
     let root = base.join("project");
     for dir in ["project", "config", "state", "home", "tmp"] {

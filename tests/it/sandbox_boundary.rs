@@ -38,7 +38,7 @@ fn write(path: &Path, content: &str) {
 /// A committed repository with an uncommitted edit, a fake home, a folder outside; `prepare`
 /// adds what the test needs before everything is handed to `who`.
 fn world(who: Who, prepare: impl FnOnce(&World)) -> World {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = util::tempdir();
     let base = tmp.path().canonicalize().unwrap();
     let w = World {
         root: base.join("project"),

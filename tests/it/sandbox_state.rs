@@ -64,7 +64,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 fn world(who: Who) -> World {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = util::tempdir();
     let top = tmp.path().canonicalize().unwrap();
     let root = top.join("project");
     let home = top.join("home");
@@ -484,7 +484,7 @@ fn sparse_files_cost_versus_no_memory_and_the_real_edit_survives() {
 /// A temporary folder in memory where the machine has one: removing 20,000 nested folders
 /// takes half a minute on some ext4 disks (`rm -rf` too), a fraction of a second on tmpfs.
 fn fast_tempdir() -> tempfile::TempDir {
-    tempfile::tempdir_in("/dev/shm").unwrap_or_else(|_| tempfile::tempdir().unwrap())
+    tempfile::tempdir_in("/dev/shm").unwrap_or_else(|_| util::tempdir())
 }
 
 /// Makes `depth` nested folders `d` under `top` with python3 (a loop of `mkdir; cd` in bash

@@ -28,7 +28,7 @@ fn lab() -> Lab {
 
 /// [`lab`] for `who`: its folders handed to that user.
 fn lab_as(who: Who) -> Lab {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = util::tempdir();
     let base = tmp.path().canonicalize().unwrap();
     let root = base.join("project");
     let temp = base.join("tmp");

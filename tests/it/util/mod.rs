@@ -47,7 +47,7 @@ pub struct Dir {
 
 impl Dir {
     pub fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = tempdir();
         let root = tmp.path().canonicalize().unwrap();
         Self { tmp, root }
     }
@@ -102,6 +102,50 @@ pub fn versus() -> Command {
         .env("XDG_STATE_HOME", state_home())
         .env("TMPDIR", temp_home());
     c
+}
+
+/// The folder the tests make their temp folders in: `TMPDIR` when an unprivileged user can
+/// pass through every folder down to it and write in it, else `/tmp`. Why: the tests that play
+/// an attack as uid 65534 too hand it folders made here ([`users::give_away`]), and a private
+/// `TMPDIR` (mode 0700, as `mktemp -d` makes it) would stop those runs at its door, while the
+/// tests must pass whatever `TMPDIR` runs them.
+pub fn temp_root() -> PathBuf {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let tmpdir = std::env::temp_dir();
+        if !users::is_root() || open_to_others(&tmpdir) {
+            return tmpdir;
+        }
+        let fallback = PathBuf::from("/tmp");
+        assert!(
+            open_to_others(&fallback),
+            "neither TMPDIR ({}) nor /tmp lets an unprivileged user in: the tests that run as \
+             uid 65534 need one of them open to others (mode 1777)",
+            tmpdir.display()
+        );
+        fallback
+    })
+    .clone()
+}
+
+/// Whether others may pass through every folder down to `dir` and create files in it.
+fn open_to_others(dir: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).map(|m| m.permissions().mode()).ok();
+    mode(dir).is_some_and(|m| m & 0o003 == 0o003)
+        && dir
+            .ancestors()
+            .skip(1)
+            .all(|a| mode(a).is_some_and(|m| m & 0o001 != 0))
+}
+
+/// A temp folder in [`temp_root`], removed when dropped: where a test prepares what an
+/// unprivileged run may be handed.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(".tmp")
+        .tempdir_in(temp_root())
+        .unwrap()
 }
 
 /// The temp folder of the tests' versus runs (a test that sets its own `TMPDIR` later wins):

@@ -59,7 +59,10 @@ impl Who {
     pub fn versus(self) -> Command {
         let mut c = self.command(env!("CARGO_BIN_EXE_versus"));
         c.env("NO_COLOR", "1");
-        if !self.drops() {
+        if self.drops() {
+            // One it can enter, whatever TMPDIR the tests run with.
+            c.env("TMPDIR", super::temp_root());
+        } else {
             // The unprivileged user cannot write the shared one: tests give it its own.
             c.env("XDG_STATE_HOME", super::state_home())
                 .env("TMPDIR", super::temp_home());
