@@ -519,25 +519,22 @@ impl SessionEngine {
     ) -> Option<TurnEvent> {
         let state = self.turn.as_mut().filter(|t| t.turn == turn)?;
         state.base = Some(base);
+        let settled = ledger.settled();
+        state.ledger = Some(ledger);
         // Recorded now even when it is not settled: a session that ends before its models'
         // tools are known still says what they were given at the start.
-        let entries = ledger.entries();
-        self.recorder.record(&SessionRecord::Context {
-            turn,
-            context: ledger.context().clone(),
-            ledger: entries.clone(),
-        });
-        let settled = ledger.settled().then(|| TurnEvent::Fairness {
-            context: ledger.context().clone(),
-            ledger: entries,
-        });
-        state.ledger = Some(ledger);
-        settled
+        let recorded = self.record_ledger(turn);
+        recorded.filter(|_| settled)
     }
 
     /// The ledger of `turn` just settled: recorded again (the reader keeps the last record)
     /// and reported.
     fn ledger_settled(&mut self, turn: u32) -> Option<TurnEvent> {
+        self.record_ledger(turn)
+    }
+
+    /// Records the turn's ledger as it stands (a `context` record) and says it as an event.
+    fn record_ledger(&mut self, turn: u32) -> Option<TurnEvent> {
         let book = self.turn.as_ref()?.ledger.as_ref()?;
         let (context, ledger) = (book.context().clone(), book.entries());
         self.recorder.record(&SessionRecord::Context {

@@ -51,11 +51,7 @@ impl Recipe {
             && entries.iter().any(|e| e.name == "web_search")
             && self.sandbox.network != NetworkAccess::None
         {
-            let at = names
-                .iter()
-                .position(|n| *n == "web_fetch")
-                .map_or(names.len(), |i| i + 1);
-            names.insert(at, "web_search");
+            insert_web_search(&mut names);
         }
         names
     }
@@ -67,11 +63,7 @@ impl Recipe {
     pub fn active_tool_names_for(&self, config: Option<&Config>) -> Vec<&'static str> {
         let mut names = self.active_tool_names();
         if self.web_search_from_config(config) == Some(true) {
-            let at = names
-                .iter()
-                .position(|n| *n == "web_fetch")
-                .map_or(names.len(), |i| i + 1);
-            names.insert(at, "web_search");
+            insert_web_search(&mut names);
         }
         names
     }
@@ -600,4 +592,13 @@ pub fn web_search_setup(
     )
     .map(Some)
     .map_err(|e| format!("{e}{origin}"))
+}
+
+/// Puts web_search where the registry offers it: right after web_fetch (at the end without it).
+fn insert_web_search(names: &mut Vec<&'static str>) {
+    let at = names
+        .iter()
+        .position(|n| *n == "web_fetch")
+        .map_or(names.len(), |i| i + 1);
+    names.insert(at, "web_search");
 }
