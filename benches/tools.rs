@@ -3,7 +3,8 @@
 //! `cargo bench --bench tools [-- search|read|edit|startup]`. Results are printed as a table with
 //! medians and ratios; docs/benchmarks.md explains the method and records the latest run.
 //! Environment: `VERSUS_BENCH_CORPUS` overrides the search corpus (default: the cargo registry
-//! sources, tens of thousands of files); `VERSUS_BENCH_RUNS` the number of timed runs (default 5).
+//! sources, tens of thousands of files); `VERSUS_BENCH_RUNS` the number of timed runs (default 5);
+//! `VERSUS_BENCH_CASE` keeps only the search cases whose label contains it (for profiling one).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -201,7 +202,11 @@ fn bench_search(rt: &tokio::runtime::Runtime, reg: &ToolRegistry) {
             Some("**/src/**/*.rs"),
         ),
     ];
+    let only = std::env::var("VERSUS_BENCH_CASE").unwrap_or_default();
     for (label, pattern, literal, ignore_case, glob) in cases {
+        if !label.contains(only.as_str()) {
+            continue;
+        }
         let mut args = json!({"pattern": pattern, "literal": literal, "ignore_case": ignore_case});
         if let Some(glob) = glob {
             args["file_glob"] = json!(glob);

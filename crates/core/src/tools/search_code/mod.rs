@@ -28,6 +28,7 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
@@ -327,7 +328,9 @@ fn search_file(
 
 /// Files the ordered first pass of [`search_disk`] searches at most.
 const PROBE_FILES: usize = 256;
-/// Entries the ordered first pass looks at most (a glob may leave most files unsearched).
+/// Entries the ordered first pass looks at most (a glob may leave most files unsearched). Every
+/// entry the walk looks at counts, also the files the glob or the ignore rules leave out
+/// ([`Walk::counting_builder`]).
 const PROBE_ENTRIES: usize = 4096;
 /// Entries after which the first pass gives up early when it has searched fewer than
 /// [`SPARSE_FILES`] files: a glob that leaves most files out (`*.toml` in a cargo registry)
@@ -336,6 +339,21 @@ const PROBE_ENTRIES: usize = 4096;
 const SPARSE_ENTRIES: usize = 1024;
 /// See [`SPARSE_ENTRIES`].
 const SPARSE_FILES: usize = 32;
+/// Files after which the first pass gives up when the matches found so far, at the rate found,
+/// would not reach the cap within [`PROBE_FILES`] files: a rare pattern (the usual search for a
+/// name) then goes to the parallel walk after 8 files instead of 256 searched on one thread.
+const RATE_FILES: usize = 8;
+
+/// Whether the ordered first pass stops and leaves the rest to the parallel walk, having looked
+/// at `seen` entries and searched `searched` files with `matches` matches of the `wanted`
+/// that settle the result.
+fn first_pass_gives_up(seen: usize, searched: usize, matches: usize, wanted: usize) -> bool {
+    seen >= PROBE_ENTRIES
+        || searched >= PROBE_FILES
+        || (seen >= SPARSE_ENTRIES && searched < SPARSE_FILES)
+        || (searched >= RATE_FILES
+            && matches.saturating_mul(PROBE_FILES) < wanted.saturating_mul(searched))
+}
 
 /// Searches the folder on disk, skipping what the overlay shadows: first in path order on this
 /// thread, then, when that did not settle the result, in parallel.
@@ -378,14 +396,18 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
     let mut scanner = plan.scanner();
     let mut probed: Option<String> = None;
     let mut searched = 0usize;
+    // Matches found so far, against the max + 1 that settle the result.
+    let mut matches = 0usize;
+    let wanted_matches = plan.budget.max().saturating_add(1);
     let mut settled = true;
-    let mut ordered = walk.builder(None);
+    let (mut ordered, looked) = walk.counting_builder();
     ordered.sort_by_file_name(|a, b| match (a.to_str(), b.to_str()) {
         (Some(a), Some(b)) => a.cmp(b),
         // Names that are not UTF-8 sort as they are shown (lossily), like the cut sorts them.
         _ => a.to_string_lossy().cmp(&b.to_string_lossy()),
     });
-    for (seen, entry) in ordered.build().enumerate() {
+    for entry in ordered.build() {
+        let seen = looked.load(Ordering::Relaxed);
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::failed("search_code was cancelled"));
         }
@@ -393,10 +415,7 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
             // The first max + 1 matches are known: nothing after them can be shown.
             break;
         }
-        if seen >= PROBE_ENTRIES
-            || searched >= PROBE_FILES
-            || (seen >= SPARSE_ENTRIES && searched < SPARSE_FILES)
-        {
+        if first_pass_gives_up(seen, searched, matches, wanted_matches) {
             settled = false;
             break;
         }
@@ -408,6 +427,7 @@ fn search_disk(plan: &Plan<'_>, dir: &ProjectPath) -> Result<Vec<FileHits>, Tool
         let Some(rel) = wanted(path) else { continue };
         searched += 1;
         if let Some(hits) = search_file(plan, &mut scanner, rel.clone(), path, Source::Disk) {
+            matches += hits.lines.iter().filter(|l| l.is_match).count();
             found.push(hits);
         }
         probed = Some(rel);
@@ -547,6 +567,27 @@ mod tests {
 
     use super::super::walk::testing::{delete, overlay_ctx, write};
     use super::*;
+
+    #[test]
+    fn the_first_pass_leaves_a_rare_pattern_to_the_parallel_walk_early() {
+        let wanted = 101;
+        // A common pattern keeps going: two matches a file reach the cap within 256 files.
+        assert!(!first_pass_gives_up(20, RATE_FILES, 2 * RATE_FILES, wanted));
+        assert!(!first_pass_gives_up(200, 100, 99, wanted));
+        // A rare one stops after RATE_FILES files, not PROBE_FILES.
+        assert!(!first_pass_gives_up(10, RATE_FILES - 1, 0, wanted));
+        assert!(first_pass_gives_up(10, RATE_FILES, 0, wanted));
+        assert!(first_pass_gives_up(300, 64, 10, wanted));
+        // The hard bounds hold whatever the matches.
+        assert!(first_pass_gives_up(PROBE_ENTRIES, 1, 1000, wanted));
+        assert!(first_pass_gives_up(10, PROBE_FILES, 1000, wanted));
+        assert!(first_pass_gives_up(
+            SPARSE_ENTRIES,
+            SPARSE_FILES - 1,
+            1000,
+            wanted
+        ));
+    }
 
     #[tokio::test]
     async fn searches_the_models_in_memory_changes_instead_of_disk() {

@@ -19,6 +19,7 @@ mod overlay;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ignore::{DirEntry, WalkBuilder, WalkState};
@@ -182,6 +183,24 @@ impl Walk {
 
     /// A walker over the folder, descending at most `max_depth` levels below it (`None`: all).
     pub(crate) fn builder(&self, max_depth: Option<usize>) -> WalkBuilder {
+        self.configured(max_depth, None)
+    }
+
+    /// A walker over the whole folder that also counts every entry it looks at, including the
+    /// files [`Walk::only_files`] leaves out and the entries the ignore rules drop, which the
+    /// walker never yields. A walk that must stop after a bounded amount of work (search_code's
+    /// ordered first pass) counts with this: counting only what is yielded, a glob that keeps
+    /// one file in twenty let the first pass walk half of a cargo registry on one thread.
+    pub(crate) fn counting_builder(&self) -> (WalkBuilder, Arc<AtomicUsize>) {
+        let looked = Arc::new(AtomicUsize::new(0));
+        (self.configured(None, Some(looked.clone())), looked)
+    }
+
+    fn configured(
+        &self,
+        max_depth: Option<usize>,
+        looked: Option<Arc<AtomicUsize>>,
+    ) -> WalkBuilder {
         let origin = if self.chain.is_some() {
             &self.root
         } else {
@@ -199,6 +218,9 @@ impl Walk {
         let rules = IgnoreRules::new(origin);
         let files = self.files.clone();
         builder.filter_entry(move |entry| {
+            if let Some(looked) = &looked {
+                looked.fetch_add(1, Ordering::Relaxed);
+            }
             if entry.file_name() == ".git" {
                 return false;
             }
@@ -453,6 +475,25 @@ mod tests {
         );
         out.sort();
         out
+    }
+
+    #[test]
+    fn a_counting_walk_counts_the_files_it_leaves_out() {
+        let (_d, r) = tree();
+        let top = ProjectPath::resolve(&r, ".").unwrap();
+        // Every file left out by the filter or the ignore rules is still looked at.
+        let walk = Walk::new(&r, &top)
+            .unwrap()
+            .only_files(Arc::new(|_: &Path| false));
+        let (builder, looked) = walk.counting_builder();
+        let yielded: Vec<_> = builder
+            .build()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .collect();
+        assert!(yielded.is_empty());
+        // .gitignore, src, src/main.rs, src/debug.log, src/deep, src/deep/x.rs, ignored, .git
+        assert_eq!(looked.load(Ordering::Relaxed), 8);
     }
 
     #[test]
