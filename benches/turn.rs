@@ -10,7 +10,8 @@
 //!
 //! Rows: the first turn of a run (no kept checkout: the frozen checkout is written), later
 //! turns of the same session on the same state, a turn after the user edited a file and a
-//! turn after 1,000 files changed (as a pick applied leaves them), each measured with the
+//! turn after 1,000 files changed (as a pick applied leaves them: the files changed and their
+//! bytes in the session's blobs, where the pick's recorded proposals put them), each measured with the
 //! uncommitted state laid as a thin layer over the kept checkout of the commit (now) and with
 //! a whole checkout per state (before: `cow::set_layered(false)`), and the first turn of a
 //! second run on the same commit and state (a new engine in the same process: the kept
@@ -168,6 +169,17 @@ fn turn(runtime: &tokio::runtime::Runtime, run: &mut Run, parent: &Path) -> (Dur
     (first - enter, whole)
 }
 
+/// The folder of the project's only session (the bench's first run).
+fn session_folder(root: &Path) -> PathBuf {
+    let sessions: Vec<PathBuf> = fs::read_dir(root.join(".versus/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(sessions.len(), 1, "one session: {sessions:?}");
+    sessions.into_iter().next().unwrap()
+}
+
 /// Ends the run's session and waits for the engine to close it.
 fn close(runtime: &tokio::runtime::Runtime, mut run: Run) {
     run.engine
@@ -267,12 +279,21 @@ fn main() {
     let mut picked = Vec::new();
     let mut picked_before = Vec::new();
     let mut serial = 0;
-    let mut edit = |count: usize| {
+    // The session's blob folder: where a pick's proposals are recorded, one file per content
+    // named by its blake3 (the session's recorder writes them when the model proposes).
+    let blobs = session_folder(&root).join(versus::session::BLOBS_DIR);
+    fs::create_dir_all(&blobs).unwrap();
+    // `count` files changed; `picked`: by a pick, whose recorded proposals hold their bytes.
+    let mut edit = |count: usize, picked: bool| {
         for k in 0..count {
             let i = (serial * 7919 + k * (files / count.max(1)).max(1)) % files;
             let path = root.join(rel(i));
             let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
             writeln!(f, "// the user's edit {serial}").unwrap();
+            if picked {
+                let bytes = fs::read(&path).unwrap();
+                fs::write(blobs.join(blake3::hash(&bytes).to_hex().as_str()), bytes).unwrap();
+            }
         }
         serial += 1;
     };
@@ -282,7 +303,7 @@ fn main() {
     for layered in [true, false] {
         versus::workspace::cow::set_layered(layered);
         for _ in 0..runs {
-            edit(1);
+            edit(1, false);
             let took = turn(&runtime, &mut run, &parent).0;
             if layered {
                 edited.push(took)
@@ -290,7 +311,7 @@ fn main() {
                 edited_before.push(took)
             }
             git(&root, &["checkout", "-q", "--", "."]);
-            edit(1_000.min(files));
+            edit(1_000.min(files), true);
             let took = turn(&runtime, &mut run, &parent).0;
             if layered {
                 picked.push(took)

@@ -2604,3 +2604,94 @@ fn the_interface_writes_the_debug_log_of_a_turn_without_the_key() {
         "{text}"
     );
 }
+
+/// The turn after a pick starts from the session's record of what the pick applied: the
+/// layer of the uncommitted state every model of the next turn reads links the recorded
+/// bytes instead of copying the project's files (`cow::layer`, the speed of issue 22). Run
+/// through the interface as a user runs it, read back from its `--log`.
+#[test]
+fn the_turn_after_a_pick_links_the_applied_files_from_the_session() {
+    if !tmux_available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux; .ci/run does it)");
+        return;
+    }
+    let tmp = util::Dir::new();
+    let proj = tmp.path().join("project");
+    std::fs::create_dir_all(&proj).unwrap();
+    let old: String = (1..=200).map(|i| format!("old line {i}\n")).collect();
+    std::fs::write(proj.join("big.txt"), old).unwrap();
+    std::fs::write(proj.join(".gitignore"), "grow.jsonl\n").unwrap();
+    let new: String = (1..=200).map(|i| format!("new line {i}\n")).collect();
+    let step = serde_json::json!({"say": "growing",
+        "tools": [{"name": "write_file", "args": {"path": "big.txt", "content": new}}]});
+    std::fs::write(
+        proj.join("grow.jsonl"),
+        format!("{step}\n{{\"say\": \"done\"}}\n{{\"say\": \"SECOND-TURN\"}}\n"),
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&proj)
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "git {args:?}: {ok:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "start"]);
+    let config = tmp.write("empty.toml", "");
+    let log = tmp.path().join("versus.log");
+    // Workspaces beside the project: the link needs one filesystem.
+    let workspaces = tmp.path().join("workspaces");
+    std::fs::create_dir_all(&workspaces).unwrap();
+    let tmux = Tmux::start("pick-then-turn", 120, 36);
+    tmux.type_text(&format!(
+        "NO_COLOR=1 VERSUS_NO_KEYBOARD_ENHANCEMENT=1 XDG_STATE_HOME={} TMPDIR={} {} -C {} \
+         --config {} --log {} -m demo/grow.jsonl; echo EXIT=$?",
+        util::state_home().display(),
+        workspaces.display(),
+        env!("CARGO_BIN_EXE_versus"),
+        proj.display(),
+        config.display(),
+        log.display()
+    ));
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 0"]);
+    tmux.type_text("grow it");
+    tmux.press("Enter");
+    tmux.wait_for(&["turn 1 finished", "big.txt"]);
+    tmux.press("c");
+    tmux.press("a");
+    tmux.wait_for(&["applied demo/grow.jsonl"]);
+    assert_eq!(
+        std::fs::read_to_string(proj.join("big.txt")).unwrap(),
+        new,
+        "the pick applied"
+    );
+    tmux.press_and_see("Escape");
+    tmux.type_text("and then?");
+    tmux.press("Enter");
+    tmux.wait_for(&["SECOND-TURN", "turn 2 finished"]);
+    tmux.type_text("/quit");
+    tmux.press("Enter");
+    tmux.wait_for(&["EXIT=0"]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    if !text.contains("copy-on-write workspaces") {
+        eprintln!("skipped: copy-on-write workspaces are not available here (no layer)");
+        return;
+    }
+    let laid: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("uncommitted state laid over the kept checkout"))
+        .collect();
+    assert_eq!(laid.len(), 1, "only the second turn has a layer: {text}");
+    assert!(
+        laid[0].contains("copied=0") && laid[0].contains("linked=1"),
+        "{}",
+        laid[0]
+    );
+    // The project is exactly the pick, and the session's record is intact.
+    assert_eq!(std::fs::read_to_string(proj.join("big.txt")).unwrap(), new);
+}

@@ -89,6 +89,9 @@ pub struct TurnLaunch {
     options: RunOptions,
     old: Vec<ModelResult>,
     context: ContextSources,
+    /// The session's blob folder: the files a pick of this session applied lie there, so the
+    /// turn's base names it (`Base::with_content_from`).
+    blobs: PathBuf,
 }
 
 /// A turn that started: its base and the events of its models, tagged with their position.
@@ -111,9 +114,10 @@ impl TurnLaunch {
         let project = self.project.clone();
         let sources = self.context;
         let sub_agents = sources.sub_agents;
+        let blobs = self.blobs;
         let (captured, context) = tokio::task::spawn_blocking(move || {
             (
-                Base::capture(&project),
+                Base::capture(&project).map(|base| base.with_content_from(blobs)),
                 ProjectContext::gather(&project, &sources),
             )
         })
@@ -339,11 +343,12 @@ pub struct ChangeSetJob {
 impl ChangeSetJob {
     /// Folds the model's writes into its change set against the turn's base.
     pub fn build(self) -> Result<ChangeSet, EngineError> {
+        let started = std::time::Instant::now();
         let mut reader = BaseReader::new(&self.base);
         for dir in &self.fallbacks {
             reader = reader.with_fallback(dir);
         }
-        ChangeSet::build(
+        let set = ChangeSet::build(
             &self.label,
             &self.base,
             &self.writes,
@@ -353,7 +358,14 @@ impl ChangeSetJob {
         .map_err(|source| EngineError::ChangeSet {
             model: self.label.clone(),
             source: Box::new(source),
-        })
+        })?;
+        tracing::debug!(
+            model = %self.label,
+            files = set.files.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "change set built"
+        );
+        Ok(set)
     }
 }
 
@@ -497,6 +509,7 @@ impl SessionEngine {
             options: request.options,
             old,
             context: request.context,
+            blobs: self.dir.join(crate::session::BLOBS_DIR),
         })
     }
 

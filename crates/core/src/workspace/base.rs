@@ -74,6 +74,10 @@ impl DirChange {
 pub struct Base {
     root: PathBuf,
     entries: BTreeMap<String, BaseEntry>,
+    /// Folders of files named by their content's blake3 that may hold captured files' bytes
+    /// (see [`Base::with_content_from`]); not part of what was captured.
+    #[serde(skip)]
+    content_from: Vec<PathBuf>,
 }
 
 impl Base {
@@ -93,13 +97,39 @@ impl Base {
             ms = started.elapsed().as_millis() as u64,
             "project captured"
         );
-        Ok(Self { root, entries })
+        Ok(Self {
+            root,
+            entries,
+            content_from: Vec::new(),
+        })
     }
 
     /// A base rebuilt from recorded entries (a session reopened after a crash keeps the base
     /// entries of the paths its models touched, not a new capture).
     pub fn from_entries(root: PathBuf, entries: BTreeMap<String, BaseEntry>) -> Self {
-        Self { root, entries }
+        Self {
+            root,
+            entries,
+            content_from: Vec::new(),
+        }
+    }
+
+    /// Names a folder of files named by their content's blake3 (a session's `blobs/`) where
+    /// captured files' exact bytes may already lie. Right after a pick, every file it applied
+    /// is there: the layer of the uncommitted state that every model of the next turn reads
+    /// (`cow::layer`) then hard-links those files instead of copying them, which on a
+    /// filesystem that is slow to make new files (ext4 without a journal) was most of the
+    /// next turn's start. A file is linked only when its bytes hash to the captured hash and
+    /// its mode is the captured mode, and only into that read-only layer, never into a
+    /// workspace a model writes.
+    pub fn with_content_from(mut self, folder: PathBuf) -> Self {
+        self.content_from.push(folder);
+        self
+    }
+
+    /// The folders named by [`Base::with_content_from`].
+    pub(crate) fn content_from(&self) -> &[PathBuf] {
+        &self.content_from
     }
 
     /// The canonical project root the base was captured from.

@@ -13,23 +13,27 @@
 
 use std::fs;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
-use super::base::{Base, BaseKind};
+use super::base::{Base, BaseEntry, BaseKind};
 use super::error::WorkspaceError;
 
 /// Copies the files `paths` (relative, `/`-separated, all present in `base`) from `src` to
-/// `dst`, replacing whatever is at each destination. Shared by copy and worktree modes.
+/// `dst`, replacing whatever is at each destination, or links a donor's copy of the same
+/// bytes where `donors` allows it; returns how many were linked. Shared by copy and worktree
+/// modes and the layer of the uncommitted state.
 pub(crate) fn copy_paths(
     base: &Base,
     src: &Path,
     dst: &Path,
     paths: &[&str],
-) -> Result<(), WorkspaceError> {
+    donors: Donors<'_>,
+) -> Result<usize, WorkspaceError> {
     if paths.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
     let threads = thread::available_parallelism()
         .map(|n| n.get())
@@ -37,17 +41,31 @@ pub(crate) fn copy_paths(
         .min(16);
     let chunk = paths.len().div_ceil(threads).max(1);
     let failure: Mutex<Option<WorkspaceError>> = Mutex::new(None);
+    let linked = AtomicUsize::new(0);
     thread::scope(|scope| {
         for part in paths.chunks(chunk) {
-            let failure = &failure;
+            let (failure, linked) = (&failure, &linked);
             scope.spawn(move || {
                 for rel in part {
-                    let is_link = base.get(rel).map(|e| e.kind) == Some(BaseKind::Symlink);
-                    if let Err(err) = copy_one(src, dst, rel, is_link) {
-                        if let Ok(mut slot) = failure.lock() {
-                            slot.get_or_insert(err);
+                    let entry = base.get(rel);
+                    let is_link = entry.map(|e| e.kind) == Some(BaseKind::Symlink);
+                    let donor = match (donors, entry) {
+                        (Donors::ReadOnly(folders), Some(entry)) if !folders.is_empty() => {
+                            Some((folders, entry))
                         }
-                        return;
+                        _ => None,
+                    };
+                    match copy_one(src, dst, rel, is_link, donor) {
+                        Ok(Placed::Linked) => {
+                            linked.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(Placed::Copied) => {}
+                        Err(err) => {
+                            if let Ok(mut slot) = failure.lock() {
+                                slot.get_or_insert(err);
+                            }
+                            return;
+                        }
                     }
                 }
             });
@@ -55,15 +73,36 @@ pub(crate) fn copy_paths(
     });
     match failure.into_inner().ok().flatten() {
         Some(err) => Err(err),
-        None => Ok(()),
+        None => Ok(linked.into_inner()),
     }
+}
+
+/// Where [`copy_paths`] may find a file's exact bytes instead of copying them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Donors<'a> {
+    /// Nowhere: every file is copied. The only choice for a tree anything writes into (a
+    /// model's workspace): a hard link there would let a write reach the linked file.
+    None,
+    /// Folders of files named by their blake3 (`Base::content_from`), for a tree nothing
+    /// ever writes into (a lower layer of the overlays): a file found there with the
+    /// captured hash and mode is hard-linked, not copied.
+    ReadOnly(&'a [PathBuf]),
+}
+
+/// How [`copy_one`] put a file in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placed {
+    /// A new file with the source's bytes (or a new symlink).
+    Copied,
+    /// A hard link to a donor file holding the captured bytes.
+    Linked,
 }
 
 /// Copies the whole base of `src` into the new folder `dst` (created if missing).
 pub(crate) fn copy_tree(base: &Base, src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
     fs::create_dir_all(dst).map_err(|e| WorkspaceError::io("create folder", dst, e))?;
     let paths: Vec<&str> = base.entries().keys().map(String::as_str).collect();
-    copy_paths(base, src, dst, &paths)
+    copy_paths(base, src, dst, &paths, Donors::None).map(|_| ())
 }
 
 /// Copies one file or symlink to `dst/rel`, creating parents and replacing an existing
@@ -83,7 +122,8 @@ pub(crate) fn copy_one(
     dst: &Path,
     rel: &str,
     is_link: bool,
-) -> Result<(), WorkspaceError> {
+    donor: Option<(&[PathBuf], &BaseEntry)>,
+) -> Result<Placed, WorkspaceError> {
     use nix::fcntl::{AtFlags, OFlag, openat};
     use nix::sys::stat::{Mode, fstatat};
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -109,7 +149,14 @@ pub(crate) fn copy_one(
         let target = fs::read_link(&from).map_err(io_err("read link", &from))?;
         nix::unistd::symlinkat(&target, &dir, name)
             .map_err(|e| WorkspaceError::io("create link", &to, e.into()))?;
-        return Ok(());
+        return Ok(Placed::Copied);
+    }
+    if let Some((folders, entry)) = donor
+        && folders
+            .iter()
+            .any(|folder| link_donor(folder, entry, &dir, name))
+    {
+        return Ok(Placed::Linked);
     }
     let mut source = fs::OpenOptions::new()
         .read(true)
@@ -139,7 +186,49 @@ pub(crate) fn copy_one(
             meta.permissions().mode() & 0o7777,
         ))
         .map_err(io_err("copy to", &to))?;
-    Ok(())
+    Ok(Placed::Copied)
+}
+
+/// Hard-links `folder/<entry's hash>` at `name` in `dir` when that file holds exactly the
+/// captured bytes with the captured mode; false (nothing made) otherwise, and whenever the
+/// link cannot be made (another filesystem, no `/proc`): the caller copies instead.
+///
+/// The donor is opened without following a link and checked through that handle (a regular
+/// file, the captured mode, bytes whose blake3 is the captured hash), and the link is made to
+/// that same open file (`/proc/self/fd`), so a name swapped after the check links nothing
+/// else.
+fn link_donor(folder: &Path, entry: &BaseEntry, dir: &std::os::fd::OwnedFd, name: &str) -> bool {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    if entry.kind != BaseKind::File || !super::content::is_blob_name(&entry.hash) {
+        return false;
+    }
+    let Ok(file) = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(folder.join(&entry.hash))
+    else {
+        return false;
+    };
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    if !meta.is_file() || meta.mode() & 0o7777 != entry.mode {
+        return false;
+    }
+    let mut hasher = blake3::Hasher::new();
+    if hasher.update_reader(&file).is_err() || hasher.finalize().to_hex().as_str() != entry.hash {
+        return false;
+    }
+    let held = format!("/proc/self/fd/{}", file.as_raw_fd());
+    nix::unistd::linkat(
+        nix::fcntl::AT_FDCWD,
+        held.as_str(),
+        dir,
+        name,
+        nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
+    )
+    .is_ok()
 }
 
 /// Deletes the file `rel` of the checkout at `root` (a path the user deleted), never through

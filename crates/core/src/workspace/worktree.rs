@@ -33,7 +33,7 @@ use std::process::{Command, Stdio};
 use git2::{Repository, RepositoryInitOptions, StatusOptions};
 
 use super::base::Base;
-use super::copy::{copy_paths, make_real_folder, remove_file_beneath};
+use super::copy::{Donors, copy_paths, make_real_folder, remove_file_beneath};
 use super::error::WorkspaceError;
 
 /// Prefix of the worktrees (and temporary branches) older versions of versus registered in the
@@ -566,7 +566,7 @@ fn fill(repo: &Repository, base: &Base, tree: &Path, prefix: &Path) -> Result<()
         remove_file_beneath(&project_root, &rel)?;
     }
     let refs: Vec<&str> = to_copy.iter().map(String::as_str).collect();
-    copy_paths(base, base.root(), &project_root, &refs)?;
+    copy_paths(base, base.root(), &project_root, &refs, Donors::None)?;
     Ok(())
 }
 

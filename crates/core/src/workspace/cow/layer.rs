@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use super::cache::Files;
 use crate::workspace::base::{Base, entry_of};
-use crate::workspace::copy::{copy_paths, make_real_folder, whiteout_beneath};
+use crate::workspace::copy::{Donors, copy_paths, make_real_folder, whiteout_beneath};
 use crate::workspace::error::WorkspaceError;
 use crate::workspace::manager::{Owned, new_folder};
 
@@ -100,9 +100,18 @@ pub(crate) fn lay(
     for path in &hide {
         whiteout_beneath(&root, path)?;
     }
-    copy_paths(base, base.root(), &root, &copies)?;
+    // Nothing writes into a layer (it is a lower layer of every overlay), so a file whose
+    // exact bytes a session already holds (a pick just applied it) is linked, not copied.
+    let linked = copy_paths(
+        base,
+        base.root(),
+        &root,
+        &copies,
+        Donors::ReadOnly(base.content_from()),
+    )?;
     tracing::debug!(
-        copied = copies.len(),
+        copied = copies.len() - linked,
+        linked,
         hidden = hide.len(),
         ms = started.elapsed().as_millis() as u64,
         "uncommitted state laid over the kept checkout"
@@ -183,5 +192,70 @@ mod tests {
         let (copies, hide) = plan(&same, &files);
         assert!(copies.is_empty());
         assert_eq!(hide, vec!["deleted.log", "edited.log"]);
+    }
+
+    /// After a pick, the session's blobs hold the applied files' bytes: the layer links
+    /// them, but only a blob whose bytes hash to the captured hash and whose mode is the
+    /// captured mode; anything else is copied from the project as before.
+    #[test]
+    fn a_layer_links_the_blobs_holding_the_exact_bytes_and_copies_the_rest() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().canonicalize().unwrap();
+        let (root, blobs, parent) = (top.join("project"), top.join("blobs"), top.join("ws"));
+        for d in [&root, &blobs, &parent] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let put = |rel: &str, text: &str, mode: u32| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        put("src/picked.rs", "picked by the user\n", 0o644);
+        put("forged.rs", "the user's bytes\n", 0o644);
+        put("run.sh", "echo run\n", 0o755);
+        put("plain.rs", "no blob for this one\n", 0o644);
+        let base = Base::capture(&root)
+            .unwrap()
+            .with_content_from(blobs.clone());
+        let blob = |rel: &str, text: &str, mode: u32| {
+            let p = blobs.join(&base.get(rel).unwrap().hash);
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            p
+        };
+        let picked = blob("src/picked.rs", "picked by the user\n", 0o644);
+        // Named after the user's file but holding other bytes: never linked.
+        let forged = blob("forged.rs", "a forged blob\n", 0o644);
+        // The right bytes, another mode than the user's file.
+        let script = blob("run.sh", "echo run\n", 0o644);
+        let files = Files::new("k", BTreeMap::new(), BTreeMap::new());
+        let layer = lay(&parent, &base, &files, Path::new("")).unwrap().unwrap();
+        let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+        let at = |rel: &str| layer.tree().join(rel);
+        assert_eq!(ino(&at("src/picked.rs")), ino(&picked), "linked");
+        assert_ne!(ino(&at("forged.rs")), ino(&forged));
+        assert_eq!(
+            std::fs::read_to_string(at("forged.rs")).unwrap(),
+            "the user's bytes\n"
+        );
+        assert_ne!(ino(&at("run.sh")), ino(&script));
+        let mode = std::fs::metadata(at("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
+        assert_eq!(mode, 0o755);
+        assert_eq!(
+            std::fs::read_to_string(at("plain.rs")).unwrap(),
+            "no blob for this one\n"
+        );
+        // Without the blob folder named, nothing is linked.
+        let alone = Base::capture(&root).unwrap();
+        let layer = lay(&parent, &alone, &files, Path::new(""))
+            .unwrap()
+            .unwrap();
+        assert_ne!(ino(&layer.tree().join("src/picked.rs")), ino(&picked));
     }
 }
