@@ -57,12 +57,7 @@ pub(super) fn prepare(
         .web_search(config, env)
         .map_err(HeadlessError::Unsupported)?;
     let tools = Arc::new(recipe.tool_registry_with(search));
-    let settings = |spec: &crate::config::ModelSpec| {
-        let mut settings = recipe.agent_settings(spec);
-        settings.seed = settings.seed.or(config.seed);
-        settings.edit_tools = recipe.constraints.edit_tools.unwrap_or(config.edit_tools);
-        settings
-    };
+    let settings = |spec: &crate::config::ModelSpec| recipe.agent_settings_over(spec, config);
     let roster =
         resolve_models(models, config, env, &tools, settings, warn).map_err(|err| match err {
             RosterError::AllSkipped { .. } => HeadlessError::AllSkipped,

@@ -291,7 +291,9 @@ fn a_later_run_after_the_user_changed_files_sees_them_through_a_thin_layer() {
         if layered {
             assert!(log.contains("kept checkout of the commit reused"), "{log}");
             assert!(
-                log.contains("uncommitted state laid over the kept checkout copied=3 linked=0 hidden=2"),
+                log.contains(
+                    "uncommitted state laid over the kept checkout copied=3 linked=0 hidden=2"
+                ),
                 "{log}"
             );
         }

@@ -426,9 +426,7 @@ fn targets(
         max_steps: args.max_steps,
         timeout: Duration::from_secs(args.timeout),
         max_cost: args.max_cost,
-        seed: config.seed,
-        edit_tools: config.edit_tools,
-        ..AgentSettings::default()
+        ..AgentSettings::configured(config)
     };
     let requests: Vec<ModelRequest> = specs
         .into_iter()

@@ -79,6 +79,18 @@ impl Default for AgentSettings {
 }
 
 impl AgentSettings {
+    /// The defaults of the user's config (its `seed` and `edit_tools`) over the built-in
+    /// ones: what every front end starts a model's settings from, so a setting of the config
+    /// reaches `ask`, the TUI and `run` alike (a recipe's own values go over these:
+    /// `Recipe::agent_settings_over`).
+    pub fn configured(config: &crate::config::Config) -> Self {
+        Self {
+            seed: config.seed,
+            edit_tools: config.edit_tools,
+            ..Self::default()
+        }
+    }
+
     /// Makes the system prompt from `tools`, the tools the model actually gets, and the
     /// instructions: composed, never patched, so whoever changes a model's tools (its editing
     /// tool by family, sub-agents) composes again and the prompt never names a tool the model

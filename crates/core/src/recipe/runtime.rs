@@ -345,11 +345,22 @@ impl Recipe {
         s
     }
 
-    /// Limits and sampling of one model's run. `system` is the recipe's System Prompt
-    /// only: combine it with the tools' guidance through [`Recipe::system_prompt`] (or
-    /// [`crate::agent::system_prompt`]) before running. `max_steps: 0` becomes `u32::MAX`.
-    /// The seed is the recipe's for this model ([`Recipe::sampling`]); a front end falls back
-    /// on the config's `seed` when the recipe sets none.
+    /// [`Recipe::agent_settings`] over the user config's defaults: the recipe's seed and
+    /// editing tools where it sets them, the config's otherwise. What `versus run` gives
+    /// every model.
+    pub fn agent_settings_over(&self, model: &ModelSpec, config: &Config) -> AgentSettings {
+        let configured = AgentSettings::configured(config);
+        let mut settings = self.agent_settings(model);
+        settings.seed = settings.seed.or(configured.seed);
+        settings.edit_tools = self.constraints.edit_tools.unwrap_or(configured.edit_tools);
+        settings
+    }
+
+    /// Limits and sampling of one model's run, from the recipe alone. `system` is the
+    /// recipe's System Prompt only: combine it with the tools' guidance through
+    /// [`Recipe::system_prompt`] (or [`crate::agent::system_prompt`]) before running.
+    /// `max_steps: 0` becomes `u32::MAX`. The seed is the recipe's for this model
+    /// ([`Recipe::sampling`]); [`Recipe::agent_settings_over`] falls back on the config's.
     pub fn agent_settings(&self, model: &ModelSpec) -> AgentSettings {
         let sampling = self.sampling(model);
         AgentSettings {

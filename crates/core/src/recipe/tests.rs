@@ -562,3 +562,36 @@ fn tool_used_web_search_without_tools_follows_the_config() {
     // Without a config the check cannot know, and leaves it to the run.
     assert!(Recipe::parse(text, "t.md").is_ok());
 }
+
+/// `versus run` starts from the user config's seed and editing tools, and a recipe's own
+/// values win over them (one rule for every front end: `AgentSettings::configured`).
+#[test]
+fn a_recipes_seed_and_editing_tools_go_over_the_configs() {
+    use crate::config::Config;
+    use crate::tools::EditTools;
+    let spec = |s: &str| ModelSpec::parse(s).unwrap();
+    let mut config = Config::builtin().unwrap();
+    config.seed = Some(7);
+    config.edit_tools = EditTools::ApplyPatch;
+    let plain = parse("# P\nversion: 1\n## Tasks\n- go\n");
+    let settings = plain.agent_settings_over(&spec("openai/gpt-5"), &config);
+    assert_eq!(
+        (settings.seed, settings.edit_tools),
+        (Some(7), EditTools::ApplyPatch)
+    );
+    let own = parse(
+        "# O\nversion: 1\n## Constraints\nedit_tools: both\n\
+         ## Model Parameters\nseed: 3\n## Tasks\n- go\n",
+    );
+    let settings = own.agent_settings_over(&spec("openai/gpt-5"), &config);
+    assert_eq!(
+        (settings.seed, settings.edit_tools),
+        (Some(3), EditTools::Both)
+    );
+    // The front ends without a recipe start from the same defaults.
+    let asked = crate::agent::AgentSettings::configured(&config);
+    assert_eq!(
+        (asked.seed, asked.edit_tools),
+        (Some(7), EditTools::ApplyPatch)
+    );
+}

@@ -65,9 +65,7 @@ impl Engine {
             max_steps: request.settings.max_steps,
             timeout: Duration::from_secs(request.settings.timeout_secs),
             instructions: request.settings.system.clone(),
-            seed: self.config.seed,
-            edit_tools: self.config.edit_tools,
-            ..AgentSettings::default()
+            ..AgentSettings::configured(&self.config)
         };
         let mut targets = Vec::with_capacity(request.targets.len());
         for target in &request.targets {
