@@ -255,21 +255,30 @@ fn token_server() -> MockServer {
     )])
 }
 
-/// Bedrock's ListFoundationModels: `GET /foundation-models`, SigV4 for `bedrock` in
-/// us-west-2 checked by the mock.
-fn bedrock_mock() -> MockServer {
+/// Bedrock's ListFoundationModels (`GET /foundation-models`), then ListInferenceProfiles
+/// (`GET /inference-profiles?maxResults=1000`) answered with `profiles`; SigV4 for `bedrock`
+/// in us-west-2 checked by the mock, the query included.
+fn bedrock_mock_with(profiles: Reply) -> MockServer {
     MockServer::start_checked(
-        vec![Reply::json(
-            200,
-            json!({"modelSummaries": [
-                {"modelId": "anthropic.claude-sonnet-4-5-20250929-v1:0", "providerName": "Anthropic",
-                 "inferenceTypesSupported": ["INFERENCE_PROFILE"]},
-                {"modelId": "amazon.nova-pro-v1:0", "providerName": "Amazon",
-                 "inferenceTypesSupported": ["ON_DEMAND"]}]})
-            .to_string(),
-        )],
+        vec![
+            Reply::json(
+                200,
+                json!({"modelSummaries": [
+                    {"modelId": "anthropic.claude-sonnet-4-5-20250929-v1:0", "providerName": "Anthropic",
+                     "inferenceTypesSupported": ["INFERENCE_PROFILE"]},
+                    {"modelId": "amazon.nova-pro-v1:0", "providerName": "Amazon",
+                     "inferenceTypesSupported": ["ON_DEMAND"]}]})
+                .to_string(),
+            ),
+            profiles,
+        ],
         |request| {
-            if request.method != "GET" || request.target != "/foundation-models" {
+            if request.method != "GET"
+                || !matches!(
+                    request.target.as_str(),
+                    "/foundation-models" | "/inference-profiles?maxResults=1000"
+                )
+            {
                 return Err(format!("UnknownOperation {} {}", request.method, request.target));
             }
             util::aws::verify_sigv4(
@@ -283,6 +292,20 @@ fn bedrock_mock() -> MockServer {
             )
         },
     )
+}
+
+/// The Bedrock mock with one active cross-region profile and one that is not active.
+fn bedrock_mock() -> MockServer {
+    bedrock_mock_with(Reply::json(
+        200,
+        json!({"inferenceProfileSummaries": [
+            {"inferenceProfileId": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+             "inferenceProfileName": "US Anthropic Claude Sonnet 4.5", "status": "ACTIVE",
+             "type": "SYSTEM_DEFINED"},
+            {"inferenceProfileId": "eu.retired.model-v1:0", "status": "INACTIVE",
+             "type": "SYSTEM_DEFINED"}]})
+        .to_string(),
+    ))
 }
 
 /// Vertex's publisher models: Google's in two pages, then Anthropic's; every request with
@@ -361,7 +384,7 @@ fn azure_bedrock_and_vertex_list_their_models_with_their_own_credentials() {
     assert_eq!(vertex.refused(), Vec::<String>::new());
     for listed in [
         "azure: 2 models\n  azure/gpt-4.1\n  azure/gpt-5-mini",
-        "bedrock: 2 models\n  bedrock/amazon.nova-pro-v1:0\n  bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "bedrock: 3 models\n  bedrock/amazon.nova-pro-v1:0\n  bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0\n  bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0",
         "vertex: 3 models\n  vertex/claude-sonnet-4-5\n  vertex/gemini-2.5-flash\n  vertex/gemini-2.5-pro",
     ] {
         assert!(
@@ -390,8 +413,18 @@ fn azure_bedrock_and_vertex_list_their_models_with_their_own_credentials() {
         cache["providers"]["bedrock"]["models"],
         json!([
             "amazon.nova-pro-v1:0",
-            "anthropic.claude-sonnet-4-5-20250929-v1:0"
+            "anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
         ])
+    );
+    let targets: Vec<String> = bedrock
+        .requests()
+        .iter()
+        .map(|r| r.target.clone())
+        .collect();
+    assert_eq!(
+        targets,
+        ["/foundation-models", "/inference-profiles?maxResults=1000"]
     );
     assert_eq!(cache["providers"]["bedrock"]["base_url"], bedrock.url());
     assert_eq!(
@@ -402,6 +435,42 @@ fn azure_bedrock_and_vertex_list_their_models_with_their_own_credentials() {
         cache["providers"]["azure"]["models"],
         json!(["gpt-4.1", "gpt-5-mini"])
     );
+}
+
+/// Credentials allowed to list foundation models but not inference profiles (a narrow IAM
+/// policy) still list the foundation models: the profiles are an extra list.
+#[test]
+fn bedrock_without_the_right_to_list_profiles_still_lists_its_models() {
+    let (_tmp, state, config) = dirs();
+    let bedrock = bedrock_mock_with(Reply::json(
+        403,
+        json!({"message": "User is not authorized to perform: bedrock:ListInferenceProfiles"})
+            .to_string(),
+    ));
+    let tokens = token_server();
+    let out = cloud_command(
+        &state,
+        &config,
+        "http://127.0.0.1:9/openai/v1",
+        &bedrock.url(),
+        "http://127.0.0.1:9",
+        &tokens,
+    )
+    .args(["models", "--remote", "--timeout", "5"])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(bedrock.refused(), Vec::<String>::new());
+    assert_eq!(bedrock.requests().len(), 2, "both lists were asked");
+    assert!(
+        stdout.contains(
+            "bedrock: 2 models\n  bedrock/amazon.nova-pro-v1:0\n  \
+             bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0\n"
+        ),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains(AWS_SECRET) && !stderr.contains(AWS_SECRET));
 }
 
 /// A resource called through deployment URLs lists its deployments, here with an Entra

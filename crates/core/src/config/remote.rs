@@ -13,7 +13,9 @@
 //! `GET {root}/api/tags`; Azure OpenAI the v1 API's `GET {base}/models` or, through deployment
 //! URLs, the resource's deployments (`GET {root}/openai/deployments`), with the key or the
 //! Entra token; Bedrock `ListFoundationModels` (`GET https://bedrock.{region}.amazonaws.com
-//! /foundation-models`, SigV4-signed for `bedrock`, or the Bedrock API key); Vertex AI the
+//! /foundation-models`) and `ListInferenceProfiles` (`GET .../inference-profiles`, an extra
+//! list: refused, the foundation models still count), SigV4-signed for `bedrock`, or the
+//! Bedrock API key; Vertex AI the
 //! publisher models of Google and Anthropic (`GET {base}/v1beta1/publishers/{google,
 //! anthropic}/models`) with an access token. The cloud providers' credentials are found as
 //! for a model of theirs (the same resolution), and a lookup that has to run a command or ask
@@ -283,6 +285,9 @@ struct ListRequest {
     headers: Headers,
     shape: Shape,
     secrets: Vec<String>,
+    /// An extra list (Bedrock's inference profiles): when it fails, the provider's other
+    /// lists still count, and the failure goes to the log.
+    extra: bool,
 }
 
 /// What one provider's list request looks like: URL, headers, and how to read the answer
@@ -397,20 +402,26 @@ async fn cloud_requests(
                 headers,
                 shape: Shape::Data,
                 secrets,
+                extra: false,
             }])
         }
         (ApiKind::Bedrock, CloudSettings::Bedrock(settings)) => {
             let headers = resolved.wire.headers.clone();
-            let (url, headers, secrets) =
-                off_thread(move || crate::provider::bedrock::list_request(&settings, &headers))
+            let requests =
+                off_thread(move || crate::provider::bedrock::list_requests(&settings, &headers))
                     .await?
                     .map_err(Listing::Failed)?;
-            Ok(vec![ListRequest {
-                url,
-                headers,
-                shape: Shape::Bedrock,
-                secrets,
-            }])
+            Ok(requests
+                .into_iter()
+                .zip([(Shape::Bedrock, false), (Shape::BedrockProfiles, true)])
+                .map(|((url, headers, secrets), (shape, extra))| ListRequest {
+                    url,
+                    headers,
+                    shape,
+                    secrets,
+                    extra,
+                })
+                .collect())
         }
         (ApiKind::Vertex, _) => {
             let Some(target) = resolved.vertex else {
@@ -430,6 +441,7 @@ async fn cloud_requests(
                     headers: headers.clone(),
                     shape: Shape::Vertex,
                     secrets: secrets.clone(),
+                    extra: false,
                 })
                 .collect())
         }
@@ -448,6 +460,9 @@ enum Shape {
     Ollama,
     /// `{"modelSummaries": [{"modelId": ...}]}` (Bedrock's ListFoundationModels).
     Bedrock,
+    /// `{"inferenceProfileSummaries": [{"inferenceProfileId": ..., "status": "ACTIVE"}]}`
+    /// (Bedrock's ListInferenceProfiles; a profile that is not active is left out).
+    BedrockProfiles,
     /// `{"publisherModels": [{"name": "publishers/P/models/..."}]}` (Vertex).
     Vertex,
 }
@@ -481,12 +496,19 @@ async fn fetch_one(
                 headers,
                 shape,
                 secrets: def.key_value(env).into_iter().collect(),
+                extra: false,
             }]
         }
     };
     let mut ids = Vec::new();
     for request in &requests {
-        ids.extend(fetch_list(request, http).await.map_err(Listing::Failed)?);
+        match fetch_list(request, http).await {
+            Ok(found) => ids.extend(found),
+            Err(error) if request.extra => {
+                tracing::warn!(provider = %def.name, %error, "an extra model list left out");
+            }
+            Err(error) => return Err(Listing::Failed(error)),
+        }
     }
     ids.sort();
     ids.dedup();
@@ -571,6 +593,19 @@ fn ids_of(json: &Value, shape: Shape) -> Option<Vec<String>> {
         Shape::Data => (json.get("data")?.as_array()?, "id"),
         Shape::Gemini | Shape::Ollama => (json.get("models")?.as_array()?, "name"),
         Shape::Bedrock => (json.get("modelSummaries")?.as_array()?, "modelId"),
+        Shape::BedrockProfiles => {
+            let list = json.get("inferenceProfileSummaries")?.as_array()?;
+            return Some(
+                list.iter()
+                    .filter(|p| {
+                        p.get("status")
+                            .and_then(Value::as_str)
+                            .is_none_or(|s| s == "ACTIVE")
+                    })
+                    .filter_map(|p| p.get("inferenceProfileId")?.as_str().map(str::to_string))
+                    .collect(),
+            );
+        }
         // An empty page has no field at all.
         Shape::Vertex => match json.get("publisherModels") {
             Some(list) => (list.as_array()?, "name"),

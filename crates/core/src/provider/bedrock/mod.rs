@@ -143,17 +143,34 @@ pub fn control_base(settings: &BedrockSettings) -> Result<String, credentials::M
 /// A listing request: URL, headers, and the secrets to scrub from what comes back.
 pub type ListRequest = (String, Vec<(String, String)>, Vec<String>);
 
-/// `ListFoundationModels` (`GET {control}/foundation-models`), signed with SigV4 (service
-/// `bedrock`) by the credentials a model would use, or with the Bedrock API key as a bearer
-/// token; `headers` are the provider's configured ones. Synchronous: finding credentials may
-/// run a `credential_process` or ask the SSO portal.
-pub fn list_request(
+/// The two lists of what a model id may name: `ListFoundationModels` (`GET
+/// {control}/foundation-models`) and `ListInferenceProfiles` (`GET
+/// {control}/inference-profiles?maxResults=1000`: the cross-region profiles such as
+/// `us.anthropic.claude-...`, the only way to call many newer models), in that order, each
+/// signed with SigV4 (service `bedrock`) by the credentials a model would use, or with the
+/// Bedrock API key as a bearer token; `headers` are the provider's configured ones.
+/// Synchronous: finding credentials may run a `credential_process` or ask the SSO portal.
+pub fn list_requests(
     settings: &BedrockSettings,
     headers: &[(String, String)],
+) -> Result<Vec<ListRequest>, credentials::Missing> {
+    Ok(vec![
+        list_request(settings, headers, "foundation-models", "")?,
+        list_request(settings, headers, "inference-profiles", "maxResults=1000")?,
+    ])
+}
+
+/// One signed `GET {control}/{operation}?{query}` (`query` already in SigV4's canonical form:
+/// sorted, encoded).
+fn list_request(
+    settings: &BedrockSettings,
+    headers: &[(String, String)],
+    operation: &str,
+    query: &str,
 ) -> Result<ListRequest, credentials::Missing> {
     let base = control_base(settings)?;
     let (host, prefix) = split_base(&base);
-    let path = format!("{prefix}/foundation-models");
+    let path = format!("{prefix}/{operation}");
     let origin = base
         .strip_suffix(prefix.as_str())
         .unwrap_or(&base)
@@ -173,7 +190,7 @@ pub fn list_request(
                 method: "GET",
                 host: &host,
                 path: &path,
-                query: "",
+                query,
                 headers: &[],
                 payload: b"",
             },
@@ -187,7 +204,11 @@ pub fn list_request(
         secrets.push(found.secret_access_key);
         secrets.extend(found.session_token);
     }
-    Ok((format!("{origin}{path}"), out, secrets))
+    let url = match query {
+        "" => format!("{origin}{path}"),
+        query => format!("{origin}{path}?{query}"),
+    };
+    Ok((url, out, secrets))
 }
 
 impl Wire for BedrockWire {
