@@ -2629,18 +2629,9 @@ fn the_turn_after_a_pick_links_the_applied_files_from_the_session() {
         format!("{step}\n{{\"say\": \"done\"}}\n{{\"say\": \"SECOND-TURN\"}}\n"),
     )
     .unwrap();
-    let git = |args: &[&str]| {
-        let ok = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(&proj)
-            .output()
-            .unwrap();
-        assert!(ok.status.success(), "git {args:?}: {ok:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-qm", "start"]);
+    util::git(&proj, &["init", "-q"]);
+    util::git(&proj, &["add", "-A"]);
+    util::git(&proj, &["commit", "-qm", "start"]);
     let config = tmp.write("empty.toml", "");
     let log = tmp.path().join("versus.log");
     // Workspaces beside the project: the link needs one filesystem.

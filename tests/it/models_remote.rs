@@ -206,6 +206,14 @@ const AWS_SECRET: &str = "aws-remote-SECRET-5e6f7a8b";
 
 /// The cloud providers' variables pointing at `azure`, `bedrock` and a Vertex base, with a
 /// service-account file whose token endpoint is `tokens`; every keyed provider unset.
+/// Runs a `models --remote` command: its status and what it printed on each stream.
+fn run_listing(mut command: Command) -> (std::process::Output, String, String) {
+    let out = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out, stdout, stderr)
+}
+
 fn cloud_command(
     state: &std::path::Path,
     config: &std::path::Path,
@@ -365,19 +373,16 @@ fn azure_bedrock_and_vertex_list_their_models_with_their_own_credentials() {
     let bedrock = bedrock_mock();
     let vertex = vertex_mock();
     let tokens = token_server();
-    let out = cloud_command(
+    let mut command = cloud_command(
         &state,
         &config,
         &format!("{}/openai/v1", azure.url()),
         &bedrock.url(),
         &vertex.url(),
         &tokens,
-    )
-    .args(["models", "--remote", "--timeout", "5"])
-    .output()
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    );
+    command.args(["models", "--remote", "--timeout", "5"]);
+    let (out, stdout, stderr) = run_listing(command);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert_eq!(azure.refused(), Vec::<String>::new());
     assert_eq!(bedrock.refused(), Vec::<String>::new());
@@ -448,19 +453,17 @@ fn bedrock_without_the_right_to_list_profiles_still_lists_its_models() {
             .to_string(),
     ));
     let tokens = token_server();
-    let out = cloud_command(
+    let mut command = cloud_command(
         &state,
         &config,
         "http://127.0.0.1:9/openai/v1",
         &bedrock.url(),
         "http://127.0.0.1:9",
         &tokens,
-    )
-    .args(["models", "--remote", "--timeout", "5"])
-    .output()
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    );
+    command.args(["models", "--remote", "--timeout", "5"]);
+    let (out, stdout, stderr) = run_listing(command);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
     assert_eq!(bedrock.refused(), Vec::<String>::new());
     assert_eq!(bedrock.requests().len(), 2, "both lists were asked");
     assert!(
@@ -508,21 +511,19 @@ fn azure_deployments_with_an_entra_token_and_a_hanging_bedrock() {
     let hanging = TcpListener::bind("127.0.0.1:0").unwrap();
     let vertex = vertex_mock();
     let tokens = token_server();
-    let out = cloud_command(
+    let mut command = cloud_command(
         &state,
         &config,
         &format!("{}/", azure.url()),
         &format!("http://{}", hanging.local_addr().unwrap()),
         &vertex.url(),
         &tokens,
-    )
-    .env_remove("AZURE_OPENAI_API_KEY")
-    .env("LIST_ENTRA_TOKEN", "entra-list-SECRET-token")
-    .args(["models", "--remote", "--timeout", "1", "--json"])
-    .output()
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    );
+    command
+        .env_remove("AZURE_OPENAI_API_KEY")
+        .env("LIST_ENTRA_TOKEN", "entra-list-SECRET-token")
+        .args(["models", "--remote", "--timeout", "1", "--json"]);
+    let (out, stdout, stderr) = run_listing(command);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert_eq!(azure.refused(), Vec::<String>::new());
     let json: Value = serde_json::from_str(&stdout).unwrap();
