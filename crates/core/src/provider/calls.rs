@@ -5,9 +5,23 @@
 //! come (a [`StreamEvent::ToolCallDelta`] each; empty pieces are dropped), and a whole value
 //! sent at the end, when the format has one, replaces the pieces without being shown twice.
 //! Where the finished calls go in the message stays each decoder's own (Anthropic in block
-//! order, Bedrock after the text).
+//! order, Bedrock after the text). Going the other way, a recorded call's arguments become
+//! the object the formats that want one send back ([`arguments_object`]).
+
+use serde_json::Value;
 
 use crate::model::StreamEvent;
+
+/// A call's argument text as the JSON object Anthropic's `input`, Bedrock's `input` and
+/// Gemini's `args` must be; anything else (invalid JSON, an array, a number) becomes `{}`:
+/// the model already got an error result for arguments that are not an object, and the APIs
+/// refuse a request whose call input is not one.
+pub(crate) fn arguments_object(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(value @ Value::Object(_)) => value,
+        _ => Value::Object(serde_json::Map::new()),
+    }
+}
 
 /// One call as accumulated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +98,19 @@ impl ToolCalls {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arguments_become_an_object_or_an_empty_one() {
+        use serde_json::json;
+        assert_eq!(arguments_object(r#"{"path":"a"}"#), json!({"path": "a"}));
+        for not_an_object in ["", "{oops", "[1,2]", "3", "\"text\"", "null"] {
+            assert_eq!(
+                arguments_object(not_an_object),
+                json!({}),
+                "{not_an_object}"
+            );
+        }
+    }
 
     #[test]
     fn pieces_then_the_whole_value_shown_once() {

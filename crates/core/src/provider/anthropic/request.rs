@@ -375,7 +375,7 @@ fn block<'a>(part: &'a Part, tag: &str, vision: bool) -> Option<Block<'a>> {
         } => Some(Block::ToolUse {
             id: wire_id(id),
             name: wire_id(name),
-            input: input_object(arguments),
+            input: crate::provider::calls::arguments_object(arguments),
         }),
         Part::ToolResult {
             call_id,
@@ -433,16 +433,6 @@ fn thinking<'a>(text: &'a str, replay: &'a Replay, tag: &str) -> Option<Block<'a
         thinking: text,
         signature,
     })
-}
-
-/// Streamed argument text as the object `input` must be; anything else becomes `{}` (the
-/// model already got an error result for invalid arguments). Parsed into a value (not sent
-/// as the text) because the API wants an object and the text may be anything.
-fn input_object(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(value @ Value::Object(_)) => value,
-        _ => Value::Object(serde_json::Map::new()),
-    }
 }
 
 #[cfg(test)]

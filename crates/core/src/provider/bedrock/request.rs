@@ -136,10 +136,7 @@ fn block(part: &Part, tag: &str, vision: bool) -> Option<Value> {
             arguments,
             ..
         } => {
-            let input = match serde_json::from_str::<Value>(arguments) {
-                Ok(Value::Object(map)) => Value::Object(map),
-                _ => json!({}),
-            };
+            let input = crate::provider::calls::arguments_object(arguments);
             Some(
                 json!({"toolUse": {"toolUseId": normalize_call_id(id), "name": name, "input": input}}),
             )

@@ -406,10 +406,7 @@ fn wire_part<'a>(
             arguments,
             replay,
         } => {
-            let args = match serde_json::from_str::<Value>(arguments) {
-                Ok(value @ Value::Object(_)) => value,
-                _ => Value::Object(serde_json::Map::new()),
-            };
+            let args = crate::provider::calls::arguments_object(arguments);
             Some(WirePart {
                 function_call: Some(FunctionCall {
                     name,
