@@ -77,39 +77,13 @@ impl Setup {
     /// The binary in the project with the test's home, config and temp folders and only
     /// `env` of the providers' variables (set on the child only).
     pub(crate) fn command(&self, env: &[(&str, &str)]) -> std::process::Command {
-        let mut command = versus();
+        let mut command = util::versus_without_providers();
         command
             .arg("-C")
             .arg(&self.root)
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", &self.config_home)
             .env("TMPDIR", &self.temp);
-        for var in [
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            "ANTHROPIC_API_KEY",
-            "GEMINI_API_KEY",
-            "GOOGLE_API_KEY",
-            "AZURE_OPENAI_API_KEY",
-            "AZURE_OPENAI_ENDPOINT",
-            "LITELLM_API_KEY",
-            "LITELLM_BASE_URL",
-            "AWS_ACCESS_KEY_ID",
-            "AWS_SECRET_ACCESS_KEY",
-            "AWS_SESSION_TOKEN",
-            "AWS_PROFILE",
-            "AWS_REGION",
-            "AWS_DEFAULT_REGION",
-            "AWS_CONFIG_FILE",
-            "AWS_SHARED_CREDENTIALS_FILE",
-            "AWS_ENDPOINT_URL",
-            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
-            "AWS_ENDPOINT_URL_BEDROCK",
-            "AWS_ENDPOINT_URL_SSO",
-            "AWS_BEARER_TOKEN_BEDROCK",
-        ] {
-            command.env_remove(var);
-        }
         for (name, value) in env {
             command.env(name, value);
         }

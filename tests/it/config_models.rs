@@ -6,22 +6,7 @@ use crate::util;
 
 use std::process::{Command, Output};
 
-use util::{Dir, versus};
-
-/// Variables that would leak the developer's own setup into the tests.
-const ISOLATED: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "OPENROUTER_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_BASE_URL",
-    "GEMINI_BASE_URL",
-    "OPENROUTER_BASE_URL",
-    "OLLAMA_BASE_URL",
-    "LOCAL_KEY",
-];
+use util::Dir;
 
 const FAKE_KEY: &str = "sk-fake-0123456789abcdef";
 
@@ -54,10 +39,7 @@ impl Setup {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut c = versus();
-        for var in ISOLATED {
-            c.env_remove(var);
-        }
+        let mut c = util::versus_without_providers();
         c.env("HOME", self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path().join("xdg"))
             .arg("-C")

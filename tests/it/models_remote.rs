@@ -13,39 +13,6 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 use util::mock_server::{MockServer, Reply};
-use util::versus;
-
-const ISOLATED: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "OPENROUTER_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_BASE_URL",
-    "GEMINI_BASE_URL",
-    "OPENROUTER_BASE_URL",
-    "OLLAMA_BASE_URL",
-    "AZURE_OPENAI_API_KEY",
-    "AZURE_OPENAI_ENDPOINT",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_PROFILE",
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-    "AWS_CONFIG_FILE",
-    "AWS_SHARED_CREDENTIALS_FILE",
-    "AWS_ENDPOINT_URL_BEDROCK",
-    "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
-    "AWS_ENDPOINT_URL_SSO",
-    "AWS_BEARER_TOKEN_BEDROCK",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION",
-    "CLOUDSDK_CONFIG",
-    "VERTEX_BASE_URL",
-];
 
 const OPENAI_KEY: &str = "sk-remote-SECRET-1";
 const ANTHROPIC_KEY: &str = "sk-ant-remote-SECRET-2";
@@ -84,10 +51,7 @@ fn mocks() -> Mocks {
 }
 
 fn command(state: &std::path::Path, config: &std::path::Path, m: &Mocks) -> Command {
-    let mut c = versus();
-    for var in ISOLATED {
-        c.env_remove(var);
-    }
+    let mut c = util::versus_without_providers();
     c.env("XDG_STATE_HOME", state)
         .env("XDG_CONFIG_HOME", config)
         .env("HOME", config.join("home"))
@@ -236,10 +200,7 @@ fn cloud_command(
         .to_string(),
     )
     .unwrap();
-    let mut c = versus();
-    for var in ISOLATED {
-        c.env_remove(var);
-    }
+    let mut c = util::versus_without_providers();
     c.env("XDG_STATE_HOME", state)
         .env("XDG_CONFIG_HOME", config)
         .env("HOME", config.join("home"))

@@ -10,27 +10,8 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use util::git;
 use util::mock_server::{MockServer, Reply};
-use util::{git, versus};
-
-/// Variables that would leak the developer's own setup into the tests.
-const ISOLATED: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "OPENROUTER_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_BASE_URL",
-    "GEMINI_BASE_URL",
-    "OPENROUTER_BASE_URL",
-    "OLLAMA_BASE_URL",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION",
-    "CLOUDSDK_CONFIG",
-    "VERTEX_BASE_URL",
-];
 
 const OPENAI_KEY: &str = "sk-defaults-SECRET-1111";
 const ANTHROPIC_KEY: &str = "sk-ant-defaults-SECRET-2222";
@@ -112,10 +93,7 @@ impl Setup {
     /// The binary with none of the developer's keys, an empty user config and `vars` set on
     /// the child only.
     fn command(&self, vars: &[(&str, String)]) -> Command {
-        let mut c = versus();
-        for var in ISOLATED {
-            c.env_remove(var);
-        }
+        let mut c = util::versus_without_providers();
         c.env("XDG_CONFIG_HOME", self.base.join("config"))
             .env("HOME", self.base.join("home"))
             .env("TMPDIR", self.base.join("tmp"))

@@ -22,18 +22,6 @@ use serde_json::{Value, json};
 use util::mock_server::{MockServer, Recorded, Reply};
 use util::{git, versus};
 
-const ISOLATED: &[&str] = &[
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION",
-    "CLOUDSDK_CONFIG",
-    "VERTEX_BASE_URL",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-];
-
 const EMAIL: &str = "versus-test@test-proj.iam.gserviceaccount.com";
 
 fn fixture(name: &str) -> PathBuf {
@@ -187,10 +175,7 @@ impl Setup {
     }
 
     fn ask(&self, vertex: &MockServer, model: &str) -> Output {
-        let mut c: Command = versus();
-        for var in ISOLATED {
-            c.env_remove(var);
-        }
+        let mut c: Command = util::versus_without_providers();
         c.env("XDG_CONFIG_HOME", self.base.join("config"))
             .env("HOME", self.base.join("home"))
             .env("TMPDIR", self.base.join("tmp"))

@@ -104,6 +104,56 @@ pub fn versus() -> Command {
     c
 }
 
+/// Every variable through which the developer's own providers would reach a test's versus:
+/// keys, base URLs, cloud credentials, profiles and endpoints (and `LOCAL_KEY`, the custom
+/// provider's key some tests set). One list, so a test that must see no provider cannot miss
+/// one that another test already knew about.
+pub const PROVIDER_ENV: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_CONFIG_FILE",
+    "AWS_DEFAULT_REGION",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_BEDROCK",
+    "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+    "AWS_ENDPOINT_URL_SSO",
+    "AWS_PROFILE",
+    "AWS_REGION",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "CLOUDSDK_CONFIG",
+    "GEMINI_API_KEY",
+    "GEMINI_BASE_URL",
+    "GOOGLE_API_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_CLOUD_PROJECT",
+    "LITELLM_API_KEY",
+    "LITELLM_BASE_URL",
+    "LOCAL_KEY",
+    "OLLAMA_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENROUTER_API_KEY",
+    "OPENROUTER_BASE_URL",
+    "VERTEX_BASE_URL",
+];
+
+/// [`versus`] with none of [`PROVIDER_ENV`] inherited: the test sets on the child only the
+/// providers it means to give.
+pub fn versus_without_providers() -> Command {
+    let mut c = versus();
+    for var in PROVIDER_ENV {
+        c.env_remove(var);
+    }
+    c
+}
+
 /// The folder the tests make their temp folders in: `TMPDIR` when an unprivileged user can
 /// pass through every folder down to it and write in it, else `/tmp`. Why: the tests that play
 /// an attack as uid 65534 too hand it folders made here ([`users::give_away`]), and a private
