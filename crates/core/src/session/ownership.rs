@@ -431,23 +431,31 @@ pub(crate) fn inspect(project: &Path, key: &OwnerKey) -> Result<StoreState, Sess
             _ => {}
         }
     }
-    if key.verify(&root, StampKind::Store) {
-        return Ok(StoreState::Owned);
-    }
-    if root.join(STAMP_FILE).symlink_metadata().is_ok() {
-        return Err(refuse(Foreign::NotOurs));
+    if let Some(ours) = stamped(&root, key) {
+        return if ours {
+            Ok(StoreState::Owned)
+        } else {
+            Err(refuse(Foreign::NotOurs))
+        };
     }
     if holds_no_state(&root) {
         return Ok(StoreState::Claimable);
     }
     // Another versus creating the store may have stamped it while this one looked.
-    if key.verify(&root, StampKind::Store) {
-        return Ok(StoreState::Owned);
+    match stamped(&root, key) {
+        Some(true) => Ok(StoreState::Owned),
+        Some(false) => Err(refuse(Foreign::NotOurs)),
+        None => Err(refuse(Foreign::Unstamped)),
     }
-    if root.join(STAMP_FILE).symlink_metadata().is_ok() {
-        return Err(refuse(Foreign::NotOurs));
-    }
-    Err(refuse(Foreign::Unstamped))
+}
+
+/// Whether the store `root` carries a stamp (`None`: none) and whether it is `key`'s. A stamp
+/// appears whole (hard-linked from a finished file, [`OwnerKey::stamp`]), so it is verified
+/// after it was seen to exist: verified first and looked for after, a stamp another versus
+/// made in between (two starts on a fresh project at once) was taken for someone else's.
+fn stamped(root: &Path, key: &OwnerKey) -> Option<bool> {
+    root.join(STAMP_FILE).symlink_metadata().ok()?;
+    Some(key.verify(root, StampKind::Store))
 }
 
 /// Whether an unstamped `.versus` holds nothing versus would read as its own state: only the
