@@ -16,7 +16,7 @@ use crate::util;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use util::{git, tree_state, versus};
+use util::{tree_state, versus};
 
 /// The raw stdio server (standard library only) the failure tests use.
 const RAW_SERVER: &str = include_str!("../fixtures/mcp/raw_server.py");
@@ -107,17 +107,10 @@ struct World {
 fn world() -> World {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().canonicalize().unwrap();
-    let root = base.join("project");
-    let config = base.join("config");
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::create_dir_all(config.join("versus")).unwrap();
-    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(root.join(".gitignore"), "scripts/\n").unwrap();
-    std::fs::write(root.join("raw_server.py"), RAW_SERVER).unwrap();
-    std::fs::write(root.join("py_server.py"), PY_SERVER).unwrap();
-    git(&root, &["init", "-q"]);
-    git(&root, &["add", "."]);
-    git(&root, &["commit", "-qm", "init"]);
+    let (root, config) = util::scripted_project(
+        &base,
+        &[("raw_server.py", RAW_SERVER), ("py_server.py", PY_SERVER)],
+    );
     World {
         _tmp: tmp,
         root,
@@ -128,16 +121,7 @@ fn world() -> World {
 impl World {
     /// A demo script: one step per list of calls, then "done".
     fn script(&self, name: &str, steps: &[serde_json::Value]) -> String {
-        let mut text = String::new();
-        for calls in steps {
-            text.push_str(&serde_json::json!({ "tools": calls }).to_string());
-            text.push('\n');
-        }
-        text.push_str("{\"say\": \"done\"}\n");
-        let path = self.root.join("scripts").join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        format!("demo/scripts/{name}")
+        util::tool_steps_script(&self.root, name, steps)
     }
 
     /// The user config: the npm servers' folder readable in the sandbox, then `servers`.

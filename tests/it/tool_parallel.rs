@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use util::{git, versus};
+use util::versus;
 
 /// Requests the barrier waits for.
 const WIDTH: usize = 4;
@@ -98,15 +98,7 @@ fn barrier_backend() -> (String, Arc<(Mutex<Flight>, Condvar)>) {
 fn read_only_calls_of_a_step_overlap_and_a_write_keeps_its_place() {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().canonicalize().unwrap();
-    let root = base.join("project");
-    let config = base.join("config");
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::create_dir_all(config.join("versus")).unwrap();
-    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(root.join(".gitignore"), "scripts/\n").unwrap();
-    git(&root, &["init", "-q"]);
-    git(&root, &["add", "."]);
-    git(&root, &["commit", "-qm", "init"]);
+    let (root, config) = util::scripted_project(&base, &[]);
     let (url, flight) = barrier_backend();
     std::fs::write(
         config.join("versus/config.toml"),

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use util::mock_server::{MockServer, Reply};
-use util::{git, versus};
+use util::versus;
 
 struct World {
     _tmp: tempfile::TempDir,
@@ -25,15 +25,7 @@ struct World {
 fn world() -> World {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().canonicalize().unwrap();
-    let root = base.join("project");
-    let config = base.join("config");
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::create_dir_all(config.join("versus")).unwrap();
-    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(root.join(".gitignore"), "scripts/\n").unwrap();
-    git(&root, &["init", "-q"]);
-    git(&root, &["add", "."]);
-    git(&root, &["commit", "-qm", "init"]);
+    let (root, config) = util::scripted_project(&base, &[]);
     World {
         _tmp: tmp,
         root,
@@ -44,16 +36,7 @@ fn world() -> World {
 impl World {
     /// A demo script: one step per list of calls, then "done".
     fn script(&self, name: &str, steps: &[serde_json::Value]) -> String {
-        let mut text = String::new();
-        for calls in steps {
-            text.push_str(&serde_json::json!({ "tools": calls }).to_string());
-            text.push('\n');
-        }
-        text.push_str("{\"say\": \"done\"}\n");
-        let path = self.root.join("scripts").join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        format!("demo/scripts/{name}")
+        util::tool_steps_script(&self.root, name, steps)
     }
 
     fn user_config(&self, toml: &str) {

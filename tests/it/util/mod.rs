@@ -104,6 +104,41 @@ pub fn versus() -> Command {
     c
 }
 
+/// A committed repository at `base/project` (`src/main.rs`, an ignored `scripts/` folder for
+/// demo scripts, and `files`) and a user config folder at `base/config` (with its `versus/`):
+/// the world of the tests that drive `versus ask` with scripted demo models and a config of
+/// their own. Returns `(project, config)`.
+pub fn scripted_project(base: &Path, files: &[(&str, &str)]) -> (PathBuf, PathBuf) {
+    let root = base.join("project");
+    let config = base.join("config");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(config.join("versus")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(root.join(".gitignore"), "scripts/\n").unwrap();
+    for (name, text) in files {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "init"]);
+    (root, config)
+}
+
+/// Writes `root/scripts/NAME`, a demo script of one step per list of tool calls and then
+/// "done", and returns its model spec.
+pub fn tool_steps_script(root: &Path, name: &str, steps: &[serde_json::Value]) -> String {
+    let mut text = String::new();
+    for calls in steps {
+        text.push_str(&serde_json::json!({ "tools": calls }).to_string());
+        text.push('\n');
+    }
+    text.push_str("{\"say\": \"done\"}\n");
+    let path = root.join("scripts").join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    format!("demo/scripts/{name}")
+}
+
 /// Every variable through which the developer's own providers would reach a test's versus:
 /// keys, base URLs, cloud credentials, profiles and endpoints (and `LOCAL_KEY`, the custom
 /// provider's key some tests set). One list, so a test that must see no provider cannot miss
