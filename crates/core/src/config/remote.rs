@@ -562,18 +562,21 @@ async fn get_json(
         request = request.header(name.as_str(), value.as_str());
     }
     let shown = crate::provider::redact::redact_url(url);
-    let response = request
-        .send()
-        .await
-        .map_err(|err| redactor.scrub(&format!("GET {shown}: {}", error_chain(&err))))?;
+    let response = request.send().await.map_err(|err| {
+        redactor.scrub(&format!(
+            "GET {shown}: {}",
+            crate::provider::http::error_chain(&err)
+        ))
+    })?;
     let status = response.status();
     let mut body = Vec::new();
     let mut response = response;
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|err| redactor.scrub(&format!("GET {shown}: {}", error_chain(&err))))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(|err| {
+        redactor.scrub(&format!(
+            "GET {shown}: {}",
+            crate::provider::http::error_chain(&err)
+        ))
+    })? {
         body.extend_from_slice(&chunk);
         if body.len() > BODY_CAP {
             return Err(format!("GET {shown}: the answer is larger than 8 MiB"));
@@ -622,18 +625,6 @@ fn ids_of(json: &Value, shape: Shape) -> Option<Vec<String>> {
             })
             .collect(),
     )
-}
-
-/// The error and its causes, for a connection failure (`error sending request: ... refused`).
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

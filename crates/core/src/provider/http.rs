@@ -360,6 +360,20 @@ pub fn default_client() -> Result<reqwest::Client, ProviderError> {
         })
 }
 
+/// An error with its causes, joined by `: ` (`error sending request: ... Connection refused`):
+/// a transport error's own text rarely says what went wrong, its sources do. The one form
+/// of the model lists' and the SSO portal's connection errors.
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 /// `text` percent-encoded as one URL path segment or query value (RFC 3986): unreserved
 /// characters (`A-Z a-z 0-9 - _ . ~`) as they are, every other byte `%XX` in upper case.
 /// The one encoder of the providers' URLs (model ids, deployment names, SSO and page-token

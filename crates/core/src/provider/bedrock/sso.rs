@@ -271,10 +271,14 @@ fn get(url: &str, token: &str) -> Result<(u16, Vec<u8>), String> {
             .timeout(TIMEOUT)
             .send()
             .await
-            .map_err(|err| error_chain(&err))?;
+            .map_err(|err| crate::provider::http::error_chain(&err))?;
         let status = response.status().as_u16();
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|err| error_chain(&err))? {
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|err| crate::provider::http::error_chain(&err))?
+        {
             body.extend_from_slice(&chunk);
             if body.len() as u64 > CAP {
                 return Err("the answer is larger than 1 MiB".to_string());
@@ -282,17 +286,6 @@ fn get(url: &str, token: &str) -> Result<(u16, Vec<u8>), String> {
         }
         Ok((status, body))
     })
-}
-
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
