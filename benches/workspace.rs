@@ -203,8 +203,10 @@ fn bench_ask(root: &Path, scratch: &Path, models: usize, label: &str, envs: &[(&
 /// Whole commands, as a user runs them: `versus ask --pick` of a scripted model whose one
 /// bash call appends a line to `n` files (start-up, capture, the workspace, the model, the
 /// bash-change scan, the change set, recording, apply with its fsyncs), then `versus rewind
-/// --yes`; alternating run by run with the same change made by `git apply` + `sync` and undone
-/// by `git checkout -- <the files>` + `sync`.
+/// --yes`; then the same change kept later, `versus ask` (not timed) and `versus pick` (start-up,
+/// the session reopened, the change set rebuilt from its record, apply with its fsyncs), the
+/// apply alone as a whole command; alternating run by run with the same change made by `git
+/// apply` + `sync` and undone by `git checkout -- <the files>` + `sync`.
 fn bench_pick(root: &Path, scratch: &Path, n: usize, files: usize) {
     let step = (files / n).max(1);
     let command = format!(
@@ -250,6 +252,8 @@ fn bench_pick(root: &Path, scratch: &Path, n: usize, files: usize) {
         ])
     };
     let rewind = || versus(&["rewind", "--yes"]);
+    let ask_only = || versus(&["ask", "-q", "-m", &model, "Change the files."]);
+    let pick_later = || versus(&["pick", &model]);
     // The same change as a patch, and the list of its files, from the first pick.
     pick();
     let patch = scratch.join("pick.patch");
@@ -306,8 +310,13 @@ fn bench_pick(root: &Path, scratch: &Path, n: usize, files: usize) {
     };
     let (mut ours_pick, mut ours_rewind, mut ref_apply, mut ref_checkout) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut ours_pick_later = Vec::new();
     for _ in 0..runs() {
         ours_pick.push(pick());
+        ours_rewind.push(rewind());
+        clean();
+        ask_only();
+        ours_pick_later.push(pick_later());
         ours_rewind.push(rewind());
         clean();
         ref_apply.push(git_apply());
@@ -319,6 +328,12 @@ fn bench_pick(root: &Path, scratch: &Path, n: usize, files: usize) {
         median(ours_pick),
         "`git apply` + `sync`",
         median(ref_apply),
+    );
+    row(
+        &format!("`versus pick` of those {n} files after `versus ask` (whole command)"),
+        median(ours_pick_later),
+        "`git apply` + `sync`",
+        median(ref_apply.clone()),
     );
     row(
         &format!("`versus rewind --yes` of those {n} files (whole command)"),

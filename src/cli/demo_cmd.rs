@@ -52,16 +52,15 @@ pub fn run(args: DemoArgs, project: Option<PathBuf>) -> anyhow::Result<ExitCode>
         no_wait: false,
         continue_session: false,
         session: None,
+        no_pick_hint: true,
     };
     let code = ask::run(ask_args, Some(dir.clone()), None, false)?;
     if args.pick.is_none() {
         eprintln!();
-        eprintln!("Next: keep the best fix, then undo it if you like:");
         eprintln!(
-            "  versus -C {} ask \"{}\" -m demo/good -m demo/sloppy -m demo/reckless --pick demo/good",
-            dir.display(),
-            versus::example::PROMPT
+            "Next: keep the best fix (the models do not run again), then undo it if you like:"
         );
+        eprintln!("  versus -C {} pick demo/good", dir.display());
         eprintln!("  versus -C {} rewind --yes", dir.display());
         eprintln!(
             "Or in the interface, where each change is checked with cargo test as it finishes:"

@@ -6,6 +6,7 @@ mod completions_cmd;
 mod demo_cmd;
 mod mcp_cmd;
 mod models_cmd;
+mod pick_cmd;
 mod recipe_cmd;
 mod replay_cmd;
 mod rewind_cmd;
@@ -83,6 +84,14 @@ pub enum Command {
     /// 75 when --no-wait met another versus applying to the project, 130 when interrupted
     /// (Ctrl+C stops every model and changes no file).
     Ask(ask::AskArgs),
+    /// Apply one model's changes from the turn a session left without a choice (a `versus ask`
+    /// without --pick, an interface closed before choosing), without running the models again
+    /// (undo: `versus rewind`).
+    ///
+    /// Exit code 0 when done, 1 when there is nothing to pick or conflicting files were left
+    /// unwritten, 2 for bad usage, 75 when --no-wait met another versus applying to the
+    /// project.
+    Pick(pick_cmd::PickArgs),
     /// Undo the latest applied change (or roll back an apply that was interrupted).
     Rewind(rewind_cmd::RewindArgs),
     /// Try versus offline: write the example project and run the demo models on its bug.
@@ -233,6 +242,7 @@ pub fn main() -> ExitCode {
         Some(Command::Models(args)) => models_cmd::run(args, cli.project, cli.config, cli.trust),
         Some(Command::Completions(args)) => completions_cmd::run(args),
         Some(Command::Ask(args)) => ask::run(args, cli.project, cli.config, cli.trust),
+        Some(Command::Pick(args)) => pick_cmd::run(args, cli.project),
         Some(Command::Rewind(args)) => rewind_cmd::run(args, cli.project),
         Some(Command::Demo(args)) => demo_cmd::run(args, cli.project),
         Some(Command::Sessions(args)) => sessions_cmd::run(args, cli.project),

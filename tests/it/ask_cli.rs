@@ -29,7 +29,7 @@ const MODEL_B: &str = r#"
 
 /// A repository with a script, a file to fix, a file to delete, an uncommitted edit and an
 /// untracked file; demo scripts live in an ignored folder.
-fn project() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn project() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
     write(&root, "src/calc.txt", "one = 1\ntwo = 3\nthree = 3\n");
@@ -50,7 +50,7 @@ fn project() -> (tempfile::TempDir, PathBuf) {
     (tmp, root)
 }
 
-fn ask(root: &Path, extra: &[&str]) -> Output {
+pub(crate) fn ask(root: &Path, extra: &[&str]) -> Output {
     versus()
         .arg("-C")
         .arg(root)
@@ -68,7 +68,7 @@ fn ask(root: &Path, extra: &[&str]) -> Output {
         .unwrap()
 }
 
-fn text(out: &Output) -> (String, String) {
+pub(crate) fn text(out: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -398,6 +398,23 @@ fn demo_writes_the_example_project_and_runs_the_demo_models() {
     assert!(
         stderr.contains(&format!("versus -C {} rewind --yes", dir.display())),
         "{stderr}"
+    );
+    // The next step keeps the fix without running the models again, said once (the demo's
+    // own words, not also `ask`'s closing line).
+    let keep = format!("versus -C {} pick demo/good", dir.display());
+    assert_eq!(stderr.matches(&keep).count(), 1, "{stderr}");
+    assert!(!stderr.contains("Keep one model's changes"), "{stderr}");
+    let out = versus()
+        .arg("-C")
+        .arg(&dir)
+        .args(["pick", "demo/good"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert!(
+        std::fs::read_to_string(dir.join("src/pricing.rs"))
+            .unwrap()
+            .contains("if count >= BULK_MIN_ITEMS {")
     );
 }
 

@@ -1253,3 +1253,93 @@ async fn a_turn_of_several_tasks_runs_each_entry_on_its_own_prompt_afresh() {
         "{firsts:?}"
     );
 }
+
+/// `versus pick` in a blind session a kill left with its names hidden: a name the turn does
+/// not have is refused with the aliases only (a wrong guess reveals nothing), the alias the
+/// review showed picks that model and the choice is recorded as blind, and the names are told
+/// once the pick has ended the session.
+#[test]
+fn a_blind_turn_left_unchosen_is_picked_by_the_alias_the_review_showed() {
+    let (tmp, root) = project();
+    // The key the binary uses (`util::versus` points XDG_STATE_HOME there): the store made
+    // here is the binary's own.
+    let key = versus::session::OwnerKey::at(&util::state_home().join("versus/store-key")).unwrap();
+    let store = Store::open_with(&root, key).unwrap();
+    let (a, b) = ("demo/blind-a", "demo/blind-b");
+    let models = vec![a.to_string(), b.to_string()];
+    let engine = SessionEngine::create(store.clone(), Source::Tui, models).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let scratch = tmp.path().join("scratch");
+    let (given, live) = runtime.block_on(async {
+        let mut live = Live::spawn(engine);
+        live.blind(true).await;
+        let targets = vec![
+            target(a, "A", Some(("notes.txt", "from a")), 1),
+            target(b, "B", Some(("notes.txt", "from b")), 1),
+        ];
+        live.turn("change the notes", targets, &scratch).await;
+        (told(&live), live)
+    });
+    // Killed before the choice: no shutdown, so the names stay hidden.
+    drop(runtime);
+    drop(live);
+    let alias_of = |label: &str| {
+        given
+            .iter()
+            .find(|(l, _)| l == label)
+            .map(|(_, alias)| alias.clone())
+            .unwrap()
+    };
+    let (alias_a, alias_b) = (alias_of(a), alias_of(b));
+
+    let pick = |spec: &str| {
+        util::versus()
+            .arg("-C")
+            .arg(&root)
+            .args(["pick", spec])
+            .output()
+            .unwrap()
+    };
+    let out = pick("demo/nope");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&alias_a) && stderr.contains(&alias_b),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(a) && !stderr.contains(b),
+        "a name leaked: {stderr}"
+    );
+
+    // "Model B" as the review showed it, or only its letter.
+    let letter = alias_b.rsplit(' ').next().unwrap().to_lowercase();
+    let out = pick(&letter);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("Applied {alias_b} (apply ")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(a) && !stdout.contains(b), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "from b 0\n"
+    );
+    // The session ended with the pick: its names are told.
+    assert!(stderr.contains(&format!("{alias_b} was {b}")), "{stderr}");
+    let prefs = versus::session::read_preferences(&store.preferences()).unwrap();
+    assert_eq!(prefs.len(), 1);
+    assert_eq!(prefs[0].chosen, vec![b.to_string()]);
+    assert!(
+        prefs[0].blind,
+        "picked by alias while the names were hidden"
+    );
+}

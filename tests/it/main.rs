@@ -35,6 +35,7 @@ mod hostile_checkout;
 mod mcp;
 mod models_remote;
 mod output_safety;
+mod pick_cli;
 mod provider_anthropic;
 mod provider_bedrock;
 mod provider_defaults;

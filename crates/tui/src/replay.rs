@@ -428,6 +428,7 @@ mod tests {
                     model: "demo/a".into(),
                     writes: writes.clone(),
                     base: Default::default(),
+                    modes: Default::default(),
                 },
                 SessionRecord::Finished {
                     turn: 1,

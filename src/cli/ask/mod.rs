@@ -11,6 +11,7 @@
 //! [`versus::sanitize`]: the raw streams and `eprintln!` are denied in this module.
 #![deny(clippy::disallowed_methods, clippy::print_stderr)]
 
+pub(crate) mod pick;
 mod progress;
 mod report;
 
@@ -24,21 +25,20 @@ use anyhow::bail;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use versus::apply::compose::{Selection, compose};
-use versus::apply::{AppliedAs, Resolution};
 use versus::engine::AgentSettings;
 use versus::engine::{
-    ChoiceOutcome, ChoiceRequest, EngineEvent, EngineEvents, EngineHandle, FinishedModel,
-    HistoryPolicy, Op, SessionStart, StartNotice, StartOptions, TurnOutcome, TurnRequest,
-    TurnTarget, start_session,
+    EngineEvent, EngineEvents, EngineHandle, FinishedModel, HistoryPolicy, Op, SessionStart,
+    StartNotice, StartOptions, TurnOutcome, TurnRequest, TurnTarget, start_session,
 };
 use versus::engine::{ModelRequest, RunOptions, resolve_models};
-use versus::sanitize::{self, block, line, name};
+use versus::sanitize::{self, block, line};
 use versus::session::Source;
 use versus::tools::{ToolLimits, ToolRegistry};
 use versus::workspace::Isolation;
 use versus::workspace::changeset::ChangeSet;
 
+pub use pick::ConflictArg;
+use pick::{PickOptions, PickReport};
 use progress::Progress;
 use report::{ChangedFile, Row};
 
@@ -61,17 +61,6 @@ pub enum IsolationArg {
     /// The old name of `in-memory` (the default workspaces are copy-on-write overlays).
     #[value(hide = true)]
     Overlay,
-}
-
-/// What to do with a file you changed since the run started when the merge conflicts.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ConflictArg {
-    /// Leave your file alone (default).
-    Skip,
-    /// Replace your file with the model's version.
-    Overwrite,
-    /// Write the merge with conflict markers for you to resolve.
-    Markers,
 }
 
 /// Arguments of `versus ask`.
@@ -143,6 +132,11 @@ pub struct AskArgs {
     /// Continue the session with this id (or id prefix; `versus sessions` lists them).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+
+    /// Leave out the closing line on how to keep a model's changes (`versus demo` says it
+    /// its own way).
+    #[arg(skip)]
+    pub no_pick_hint: bool,
 }
 
 /// Runs the command.
@@ -332,24 +326,23 @@ async fn ask(
     }
     let mut pick_report = None;
     if let Some(pick) = &args.pick {
-        let request = choice(&sets, pick, &args, turn)?;
-        handle.submit(Op::Choose(request))?;
-        let outcome = loop {
-            match events.recv().await {
-                Some(EngineEvent::Chosen(outcome)) => break outcome,
-                Some(EngineEvent::Failed { error, .. }) => {
-                    close(&handle, &mut events, false).await;
-                    return Err(error.into());
-                }
-                Some(_) => {}
-                None => bail!("the session engine stopped before the choice was made"),
+        let options = PickOptions {
+            on_conflict: args.on_conflict,
+            no_wait: args.no_wait,
+        };
+        let request = pick::choice(&sets, pick, options, &args.prompt, turn)?;
+        let outcome = match pick::choose(&handle, &mut events, request).await {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                close(&handle, &mut events, false).await;
+                return Err(error);
             }
         };
         if let Some(error) = &outcome.preference_error {
             say(&format!("versus: {error}"));
         }
         if pick != "none" {
-            let (report, conflicts) = pick_report_of(pick, &outcome);
+            let (report, conflicts) = PickReport::of(pick, &outcome);
             if conflicts > 0 {
                 exit = ExitCode::from(EXIT_FAILED);
             }
@@ -363,12 +356,38 @@ async fn ask(
     if outcome == TurnOutcome::EveryModelFailed {
         say("versus: every model failed (each one's error is under its name above)");
     }
+    if let Some(hint) = pick_hint(&args, &rows, &project) {
+        say(&hint);
+    }
     Ok(exit)
+}
+
+/// After a turn without `--pick` in which a model changed files: how to keep one of them
+/// without running the models again (`versus pick`), naming the project when it is not the
+/// current folder.
+fn pick_hint(args: &AskArgs, rows: &[Row], project: &std::path::Path) -> Option<String> {
+    if args.pick.is_some() || args.quiet || args.no_pick_hint {
+        return None;
+    }
+    let first = rows.iter().find(|row| row.files > 0)?;
+    let here = std::env::current_dir()
+        .and_then(|dir| dir.canonicalize())
+        .is_ok_and(|dir| dir == project);
+    let folder = if here {
+        String::new()
+    } else {
+        format!("-C {} ", sanitize::name(&project.display().to_string()))
+    };
+    Some(format!(
+        "Keep one model's changes (the models do not run again): versus {folder}pick {} \
+         (undo: versus {folder}rewind)",
+        first.model
+    ))
 }
 
 /// Ends the session (the `Ended` record, the workspaces removed unless kept) and waits for
 /// the engine to say so; returns the workspaces kept.
-async fn close(
+pub(crate) async fn close(
     handle: &EngineHandle,
     events: &mut EngineEvents,
     keep_workspaces: bool,
@@ -472,92 +491,6 @@ fn notes(isolation: Isolation, models: usize, prompt: &str) -> Vec<String> {
     notes
 }
 
-/// The engine's choice for `--pick`: that model's whole change set (or, when it changed no
-/// file, its answer), or none of them.
-fn choice(
-    sets: &[ChangeSet],
-    pick: &str,
-    args: &AskArgs,
-    turn: u32,
-) -> anyhow::Result<ChoiceRequest> {
-    let mut request = ChoiceRequest {
-        turn,
-        resolve_rest: Some(match args.on_conflict {
-            ConflictArg::Skip => Resolution::Skip,
-            ConflictArg::Overwrite => Resolution::Overwrite,
-            ConflictArg::Markers => Resolution::Markers,
-        }),
-        lock_wait: super::lock_wait(args.no_wait),
-        ..ChoiceRequest::default()
-    };
-    if pick == "none" {
-        return Ok(request);
-    }
-    let changed = sets.iter().any(|s| s.model == pick && !s.is_empty());
-    if changed {
-        request.plan = Some(compose(
-            sets,
-            &Selection::new().change_set(pick),
-            &args.prompt,
-        )?);
-    } else {
-        request.chosen = vec![pick.to_string()];
-    }
-    Ok(request)
-}
-
-/// What --pick did, for the output.
-#[derive(Debug, serde::Serialize)]
-struct PickReport {
-    model: String,
-    apply_id: Option<String>,
-    files: Vec<(String, String)>,
-}
-
-fn pick_report_of(pick: &str, outcome: &ChoiceOutcome) -> (PickReport, usize) {
-    let mut conflicts = 0;
-    let files = outcome
-        .files
-        .iter()
-        .map(|(path, applied_as)| {
-            let what = match applied_as {
-                AppliedAs::Written => "written",
-                AppliedAs::Deleted => "deleted",
-                AppliedAs::Merged => "merged with your edits",
-                AppliedAs::Overwritten => "overwritten (conflict)",
-                AppliedAs::MarkersWritten => "conflict markers written",
-                AppliedAs::AlreadyApplied => "already as proposed",
-                AppliedAs::Skipped => {
-                    conflicts += 1;
-                    "skipped: conflicts with your edits"
-                }
-                AppliedAs::Unresolved => {
-                    conflicts += 1;
-                    "not written: conflicts with your edits"
-                }
-                AppliedAs::MarkersUnavailable => {
-                    conflicts += 1;
-                    "not written: conflict, and markers cannot be written here"
-                }
-                // Reported, not a conflict: the rest of the pick was applied as chosen.
-                AppliedAs::Refused => {
-                    let why = outcome.refused.get(path).map_or("refused", String::as_str);
-                    return (path.clone(), format!("not written: {why}"));
-                }
-            };
-            (path.clone(), what.to_string())
-        })
-        .collect();
-    (
-        PickReport {
-            model: pick.to_string(),
-            apply_id: outcome.apply_id.clone(),
-            files,
-        },
-        conflicts,
-    )
-}
-
 fn row(model: &FinishedModel, set: &ChangeSet) -> Row {
     let stats = &model.stats;
     Row {
@@ -639,14 +572,7 @@ fn print_results(
     }
     if let Some(pick) = pick {
         writeln!(out)?;
-        match &pick.apply_id {
-            Some(id) => writeln!(out, "Applied {} (apply {id}):", line(&pick.model))?,
-            None => writeln!(out, "Nothing to write for {}:", line(&pick.model))?,
-        }
-        for (path, what) in &pick.files {
-            writeln!(out, "  {}: {}", name(path), line(what))?;
-        }
-        writeln!(out, "Undo with: versus rewind")?;
+        pick.write(&mut out)?;
     } else if args.pick.as_deref() == Some("none") {
         writeln!(out)?;
         writeln!(out, "Recorded: none of them.")?;
@@ -655,7 +581,8 @@ fn print_results(
     Ok(())
 }
 
-fn one_line(text: &str) -> String {
+/// The first line of `text`, at most 100 characters, `…` where cut.
+pub(crate) fn one_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or_default();
     let mut cut: String = line.chars().take(100).collect();
     if cut.len() < text.len() {

@@ -186,6 +186,9 @@ impl SessionEngine {
 
     /// Records a choice carried out: the `Choice` record and the next turn's note.
     pub(super) fn chosen(&mut self, outcome: &ChoiceOutcome) {
+        // The choice ends the blind review: the session's end may reveal the names now, also
+        // for one opened only to pick.
+        self.reveal_at_end = true;
         self.recorder.record(&SessionRecord::Choice {
             turn: outcome.turn,
             chosen: outcome.chosen.clone(),

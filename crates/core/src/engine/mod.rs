@@ -202,8 +202,10 @@ pub struct SessionEngine {
     /// What a rewind does when another versus holds the project's lock (`versus rewind
     /// --no-wait` refuses at once; every other front end waits).
     rewind_lock: crate::apply::LockWait,
-    /// Opened only to rewind ([`SessionEngine::rewind_only`]): the end reveals no names.
-    rewind_only: bool,
+    /// Whether the end of the session reveals blind mode's names: the end of the user's
+    /// blind review. Not for an open only to rewind ([`SessionEngine::rewind_only`]), nor for one only to pick
+    /// ([`SessionEngine::pick_only`]) until a choice is made.
+    reveal_at_end: bool,
 }
 
 impl std::fmt::Debug for SessionEngine {
@@ -345,7 +347,7 @@ impl SessionEngine {
             models: models.clone(),
             names: blind::names_from_log(log),
             rewind_lock: crate::apply::LockWait::Wait,
-            rewind_only: false,
+            reveal_at_end: true,
         };
         engine.recorder.record(&SessionRecord::Opened {
             time: now().rfc3339(),
@@ -491,8 +493,9 @@ impl SessionEngine {
             turn.cancel_all();
         }
         // The session ends: blind mode's names are revealed (the front end says who was who),
-        // unless it was opened only to rewind (`versus rewind` says nothing of the models).
-        if !self.rewind_only {
+        // unless it was opened only to rewind (`versus rewind` says nothing of the models) or
+        // only to pick and nothing was chosen (a refused `versus pick` reveals nothing).
+        if self.reveal_at_end {
             self.reveal();
         }
         self.recorder.record(&SessionRecord::Ended {

@@ -23,6 +23,8 @@ pub struct Finish<'a> {
     pub error: Option<String>,
     /// The turn's base (the base entry of each touched path is recorded with the proposals).
     pub base: Option<&'a Base>,
+    /// The model's workspace (the mode of each touched file is recorded with the proposals).
+    pub root: Option<&'a Path>,
 }
 
 /// The most of a model's last text a `finished` record repeats (64 KiB). The whole text is
@@ -127,6 +129,10 @@ impl SessionEngine {
             model: label.to_string(),
             writes: finish.writes.to_vec(),
             base: touched,
+            modes: finish
+                .root
+                .map(|root| crate::workspace::changeset::recorded_modes(root, &files))
+                .unwrap_or_default(),
         });
         let ran = finish.outcome.is_some();
         self.recorder.record(&SessionRecord::Finished {

@@ -39,7 +39,15 @@ impl SessionEngine {
         if self.turn.as_ref().is_some_and(|t| t.restored) {
             self.turn = None;
         }
-        self.rewind_only = true;
+        self.reveal_at_end = false;
+        self
+    }
+
+    /// Opens the session only to choose in its unchosen turn (`versus pick`): blind mode's
+    /// names stay hidden at the end unless a choice was made (a pick refused before it, a
+    /// wrong name, says nothing of who was who).
+    pub fn pick_only(mut self) -> Self {
+        self.reveal_at_end = false;
         self
     }
 
@@ -55,6 +63,7 @@ impl SessionEngine {
         let mut proposals = BTreeMap::new();
         let mut base = BTreeMap::new();
         let mut checks = BTreeMap::new();
+        let mut modes: BTreeMap<usize, BTreeMap<String, u32>> = BTreeMap::new();
         for record in log.records.iter().filter(|r| r.turn() == turn) {
             match record {
                 SessionRecord::Turn {
@@ -71,9 +80,11 @@ impl SessionEngine {
                     entry,
                     writes,
                     base: entries,
+                    modes: recorded,
                     ..
                 } => {
                     proposals.insert(*entry, writes.clone());
+                    modes.insert(*entry, recorded.clone());
                     for (path, entry) in entries {
                         if let Some(entry) = entry {
                             base.insert(path.clone(), entry.clone());
@@ -139,6 +150,7 @@ impl SessionEngine {
                 label: label.clone(),
                 finished: done.filter(|_| reviewable),
                 writes: proposals.remove(&entry).unwrap_or_default(),
+                modes: modes.remove(&entry).unwrap_or_default(),
                 result: None,
                 files: None,
                 cancel: CancellationToken::new(),
@@ -160,7 +172,11 @@ impl SessionEngine {
         self.turn = Some(TurnState {
             turn,
             prompt,
-            base: Some(Arc::new(Base::from_entries(self.project.clone(), base))),
+            // Base content git does not hold was kept in the session's blobs when the turn ran.
+            base: Some(Arc::new(
+                Base::from_entries(self.project.clone(), base)
+                    .with_content_from(self.dir.join(crate::session::BLOBS_DIR)),
+            )),
             slots,
             all: CancellationToken::new(),
             restored: true,

@@ -1,7 +1,8 @@
 //! A turn: each model's history shortened by the one policy, its next-turn note, the project
 //! captured, the fan-out, and every run event recorded before the front end sees it.
 
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -16,7 +17,7 @@ use crate::context::{ContextSources, LedgerEntry, LedgerSource, ProjectContext};
 use crate::model::{AgentEvent, Message, RunStats, RunStop, SubAgentSettings};
 use crate::runner::{EntryRun, ModelEntry, ModelResult, RunEvent, RunOptions, fan_out_each};
 use crate::session::{SessionRecord, TurnTask, next_turn_note};
-use crate::workspace::changeset::{BaseReader, ChangeSet};
+use crate::workspace::changeset::{BaseReader, ChangeSet, Modes};
 use crate::workspace::{Base, FileWrite};
 
 /// How many other workspaces of a turn a change set may read base content from.
@@ -294,6 +295,8 @@ pub(super) struct Slot {
     pub label: String,
     pub finished: Option<FinishedModel>,
     pub writes: Vec<FileWrite>,
+    /// The modes recorded with a reopened turn's proposals (its workspace is gone).
+    pub modes: BTreeMap<String, u32>,
     pub result: Option<ModelResult>,
     pub files: Option<usize>,
     pub cancel: CancellationToken,
@@ -330,6 +333,32 @@ impl TurnState {
     }
 }
 
+/// Keeps in the session's blob folder the base content of `set`'s changed files that git does
+/// not hold (the user's uncommitted or untracked version at the start of the turn). Once the
+/// turn's workspaces are gone and the user edits such a file, nothing else has those bytes,
+/// and a turn reopened for review or `versus pick` needs them to rebuild the change set and
+/// to merge the model's change with the user's edit. Files git holds cost a hash each here and
+/// nothing on disk. A failure to keep them is logged: the live turn has its workspaces.
+fn keep_base_content(set: &ChangeSet, base: &Base, reader: &BaseReader, folder: &Path) {
+    let changed = set
+        .files
+        .iter()
+        .filter_map(|file| Some((file.path.as_str(), file.base.as_deref()?.as_slice())));
+    let missing: BTreeSet<&str> = reader.not_held_by_git(changed).into_iter().collect();
+    let blobs: Vec<crate::workspace::content::Blob> = set
+        .files
+        .iter()
+        .filter(|file| missing.contains(file.path.as_str()))
+        .filter_map(|file| {
+            let entry = base.get(&file.path)?;
+            Some((entry.hash.clone(), Arc::clone(file.base.as_ref()?)))
+        })
+        .collect();
+    if let Err(error) = crate::session::store_blobs(folder, &blobs) {
+        tracing::warn!(%error, "base content of a change set not kept in the session");
+    }
+}
+
 /// Builds one model's change set off the engine (reads base content: blocking).
 pub struct ChangeSetJob {
     /// The model.
@@ -337,7 +366,13 @@ pub struct ChangeSetJob {
     base: Arc<Base>,
     writes: Vec<FileWrite>,
     root: Option<PathBuf>,
+    /// The modes recorded with the proposals, for a reopened turn (no workspace root).
+    modes: BTreeMap<String, u32>,
     fallbacks: Vec<PathBuf>,
+    /// The session's blob folder, where a live turn keeps the base content of the files the
+    /// model changed that git does not hold (`None` for a reopened turn: its base content is
+    /// read from there, never written).
+    keep_base_in: Option<PathBuf>,
 }
 
 impl ChangeSetJob {
@@ -348,17 +383,19 @@ impl ChangeSetJob {
         for dir in &self.fallbacks {
             reader = reader.with_fallback(dir);
         }
-        let set = ChangeSet::build(
-            &self.label,
-            &self.base,
-            &self.writes,
-            &reader,
-            self.root.as_deref(),
-        )
-        .map_err(|source| EngineError::ChangeSet {
-            model: self.label.clone(),
-            source: Box::new(source),
-        })?;
+        let modes = match &self.root {
+            Some(root) => Modes::Workspace(root),
+            None => Modes::Recorded(&self.modes),
+        };
+        let set =
+            ChangeSet::build_with_modes(&self.label, &self.base, &self.writes, &reader, modes)
+                .map_err(|source| EngineError::ChangeSet {
+                    model: self.label.clone(),
+                    source: Box::new(source),
+                })?;
+        if let Some(folder) = &self.keep_base_in {
+            keep_base_content(&set, &self.base, &reader, folder);
+        }
         tracing::debug!(
             model = %self.label,
             files = set.files.len(),
@@ -464,6 +501,7 @@ impl SessionEngine {
                 label: target.label.clone(),
                 finished: None,
                 writes: Vec::new(),
+                modes: BTreeMap::new(),
                 result: None,
                 files: None,
                 cancel: cancel.clone(),
@@ -654,6 +692,7 @@ impl SessionEngine {
                 writes: &result.writes,
                 error: result.error.clone(),
                 base: base.as_deref(),
+                root: result.workspace.as_ref().map(|w| w.root()),
             },
         );
         finished.notes = result.notes.clone();
@@ -703,7 +742,9 @@ impl SessionEngine {
             base,
             writes: slot.writes.clone(),
             root,
+            modes: slot.modes.clone(),
             fallbacks,
+            keep_base_in: (!state.restored).then(|| self.dir.join(crate::session::BLOBS_DIR)),
         })
     }
 

@@ -18,6 +18,7 @@ mod store;
 mod summary;
 
 pub use blobs::BLOBS_DIR;
+pub(crate) use blobs::store as store_blobs;
 pub use clock::{Timestamp, now};
 pub use history::{HISTORY, HistoryEntry, append_history, read_history};
 pub use log::{EVENTS_FILE, Session, SessionLog, next_turn_note};

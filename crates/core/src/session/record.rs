@@ -192,6 +192,11 @@ pub enum SessionRecord {
         writes: Vec<FileWrite>,
         /// The base entry of each touched path (`None`: the path did not exist at turn start).
         base: BTreeMap<String, Option<BaseEntry>>,
+        /// The mode of each touched path that was a file in the model's workspace when it
+        /// finished, so a turn reopened after its workspace is gone keeps a change of the
+        /// executable bit (absent in records written before: modes then unknown).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        modes: BTreeMap<String, u32>,
     },
     /// A model ended.
     Finished {

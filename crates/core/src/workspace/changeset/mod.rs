@@ -302,6 +302,19 @@ impl ChangeSet {
         source: &dyn BaseSource,
         mode_root: Option<&Path>,
     ) -> Result<Self, ChangeSetError> {
+        let modes = mode_root.map_or(Modes::Unknown, Modes::Workspace);
+        Self::build_with_modes(model, base, writes, source, modes)
+    }
+
+    /// [`ChangeSet::build`] with the modes of proposed files from `modes`: a turn reopened
+    /// after its workspaces are gone has the modes recorded with its proposals.
+    pub fn build_with_modes(
+        model: &str,
+        base: &Base,
+        writes: &[FileWrite],
+        source: &dyn BaseSource,
+        modes: Modes<'_>,
+    ) -> Result<Self, ChangeSetError> {
         let mut by_path: BTreeMap<&str, Vec<&FileWrite>> = BTreeMap::new();
         for w in writes {
             by_path.entry(w.path.as_str()).or_default().push(w);
@@ -311,7 +324,7 @@ impl ChangeSet {
             list.sort_by_key(|w| w.seq);
         }
         let one = |(path, list): &(&str, Vec<&FileWrite>)| {
-            file_change(model, base, path, list, source, mode_root)
+            file_change(model, base, path, list, source, modes)
         };
         // Each path's change (its base content read and checked, its diff) is independent of
         // the others: a large set is built by a few threads, each taking consecutive paths;
@@ -389,7 +402,7 @@ fn file_change(
     path: &str,
     writes: &[&FileWrite],
     source: &dyn BaseSource,
-    mode_root: Option<&Path>,
+    modes: Modes<'_>,
 ) -> Result<Option<FileChange>, ChangeSetError> {
     let Some(last) = writes.last() else {
         return Ok(None);
@@ -398,8 +411,8 @@ fn file_change(
     let symlink = proposed.is_some() && last.symlink;
     let entry = base.get(path);
     let base_symlink = entry.is_some_and(|e| e.kind == BaseKind::Symlink);
-    let mode = match (&proposed, mode_root) {
-        (Some(_), Some(root)) if !symlink => mode_of(&root.join(path)),
+    let mode = match &proposed {
+        Some(_) if !symlink => modes.of(path),
         _ => None,
     };
     // The executable bit as review shows it is part of the proposal.
@@ -485,6 +498,41 @@ fn file_change(
 }
 
 /// Permission bits of a regular file, `None` when there is none at `abs`.
+/// Where a change set takes the mode of each proposed file (the executable bit is part of a
+/// proposal).
+#[derive(Debug, Clone, Copy)]
+pub enum Modes<'a> {
+    /// Not known (a workspace that is not on disk): modes are left out of the proposal.
+    Unknown,
+    /// The files of this workspace root, as they are now.
+    Workspace(&'a Path),
+    /// As recorded with the proposals ([`recorded_modes`]): a turn reopened after its
+    /// workspace is gone.
+    Recorded(&'a BTreeMap<String, u32>),
+}
+
+impl Modes<'_> {
+    fn of(&self, path: &str) -> Option<u32> {
+        match self {
+            Modes::Unknown => None,
+            Modes::Workspace(root) => mode_of(&root.join(path)),
+            Modes::Recorded(modes) => modes.get(path).copied(),
+        }
+    }
+}
+
+/// The mode of each of `paths` that is a regular file under `root` now (a workspace when its
+/// model finished): what a session records beside the proposals, for [`Modes::Recorded`].
+pub fn recorded_modes<'a>(
+    root: &Path,
+    paths: impl IntoIterator<Item = &'a String>,
+) -> BTreeMap<String, u32> {
+    paths
+        .into_iter()
+        .filter_map(|path| Some((path.clone(), mode_of(&root.join(path))?)))
+        .collect()
+}
+
 fn mode_of(abs: &Path) -> Option<u32> {
     let meta = fs::symlink_metadata(abs).ok()?;
     meta.is_file().then(|| meta.permissions().mode() & 0o7777)
@@ -724,6 +772,20 @@ mod tests {
         );
         assert_eq!(cs.file("new").unwrap().shown_mode(), Some(0o755));
         assert!(!cs.file("x.sh").unwrap().mode_changed());
+
+        // The modes recorded with the proposals give the same change set once the workspace
+        // is gone (a reopened turn); without them, the mode-only change would vanish.
+        let paths: Vec<String> = writes.iter().map(|w| w.path.clone()).collect();
+        let modes = recorded_modes(ws.path(), &paths);
+        drop(ws);
+        let reader = BaseReader::new(&base);
+        let again =
+            ChangeSet::build_with_modes("m", &base, &writes, &reader, Modes::Recorded(&modes))
+                .unwrap();
+        assert_eq!(again.unified_diff(), cs.unified_diff());
+        let unknown =
+            ChangeSet::build_with_modes("m", &base, &writes, &reader, Modes::Unknown).unwrap();
+        assert!(unknown.file("run.sh").is_none());
         drop(d);
     }
 

@@ -3,9 +3,12 @@
 //! A [`Base`] keeps only hashes, which is what makes capture cheap. The bytes are needed only
 //! for the few paths a model changed, and only once it finishes, so they are fetched then and
 //! checked against the base hash: from the user's tree (usually untouched during the run), from
-//! the git index or HEAD (a file committed or staged at run start), then from any fallback
-//! folder that started from the same base (another model's workspace that left the file alone).
-//! A source that returns bytes with a different hash is never believed.
+//! the git index or HEAD (a file committed or staged at run start), from the folders of
+//! content-named files the base names (a session's `blobs/`, where the engine keeps the base
+//! content git does not hold, so a turn reopened after its workspaces are gone still has it),
+//! then from any fallback folder that started from the same base (another model's workspace
+//! that left the file alone). A source that returns bytes with a different hash is never
+//! believed.
 
 use std::fmt;
 use std::fs;
@@ -34,6 +37,8 @@ impl<F: Fn(&str, &BaseEntry) -> Option<Vec<u8>> + Sync> BaseSource for F {
 /// verified against the base hash.
 pub struct BaseReader {
     project: PathBuf,
+    /// Folders of files named by their content's blake3 ([`Base::with_content_from`]).
+    content_from: Vec<PathBuf>,
     fallbacks: Vec<PathBuf>,
     /// Opened on first need; behind a lock because a repository handle is not `Sync` (git is
     /// only the fallback when the user's tree no longer holds a file's base content).
@@ -60,6 +65,7 @@ impl BaseReader {
     pub fn new(base: &Base) -> Self {
         Self {
             project: base.root().to_path_buf(),
+            content_from: base.content_from().to_vec(),
             fallbacks: Vec::new(),
             git: OnceLock::new(),
         }
@@ -70,6 +76,47 @@ impl BaseReader {
     pub fn with_fallback(mut self, root: &Path) -> Self {
         self.fallbacks.push(root.to_path_buf());
         self
+    }
+
+    /// Of `files` (path and the bytes it had at base time), those git does not hold as that
+    /// path's content in the index or in HEAD: once the user's tree moves on, their base
+    /// content can be read back from nowhere else. The index and HEAD are read once.
+    pub fn not_held_by_git<'a>(
+        &self,
+        files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    ) -> Vec<&'a str> {
+        let git = self
+            .git
+            .get_or_init(|| open_repo(&self.project).map(Mutex::new))
+            .as_ref()
+            .map(|git| git.lock().unwrap_or_else(PoisonError::into_inner));
+        let index = git.as_ref().and_then(|g| g.repo.index().ok());
+        let head = git
+            .as_ref()
+            .and_then(|g| g.repo.head().ok()?.peel_to_tree().ok());
+        files
+            .into_iter()
+            .filter(|(path, bytes)| {
+                let Some(git) = &git else { return true };
+                let Ok(id) = git2::Oid::hash_object(git2::ObjectType::Blob, bytes) else {
+                    return true;
+                };
+                let rel = git.prefix.join(path);
+                let staged = || {
+                    index
+                        .as_ref()
+                        .and_then(|i| i.get_path(&rel, 0))
+                        .is_some_and(|e| e.id == id)
+                };
+                let committed = || {
+                    head.as_ref()
+                        .and_then(|t| t.get_path(&rel).ok())
+                        .is_some_and(|e| e.id() == id)
+                };
+                !staged() && !committed()
+            })
+            .map(|(path, _)| path)
+            .collect()
     }
 
     fn read_git(&self, path: &str, entry: &BaseEntry) -> Option<Vec<u8>> {
@@ -102,10 +149,31 @@ impl BaseSource for BaseReader {
         if let Some(bytes) = self.read_git(path, entry) {
             return Some(bytes);
         }
+        if let Some(bytes) = self
+            .content_from
+            .iter()
+            .find_map(|folder| read_named(folder, entry))
+        {
+            return Some(bytes);
+        }
         self.fallbacks
             .iter()
             .find_map(|root| read_verified(root, path, entry))
     }
+}
+
+/// Reads `folder/<hash>`, a regular file named by its content's blake3 (never through a link),
+/// and returns it only if its bytes hash to `entry`'s hash.
+fn read_named(folder: &Path, entry: &BaseEntry) -> Option<Vec<u8>> {
+    if !crate::workspace::content::is_blob_name(&entry.hash) {
+        return None;
+    }
+    let path = folder.join(&entry.hash);
+    if !fs::symlink_metadata(&path).ok()?.is_file() {
+        return None;
+    }
+    let bytes = fs::read(&path).ok()?;
+    (hash_bytes(&bytes) == entry.hash).then_some(bytes)
 }
 
 /// Reads `root/path` the way base capture hashed it (a symlink's target, a file's bytes) and
@@ -131,4 +199,92 @@ fn open_repo(project: &Path) -> Option<GitBlobs> {
     let workdir = repo.workdir()?.canonicalize().ok()?;
     let prefix = project.strip_prefix(&workdir).ok()?.to_path_buf();
     Some(GitBlobs { repo, prefix })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::workspace::base::BaseKind;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// What git holds (committed, or staged) is told apart from what only the user's tree
+    /// held: the latter is what a session must keep to rebuild a change set later.
+    #[test]
+    fn git_holds_committed_and_staged_bytes_and_nothing_else() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        fs::write(root.join("committed.txt"), "c\n").unwrap();
+        fs::write(root.join("staged.txt"), "s\n").unwrap();
+        git(root, &["init", "-q"]);
+        git(root, &["add", "."]);
+        git(
+            root,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "i",
+            ],
+        );
+        fs::write(root.join("staged.txt"), "s2\n").unwrap();
+        git(root, &["add", "staged.txt"]);
+        let base = Base::capture(root).unwrap();
+        let reader = BaseReader::new(&base);
+        let files: [(&str, &[u8]); 5] = [
+            ("committed.txt", b"c\n"),
+            ("staged.txt", b"s2\n"),
+            ("staged.txt", b"s\n"),
+            ("committed.txt", b"edited\n"),
+            ("untracked.txt", b"u\n"),
+        ];
+        assert_eq!(
+            reader.not_held_by_git(files),
+            ["committed.txt", "untracked.txt"],
+            "the old staged bytes are still HEAD's; the edit and the new file are nowhere"
+        );
+    }
+
+    /// A folder of content-named files serves only bytes that hash to the name asked for,
+    /// and never through a link.
+    #[test]
+    fn content_named_files_are_believed_only_when_they_hash_to_their_name() {
+        let d = tempfile::tempdir().unwrap();
+        let project = d.path().join("p");
+        let blobs = d.path().join("blobs");
+        fs::create_dir_all(&project).unwrap();
+        fs::create_dir_all(&blobs).unwrap();
+        let entry = |bytes: &[u8]| BaseEntry {
+            hash: hash_bytes(bytes),
+            mode: 0o644,
+            kind: BaseKind::File,
+        };
+        let good = entry(b"kept\n");
+        fs::write(blobs.join(&good.hash), "kept\n").unwrap();
+        let forged = entry(b"other\n");
+        fs::write(blobs.join(&forged.hash), "not other\n").unwrap();
+        let linked = entry(b"secret\n");
+        fs::write(d.path().join("secret"), "secret\n").unwrap();
+        std::os::unix::fs::symlink(d.path().join("secret"), blobs.join(&linked.hash)).unwrap();
+        let base = Base::from_entries(project, Default::default()).with_content_from(blobs);
+        let reader = BaseReader::new(&base);
+        assert_eq!(reader.base_content("a.txt", &good).unwrap(), b"kept\n");
+        assert_eq!(reader.base_content("a.txt", &forged), None);
+        assert_eq!(reader.base_content("a.txt", &linked), None);
+    }
 }
