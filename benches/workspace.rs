@@ -327,13 +327,13 @@ fn bench_pick(root: &Path, scratch: &Path, n: usize, files: usize) {
         &format!("`versus ask --pick`, a model changing {n} files (whole command)"),
         median(ours_pick),
         "`git apply` + `sync`",
-        median(ref_apply),
+        median(ref_apply.clone()),
     );
     row(
         &format!("`versus pick` of those {n} files after `versus ask` (whole command)"),
         median(ours_pick_later),
         "`git apply` + `sync`",
-        median(ref_apply.clone()),
+        median(ref_apply),
     );
     row(
         &format!("`versus rewind --yes` of those {n} files (whole command)"),
