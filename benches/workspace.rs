@@ -311,15 +311,24 @@ fn bench_pick(root: &Path, scratch: &Path, n: usize, files: usize) {
     let (mut ours_pick, mut ours_rewind, mut ref_apply, mut ref_checkout) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut ours_pick_later = Vec::new();
+    // Every timed command starts with nothing left to write back: a `sync` (not timed) first,
+    // so the reference's own `sync` flushes only what its command wrote, not what the
+    // commands before it left (the workspaces and session records of `versus ask`).
     for _ in 0..runs() {
+        sync();
         ours_pick.push(pick());
+        sync();
         ours_rewind.push(rewind());
         clean();
         ask_only();
+        sync();
         ours_pick_later.push(pick_later());
+        sync();
         ours_rewind.push(rewind());
         clean();
+        sync();
         ref_apply.push(git_apply());
+        sync();
         ref_checkout.push(git_checkout());
         clean();
     }

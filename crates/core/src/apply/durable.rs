@@ -45,6 +45,33 @@ pub fn sync_files(files: &[PathBuf]) -> Result<()> {
     sync_all(files, Kind::FileData)
 }
 
+/// Starts writing `file`'s data back to the disk now, without waiting (Linux's
+/// `sync_file_range(SYNC_FILE_RANGE_WRITE)`): only a hint, never what makes the data durable
+/// (that stays the file's own `fdatasync`, which then mostly waits for writes already under
+/// way). A snapshot of 1,000 new files written one after another and each flushed later made
+/// the disk take the writes one flush at a time; started as each file is written, the block
+/// layer gets them together. Measured on 1,000 files of 20 KB: written then flushed 210-223
+/// ms, with the hint 128-135 ms, one `sync` of all 99-105 ms (docs/benchmarks.md). Errors are
+/// ignored: the flush that follows reports any that matter.
+pub fn start_writeback(file: &fs::File) {
+    #[cfg(target_os = "linux")]
+    start_writeback_linux(file);
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn start_writeback_linux(file: &fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: sync_file_range takes a descriptor this function borrows for the call (open for
+    // its whole duration), two integers and a flag; it reads and writes no memory of this
+    // process. No wrapper exists in nix 0.30 or std.
+    let _ = unsafe {
+        nix::libc::sync_file_range(file.as_raw_fd(), 0, 0, nix::libc::SYNC_FILE_RANGE_WRITE)
+    };
+}
+
 /// Where a batch's files go to be flushed while the rest of the batch is still being made
 /// ([`make_and_flush`]).
 #[derive(Debug)]

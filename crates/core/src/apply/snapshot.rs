@@ -428,6 +428,8 @@ fn write_new_file(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
         file.set_permissions(fs::Permissions::from_mode(m & 0o7777))
             .map_err(|e| ApplyError::io("set the mode of", path, e))?;
     }
+    // Its flush comes later (with the batch); the disk can start on it now.
+    super::durable::start_writeback(&file);
     Ok(())
 }
 
