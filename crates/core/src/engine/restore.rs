@@ -171,6 +171,8 @@ impl SessionEngine {
         };
         self.turn = Some(TurnState {
             turn,
+            // Never used to trust a file: a reopened turn keeps no base content.
+            started: std::time::SystemTime::UNIX_EPOCH,
             prompt,
             // Base content git does not hold was kept in the session's blobs when the turn ran.
             base: Some(Arc::new(

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -305,6 +306,9 @@ pub(super) struct Slot {
 /// The running turn, or the last one, kept for review until the next starts.
 pub(super) struct TurnState {
     pub turn: u32,
+    /// When the turn was launched, before its capture (a file unchanged since then still has
+    /// its base bytes).
+    pub started: SystemTime,
     pub prompt: String,
     pub base: Option<Arc<Base>>,
     pub slots: Vec<Slot>,
@@ -337,14 +341,32 @@ impl TurnState {
 /// not hold (the user's uncommitted or untracked version at the start of the turn). Once the
 /// turn's workspaces are gone and the user edits such a file, nothing else has those bytes,
 /// and a turn reopened for review or `versus pick` needs them to rebuild the change set and
-/// to merge the model's change with the user's edit. Files git holds cost a hash each here and
-/// nothing on disk. A failure to keep them is logged: the live turn has its workspaces.
-fn keep_base_content(set: &ChangeSet, base: &Base, reader: &BaseReader, folder: &Path) {
+/// to merge the model's change with the user's edit. A file the copy-on-write workspace knows
+/// to be the commit's costs nothing here, another file git holds a hash (or a look at its
+/// index entry), and nothing on disk. A failure to keep them is logged: the live turn has its
+/// workspaces.
+fn keep_base_content(
+    set: &ChangeSet,
+    base: &Base,
+    reader: &BaseReader,
+    (folder, started): (&Path, SystemTime),
+    committed: &BTreeSet<String>,
+) {
+    let timer = std::time::Instant::now();
+    // What the workspace knows to be the commit's needs no hashing.
     let changed = set
         .files
         .iter()
-        .filter_map(|file| Some((file.path.as_str(), file.base.as_deref()?.as_slice())));
-    let missing: BTreeSet<&str> = reader.not_held_by_git(changed).into_iter().collect();
+        .filter(|file| !committed.contains(&file.path))
+        .filter_map(|file| Some((file.path.as_str(), file.base.as_deref()?.as_slice())))
+        .collect::<Vec<_>>();
+    if changed.is_empty() {
+        return;
+    }
+    let missing: BTreeSet<&str> = reader
+        .not_held_by_git(changed, Some(started))
+        .into_iter()
+        .collect();
     let blobs: Vec<crate::workspace::content::Blob> = set
         .files
         .iter()
@@ -357,6 +379,12 @@ fn keep_base_content(set: &ChangeSet, base: &Base, reader: &BaseReader, folder: 
     if let Err(error) = crate::session::store_blobs(folder, &blobs) {
         tracing::warn!(%error, "base content of a change set not kept in the session");
     }
+    tracing::debug!(
+        files = set.files.len(),
+        kept = blobs.len(),
+        ms = timer.elapsed().as_millis() as u64,
+        "base content git does not hold kept"
+    );
 }
 
 /// Builds one model's change set off the engine (reads base content: blocking).
@@ -370,9 +398,11 @@ pub struct ChangeSetJob {
     modes: BTreeMap<String, u32>,
     fallbacks: Vec<PathBuf>,
     /// The session's blob folder, where a live turn keeps the base content of the files the
-    /// model changed that git does not hold (`None` for a reopened turn: its base content is
-    /// read from there, never written).
-    keep_base_in: Option<PathBuf>,
+    /// model changed that git does not hold, and when the turn started (`None` for a reopened
+    /// turn: its base content is read from there, never written).
+    keep_base_in: Option<(PathBuf, SystemTime)>,
+    /// The touched paths whose base content is known to be the commit's (git holds it).
+    committed: BTreeSet<String>,
 }
 
 impl ChangeSetJob {
@@ -393,8 +423,14 @@ impl ChangeSetJob {
                     model: self.label.clone(),
                     source: Box::new(source),
                 })?;
-        if let Some(folder) = &self.keep_base_in {
-            keep_base_content(&set, &self.base, &reader, folder);
+        if let Some((folder, started)) = &self.keep_base_in {
+            keep_base_content(
+                &set,
+                &self.base,
+                &reader,
+                (folder, *started),
+                &self.committed,
+            );
         }
         tracing::debug!(
             model = %self.label,
@@ -529,6 +565,7 @@ impl SessionEngine {
         self.record_turn(turn, &request.prompt, &labels, &request.tasks);
         self.turn = Some(TurnState {
             turn,
+            started: SystemTime::now(),
             prompt: request.prompt,
             base: None,
             slots,
@@ -722,11 +759,20 @@ impl SessionEngine {
         let base = Arc::clone(state.base.as_ref()?);
         let slot = state.slots.get(entry)?;
         slot.finished.as_ref()?;
-        let root = slot
-            .result
-            .as_ref()
-            .and_then(|r| r.workspace.as_ref())
-            .map(|w| w.root().to_path_buf());
+        let workspace = slot.result.as_ref().and_then(|r| r.workspace.as_ref());
+        let root = workspace.map(|w| w.root().to_path_buf());
+        let committed = workspace
+            .map(|w| {
+                slot.writes
+                    .iter()
+                    .filter_map(|write| {
+                        let entry = base.get(&write.path)?;
+                        w.base_is_committed(&write.path, &entry.hash)
+                            .then(|| write.path.clone())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         // Other finished workspaces started from the same base: a fallback for base content
         // the user's tree and git no longer hold (a few are plenty: a turn of many tasks
         // would otherwise hand every job every other workspace).
@@ -744,7 +790,9 @@ impl SessionEngine {
             root,
             modes: slot.modes.clone(),
             fallbacks,
-            keep_base_in: (!state.restored).then(|| self.dir.join(crate::session::BLOBS_DIR)),
+            keep_base_in: (!state.restored)
+                .then(|| (self.dir.join(crate::session::BLOBS_DIR), state.started)),
+            committed,
         })
     }
 

@@ -453,6 +453,15 @@ impl Workspace {
         Sandbox::new(settings, dirs)
     }
 
+    /// Whether `path`'s base content, hashed `hash`, is known to be the commit's (its HEAD
+    /// holds those bytes): a copy-on-write workspace over a kept checkout of the commit knows
+    /// every committed file's hash; other workspaces know nothing (`false`).
+    pub fn base_is_committed(&self, path: &str, hash: &str) -> bool {
+        self.frozen
+            .as_ref()
+            .is_some_and(|frozen| frozen.is_committed(path, hash))
+    }
+
     /// True for a copy-on-write workspace (an overlay over the run's frozen base).
     pub fn is_copy_on_write(&self) -> bool {
         self.frozen.is_some()

@@ -62,6 +62,9 @@ pub struct FrozenBase {
     mode: Isolation,
     hidden: Vec<PathBuf>,
     objects: Vec<PathBuf>,
+    /// The files of the kept checkout of the commit under the layer (`None`: a checkout of
+    /// the whole state): a base file with the same hash is the commit's, which git holds.
+    committed: Option<Arc<cache::Files>>,
 }
 
 /// What keeps a frozen base's folder alive.
@@ -80,6 +83,15 @@ enum Holder {
 }
 
 impl FrozenBase {
+    /// Whether `path`'s content in the base, hashed `hash`, is the commit's (known only for a
+    /// layer over a kept checkout of the commit; `false` when not known).
+    pub(crate) fn is_committed(&self, path: &str, hash: &str) -> bool {
+        self.committed
+            .as_ref()
+            .and_then(|files| files.entries.get(path))
+            .is_some_and(|entry| entry.hash == hash)
+    }
+
     fn from_folder(holder: Holder, folder: &Path, plan: &TreePlan) -> Self {
         let tree = folder.join("tree");
         let filled = plan.filled(&tree);
@@ -90,6 +102,7 @@ impl FrozenBase {
             mode: filled.mode,
             hidden: filled.hidden,
             objects: filled.objects,
+            committed: None,
         }
     }
 
@@ -311,6 +324,7 @@ fn layered(
     let mut lowers: Vec<PathBuf> = layer.iter().map(|l| l.tree().to_path_buf()).collect();
     lowers.push(tree.clone());
     let filled = plan.filled(&tree);
+    let committed = Some(Arc::clone(&checkout.files));
     Ok(Some(FrozenBase {
         _holder: Holder::Layered {
             _checkout: checkout,
@@ -321,6 +335,7 @@ fn layered(
         mode: filled.mode,
         hidden: filled.hidden,
         objects: filled.objects,
+        committed,
     }))
 }
 
