@@ -155,14 +155,14 @@ async fn pick(args: PickArgs, project: PathBuf) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// Why a session has no turn to pick in, from its log: no turn yet, or its latest turn's
-/// choice (named unless the names are hidden), or that choice rewound.
+/// Why a session has no turn to pick in, from its log: no turn yet, no model of its latest
+/// turn finished, or that turn's choice (named unless the names are hidden), since rewound.
 fn why_nothing(log: &SessionLog, hidden: bool) -> String {
     let last = log.last_turn();
     let mut why = if last == 0 {
         "it has no turn yet".to_string()
     } else {
-        format!("turn {last} was not brought back")
+        format!("no model of turn {last} finished (`versus --continue` runs them again)")
     };
     for record in log.records.iter().filter(|r| r.turn() == last) {
         match record {
