@@ -99,6 +99,16 @@ fn request(prompt: &str, targets: Vec<TurnTarget>, scratch: &Path) -> TurnReques
     }
 }
 
+/// A runtime of its own for an engine a test kills: dropping it ends the engine's task without
+/// a shutdown, as a killed versus does.
+fn killable_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A session engine running as its task, driven through its handle as a front end does; it
 /// keeps the blind names it was told and a short name of every event, in order.
 struct Live {
@@ -343,11 +353,7 @@ fn a_rewind_only_open_leaves_blind_names_hidden() {
     let store = Store::open_with(&root, test_key(&root)).unwrap();
     let models = vec!["demo/a".to_string(), "demo/b".to_string()];
     let engine = SessionEngine::create(store.clone(), Source::Tui, models).unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = killable_runtime();
     // Killed while blind: the runtime goes away without a shutdown (see the test above).
     let (given, live) = runtime.block_on(async {
         let mut live = Live::spawn(engine);
@@ -581,11 +587,7 @@ fn blind_aliases_stay_the_same_across_turns_and_a_continue() {
     assert!(engine.blind_names().is_none());
     // Killed: the runtime that runs the engine's task goes away without a shutdown, so no
     // `ended` record (dropping the engine flushes its log).
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = killable_runtime();
     let (given, live) = runtime.block_on(async {
         let mut live = Live::spawn(engine);
         live.blind(true).await;
@@ -1268,11 +1270,7 @@ fn a_blind_turn_left_unchosen_is_picked_by_the_alias_the_review_showed() {
     let (a, b) = ("demo/blind-a", "demo/blind-b");
     let models = vec![a.to_string(), b.to_string()];
     let engine = SessionEngine::create(store.clone(), Source::Tui, models).unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = killable_runtime();
     let scratch = tmp.path().join("scratch");
     let (given, live) = runtime.block_on(async {
         let mut live = Live::spawn(engine);

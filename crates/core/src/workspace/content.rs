@@ -172,9 +172,6 @@ pub fn deserialize<'de, D: Deserializer<'de>>(
 /// The bytes of the blob `hash` in the folder being resolved, checked against its size and
 /// hash (never more than `size` bytes are read).
 fn read_blob(hash: &str, size: u64) -> Result<Vec<u8>, String> {
-    if !is_blob_name(hash) {
-        return Err(format!("`{}` is not a content hash", hash.escape_debug()));
-    }
     let folder = MODE.with(|m| match &*m.borrow() {
         Mode::Resolve(folder) => Some(folder.clone()),
         _ => None,
@@ -182,8 +179,18 @@ fn read_blob(hash: &str, size: u64) -> Result<Vec<u8>, String> {
     let Some(folder) = folder else {
         return Err("content stored by reference outside a session log".to_string());
     };
+    read_named(&folder, hash, Some(size))
+}
+
+/// The bytes of `folder/<hash>`, a file named by its content's blake3, only when they hash to
+/// that name (and are `size` bytes, when given: never more are read then): never through a
+/// link, never a device or a FIFO. A session's blob folder read by a log or by a base
+/// ([`crate::workspace::Base::with_content_from`]).
+pub(crate) fn read_named(folder: &Path, hash: &str, size: Option<u64>) -> Result<Vec<u8>, String> {
+    if !is_blob_name(hash) {
+        return Err(format!("`{}` is not a content hash", hash.escape_debug()));
+    }
     let path = folder.join(hash);
-    // Never through a link, never a device or a FIFO, never more than the record says.
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
@@ -192,21 +199,22 @@ fn read_blob(hash: &str, size: u64) -> Result<Vec<u8>, String> {
     let meta = file
         .metadata()
         .map_err(|e| format!("could not read {}: {e}", path.display()))?;
-    if !meta.is_file() || meta.len() != size {
-        return Err(format!(
+    let wrong = || {
+        format!(
             "{} does not hold the content it is named after",
             path.display()
-        ));
+        )
+    };
+    if !meta.is_file() || size.is_some_and(|size| meta.len() != size) {
+        return Err(wrong());
     }
+    let size = size.unwrap_or(meta.len());
     let mut bytes = Vec::new();
     file.take(size.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| format!("could not read {}: {e}", path.display()))?;
     if bytes.len() as u64 != size || blake3::hash(&bytes).to_hex().as_str() != hash {
-        return Err(format!(
-            "{} does not hold the content it is named after",
-            path.display()
-        ));
+        return Err(wrong());
     }
     Ok(bytes)
 }

@@ -163,11 +163,9 @@ impl BaseSource for BaseReader {
         if let Some(bytes) = self.read_git(path, entry) {
             return Some(bytes);
         }
-        if let Some(bytes) = self
-            .content_from
-            .iter()
-            .find_map(|folder| read_named(folder, entry))
-        {
+        if let Some(bytes) = self.content_from.iter().find_map(|folder| {
+            crate::workspace::content::read_named(folder, &entry.hash, None).ok()
+        }) {
             return Some(bytes);
         }
         self.fallbacks
@@ -213,20 +211,6 @@ fn stat_trusted(
         && modified < index_written
 }
 
-/// Reads `folder/<hash>`, a regular file named by its content's blake3 (never through a link),
-/// and returns it only if its bytes hash to `entry`'s hash.
-fn read_named(folder: &Path, entry: &BaseEntry) -> Option<Vec<u8>> {
-    if !crate::workspace::content::is_blob_name(&entry.hash) {
-        return None;
-    }
-    let path = folder.join(&entry.hash);
-    if !fs::symlink_metadata(&path).ok()?.is_file() {
-        return None;
-    }
-    let bytes = fs::read(&path).ok()?;
-    (hash_bytes(&bytes) == entry.hash).then_some(bytes)
-}
-
 /// Reads `root/path` the way base capture hashed it (a symlink's target, a file's bytes) and
 /// returns it only if the hash still matches.
 fn read_verified(root: &Path, path: &str, entry: &BaseEntry) -> Option<Vec<u8>> {
@@ -258,19 +242,6 @@ mod tests {
     use super::*;
     use crate::workspace::base::BaseKind;
 
-    fn git(dir: &Path, args: &[&str]) {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
     /// What git holds (committed, or staged) is told apart from what only the user's tree
     /// held: the latter is what a session must keep to rebuild a change set later.
     #[test]
@@ -279,22 +250,20 @@ mod tests {
         let root = d.path();
         fs::write(root.join("committed.txt"), "c\n").unwrap();
         fs::write(root.join("staged.txt"), "s\n").unwrap();
-        git(root, &["init", "-q"]);
-        git(root, &["add", "."]);
-        git(
-            root,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "i",
-            ],
-        );
+        let repo = git2::Repository::init(root).unwrap();
+        let stage = |path: &str| {
+            let mut index = repo.index().unwrap();
+            index.add_path(Path::new(path)).unwrap();
+            index.write().unwrap();
+            index.write_tree().unwrap()
+        };
+        stage("committed.txt");
+        let tree = repo.find_tree(stage("staged.txt")).unwrap();
+        let me = git2::Signature::now("t", "t@t").unwrap();
+        repo.commit(Some("HEAD"), &me, &me, "i", &tree, &[])
+            .unwrap();
         fs::write(root.join("staged.txt"), "s2\n").unwrap();
-        git(root, &["add", "staged.txt"]);
+        stage("staged.txt");
         let base = Base::capture(root).unwrap();
         let reader = BaseReader::new(&base);
         let files: [(&str, &[u8]); 5] = [
